@@ -1,0 +1,67 @@
+// Command mcpchaos is the chaos simulator for MCP proxies.
+//
+//	mcpchaos run [--label L] [--seed N]     run the fault catalogue, one row per scenario
+//	mcpchaos fake upstream docmost --listen ADDR
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	var exit exitError
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+	case errors.As(err, &exit):
+		os.Exit(int(exit))
+	default:
+		fmt.Fprintln(os.Stderr, "mcpchaos:", err)
+		os.Exit(2)
+	}
+}
+
+// exitError ends the process with a status and no further message.
+type exitError int
+
+func (e exitError) Error() string { return fmt.Sprintf("exit %d", int(e)) }
+
+const usage = `mcpchaos — a chaos simulator for MCP proxies.
+
+Usage:
+  mcpchaos run [--label L] [--seed N]
+        Build the topology (fakes behind toxiproxy, the proxy under test),
+        run the fault catalogue and print one row per scenario. Exit 1 if
+        any scenario breaks its promise.
+  mcpchaos fake upstream docmost [--listen ADDR]
+        Serve the docmost-like fake MCP server at http://ADDR/mcp.
+
+Run 'mcpchaos COMMAND --help' for a command's flags.
+`
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return exitError(2)
+	}
+	switch args[0] {
+	case "-h", "--help", "help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	case "run":
+		return runCatalogue(ctx, args[1:], stdout, stderr)
+	case "fake":
+		return runFake(ctx, args[1:], stdout, stderr)
+	}
+	fmt.Fprint(stderr, usage)
+	return fmt.Errorf("unknown command %q", args[0])
+}

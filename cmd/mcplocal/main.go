@@ -1,0 +1,115 @@
+// Command mcplocal serves the MCP proxy.
+//
+//	mcplocal serve --config FILE [--listen ADDR] [--audit DSN]
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/mcpchaos/mcpchaos/proxy"
+	"github.com/mcpchaos/mcpchaos/proxy/config"
+	"github.com/mcpchaos/mcpchaos/proxy/failpoint"
+	"github.com/mcpchaos/mcpchaos/proxy/knobs"
+)
+
+func main() {
+	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "mcplocal:", err)
+		}
+		os.Exit(2)
+	}
+}
+
+const usage = `mcplocal — an MCP proxy where nothing optional is unbounded.
+
+Usage:
+  mcplocal serve --config FILE [--listen ADDR] [--audit DSN]
+  mcplocal knobs        print every bound with its value (env overrides applied)
+
+Every bound is a knob read from the environment (see docs/knobs.md).
+`
+
+func run(args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		fmt.Fprint(stdout, usage)
+		if len(args) == 0 {
+			return errors.New("missing command")
+		}
+		return nil
+	}
+	switch args[0] {
+	case "serve":
+		return serve(args[1:], stderr)
+	case "knobs":
+		kv, err := knobs.Load(os.Getenv)
+		if err != nil {
+			return err
+		}
+		for _, k := range knobs.Table {
+			v, _ := kv.Get(k.Env)
+			fmt.Fprintf(stdout, "%-36s %8dms  %s\n", k.Env, v.Milliseconds(), k.Bounds)
+		}
+		return nil
+	}
+	fmt.Fprint(stderr, usage)
+	return fmt.Errorf("unknown command %q", args[0])
+}
+
+func serve(args []string, stderr io.Writer) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cfgPath := fs.String("config", "", "YAML config file (required)")
+	listen := fs.String("listen", "", "listen address, overrides the file's listen")
+	auditDSN := fs.String("audit", "", "audit store (sqlite:PATH or postgres://...), overrides the file's audit")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *cfgPath == "" {
+		fs.Usage()
+		return errors.New("serve: --config is required")
+	}
+	cfg, err := config.Load(*cfgPath)
+	if err != nil {
+		return err
+	}
+	if *listen != "" {
+		cfg.Listen = *listen
+	}
+	if *auditDSN != "" {
+		cfg.Audit = *auditDSN
+		if err := cfg.Validate(); err != nil {
+			return err
+		}
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	fps, err := failpoint.Parse(os.Getenv("MCPLOCAL_FAILPOINTS"))
+	if err != nil {
+		return err
+	}
+	p, err := proxy.New(ctx, cfg, proxy.Options{Logger: logger, Failpoints: fps})
+	if err != nil {
+		return err
+	}
+	if err := p.Start(cfg.Listen); err != nil {
+		_ = p.Close(context.Background())
+		return err
+	}
+	logger.Info("mcplocal listening", "addr", p.Addr(), "projects", len(cfg.Projects), "audit", cfg.Audit)
+	<-ctx.Done()
+	logger.Info("mcplocal stopping")
+	cctx, cancel := context.WithTimeout(context.Background(), p.Knobs().ShutdownGrace+5*time.Second)
+	defer cancel()
+	return p.Close(cctx)
+}

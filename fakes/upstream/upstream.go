@@ -1,0 +1,274 @@
+// Package upstream serves fake upstream MCP servers for the harness: a
+// docmost-like wiki server whose search result is large enough to cross a
+// pagination threshold, with per-tool behaviours (hang, slow, error) that can
+// be switched at run time in-process or over a small HTTP control API.
+package upstream
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Kind names one behaviour of a fake tool.
+type Kind string
+
+// The behaviours a fake tool can be switched to.
+const (
+	// OK answers normally.
+	OK Kind = "ok"
+	// Slow answers normally after Behavior.Delay.
+	Slow Kind = "slow"
+	// Hang never answers; it ends only when the caller cancels or the fake closes.
+	Hang Kind = "hang"
+	// ErrorResult answers with isError: true and a readable message.
+	ErrorResult Kind = "error"
+)
+
+// Behavior is what a tool does when called.
+type Behavior struct {
+	Kind  Kind          `json:"kind"`
+	Delay time.Duration `json:"delayNs,omitempty"` // for Slow
+}
+
+// Call is one recorded tool call.
+type Call struct {
+	Tool      string        `json:"tool"`
+	Behavior  Kind          `json:"behavior"`
+	Start     time.Time     `json:"start"`
+	Duration  time.Duration `json:"durationNs"`
+	Cancelled bool          `json:"cancelled"` // the caller went away before the answer
+}
+
+// Server is one fake upstream MCP server. All methods are safe for concurrent use.
+type Server struct {
+	name  string
+	mcp   *mcp.Server
+	http  *http.Server
+	ln    net.Listener
+	done  chan struct{} // closed by Close: unblocks hanging tools
+	close sync.Once
+	wg    sync.WaitGroup // serving goroutine
+
+	mu        sync.Mutex
+	behaviors map[string]Behavior
+	calls     []Call
+	inflight  sync.WaitGroup
+}
+
+// Options configures a fake upstream.
+type Options struct {
+	// Addr to listen on; default 127.0.0.1:0.
+	Addr string
+	// Logger for the MCP server; default discards.
+	Logger *slog.Logger
+}
+
+// NewDocmost starts a docmost-like MCP server at /mcp with tools search,
+// update_page and get_page.
+func NewDocmost(opts Options) (*Server, error) {
+	s := newServer("docmost", opts)
+	s.add(&mcp.Tool{Name: "search", Description: "Search the wiki; returns matching pages in full.",
+		InputSchema: objectSchema(map[string]string{"query": "string"}, "query")},
+		func(args map[string]any) string { return SearchText(str(args["query"])) })
+	s.add(&mcp.Tool{Name: "update_page", Description: "Replace a page's content.",
+		InputSchema: objectSchema(map[string]string{"page_id": "string", "content": "string"}, "page_id")},
+		func(args map[string]any) string {
+			return fmt.Sprintf("updated page %s (%d bytes)", str(args["page_id"]), len(str(args["content"])))
+		})
+	return s, s.start(opts.Addr)
+}
+
+func newServer(name string, opts Options) *Server {
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{
+		name:      name,
+		done:      make(chan struct{}),
+		behaviors: map[string]Behavior{},
+	}
+	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "fake-" + name, Version: "1.0.0"}, &mcp.ServerOptions{Logger: logger})
+	return s
+}
+
+func (s *Server) add(t *mcp.Tool, answer func(map[string]any) string) {
+	s.mcp.AddTool(t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		var args map[string]any
+		if len(req.Params.Arguments) > 0 {
+			if err := json.Unmarshal(req.Params.Arguments, &args); err != nil {
+				return errorResult("arguments are not a JSON object: " + err.Error()), nil
+			}
+		}
+		return s.run(ctx, t.Name, func() *mcp.CallToolResult {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: answer(args)}}}
+		}), nil
+	})
+}
+
+// run applies the tool's behaviour and records the call.
+func (s *Server) run(ctx context.Context, tool string, answer func() *mcp.CallToolResult) *mcp.CallToolResult {
+	s.inflight.Add(1)
+	defer s.inflight.Done()
+	b := s.Behavior(tool)
+	start := time.Now()
+	rec := func(cancelled bool) {
+		s.mu.Lock()
+		s.calls = append(s.calls, Call{Tool: tool, Behavior: b.Kind, Start: start, Duration: time.Since(start), Cancelled: cancelled})
+		s.mu.Unlock()
+	}
+	wait := func(d <-chan time.Time) bool { // false when the caller or the fake went away
+		select {
+		case <-d:
+			return true
+		case <-ctx.Done():
+		case <-s.done:
+		}
+		rec(true)
+		return false
+	}
+	switch b.Kind {
+	case Hang:
+		wait(nil)
+		return errorResult("fake upstream: hang ended by cancel or close")
+	case Slow:
+		t := time.NewTimer(b.Delay)
+		defer t.Stop()
+		if !wait(t.C) {
+			return errorResult("fake upstream: slow call cancelled")
+		}
+	case ErrorResult:
+		rec(false)
+		return errorResult(fmt.Sprintf("fake upstream %s: %s failed on purpose", s.name, tool))
+	}
+	r := answer()
+	rec(false)
+	return r
+}
+
+// Set switches tool to behaviour b until changed again.
+func (s *Server) Set(tool string, b Behavior) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.behaviors[tool] = b
+}
+
+// Reset returns every tool to OK and forgets recorded calls.
+func (s *Server) Reset() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.behaviors = map[string]Behavior{}
+	s.calls = nil
+}
+
+// Behavior returns tool's current behaviour (OK unless set).
+func (s *Server) Behavior(tool string) Behavior {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if b, ok := s.behaviors[tool]; ok {
+		return b
+	}
+	return Behavior{Kind: OK}
+}
+
+// Calls returns a copy of every recorded call, oldest first.
+func (s *Server) Calls() []Call {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Call(nil), s.calls...)
+}
+
+// Addr is the host:port the server listens on.
+func (s *Server) Addr() string { return s.ln.Addr().String() }
+
+// URL is the MCP endpoint, http://ADDR/mcp.
+func (s *Server) URL() string { return "http://" + s.Addr() + "/mcp" }
+
+func (s *Server) start(addr string) error {
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("fake upstream %s: %w", s.name, err)
+	}
+	s.ln = ln
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{JSONResponse: true}))
+	mux.HandleFunc("PUT /_fake/tools/{tool}", s.handleSet)
+	mux.HandleFunc("GET /_fake/calls", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(s.Calls())
+	})
+	mux.HandleFunc("DELETE /_fake/calls", func(w http.ResponseWriter, r *http.Request) { s.Reset(); w.WriteHeader(http.StatusNoContent) })
+	s.http = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		_ = s.http.Serve(ln)
+	}()
+	return nil
+}
+
+func (s *Server) handleSet(w http.ResponseWriter, r *http.Request) {
+	var b Behavior
+	if err := json.NewDecoder(r.Body).Decode(&b); err != nil {
+		http.Error(w, "want {\"kind\": \"ok|slow|hang|error\", \"delayNs\": N}: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	switch b.Kind {
+	case OK, Slow, Hang, ErrorResult:
+	default:
+		http.Error(w, fmt.Sprintf("unknown behaviour %q (want ok, slow, hang or error)", b.Kind), http.StatusBadRequest)
+		return
+	}
+	s.Set(r.PathValue("tool"), b)
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// Close stops the server: hanging tools return, connections close, and the
+// serving goroutine ends before Close returns. Close may be called more than once.
+func (s *Server) Close() error {
+	var err error
+	s.close.Do(func() {
+		close(s.done)
+		for ss := range s.mcp.Sessions() {
+			_ = ss.Close()
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		if e := s.http.Shutdown(ctx); e != nil && !errors.Is(e, context.DeadlineExceeded) {
+			err = e
+		}
+		_ = s.http.Close()
+		s.wg.Wait()
+		s.inflight.Wait()
+	})
+	return err
+}
+
+func errorResult(msg string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: msg}}}
+}
+
+func objectSchema(props map[string]string, required ...string) map[string]any {
+	p := map[string]any{}
+	for k, t := range props {
+		p[k] = map[string]any{"type": t}
+	}
+	return map[string]any{"type": "object", "properties": p, "required": required}
+}
+
+func str(v any) string {
+	s, _ := v.(string)
+	return s
+}

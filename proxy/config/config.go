@@ -1,0 +1,291 @@
+// Package config reads and validates the proxy's YAML configuration.
+//
+// Every error names the field it is about (projects.docmost.servers.docmost.url),
+// so an operator can fix a bad file without reading code.
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"regexp"
+	"sort"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Config is the whole file.
+type Config struct {
+	Listen   string              `yaml:"listen"`
+	Audit    string              `yaml:"audit"`
+	LLM      *LLM                `yaml:"llm"`
+	Users    map[string]User     `yaml:"users"`
+	Projects map[string]*Project `yaml:"projects"`
+	Sessions Sessions            `yaml:"sessions"`
+}
+
+// Sessions configures how the proxy treats session ids it does not know.
+type Sessions struct {
+	// Strict answers an unknown Mcp-Session-Id with a JSON-RPC 404 instead of
+	// recreating the session under the client's id (the default).
+	Strict bool `yaml:"strict"`
+}
+
+// LLM configures the providers behind LLM-assisted stages.
+type LLM struct {
+	Primary   string               `yaml:"primary"`
+	Providers map[string]*Provider `yaml:"providers"`
+}
+
+// Provider is one LLM endpoint.
+type Provider struct {
+	Kind      string   `yaml:"kind"` // openai | anthropic
+	URL       string   `yaml:"url"`
+	Model     string   `yaml:"model"`
+	APIKeyEnv string   `yaml:"apiKeyEnv"`
+	Fallbacks []string `yaml:"fallbacks"`
+}
+
+// User maps a bearer token (read from an environment variable) to a user name.
+type User struct {
+	TokenEnv string `yaml:"tokenEnv"`
+	Token    string `yaml:"token"` // for tests and local runs; prefer tokenEnv
+}
+
+// Project is one MCP endpoint of the proxy, /projects/{name}/mcp.
+type Project struct {
+	Servers  map[string]*Server `yaml:"servers"`
+	Pipeline []Stage            `yaml:"pipeline"`
+	Gate     Gate               `yaml:"gate"`
+	Prompts  []Prompt           `yaml:"prompts"`
+	// RequireAuth refuses requests without a valid bearer token. It defaults to
+	// true when the file declares users.
+	RequireAuth *bool `yaml:"requireAuth"`
+}
+
+// Server is one upstream MCP server of a project.
+type Server struct {
+	URL         string       `yaml:"url"`
+	HealthCheck *HealthCheck `yaml:"healthCheck"`
+}
+
+// HealthCheck configures the probe of one upstream server.
+type HealthCheck struct {
+	Tool             string         `yaml:"tool"`
+	Arguments        map[string]any `yaml:"arguments"`
+	IntervalSeconds  int            `yaml:"intervalSeconds"`
+	TimeoutSeconds   int            `yaml:"timeoutSeconds"`
+	FailureThreshold int            `yaml:"failureThreshold"`
+}
+
+// Gate configures begin_session gating of a project's tools.
+type Gate struct {
+	Enabled bool `yaml:"enabled"`
+}
+
+// Prompt is one prompt the gate can offer at begin_session.
+type Prompt struct {
+	Name     string   `yaml:"name"`
+	Text     string   `yaml:"text"`
+	Priority int      `yaml:"priority"`
+	Keywords []string `yaml:"keywords"`
+}
+
+// Stage is one pipeline stage: a name and its options. In YAML it is either a
+// bare name (`paginate`) or a one-key map (`{paginate: {thresholdBytes: 8192}}`).
+type Stage struct {
+	Name    string
+	Options map[string]any
+}
+
+// UnmarshalYAML accepts both forms of a stage.
+func (s *Stage) UnmarshalYAML(n *yaml.Node) error {
+	switch n.Kind {
+	case yaml.ScalarNode:
+		s.Name = n.Value
+		return nil
+	case yaml.MappingNode:
+		if len(n.Content) != 2 {
+			return fmt.Errorf("line %d: a stage map must have exactly one key, the stage name", n.Line)
+		}
+		s.Name = n.Content[0].Value
+		if n.Content[1].Kind == yaml.ScalarNode && n.Content[1].Tag == "!!null" {
+			return nil
+		}
+		return n.Content[1].Decode(&s.Options)
+	}
+	return fmt.Errorf("line %d: a stage is a name or a {name: options} map", n.Line)
+}
+
+// KnownStages are the stage names a pipeline may use.
+var KnownStages = []string{"paginate", "summarize-tree"}
+
+// Load reads and validates the file at path.
+func Load(path string) (*Config, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	c, err := Parse(b)
+	if err != nil {
+		return nil, fmt.Errorf("config %s: %w", path, err)
+	}
+	return c, nil
+}
+
+// Parse decodes and validates a YAML document. Unknown fields are errors.
+func Parse(b []byte) (*Config, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	var c Config
+	if err := dec.Decode(&c); err != nil {
+		return nil, err
+	}
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
+
+// Validate checks the whole configuration and returns every problem found,
+// each naming its field.
+func (c *Config) Validate() error {
+	var errs []error
+	bad := func(field, format string, a ...any) {
+		errs = append(errs, fmt.Errorf("%s: %s", field, fmt.Sprintf(format, a...)))
+	}
+	if c.Listen == "" {
+		c.Listen = "127.0.0.1:8080"
+	}
+	if c.Audit == "" {
+		c.Audit = "sqlite:./mcplocal-audit.db"
+	}
+	if !strings.HasPrefix(c.Audit, "sqlite:") && !strings.HasPrefix(c.Audit, "postgres://") && !strings.HasPrefix(c.Audit, "postgresql://") && c.Audit != "memory" {
+		bad("audit", "%q: want sqlite:PATH, postgres://... or memory", c.Audit)
+	}
+	if len(c.Projects) == 0 {
+		bad("projects", "at least one project is required")
+	}
+	for _, pn := range sortedKeys(c.Projects) {
+		p := c.Projects[pn]
+		field := "projects." + pn
+		if !nameRE.MatchString(pn) {
+			bad(field, "project names are lower-case letters, digits, - and _")
+		}
+		if p == nil {
+			bad(field, "empty project")
+			continue
+		}
+		if len(p.Servers) == 0 {
+			bad(field+".servers", "at least one upstream server is required")
+		}
+		for _, sn := range sortedKeys(p.Servers) {
+			s := p.Servers[sn]
+			sf := field + ".servers." + sn
+			if !nameRE.MatchString(sn) {
+				bad(sf, "server names are lower-case letters, digits, - and _ (they prefix tool names)")
+			}
+			if s == nil {
+				bad(sf, "empty server")
+				continue
+			}
+			if u, err := url.Parse(s.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				bad(sf+".url", "%q: want an http(s) URL of a Streamable HTTP MCP endpoint", s.URL)
+			}
+			if h := s.HealthCheck; h != nil {
+				if h.IntervalSeconds < 0 || h.TimeoutSeconds < 0 || h.FailureThreshold < 0 {
+					bad(sf+".healthCheck", "intervalSeconds, timeoutSeconds and failureThreshold must not be negative")
+				}
+			}
+		}
+		for i, st := range p.Pipeline {
+			if !contains(KnownStages, st.Name) {
+				bad(fmt.Sprintf("%s.pipeline[%d]", field, i), "unknown stage %q (known: %s)", st.Name, strings.Join(KnownStages, ", "))
+			}
+		}
+		for i, pr := range p.Prompts {
+			if pr.Name == "" {
+				bad(fmt.Sprintf("%s.prompts[%d].name", field, i), "required")
+			}
+		}
+	}
+	for _, un := range sortedKeys(c.Users) {
+		u := c.Users[un]
+		if u.TokenEnv == "" && u.Token == "" {
+			bad("users."+un, "tokenEnv (or token) is required")
+		}
+	}
+	if l := c.LLM; l != nil {
+		if len(l.Providers) == 0 {
+			bad("llm.providers", "at least one provider is required when llm is set")
+		}
+		if l.Primary == "" {
+			bad("llm.primary", "required when llm is set")
+		} else if _, ok := l.Providers[l.Primary]; !ok {
+			bad("llm.primary", "%q is not one of llm.providers", l.Primary)
+		}
+		for _, pn := range sortedKeys(l.Providers) {
+			p := l.Providers[pn]
+			f := "llm.providers." + pn
+			if p == nil {
+				bad(f, "empty provider")
+				continue
+			}
+			if p.Kind != "openai" && p.Kind != "anthropic" {
+				bad(f+".kind", "%q: want openai or anthropic", p.Kind)
+			}
+			if u, err := url.Parse(p.URL); err != nil || u.Host == "" {
+				bad(f+".url", "%q: want an http(s) URL", p.URL)
+			}
+			if p.Model == "" {
+				bad(f+".model", "required")
+			}
+			for _, fb := range p.Fallbacks {
+				if _, ok := l.Providers[fb]; !ok {
+					bad(f+".fallbacks", "%q is not one of llm.providers", fb)
+				}
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Resolve returns a user's bearer token from its environment variable (or the
+// inline token). An empty result means the user cannot authenticate.
+func (u User) Resolve(getenv func(string) string) string {
+	if u.TokenEnv != "" {
+		return getenv(u.TokenEnv)
+	}
+	return u.Token
+}
+
+// AuthRequired reports whether requests to p must carry a valid bearer token.
+func (c *Config) AuthRequired(p *Project) bool {
+	if p.RequireAuth != nil {
+		return *p.RequireAuth
+	}
+	return len(c.Users) > 0
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+func contains(xs []string, x string) bool {
+	for _, v := range xs {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}

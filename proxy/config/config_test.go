@@ -1,0 +1,77 @@
+package config
+
+import (
+	"strings"
+	"testing"
+)
+
+const good = `
+listen: 127.0.0.1:0
+audit: sqlite:/tmp/x.db
+llm:
+  primary: vllm
+  providers:
+    vllm: {kind: openai, url: http://127.0.0.1:9001/v1, model: qwen3-32b, fallbacks: [anth]}
+    anth: {kind: anthropic, url: http://127.0.0.1:9002, model: claude-sonnet-latest, apiKeyEnv: K}
+users:
+  alice: {tokenEnv: ALICE_TOKEN}
+projects:
+  docmost:
+    servers:
+      docmost:
+        url: http://127.0.0.1:9100/mcp
+        healthCheck: {tool: search, arguments: {query: health}, intervalSeconds: 60, timeoutSeconds: 15, failureThreshold: 3}
+    pipeline: [paginate, {summarize-tree: {budgetMs: 300}}]
+    gate: {enabled: true}
+    prompts: [{name: a, text: hello, priority: 1}]
+`
+
+func TestParseGood(t *testing.T) {
+	c, err := Parse([]byte(good))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := c.Projects["docmost"]
+	if p.Servers["docmost"].HealthCheck.Tool != "search" {
+		t.Errorf("healthCheck.tool = %q", p.Servers["docmost"].HealthCheck.Tool)
+	}
+	if len(p.Pipeline) != 2 || p.Pipeline[0].Name != "paginate" || p.Pipeline[1].Name != "summarize-tree" {
+		t.Fatalf("pipeline = %+v", p.Pipeline)
+	}
+	if p.Pipeline[1].Options["budgetMs"] != 300 {
+		t.Errorf("summarize-tree options = %+v", p.Pipeline[1].Options)
+	}
+	if !c.AuthRequired(p) {
+		t.Error("users are declared, so auth should be required by default")
+	}
+	if c.LLM.Providers["vllm"].Fallbacks[0] != "anth" {
+		t.Errorf("fallbacks = %v", c.LLM.Providers["vllm"].Fallbacks)
+	}
+}
+
+func TestParseErrorsNameTheField(t *testing.T) {
+	cases := map[string]struct{ doc, want string }{
+		"no projects":     {`listen: x`, "projects: at least one project"},
+		"bad url":         {"projects: {p: {servers: {s: {url: 'ftp://x'}}}}", "projects.p.servers.s.url"},
+		"no servers":      {"projects: {p: {servers: {}}}", "projects.p.servers"},
+		"unknown stage":   {"projects: {p: {servers: {s: {url: 'http://a/mcp'}}, pipeline: [frobnicate]}}", "projects.p.pipeline[0]: unknown stage \"frobnicate\""},
+		"unknown field":   {"projects: {p: {servers: {s: {url: 'http://a/mcp', bogus: 1}}}}", "field bogus not found"},
+		"bad primary":     {"llm: {primary: x, providers: {y: {kind: openai, url: 'http://a', model: m}}}\nprojects: {p: {servers: {s: {url: 'http://a/mcp'}}}}", "llm.primary: \"x\""},
+		"bad kind":        {"llm: {primary: y, providers: {y: {kind: cohere, url: 'http://a', model: m}}}\nprojects: {p: {servers: {s: {url: 'http://a/mcp'}}}}", "llm.providers.y.kind"},
+		"bad fallback":    {"llm: {primary: y, providers: {y: {kind: openai, url: 'http://a', model: m, fallbacks: [z]}}}\nprojects: {p: {servers: {s: {url: 'http://a/mcp'}}}}", "llm.providers.y.fallbacks"},
+		"user no token":   {"users: {bob: {}}\nprojects: {p: {servers: {s: {url: 'http://a/mcp'}}}}", "users.bob"},
+		"bad audit":       {"audit: mysql://x\nprojects: {p: {servers: {s: {url: 'http://a/mcp'}}}}", "audit:"},
+		"bad server name": {"projects: {p: {servers: {'Bad Name': {url: 'http://a/mcp'}}}}", "projects.p.servers.Bad Name"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := Parse([]byte(tc.doc))
+			if err == nil {
+				t.Fatalf("Parse accepted %q", tc.doc)
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %q does not mention %q", err, tc.want)
+			}
+		})
+	}
+}

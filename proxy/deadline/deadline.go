@@ -1,0 +1,223 @@
+// Package deadline is where every MCP request the proxy accepts is bounded
+// and guaranteed an answer.
+//
+// Middleware mints the request's trace code, puts an outer deadline on it,
+// runs the handler in its own goroutine and answers on the request's own id
+// whatever the handler does: returns, errors, panics or hangs. tools/call
+// failures become results with isError: true and recovery text; other methods
+// get JSON-RPC error -32001 with the trace code in error.data.
+package deadline
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpchaos/mcpchaos/proxy/trace"
+)
+
+// CodeRequestFailed is the JSON-RPC error code for requests the proxy could
+// not complete: timeouts, panics, lost sessions. The spec defines no code for
+// these; -32001 is the TypeScript SDK's RequestTimeout, which clients already
+// recognise.
+const CodeRequestFailed = -32001
+
+// Outcome classifies how a request ended.
+type Outcome string
+
+// Outcomes of a request.
+const (
+	OK        Outcome = "ok"
+	Failed    Outcome = "error"     // the handler returned an error or an isError result
+	Timeout   Outcome = "timeout"   // the outer deadline expired first
+	Panicked  Outcome = "panic"     // the handler panicked
+	Cancelled Outcome = "cancelled" // the client cancelled the request
+)
+
+// Answer describes one finished request, for logging and audit.
+type Answer struct {
+	Trace    string
+	Span     string // the request's root span; spans inside the handler are its children
+	Method   string
+	Request  mcp.Request
+	Result   mcp.Result
+	Err      error // the JSON-RPC error sent, if any
+	Outcome  Outcome
+	Detail   string // why, for failures
+	Start    time.Time
+	Duration time.Duration
+}
+
+// Options configures Middleware.
+type Options struct {
+	// Deadline bounds every request (knob MCPCTL_REQUEST_DEADLINE_MS).
+	Deadline time.Duration
+	// Begin, if set, may attach per-request state to the context before the
+	// handler runs; the same context reaches OnAnswer.
+	Begin func(ctx context.Context, method string, req mcp.Request) context.Context
+	// OnAnswer, if set, is called once per request after its answer is decided.
+	// It runs on the request path: keep it non-blocking.
+	OnAnswer func(context.Context, Answer)
+}
+
+// Middleware returns the go-sdk receiving middleware that bounds every request.
+// Notifications pass through untouched.
+func Middleware(o Options) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if strings.HasPrefix(method, "notifications/") {
+				return next(ctx, method, req)
+			}
+			return handle(ctx, o, next, method, req)
+		}
+	}
+}
+
+type outcome struct {
+	res   mcp.Result
+	err   error
+	panic any
+	stack []byte
+}
+
+func handle(ctx context.Context, o Options, next mcp.MethodHandler, method string, req mcp.Request) (mcp.Result, error) {
+	start := time.Now()
+	ctx, code := trace.Ensure(ctx)
+	ctx, span, _ := trace.StartSpan(ctx)
+	if o.Begin != nil {
+		ctx = o.Begin(ctx, method, req)
+	}
+	ctx, cancel := context.WithTimeoutCause(ctx, o.Deadline, errDeadline)
+	defer cancel()
+
+	done := make(chan outcome, 1) // buffered: a late handler never blocks on it
+	go func() {
+		var out outcome
+		defer func() {
+			if p := recover(); p != nil {
+				out = outcome{panic: p, stack: debug.Stack()}
+			}
+			done <- out
+		}()
+		out.res, out.err = next(ctx, method, req)
+	}()
+
+	a := Answer{Trace: code, Span: span, Method: method, Request: req, Start: start}
+	var res mcp.Result
+	var err error
+	select {
+	case out := <-done:
+		switch {
+		case out.panic != nil:
+			a.Outcome, a.Detail = Panicked, fmt.Sprintf("panic: %v", out.panic)
+			res, err = failure(method, code, "the proxy hit an internal error while handling this request; retry, and if it persists report the trace code")
+		case out.err != nil:
+			a.Outcome, a.Detail = Failed, out.err.Error()
+			if ctx.Err() != nil && errors.Is(context.Cause(ctx), errDeadline) {
+				a.Outcome = Timeout
+			}
+			res, err = fromError(method, code, out.err, o.Deadline)
+		case isNil(out.res):
+			a.Outcome, a.Detail = Failed, "handler returned no result"
+			res, err = failure(method, code, "the proxy produced no result for this request; retry, and if it persists report the trace code")
+		default:
+			a.Outcome = OK
+			res = out.res
+			if r, ok := res.(*mcp.CallToolResult); ok && r.IsError {
+				a.Outcome, a.Detail = Failed, firstText(r)
+			}
+		}
+	case <-ctx.Done():
+		if errors.Is(context.Cause(ctx), errDeadline) {
+			a.Outcome, a.Detail = Timeout, fmt.Sprintf("no answer within %v", o.Deadline)
+			res, err = failure(method, code, fmt.Sprintf("the request did not complete within %v; retry, or narrow the request (for searches: a more specific query)", o.Deadline))
+		} else {
+			a.Outcome, a.Detail = Cancelled, context.Cause(ctx).Error()
+			res, err = failure(method, code, "the request was cancelled")
+		}
+	}
+	if res != nil {
+		stamp(res, code)
+	}
+	a.Result, a.Err, a.Duration = res, err, time.Since(start)
+	if o.OnAnswer != nil {
+		o.OnAnswer(ctx, a)
+	}
+	return res, err
+}
+
+var errDeadline = errors.New("request deadline expired")
+
+// fromError turns a handler's error into the answer the client gets.
+func fromError(method, code string, err error, deadline time.Duration) (mcp.Result, error) {
+	if errors.Is(err, errDeadline) {
+		return failure(method, code, fmt.Sprintf("the request did not complete within %v; retry, or narrow the request", deadline))
+	}
+	var werr *jsonrpc.Error
+	if method != "tools/call" && errors.As(err, &werr) {
+		// A protocol error the SDK or a handler chose deliberately (invalid
+		// params, unknown method): keep its code, add the trace code.
+		out := *werr
+		if len(out.Data) == 0 {
+			out.Data = traceData(code)
+		}
+		return nil, &out
+	}
+	return failure(method, code, err.Error())
+}
+
+// failure is the answer for a request that could not be completed: an isError
+// result for tools/call, JSON-RPC error -32001 otherwise. Both quote the code.
+func failure(method, code, text string) (mcp.Result, error) {
+	if method == "tools/call" {
+		return &mcp.CallToolResult{
+			IsError: true,
+			Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("%s [trace %s]", text, code)}},
+		}, nil
+	}
+	return nil, &jsonrpc.Error{
+		Code:    CodeRequestFailed,
+		Message: fmt.Sprintf("%s [trace %s]", text, code),
+		Data:    traceData(code),
+	}
+}
+
+func traceData(code string) json.RawMessage {
+	b, _ := json.Marshal(map[string]string{trace.MetaKey: code})
+	return b
+}
+
+// stamp puts the trace code in the result's _meta.
+func stamp(res mcp.Result, code string) {
+	m := res.GetMeta()
+	if m == nil {
+		m = map[string]any{}
+	}
+	m[trace.MetaKey] = code
+	res.SetMeta(m)
+}
+
+func isNil(r mcp.Result) bool {
+	if r == nil {
+		return true
+	}
+	v := reflect.ValueOf(r)
+	return v.Kind() == reflect.Pointer && v.IsNil()
+}
+
+func firstText(r *mcp.CallToolResult) string {
+	for _, c := range r.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			return t.Text
+		}
+	}
+	return ""
+}

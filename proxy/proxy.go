@@ -1,0 +1,248 @@
+// Package proxy assembles mcplocal, the MCP proxy: configuration and knobs
+// in, an http.Handler out.
+//
+// Where things live:
+//   - entry/     where a request enters (HTTP, auth, session recreation)
+//   - deadline/  where every request is bounded and guaranteed an answer
+//   - project/   tool aggregation and routing to upstreams
+//   - upstream/  client sessions to upstream MCP servers
+//   - audit/     where audit rows are written and read back
+//   - session/   the table of live and deleted sessions
+//   - trace/     trace codes
+//   - knobs/     every bound, in one table
+//   - config/    the YAML file
+package proxy
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/mcpchaos/mcpchaos/proxy/audit"
+	"github.com/mcpchaos/mcpchaos/proxy/config"
+	"github.com/mcpchaos/mcpchaos/proxy/entry"
+	"github.com/mcpchaos/mcpchaos/proxy/failpoint"
+	"github.com/mcpchaos/mcpchaos/proxy/knobs"
+	"github.com/mcpchaos/mcpchaos/proxy/project"
+	"github.com/mcpchaos/mcpchaos/proxy/session"
+	"github.com/mcpchaos/mcpchaos/proxy/trace"
+)
+
+// Options configures a Proxy beyond its config file.
+type Options struct {
+	// Knobs bounds everything; default knobs.Load(os.Getenv).
+	Knobs *knobs.Values
+	// Logger; default discards.
+	Logger *slog.Logger
+	// Getenv resolves tokenEnv and apiKeyEnv; default os.Getenv.
+	Getenv func(string) string
+	// Failpoints arms chaos failpoints inside handlers; nil in production.
+	Failpoints *failpoint.Set
+}
+
+// Proxy is a configured mcplocal. Start serves it; Close stops it.
+type Proxy struct {
+	cfg      *config.Config
+	knobs    knobs.Values
+	logger   *slog.Logger
+	store    audit.Store
+	rec      *audit.Recorder
+	sessions *session.Table
+	projects map[string]*project.Project
+	handler  http.Handler
+
+	mu     sync.Mutex
+	srv    *http.Server
+	ln     net.Listener
+	served chan struct{}
+}
+
+// New builds a proxy from cfg. It opens the audit store but connects to no
+// upstream until a client needs it.
+func New(ctx context.Context, cfg *config.Config, o Options) (*Proxy, error) {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Getenv == nil {
+		o.Getenv = os.Getenv
+	}
+	var kv knobs.Values
+	if o.Knobs != nil {
+		kv = *o.Knobs
+	} else {
+		v, err := knobs.Load(o.Getenv)
+		if err != nil {
+			return nil, err
+		}
+		kv = v
+	}
+	var store audit.Store
+	if cfg.Audit == "memory" {
+		store = audit.NewMemory()
+	} else {
+		s, err := audit.Open(ctx, cfg.Audit)
+		if err != nil {
+			return nil, err
+		}
+		store = s
+	}
+	p := &Proxy{
+		cfg: cfg, knobs: kv, logger: o.Logger, store: store,
+		rec:      audit.NewRecorder(store, audit.WithWriteTimeout(kv.AuditWriteTimeout), audit.WithLogger(o.Logger)),
+		sessions: session.NewTable(),
+		projects: map[string]*project.Project{},
+	}
+	users := map[string]string{}
+	for name, u := range cfg.Users {
+		if tok := u.Resolve(o.Getenv); tok != "" {
+			users[tok] = name
+		} else {
+			o.Logger.Warn("user has no token; it cannot authenticate", "user", name, "tokenEnv", u.TokenEnv)
+		}
+	}
+	routes := map[string]entry.Project{}
+	for name, pc := range cfg.Projects {
+		servers := map[string]string{}
+		for sn, s := range pc.Servers {
+			servers[sn] = s.URL
+		}
+		pr := project.New(name, project.Options{Servers: servers, Sessions: p.sessions, Audit: p.rec, Knobs: kv, Logger: o.Logger, Failpoints: o.Failpoints})
+		p.projects[name] = pr
+		routes[name] = entry.Project{P: pr, RequireAuth: cfg.AuthRequired(pc)}
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/projects/{project}/mcp", entry.New(entry.Options{
+		Projects: routes, Users: users, Sessions: p.sessions, Audit: p.rec, Strict: cfg.Sessions.Strict, Logger: o.Logger,
+	}))
+	mux.HandleFunc("GET /api/v1/audit", p.serveAudit)
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "live"})
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+	})
+	p.handler = mux
+	return p, nil
+}
+
+// Handler is the proxy's whole HTTP surface.
+func (p *Proxy) Handler() http.Handler { return p.handler }
+
+// Knobs are the bounds this proxy runs with.
+func (p *Proxy) Knobs() knobs.Values { return p.knobs }
+
+// Sessions is the proxy's session table (read it; do not change it).
+func (p *Proxy) Sessions() *session.Table { return p.sessions }
+
+// FlushAudit waits until every audit row recorded so far is written.
+func (p *Proxy) FlushAudit(ctx context.Context) error { return p.rec.Flush(ctx) }
+
+// Start listens on addr ("" means the config's listen) and serves in the
+// background. Use Addr for the bound address.
+func (p *Proxy) Start(addr string) error {
+	if addr == "" {
+		addr = p.cfg.Listen
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listen %s: %w", addr, err)
+	}
+	srv := &http.Server{Handler: p.handler, ReadHeaderTimeout: 10 * time.Second}
+	served := make(chan struct{})
+	p.mu.Lock()
+	p.srv, p.ln, p.served = srv, ln, served
+	p.mu.Unlock()
+	go func() {
+		defer close(served)
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			p.logger.Error("serve", "err", err)
+		}
+	}()
+	return nil
+}
+
+// Addr is the address Start bound, or "" before Start.
+func (p *Proxy) Addr() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.ln == nil {
+		return ""
+	}
+	return p.ln.Addr().String()
+}
+
+// Close stops serving (in-flight requests get the shutdown grace knob),
+// closes every session and upstream, flushes the audit trail and closes the
+// store. Close may be called more than once.
+func (p *Proxy) Close(ctx context.Context) error {
+	var errs []error
+	p.mu.Lock()
+	srv, served := p.srv, p.served
+	p.srv = nil
+	p.mu.Unlock()
+	if srv != nil {
+		sctx, cancel := context.WithTimeout(ctx, p.knobs.ShutdownGrace)
+		if err := srv.Shutdown(sctx); err != nil {
+			_ = srv.Close() // long-lived SSE streams do not end by themselves
+		}
+		cancel()
+		<-served
+	}
+	for _, pr := range p.projects {
+		for s := range pr.Server().Sessions() {
+			_ = s.Close()
+		}
+		pr.Close()
+	}
+	if p.rec != nil {
+		if err := p.rec.Close(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("audit recorder: %w", err))
+		}
+		if err := p.store.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("audit store: %w", err))
+		}
+		p.rec = nil
+	}
+	return errors.Join(errs...)
+}
+
+// serveAudit answers GET /api/v1/audit?trace=CODE or ?session=ID.
+func (p *Proxy) serveAudit(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	f := audit.Filter{Trace: q.Get("trace"), Session: q.Get("session")}
+	if f.Trace == "" && f.Session == "" {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "give ?trace=CODE or ?session=ID"})
+		return
+	}
+	if f.Trace != "" && !trace.Valid(f.Trace) {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": fmt.Sprintf("%q is not a trace code (8 Crockford base32 characters)", f.Trace)})
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), p.knobs.AuditWriteTimeout)
+	defer cancel()
+	_ = p.rec.Flush(ctx) // rows of a request that just answered should be visible
+	rows, err := p.store.Query(ctx, f)
+	if err != nil {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": err.Error()})
+		return
+	}
+	sort.SliceStable(rows, func(i, j int) bool { return rows[i].Start.Before(rows[j].Start) })
+	if rows == nil {
+		rows = []audit.Row{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"rows": rows})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}

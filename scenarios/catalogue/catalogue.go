@@ -1,0 +1,166 @@
+// Package catalogue holds every chaos scenario exactly once: a fault, an
+// operation, the promise it holds the proxy to, and the check. The Ginkgo
+// suite in scenarios/ turns each into a spec; `mcpchaos run` executes them
+// directly and prints one row per scenario.
+package catalogue
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpchaos/mcpchaos/proxy/knobs"
+	"github.com/mcpchaos/mcpchaos/proxy/trace"
+	"github.com/mcpchaos/mcpchaos/scenarios/harness"
+)
+
+// Tolerance is what a bounded answer may take beyond its budget: a race build
+// on two loaded cores, loopback only. Every verdict uses it.
+const Tolerance = 300 * time.Millisecond
+
+// Scenario is one fault × operation × promise, with its check.
+type Scenario struct {
+	Fault     harness.Fault
+	Operation Operation
+	// Promise is the DESIGN.md promise held, e.g. "1 every request answered".
+	Promise string
+	// Labels select scenarios (ginkgo --label-filter, mutant runs).
+	Labels []string
+	// Env shapes the world (users, strict sessions).
+	Env harness.EnvOptions
+	// Budget is the time the operation may take, from the knobs in force.
+	Budget func(knobs.Values) time.Duration
+	// Expect checks what the operation observed; nil means the promise held.
+	Expect func(Observation) error
+}
+
+// Name is "fault × operation", unique in the catalogue.
+func (s Scenario) Name() string { return s.Fault.Name() + " × " + s.Operation.Name }
+
+// Operation is what a client does while the fault is in place.
+type Operation struct {
+	Name string
+	Do   func(ctx context.Context, env *harness.Env) Observation
+}
+
+// Observation is what an operation saw.
+type Observation struct {
+	Latency time.Duration // of the timed part, the request under the fault
+	Trace   string        // the trace code the answer carried, if any
+	IsError bool          // a tools/call answered with isError: true
+	Text    string        // the answer's text content
+	Err     error         // a protocol or transport failure: the request was not answered well
+}
+
+// Result is a scenario's verdict.
+type Result struct {
+	Scenario Scenario
+	Budget   time.Duration
+	Observation
+	Pass   bool
+	Reason string
+}
+
+// Judge gives the verdict on one observation.
+func (s Scenario) Judge(kv knobs.Values, o Observation) Result {
+	r := Result{Scenario: s, Budget: s.Budget(kv), Observation: o, Pass: true}
+	fail := func(format string, a ...any) {
+		if r.Pass {
+			r.Pass, r.Reason = false, fmt.Sprintf(format, a...)
+		}
+	}
+	if o.Latency > r.Budget+Tolerance {
+		fail("answered after %v, budget %v + tolerance %v", o.Latency.Round(time.Millisecond), r.Budget, Tolerance)
+	}
+	if err := s.Expect(o); err != nil {
+		fail("%v", err)
+	}
+	return r
+}
+
+// Run builds the scenario's world with target, injects the fault, performs
+// the operation and judges it. The world is torn down before Run returns.
+func (s Scenario) Run(ctx context.Context, target harness.Target) Result {
+	o := s.Env
+	o.Target = target
+	env, err := harness.NewEnv(ctx, o)
+	if err != nil {
+		return Result{Scenario: s, Pass: false, Reason: "setup: " + err.Error()}
+	}
+	defer env.Close(context.Background())
+	if err := s.Fault.Inject(ctx, env); err != nil {
+		return Result{Scenario: s, Budget: s.Budget(env.Knobs), Pass: false, Reason: "inject: " + err.Error()}
+	}
+	return s.Judge(env.Knobs, s.Operation.Do(ctx, env))
+}
+
+// HasLabel reports whether s carries label l.
+func (s Scenario) HasLabel(l string) bool {
+	for _, x := range s.Labels {
+		if x == l {
+			return true
+		}
+	}
+	return false
+}
+
+// Budgets.
+func requestDeadline(k knobs.Values) time.Duration { return k.RequestDeadline }
+
+// Expectations.
+
+// answeredOK: the call succeeded and carries a trace code.
+func answeredOK(o Observation) error {
+	if o.Err != nil {
+		return fmt.Errorf("not answered: %v", o.Err)
+	}
+	if o.IsError {
+		return fmt.Errorf("isError result: %s", excerpt(o.Text))
+	}
+	if !trace.Valid(o.Trace) {
+		return fmt.Errorf("result carries no trace code in _meta (got %q)", o.Trace)
+	}
+	return nil
+}
+
+// answeredWithRecovery: the call failed, but as a readable isError result
+// that quotes its trace code, the promise for tools/call failures.
+func answeredWithRecovery(o Observation) error {
+	if o.Err != nil {
+		return fmt.Errorf("answered with a protocol error instead of an isError result: %v", o.Err)
+	}
+	if !o.IsError {
+		return errors.New("expected an isError result, got success")
+	}
+	if !trace.Valid(o.Trace) || !strings.Contains(o.Text, o.Trace) {
+		return fmt.Errorf("isError text does not quote the trace code %q: %s", o.Trace, excerpt(o.Text))
+	}
+	return nil
+}
+
+func excerpt(s string) string {
+	if len(s) > 160 {
+		return s[:160] + "…"
+	}
+	return s
+}
+
+// textOf joins a result's text content.
+func textOf(r *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range r.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(t.Text)
+		}
+	}
+	return b.String()
+}
+
+func traceOf(r *mcp.CallToolResult) string {
+	s, _ := r.Meta[trace.MetaKey].(string)
+	return s
+}

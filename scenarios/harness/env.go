@@ -1,0 +1,176 @@
+package harness
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/mcpchaos/mcpchaos/fakes/upstream"
+	"github.com/mcpchaos/mcpchaos/proxy/audit"
+	"github.com/mcpchaos/mcpchaos/proxy/config"
+	"github.com/mcpchaos/mcpchaos/proxy/failpoint"
+	"github.com/mcpchaos/mcpchaos/proxy/knobs"
+)
+
+// Project is the project every scenario talks to.
+const Project = "docmost"
+
+// Env is one scenario's world: the docmost fake behind a toxiproxy link, and
+// the proxy under test pointed at the link. Close tears it all down.
+type Env struct {
+	Toxi        *Toxi
+	Docmost     *upstream.Server
+	DocmostLink *Link
+	Target      Target
+	Knobs       knobs.Values
+	Config      *config.Config
+	Dir         string // scratch directory (audit database)
+	// Users maps user name to bearer token; empty means no auth.
+	Users map[string]string
+	// Failpoints armed in the proxy under test (in-process and binary targets).
+	Failpoints *failpoint.Set
+}
+
+// EnvOptions shape an Env.
+type EnvOptions struct {
+	// Target runs the proxy; default &InProcess{}.
+	Target Target
+	// Knobs; default Compressed().
+	Knobs *knobs.Values
+	// Users maps user name to token; when set, the project requires a token.
+	Users map[string]string
+	// Strict makes the proxy answer unknown session ids with a 404.
+	Strict bool
+	// Dir is the scratch directory; default a new temp dir removed by Close.
+	Dir string
+}
+
+// Compressed returns knobs with every bound compressed to milliseconds, so
+// scenarios that wait out a budget take well under a second or two.
+func Compressed() knobs.Values {
+	v := knobs.Defaults()
+	v.LLMCallBudget = 600 * time.Millisecond
+	v.LLMProviderTimeout = 300 * time.Millisecond
+	v.StageLLMBudget = 800 * time.Millisecond
+	v.GateLLMTimeout = 400 * time.Millisecond
+	v.PaginationLLMTimeout = 400 * time.Millisecond
+	v.RequestDeadline = 1500 * time.Millisecond
+	v.UpstreamCallTimeout = 1000 * time.Millisecond
+	v.UpstreamConnect = 1000 * time.Millisecond
+	v.AuditWriteTimeout = 500 * time.Millisecond
+	v.ShutdownGrace = 200 * time.Millisecond
+	return v
+}
+
+// NewEnv builds and starts an Env. On error everything started is stopped.
+func NewEnv(ctx context.Context, o EnvOptions) (e *Env, err error) {
+	e = &Env{Toxi: NewToxi(), Users: o.Users, Target: o.Target, Dir: o.Dir, Failpoints: failpoint.New()}
+	defer func() {
+		if err != nil {
+			_ = e.Close(context.Background())
+		}
+	}()
+	if e.Target == nil {
+		e.Target = &InProcess{}
+	}
+	e.Knobs = Compressed()
+	if o.Knobs != nil {
+		e.Knobs = *o.Knobs
+	}
+	if e.Dir == "" {
+		if e.Dir, err = os.MkdirTemp("", "mcpchaos-env-"); err != nil {
+			return e, err
+		}
+	}
+	if e.Docmost, err = upstream.NewDocmost(upstream.Options{}); err != nil {
+		return e, err
+	}
+	if e.DocmostLink, err = e.Toxi.Link("docmost", e.Docmost.Addr()); err != nil {
+		return e, err
+	}
+	e.Config = &config.Config{
+		Listen:   "127.0.0.1:0",
+		Audit:    "sqlite:" + filepath.Join(e.Dir, "audit.db"),
+		Sessions: config.Sessions{Strict: o.Strict},
+		Projects: map[string]*config.Project{
+			Project: {Servers: map[string]*config.Server{"docmost": {URL: "http://" + e.DocmostLink.Addr() + "/mcp"}}},
+		},
+	}
+	if len(o.Users) > 0 {
+		e.Config.Users = map[string]config.User{}
+		for name, tok := range o.Users {
+			e.Config.Users[name] = config.User{Token: tok}
+		}
+	}
+	if err = e.Config.Validate(); err != nil {
+		return e, fmt.Errorf("harness config: %w", err)
+	}
+	if err = e.Target.Start(ctx, Spec{Config: e.Config, Knobs: e.Knobs, Failpoints: e.Failpoints}); err != nil {
+		return e, fmt.Errorf("target %s: %w", e.Target.Name(), err)
+	}
+	return e, nil
+}
+
+// Token is the bearer token of user ("" when the env has no users).
+func (e *Env) Token(user string) string { return e.Users[user] }
+
+// ProjectURL is the MCP endpoint of the harness project.
+func (e *Env) ProjectURL() string { return e.Target.URL() + "/projects/" + Project + "/mcp" }
+
+// Audit fetches the audit rows of one trace code through the proxy's API.
+func (e *Env) Audit(ctx context.Context, code string) ([]audit.Row, error) {
+	return e.auditQuery(ctx, "trace="+code)
+}
+
+// AuditSession fetches the audit rows of one session through the proxy's API.
+func (e *Env) AuditSession(ctx context.Context, id string) ([]audit.Row, error) {
+	return e.auditQuery(ctx, "session="+id)
+}
+
+func (e *Env) auditQuery(ctx context.Context, q string) ([]audit.Row, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, e.Target.URL()+"/api/v1/audit?"+q, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Rows  []audit.Row `json:"rows"`
+		Error string      `json:"error"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		return nil, fmt.Errorf("audit API: %w", err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("audit API: %s: %s", resp.Status, body.Error)
+	}
+	return body.Rows, nil
+}
+
+// Close stops the target, the fakes and toxiproxy, and removes the scratch
+// directory. Close may be called more than once.
+func (e *Env) Close(ctx context.Context) error {
+	var errs []error
+	if e.Target != nil {
+		errs = append(errs, e.Target.Stop(ctx))
+	}
+	if e.Toxi != nil {
+		e.Toxi.Close()
+	}
+	if e.Docmost != nil {
+		errs = append(errs, e.Docmost.Close())
+	}
+	if e.Dir != "" {
+		errs = append(errs, os.RemoveAll(e.Dir))
+	}
+	http.DefaultClient.CloseIdleConnections()
+	return errors.Join(errs...)
+}

@@ -1,0 +1,117 @@
+// Package harness builds the world a scenario runs in: fake upstreams behind
+// an in-process toxiproxy, the proxy under test (a Target), and clients.
+package harness
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"github.com/mcpchaos/mcpchaos/proxy"
+	"github.com/mcpchaos/mcpchaos/proxy/config"
+	"github.com/mcpchaos/mcpchaos/proxy/failpoint"
+	"github.com/mcpchaos/mcpchaos/proxy/knobs"
+)
+
+// Target is where the proxy under test runs. Implementations: InProcess
+// (default, nothing to install); a built binary and a container come later.
+type Target interface {
+	// Name identifies the target in reports ("inprocess", "binary:PATH", ...).
+	Name() string
+	// Start serves spec on a free loopback port.
+	Start(ctx context.Context, spec Spec) error
+	// URL is the proxy's base URL, http://HOST:PORT.
+	URL() string
+	// Restart stops the proxy and starts it again on the same address, losing
+	// every in-memory session (the audit store persists).
+	Restart(ctx context.Context) error
+	// Stop stops the proxy. Stop may be called more than once.
+	Stop(ctx context.Context) error
+}
+
+// Spec is what a target runs: a config, its knobs, and armed failpoints.
+type Spec struct {
+	Config     *config.Config
+	Knobs      knobs.Values
+	Failpoints *failpoint.Set
+}
+
+// InProcess runs the proxy inside the test process.
+type InProcess struct {
+	Logger *slog.Logger
+
+	mu   sync.Mutex
+	p    *proxy.Proxy
+	spec Spec
+	addr string
+}
+
+var _ Target = (*InProcess)(nil)
+
+// Name implements Target.
+func (t *InProcess) Name() string { return "inprocess" }
+
+// Start implements Target.
+func (t *InProcess) Start(ctx context.Context, spec Spec) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.spec = spec
+	return t.startLocked(ctx, "127.0.0.1:0")
+}
+
+func (t *InProcess) startLocked(ctx context.Context, addr string) error {
+	p, err := proxy.New(ctx, t.spec.Config, proxy.Options{
+		Knobs: &t.spec.Knobs, Logger: t.Logger, Failpoints: t.spec.Failpoints,
+		Getenv: func(string) string { return "" },
+	})
+	if err != nil {
+		return err
+	}
+	if err := p.Start(addr); err != nil {
+		_ = p.Close(ctx)
+		return err
+	}
+	t.p, t.addr = p, p.Addr()
+	return nil
+}
+
+// URL implements Target.
+func (t *InProcess) URL() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return "http://" + t.addr
+}
+
+// Proxy is the running proxy, for white-box checks (session table size).
+func (t *InProcess) Proxy() *proxy.Proxy {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.p
+}
+
+// Restart implements Target.
+func (t *InProcess) Restart(ctx context.Context) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.p == nil {
+		return fmt.Errorf("inprocess target: restart before start")
+	}
+	if err := t.p.Close(ctx); err != nil {
+		return fmt.Errorf("inprocess target: stop: %w", err)
+	}
+	t.p = nil
+	return t.startLocked(ctx, t.addr)
+}
+
+// Stop implements Target.
+func (t *InProcess) Stop(ctx context.Context) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.p == nil {
+		return nil
+	}
+	err := t.p.Close(ctx)
+	t.p = nil
+	return err
+}
