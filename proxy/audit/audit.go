@@ -1,0 +1,188 @@
+// Package audit is the proxy's audit trail: durable rows describing what one
+// request did (the tool call, its pipeline and stages, gate decisions, LLM
+// attempts, upstream calls, recreated sessions), all tied together by the
+// request's trace code in CorrelationID.
+//
+// A Store keeps rows (SQLite, PostgreSQL, or in memory); Open picks one from a
+// DSN such as the config's `audit:` field. The proxy never writes to a Store
+// directly: it hands rows to a Recorder, whose Record never blocks and never
+// fails the request.
+package audit
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Table is the name of the table the SQL stores keep rows in.
+const Table = "audit_rows"
+
+// Kind says what a Row describes.
+type Kind string
+
+const (
+	// KindToolCallTrace is the root row of one tools/call: the whole request,
+	// from arrival to answer, as the client saw it.
+	KindToolCallTrace Kind = "tool_call_trace"
+	// KindPipelineExecution covers one run of a project's stage pipeline over a
+	// tool result.
+	KindPipelineExecution Kind = "pipeline_execution"
+	// KindStageExecution covers one stage (paginate, summarize-tree, ...) inside
+	// a pipeline run; Stage names it.
+	KindStageExecution Kind = "stage_execution"
+	// KindGateDecision records the gate's verdict on a call (allowed, refused,
+	// the begin_session prompt selection).
+	KindGateDecision Kind = "gate_decision"
+	// KindSessionRecreated records that an unknown Mcp-Session-Id was adopted
+	// and a fresh session built under it; Detail carries the reason.
+	KindSessionRecreated Kind = "session_recreated"
+	// KindLLMAttempt covers one attempt against one LLM provider inside a
+	// failover chain; Detail carries provider and model.
+	KindLLMAttempt Kind = "llm_attempt"
+	// KindUpstreamCall covers one call to an upstream MCP server; Server and
+	// Tool name it.
+	KindUpstreamCall Kind = "upstream_call"
+)
+
+// Kinds lists every Kind the proxy writes, in the order above.
+var Kinds = []Kind{
+	KindToolCallTrace, KindPipelineExecution, KindStageExecution, KindGateDecision,
+	KindSessionRecreated, KindLLMAttempt, KindUpstreamCall,
+}
+
+// Common Row.Status values. The store accepts any string.
+const (
+	StatusOK        = "ok"
+	StatusError     = "error"
+	StatusTimeout   = "timeout"
+	StatusCancelled = "cancelled"
+	StatusRefused   = "refused"
+)
+
+// Row is one durable audit row.
+//
+// Stores keep Start at microsecond precision and return it in UTC; Duration
+// is kept to the nanosecond.
+type Row struct {
+	// ID is assigned by the store on Write; any value set by the writer is ignored.
+	ID   int64 `json:"id"`
+	Kind Kind  `json:"kind"`
+	// CorrelationID is the request's trace code, shared by every row the
+	// request produced.
+	CorrelationID string `json:"correlationId"`
+	SpanID        string `json:"spanId"`
+	// ParentID is the SpanID of the enclosing span; "" for the root.
+	ParentID  string `json:"parentId,omitempty"`
+	SessionID string `json:"sessionId,omitempty"`
+	User      string `json:"user,omitempty"`
+	Project   string `json:"project,omitempty"`
+	Server    string `json:"server,omitempty"`
+	Tool      string `json:"tool,omitempty"`
+	Stage     string `json:"stage,omitempty"`
+
+	Start    time.Time     `json:"start"`
+	Duration time.Duration `json:"durationNs"`
+	// Status is ok, error, timeout, cancelled, refused, ...
+	Status string `json:"status"`
+	// Degraded is set when the operation fell back to its deterministic path;
+	// DegradedReason says why.
+	Degraded       bool   `json:"degraded"`
+	DegradedReason string `json:"degradedReason,omitempty"`
+	// Detail is free text: error text, provider/model, etc.
+	Detail string `json:"detail,omitempty"`
+}
+
+// rowJSON has Row's fields and tags, without its methods.
+type rowJSON Row
+
+// MarshalJSON encodes the row with an extra durationMs field (float,
+// milliseconds) next to durationNs, for humans and dashboards.
+func (r Row) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		rowJSON
+		DurationMs float64 `json:"durationMs"`
+	}{rowJSON(r), float64(r.Duration) / float64(time.Millisecond)})
+}
+
+// UnmarshalJSON decodes what MarshalJSON encodes; durationMs is ignored in
+// favour of durationNs.
+func (r *Row) UnmarshalJSON(b []byte) error {
+	var v rowJSON
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*r = Row(v)
+	return nil
+}
+
+// End is Start + Duration.
+func (r Row) End() time.Time { return r.Start.Add(r.Duration) }
+
+// Filter selects rows for Query. Set fields are ANDed; an empty Filter
+// selects every row.
+type Filter struct {
+	// Trace selects rows whose CorrelationID equals it.
+	Trace string
+	// Session selects rows whose SessionID equals it.
+	Session string
+	// Limit caps the number of rows returned (the first ones in order);
+	// <= 0 means no cap.
+	Limit int
+}
+
+// Store keeps audit rows. Implementations are safe for concurrent use.
+type Store interface {
+	// Write stores r; the store assigns its ID. The row is stored as given:
+	// an empty CorrelationID is kept, not guessed.
+	Write(ctx context.Context, r Row) error
+	// Query returns the rows matching f ordered by Start, then ID.
+	Query(ctx context.Context, f Filter) ([]Row, error)
+	// Close releases the store. Later calls fail.
+	Close() error
+}
+
+// ErrClosed is returned by a Store or Recorder used after Close.
+var ErrClosed = errors.New("audit: closed")
+
+// Open opens the store named by dsn and creates its schema if missing
+// (idempotent). Accepted forms:
+//
+//	sqlite:PATH              SQLite file (WAL, busy timeout); also sqlite://PATH
+//	sqlite::memory:          private in-memory SQLite database (tests)
+//	postgres://...           PostgreSQL via pgx (also postgresql://)
+func Open(ctx context.Context, dsn string) (Store, error) {
+	switch {
+	case strings.HasPrefix(dsn, "sqlite:"):
+		return OpenSQLite(ctx, strings.TrimPrefix(dsn, "sqlite:"))
+	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
+		return OpenPostgres(ctx, dsn)
+	case dsn == "":
+		return nil, errors.New(`audit: empty store DSN; want "sqlite:PATH" or "postgres://..."`)
+	default:
+		return nil, fmt.Errorf("audit: unsupported store DSN %q; want \"sqlite:PATH\" or \"postgres://...\" (or postgresql://)", redact(dsn))
+	}
+}
+
+// redact hides a password in a URL-shaped DSN before it goes into an error.
+func redact(dsn string) string {
+	at := strings.LastIndex(dsn, "@")
+	scheme := strings.Index(dsn, "://")
+	if at < 0 || scheme < 0 || at < scheme {
+		return dsn
+	}
+	userinfo := dsn[scheme+3 : at]
+	if i := strings.Index(userinfo, ":"); i >= 0 {
+		return dsn[:scheme+3] + userinfo[:i] + ":xxxxx" + dsn[at:]
+	}
+	return dsn
+}
+
+// normalize returns r as stores keep it: Start in UTC at microsecond precision.
+func normalize(r Row) Row {
+	r.Start = r.Start.Truncate(time.Microsecond).UTC()
+	return r
+}
