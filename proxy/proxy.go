@@ -197,9 +197,6 @@ func (p *Proxy) Close(ctx context.Context) error {
 		<-served
 	}
 	for _, pr := range p.projects {
-		for s := range pr.Server().Sessions() {
-			_ = s.Close()
-		}
 		pr.Close()
 	}
 	if p.rec != nil {

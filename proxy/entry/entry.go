@@ -116,6 +116,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch r.Method {
 	case http.MethodDelete:
 		h.delete(w, r, sdk, id)
+		pr.P.Release(id)
 	case http.MethodPost, http.MethodGet:
 		h.serveSession(w, r, pr.P, sdk, id, user)
 	default:
@@ -161,6 +162,7 @@ func (h *Handler) serveSession(w http.ResponseWriter, r *http.Request, p *projec
 	}
 	code := trace.New()
 	if err := h.adopt(r, p, sdk, id, user, code); err != nil {
+		p.Release(id)
 		writeError(w, http.StatusNotFound, code, fmt.Sprintf("session %s is not known and could not be recreated: %v", id, err))
 		return
 	}

@@ -10,6 +10,7 @@ package failpoint
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strings"
 	"sync"
 )
@@ -84,4 +85,20 @@ func (s *Set) Eval(ctx context.Context, p Point, key string) {
 	case Hang:
 		<-ctx.Done()
 	}
+}
+
+// String renders the set in the MCPLOCAL_FAILPOINTS format Parse reads, so a
+// harness can hand armed failpoints to a proxy in another process.
+func (s *Set) String() string {
+	if s == nil {
+		return ""
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	items := make([]string, 0, len(s.armed))
+	for k, a := range s.armed {
+		items = append(items, k+":"+string(a))
+	}
+	sort.Strings(items)
+	return strings.Join(items, ",")
 }

@@ -34,3 +34,14 @@ func TestParseAndEval(t *testing.T) {
 		}
 	}
 }
+
+func TestStringRoundTrips(t *testing.T) {
+	in := "tools/call=a_b:panic,tools/call=c_d:hang"
+	s, err := Parse(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.String() != in {
+		t.Fatalf("String() = %q, want %q", s.String(), in)
+	}
+}

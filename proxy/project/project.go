@@ -8,6 +8,7 @@ package project
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sort"
@@ -51,6 +52,9 @@ type Project struct {
 	logger   *slog.Logger
 	server   *mcp.Server
 	fail     *failpoint.Set
+
+	mu      sync.Mutex
+	adopted map[string]*mcp.Server // session id -> the server minting it
 }
 
 // Options are what a Project needs from the proxy around it.
@@ -74,6 +78,7 @@ func New(name string, o Options) *Project {
 		knobs:    o.Knobs,
 		logger:   o.Logger.With("project", name),
 		fail:     o.Failpoints,
+		adopted:  map[string]*mcp.Server{},
 	}
 	for sn, u := range o.Servers {
 		p.conns[sn] = upstream.New(sn, u, upstream.Options{
@@ -107,11 +112,37 @@ func (p *Project) NewServer(id string) *mcp.Server {
 		p.track,
 		p.dispatch,
 	)
+	if id != "" {
+		p.mu.Lock()
+		p.adopted[id] = s
+		p.mu.Unlock()
+	}
 	return s
 }
 
-// Close closes the upstream connections.
+// Release forgets the server of a recreated session once that session is
+// closed, so recreated sessions do not accumulate servers.
+func (p *Project) Release(id string) {
+	p.mu.Lock()
+	delete(p.adopted, id)
+	p.mu.Unlock()
+}
+
+// Close closes every session of the project, recreated ones included, and
+// the upstream connections. Close may be called more than once.
 func (p *Project) Close() {
+	p.mu.Lock()
+	servers := []*mcp.Server{p.server}
+	for _, s := range p.adopted {
+		servers = append(servers, s)
+	}
+	p.adopted = map[string]*mcp.Server{}
+	p.mu.Unlock()
+	for _, s := range servers {
+		for ss := range s.Sessions() {
+			_ = ss.Close()
+		}
+	}
 	for _, c := range p.conns {
 		_ = c.Close()
 	}
@@ -282,7 +313,7 @@ func (p *Project) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 
 	res, err := p.upstreamCall(ctx, conn, tool, req)
 	if err != nil {
-		res = errorResult(fmt.Sprintf("%v; retry, or check the upstream with `mcpctl get instances` [trace %s]", err, code))
+		res = errorResult(fmt.Sprintf("%v; retry, and if it keeps failing the upstream %s may be down [trace %s]", err, conn.Name, code))
 	}
 	if why, owed := p.sessions.TakeNotice(c.session); owed {
 		n := fmt.Sprintf("⚠ Session state unavailable (%s). The proxy recreated this session under the same id; call begin_session again to restore session state. [trace %s]", why, code)
@@ -304,7 +335,7 @@ func (p *Project) upstreamCall(ctx context.Context, conn *upstream.Conn, tool st
 		Start: start, Duration: time.Since(start), Status: audit.StatusOK,
 	}
 	switch {
-	case err != nil && ctx.Err() != nil:
+	case errors.Is(err, context.DeadlineExceeded):
 		row.Status, row.Detail = audit.StatusTimeout, err.Error()
 	case err != nil:
 		row.Status, row.Detail = audit.StatusError, err.Error()

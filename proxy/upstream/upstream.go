@@ -157,7 +157,7 @@ func (c *Conn) CallTool(ctx context.Context, tool string, args json.RawMessage) 
 // it no longer knows our session (it restarted), do reconnects and runs f once
 // more: the upstream rejected the first try, so nothing ran twice.
 func (c *Conn) do(ctx context.Context, f func(context.Context, *mcp.ClientSession) error) error {
-	ctx, cancel := context.WithTimeoutCause(ctx, c.callTimeout, fmt.Errorf("upstream %s did not answer within %v", c.Name, c.callTimeout))
+	ctx, cancel := context.WithTimeoutCause(ctx, c.callTimeout, &TimeoutError{Server: c.Name, After: c.callTimeout})
 	defer cancel()
 	for attempt := 0; ; attempt++ {
 		s, err := c.get(ctx)
@@ -184,6 +184,20 @@ func (c *Conn) do(ctx context.Context, f func(context.Context, *mcp.ClientSessio
 		return fmt.Errorf("upstream %s: %w", c.Name, err)
 	}
 }
+
+// TimeoutError says an upstream did not answer within the call timeout.
+// It matches context.DeadlineExceeded with errors.Is.
+type TimeoutError struct {
+	Server string
+	After  time.Duration
+}
+
+func (e *TimeoutError) Error() string {
+	return fmt.Sprintf("the upstream %s did not answer within %v", e.Server, e.After)
+}
+
+// Is makes errors.Is(err, context.DeadlineExceeded) true.
+func (e *TimeoutError) Is(target error) bool { return target == context.DeadlineExceeded }
 
 // gone reports whether err means the session is dead and a new one is needed.
 func gone(err error) bool {

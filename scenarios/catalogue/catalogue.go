@@ -54,6 +54,9 @@ type Observation struct {
 	IsError bool          // a tools/call answered with isError: true
 	Text    string        // the answer's text content
 	Err     error         // a protocol or transport failure: the request was not answered well
+	// Broken lists promises a multi-step operation saw broken (a missing
+	// notice, a leaked session); empty when all held.
+	Broken []string
 }
 
 // Result is a scenario's verdict.
@@ -79,6 +82,9 @@ func (s Scenario) Judge(kv knobs.Values, o Observation) Result {
 	if err := s.Expect(o); err != nil {
 		fail("%v", err)
 	}
+	if len(o.Broken) > 0 {
+		fail("%s", strings.Join(o.Broken, "; "))
+	}
 	return r
 }
 
@@ -92,7 +98,7 @@ func (s Scenario) Run(ctx context.Context, target harness.Target) Result {
 		return Result{Scenario: s, Pass: false, Reason: "setup: " + err.Error()}
 	}
 	defer env.Close(context.Background())
-	if err := s.Fault.Inject(ctx, env); err != nil {
+	if err := env.Arm(ctx, s.Fault); err != nil {
 		return Result{Scenario: s, Budget: s.Budget(env.Knobs), Pass: false, Reason: "inject: " + err.Error()}
 	}
 	return s.Judge(env.Knobs, s.Operation.Do(ctx, env))

@@ -39,6 +39,15 @@ func All() []Scenario {
 		Scenario{Fault: harness.HandlerPanic{Tool: "docmost_update_page"}, Operation: SmallCall, Promise: "1 a panic still answers",
 			Labels: []string{"proxy", "panic"}, Budget: requestDeadline, Expect: answeredWithRecovery},
 	)
+	// Sessions: a restart loses every session; the client's next call still
+	// works on its old id, says so once, and the audit trail keeps the user.
+	users := harness.EnvOptions{Users: map[string]string{"alice": "alice-token"}}
+	out = append(out,
+		Scenario{Fault: harness.ProxyRestart{}, Operation: Reconnect, Promise: "2 stale session recreated",
+			Labels: []string{"sessions", "restart"}, Env: users, Budget: requestDeadline, Expect: sessionAnswered},
+		Scenario{Fault: harness.None{}, Operation: DeleteEmptyJSON, Promise: "3 DELETE closes, 2 deleted id not adopted",
+			Labels: []string{"sessions", "delete"}, Env: users, Budget: requestDeadline, Expect: sessionAnswered},
+	)
 	return out
 }
 

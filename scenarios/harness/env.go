@@ -34,6 +34,36 @@ type Env struct {
 	Users map[string]string
 	// Failpoints armed in the proxy under test (in-process and binary targets).
 	Failpoints *failpoint.Set
+	// pending is a Midway fault waiting for the operation to call Strike.
+	pending Fault
+}
+
+// Arm injects f now, or, for a Midway fault, keeps it for Strike.
+func (e *Env) Arm(ctx context.Context, f Fault) error {
+	if _, ok := f.(Midway); ok {
+		e.pending = f
+		return nil
+	}
+	return f.Inject(ctx, e)
+}
+
+// Strike injects the pending Midway fault, if any, and reports whether one struck.
+func (e *Env) Strike(ctx context.Context) (bool, error) {
+	f := e.pending
+	e.pending = nil
+	if f == nil {
+		return false, nil
+	}
+	return true, f.Inject(ctx, e)
+}
+
+// LiveSessions is the number of sessions the proxy holds, when the target
+// can tell (in-process); ok is false otherwise.
+func (e *Env) LiveSessions() (n int, ok bool) {
+	if t, isIn := e.Target.(*InProcess); isIn && t.Proxy() != nil {
+		return t.Proxy().Sessions().Len(), true
+	}
+	return 0, false
 }
 
 // EnvOptions shape an Env.

@@ -51,16 +51,35 @@ type HandlerPanic struct {
 	Tool string `json:"tool"`
 }
 
+// ProxyRestart stops the proxy under test and starts it again on the same
+// address, mid-operation: every in-memory session is lost.
+type ProxyRestart struct{}
+
+// Midway is implemented by faults that strike during an operation rather
+// than before it; the operation calls Env.Strike at its chosen moment.
+type Midway interface {
+	Fault
+	Midway()
+}
+
 // Compile-time checks that every fault is a Fault.
 var (
-	_ Fault = None{}
-	_ Fault = Latency{}
-	_ Fault = Blackhole{}
-	_ Fault = LinkDown{}
-	_ Fault = ToolHang{}
-	_ Fault = ToolError{}
-	_ Fault = HandlerPanic{}
+	_ Fault  = None{}
+	_ Fault  = Latency{}
+	_ Fault  = Blackhole{}
+	_ Fault  = LinkDown{}
+	_ Fault  = ToolHang{}
+	_ Fault  = ToolError{}
+	_ Fault  = HandlerPanic{}
+	_ Midway = ProxyRestart{}
 )
+
+func (ProxyRestart) Name() string   { return "proxy-restart" }
+func (ProxyRestart) Params() string { return "graceful stop, start on the same port" }
+func (ProxyRestart) Midway()        {}
+func (ProxyRestart) Inject(ctx context.Context, e *Env) error {
+	return e.Target.Restart(ctx)
+}
 
 func (None) Name() string                       { return "none" }
 func (None) Params() string                     { return "" }
