@@ -1,0 +1,161 @@
+// Command mcpctl is the operator CLI for the mcplocal proxy.
+//
+//	mcpctl trace CODE [--url URL] [--timeout D] [--json]
+//	mcpctl help [COMMAND]
+//
+// Exit status: 0 on success, 1 when the command failed (proxy unreachable, an
+// error answer, no rows), 2 on a usage error.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+)
+
+func main() {
+	os.Exit(report(run(os.Args[1:], os.Stdout, os.Stderr), os.Stderr))
+}
+
+// Exit statuses.
+const (
+	exitOK      = 0
+	exitFailure = 1
+	exitUsage   = 2
+)
+
+// usageError is a mistake in the command line: exit 2, with a pointer to help.
+type usageError struct {
+	cmd string // the command whose help to point at; "" for the top level
+	msg string
+}
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(cmd, format string, args ...any) error {
+	return &usageError{cmd: cmd, msg: fmt.Sprintf(format, args...)}
+}
+
+// report prints err (if any) to stderr and returns the process exit status.
+func report(err error, stderr io.Writer) int {
+	var ue *usageError
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "mcpctl: %v\n", err)
+		help := "mcpctl help"
+		if ue.cmd != "" {
+			help += " " + ue.cmd
+		}
+		fmt.Fprintf(stderr, "Run '%s' for usage.\n", help)
+		return exitUsage
+	default:
+		fmt.Fprintf(stderr, "mcpctl: %v\n", err)
+		return exitFailure
+	}
+}
+
+const usage = `mcpctl — operator CLI for the mcplocal MCP proxy.
+
+Usage:
+  mcpctl trace CODE [--url URL] [--timeout D] [--json]
+        Show the waterfall of one request from the proxy's audit rows:
+        every span (tool call, pipeline, stages, gate, LLM attempts,
+        upstream call) nested under its parent, with status, duration and a
+        bar to scale; the slowest span marked; degradations (⚠) with their
+        reasons and failures (✗) with their detail.
+        CODE is the 8-character trace code quoted in errors, ⚠ notices,
+        result _meta and the proxy's log.
+
+  mcpctl help [COMMAND]
+        Show this help, or one command's help.
+
+The proxy URL comes from --url, else $MCPCTL_URL, else ` + defaultURL + `.
+
+Exit status: 0 ok, 1 failure (proxy unreachable, error answer, no rows),
+2 usage error.
+`
+
+const traceUsage = `mcpctl trace CODE [--url URL] [--timeout D] [--json]
+
+Render the waterfall of one request: GET URL/api/v1/audit?trace=CODE and draw
+its audit rows as a tree of spans.
+
+CODE    8 characters of Crockford base32 (0-9, A-Z without I, L, O, U), as
+        quoted by the proxy: "[trace 7K3M9QXZ]". Lower case is accepted.
+
+Flags (before or after CODE):
+  --url URL      proxy base URL (default $MCPCTL_URL, else ` + defaultURL + `)
+  --timeout D    give up when the proxy has not answered within D (default 10s)
+  --json         print the rows as a JSON array instead of the waterfall
+
+Each line is one span: kind (indented under its parent), the most specific of
+stage/tool/server, status, duration, and a bar placed on the trace's time
+axis (0 at the earliest start, the full width at the latest end). A span whose
+parent is not among the rows is shown as a root with "(parent X not in
+trace)". "← slowest" marks the longest span below the root; the last line
+names it. "⚠ reason" under a span: it fell back to its deterministic path.
+"✗ detail" under a span: it did not end ok.
+
+Exit status: 0 ok, 1 when the proxy cannot be reached, answers an error, or
+has no rows for CODE; 2 on a usage error.
+
+Example:
+  mcpctl trace 7K3M9QXZ --url http://127.0.0.1:8080
+`
+
+// run is the whole CLI: main only maps its error to an exit status.
+func run(args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return usagef("", "missing command")
+	}
+	switch cmd, rest := args[0], args[1:]; cmd {
+	case "-h", "-help", "--help", "help":
+		return help(rest, stdout)
+	case "trace":
+		return runTrace(rest, stdout, os.Getenv)
+	default:
+		return usagef("", "unknown command %q (commands: trace, help)", cmd)
+	}
+}
+
+func help(args []string, stdout io.Writer) error {
+	switch {
+	case len(args) == 0:
+		fmt.Fprint(stdout, usage)
+	case len(args) > 1:
+		return usagef("", "help takes at most one command, got %d", len(args))
+	case args[0] == "trace":
+		fmt.Fprint(stdout, traceUsage)
+	case args[0] == "help":
+		fmt.Fprint(stdout, usage)
+	default:
+		return usagef("", "no help for unknown command %q (commands: trace, help)", args[0])
+	}
+	return nil
+}
+
+// parseInterleaved parses fs over args allowing flags before and after the
+// positional arguments (flag stops at the first positional), and returns the
+// positionals. Everything after "--" is positional.
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		if consumed := len(args) - len(rest); consumed > 0 && args[consumed-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}

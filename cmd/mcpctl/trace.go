@@ -1,0 +1,171 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/mcpchaos/mcpchaos/cmd/mcpctl/internal/waterfall"
+	"github.com/mcpchaos/mcpchaos/proxy/audit"
+	"github.com/mcpchaos/mcpchaos/proxy/trace"
+)
+
+const (
+	// defaultURL is the proxy's default listen address (see the config's listen).
+	defaultURL = "http://127.0.0.1:8080"
+	// envURL overrides defaultURL.
+	envURL = "MCPCTL_URL"
+	// defaultTimeout bounds the whole audit request, body included.
+	defaultTimeout = 10 * time.Second
+	// maxBody caps how much of an answer is read.
+	maxBody = 32 << 20
+)
+
+func runTrace(args []string, stdout io.Writer, getenv func(string) string) error {
+	fs := flag.NewFlagSet("trace", flag.ContinueOnError)
+	fs.SetOutput(io.Discard) // errors are reported by report(), help by us
+	base := fs.String("url", "", "proxy base URL")
+	timeout := fs.Duration("timeout", defaultTimeout, "bound on the audit request")
+	asJSON := fs.Bool("json", false, "print rows as JSON")
+	pos, err := parseInterleaved(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprint(stdout, traceUsage)
+		return nil
+	}
+	if err != nil {
+		return usagef("trace", "trace: %v", err)
+	}
+	switch {
+	case len(pos) == 0:
+		return usagef("trace", "trace: missing trace CODE")
+	case len(pos) > 1:
+		return usagef("trace", "trace: want one trace CODE, got %d arguments: %s", len(pos), strings.Join(pos, " "))
+	}
+	code, err := parseCode(pos[0])
+	if err != nil {
+		return usagef("trace", "trace: %v", err)
+	}
+	if *timeout <= 0 {
+		return usagef("trace", "trace: --timeout must be positive, got %v", *timeout)
+	}
+	if *base == "" {
+		*base = getenv(envURL)
+	}
+	if *base == "" {
+		*base = defaultURL
+	}
+	endpoint, err := auditURL(*base, code)
+	if err != nil {
+		return usagef("trace", "trace: %v", err)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
+	defer cancel()
+	rows, err := fetchRows(ctx, endpoint, *timeout)
+	if err != nil {
+		return err
+	}
+	if len(rows) == 0 {
+		return fmt.Errorf("no audit rows for trace %s at %s", code, strings.TrimRight(*base, "/"))
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rows)
+	}
+	return waterfall.Render(stdout, code, rows)
+}
+
+// parseCode upper-cases s and checks it is a trace code.
+func parseCode(s string) (string, error) {
+	code := strings.ToUpper(strings.TrimSpace(s))
+	if trace.Valid(code) {
+		return code, nil
+	}
+	msg := fmt.Sprintf("%q is not a trace code: want %d characters of Crockford base32 (0-9, A-Z without I, L, O, U)", s, trace.Len)
+	// Crockford readers map O to 0 and I, L to 1; suggest it rather than guess.
+	if fixed := strings.NewReplacer("O", "0", "I", "1", "L", "1").Replace(code); fixed != code && trace.Valid(fixed) {
+		msg += fmt.Sprintf("; did you mean %s?", fixed)
+	}
+	return "", errors.New(msg)
+}
+
+// auditURL is base + /api/v1/audit?trace=code. base may carry a path prefix.
+func auditURL(base, code string) (string, error) {
+	u, err := url.Parse(strings.TrimSpace(base))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", fmt.Errorf("bad --url %q: want http://HOST:PORT or https://HOST:PORT", base)
+	}
+	u.Path = strings.TrimRight(u.Path, "/") + "/api/v1/audit"
+	u.RawPath = ""
+	u.RawQuery = url.Values{"trace": {code}}.Encode()
+	u.Fragment = ""
+	return u.String(), nil
+}
+
+// fetchRows GETs endpoint and decodes {"rows":[...]}; a non-200 answer
+// becomes an error quoting the proxy's {"error":"..."} (or the body's start).
+func fetchRows(ctx context.Context, endpoint string, timeout time.Duration) ([]audit.Row, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, endpoint, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("User-Agent", "mcpctl")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			return nil, fmt.Errorf("GET %s: no answer within %v (raise --timeout?)", endpoint, timeout)
+		}
+		return nil, fmt.Errorf("cannot reach the proxy: %v", err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
+	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			return nil, fmt.Errorf("GET %s: answer not complete within %v (raise --timeout?)", endpoint, timeout)
+		}
+		return nil, fmt.Errorf("GET %s: reading the answer: %v", endpoint, err)
+	}
+	var out struct {
+		Rows  json.RawMessage `json:"rows"`
+		Error string          `json:"error"`
+	}
+	jsonErr := json.Unmarshal(body, &out)
+	if resp.StatusCode != http.StatusOK {
+		why := out.Error
+		if jsonErr != nil || why == "" {
+			why = bodyExcerpt(body)
+		}
+		return nil, fmt.Errorf("GET %s: proxy answered %s: %s", endpoint, resp.Status, why)
+	}
+	if jsonErr != nil {
+		return nil, fmt.Errorf("GET %s: answer is not audit JSON (%v): %s", endpoint, jsonErr, bodyExcerpt(body))
+	}
+	if out.Rows == nil {
+		return nil, fmt.Errorf("GET %s: answer has no \"rows\" field: %s (is --url a mcplocal proxy?)", endpoint, bodyExcerpt(body))
+	}
+	var rows []audit.Row // "rows": null decodes to none
+	if err := json.Unmarshal(out.Rows, &rows); err != nil {
+		return nil, fmt.Errorf("GET %s: answer is not audit JSON (%v): %s", endpoint, err, bodyExcerpt(body))
+	}
+	return rows, nil
+}
+
+func bodyExcerpt(b []byte) string {
+	s := strings.Join(strings.Fields(string(b)), " ")
+	if s == "" {
+		return "(empty body)"
+	}
+	if r := []rune(s); len(r) > 200 {
+		s = string(r[:199]) + "…"
+	}
+	return s
+}
