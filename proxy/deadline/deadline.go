@@ -90,6 +90,11 @@ type outcome struct {
 
 func handle(ctx context.Context, o Options, next mcp.MethodHandler, method string, req mcp.Request) (mcp.Result, error) {
 	start := time.Now()
+	if ex := req.GetExtra(); ex != nil && ex.Header != nil {
+		if c := ex.Header.Get(trace.Header); trace.Valid(c) {
+			ctx = trace.With(ctx, c)
+		}
+	}
 	ctx, code := trace.Ensure(ctx)
 	ctx, span, _ := trace.StartSpan(ctx)
 	if o.Begin != nil {

@@ -94,6 +94,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	r.Header.Del(project.HeaderUser)
 	r.Header.Del(project.HeaderRecreated)
+	r.Header.Del(trace.Header)
 	user, ok := h.authenticate(r)
 	if !ok && pr.RequireAuth {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="mcplocal"`)
@@ -169,6 +170,7 @@ func (h *Handler) serveSession(w http.ResponseWriter, r *http.Request, p *projec
 	if body != nil {
 		r.Body = io.NopCloser(bytes.NewReader(body))
 	}
+	r.Header.Set(trace.Header, code) // the replayed request's rows share the recreation's code
 	iw = &intercept{w: w, h: http.Header{}}
 	sdk.ServeHTTP(iw, r)
 	if iw.notFound {

@@ -75,15 +75,20 @@ func Ensure(ctx context.Context) (context.Context, string) {
 	return With(ctx, c), c
 }
 
+// Header carries a trace code minted before the JSON-RPC layer (by the
+// entry, when it recreated the session the request arrived on) so the
+// request's rows share it. The entry strips any value a client sends.
+const Header = "X-Mcplocal-Trace"
+
 // MetaKey is the key under which a result's _meta carries its trace code.
 const MetaKey = "traceCode"
 
 type spanKey struct{}
 
-// NewSpanID returns a short random span id (4 Crockford characters, 20 bits),
-// unique enough within one trace.
+// NewSpanID returns a short random span id (6 Crockford characters, 30 bits):
+// a trace has tens of spans, so ids collide within one with odds under 1e-6.
 func NewSpanID() string {
-	return New()[:4]
+	return New()[:6]
 }
 
 // StartSpan returns ctx with a new current span, the new span's id and the id

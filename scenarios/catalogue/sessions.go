@@ -66,6 +66,8 @@ var Reconnect = Operation{Name: "reconnect after restart", Do: func(ctx context.
 		o.Broken = append(o.Broken, "no session_recreated audit row for the session")
 	case env.Token("alice") != "" && recreated.User != "alice":
 		o.Broken = append(o.Broken, fmt.Sprintf("session_recreated row has user %q, want alice", recreated.User))
+	case recreated.CorrelationID != o.Trace:
+		o.Broken = append(o.Broken, fmt.Sprintf("session_recreated row has code %q, the request that caused it %q", recreated.CorrelationID, o.Trace))
 	}
 	for _, r := range rows {
 		if r.Kind == audit.KindToolCallTrace && r.Start.After(time.Time{}) && env.Token("alice") != "" && r.User != "alice" {
