@@ -38,7 +38,7 @@ func (e exitError) Error() string { return fmt.Sprintf("exit %d", int(e)) }
 const usage = `mcpchaos — a chaos simulator for MCP proxies.
 
 Usage:
-  mcpchaos run [--label L] [--seed N]
+  mcpchaos run [--target inprocess|binary:PATH] [--label L] [--seed N]
         Build the topology (fakes behind toxiproxy, the proxy under test),
         run the fault catalogue and print one row per scenario. Exit 1 if
         any scenario breaks its promise.

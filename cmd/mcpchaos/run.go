@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -19,12 +20,13 @@ func runCatalogue(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	fs.SetOutput(stderr)
 	label := fs.String("label", "", "run only scenarios with this label")
 	seed := fs.Uint64("seed", 0, "order scenarios by this seed (0: a random seed, printed)")
-	target := fs.String("target", "inprocess", "where the proxy under test runs: inprocess")
+	target := fs.String("target", "inprocess", "where the proxy under test runs: inprocess, or binary:PATH (a built mcplocal)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *target != "inprocess" {
-		return fmt.Errorf("--target %q: only inprocess is available yet", *target)
+	newTarget, err := parseTarget(*target, stderr)
+	if err != nil {
+		return err
 	}
 	if *seed == 0 {
 		*seed = rand.Uint64()%1_000_000 + 1
@@ -46,7 +48,7 @@ func runCatalogue(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	start := time.Now()
 	for i, s := range todo {
 		fmt.Fprintf(stderr, "[%2d/%d] %-44s ", i+1, len(todo), s.Name())
-		res := s.Run(ctx, &harness.InProcess{})
+		res := s.Run(ctx, newTarget())
 		results = append(results, res)
 		fmt.Fprintf(stderr, "%s %v\n", verdict(res), res.Latency.Round(time.Millisecond))
 		if ctx.Err() != nil {
@@ -56,10 +58,13 @@ func runCatalogue(ctx context.Context, args []string, stdout, stderr io.Writer) 
 
 	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "FAULT\tPARAMS\tOPERATION\tBUDGET\tOBSERVED\tVERDICT\tTRACE")
-	failed := 0
+	failed, na := 0, 0
 	for _, res := range results {
 		s := res.Scenario
-		if !res.Pass {
+		switch {
+		case res.NotApplicable != "":
+			na++
+		case !res.Pass:
 			failed++
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%v\t%v\t%s\t%s\n", s.Fault.Name(), dash(s.Fault.Params()), s.Operation.Name,
@@ -67,23 +72,48 @@ func runCatalogue(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	_ = tw.Flush()
 	for _, res := range results {
-		if !res.Pass {
+		switch {
+		case res.NotApplicable != "":
+			fmt.Fprintf(stdout, "N/A  %s: %s\n", res.Scenario.Name(), res.NotApplicable)
+		case !res.Pass:
 			fmt.Fprintf(stdout, "FAIL %s: %s\n", res.Scenario.Name(), res.Reason)
 		}
 	}
-	fmt.Fprintf(stdout, "%d passed, %d failed (seed %d, %v, tolerance %v)\n", len(results)-failed, failed, *seed,
+	fmt.Fprintf(stdout, "%d passed, %d failed, %d not applicable (seed %d, %v, tolerance %v)\n", len(results)-failed-na, failed, na, *seed,
 		time.Since(start).Round(time.Millisecond), catalogue.Tolerance)
 	if failed > 0 {
+		return exitError(1)
+	}
+	if failed+na == len(results) {
+		fmt.Fprintln(stderr, "mcpchaos run: no scenario could run against this target")
 		return exitError(1)
 	}
 	return nil
 }
 
 func verdict(r catalogue.Result) string {
-	if r.Pass {
+	switch {
+	case r.NotApplicable != "":
+		return "N/A"
+	case r.Pass:
 		return "PASS"
 	}
 	return "FAIL"
+}
+
+// parseTarget turns --target into a constructor of fresh targets.
+func parseTarget(spec string, stderr io.Writer) (func() harness.Target, error) {
+	switch {
+	case spec == "inprocess":
+		return func() harness.Target { return &harness.InProcess{} }, nil
+	case strings.HasPrefix(spec, "binary:"):
+		path := strings.TrimPrefix(spec, "binary:")
+		if st, err := os.Stat(path); err != nil || st.IsDir() || st.Mode()&0o111 == 0 {
+			return nil, fmt.Errorf("--target %s: %s is not an executable file (build one with: go build -o bin/ ./cmd/mcplocal)", spec, path)
+		}
+		return func() harness.Target { return &harness.Binary{Path: path} }, nil
+	}
+	return nil, fmt.Errorf("--target %q: want inprocess or binary:PATH", spec)
 }
 
 func dash(s string) string {

@@ -15,13 +15,15 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/mcpchaos/mcpchaos/proxy/llm"
 )
 
 // Config is the whole file.
 type Config struct {
 	Listen   string              `yaml:"listen"`
 	Audit    string              `yaml:"audit"`
-	LLM      *LLM                `yaml:"llm"`
+	LLM      *llm.Config         `yaml:"llm"` // nil: no LLM configured (a choice, not a degradation)
 	Users    map[string]User     `yaml:"users"`
 	Projects map[string]*Project `yaml:"projects"`
 	Sessions Sessions            `yaml:"sessions"`
@@ -32,21 +34,6 @@ type Sessions struct {
 	// Strict answers an unknown Mcp-Session-Id with a JSON-RPC 404 instead of
 	// recreating the session under the client's id (the default).
 	Strict bool `yaml:"strict"`
-}
-
-// LLM configures the providers behind LLM-assisted stages.
-type LLM struct {
-	Primary   string               `yaml:"primary"`
-	Providers map[string]*Provider `yaml:"providers"`
-}
-
-// Provider is one LLM endpoint.
-type Provider struct {
-	Kind      string   `yaml:"kind"` // openai | anthropic
-	URL       string   `yaml:"url"`
-	Model     string   `yaml:"model"`
-	APIKeyEnv string   `yaml:"apiKeyEnv"`
-	Fallbacks []string `yaml:"fallbacks"`
 }
 
 // User maps a bearer token (read from an environment variable) to a user name.
@@ -220,36 +207,9 @@ func (c *Config) Validate() error {
 			bad("users."+un, "tokenEnv (or token) is required")
 		}
 	}
-	if l := c.LLM; l != nil {
-		if len(l.Providers) == 0 {
-			bad("llm.providers", "at least one provider is required when llm is set")
-		}
-		if l.Primary == "" {
-			bad("llm.primary", "required when llm is set")
-		} else if _, ok := l.Providers[l.Primary]; !ok {
-			bad("llm.primary", "%q is not one of llm.providers", l.Primary)
-		}
-		for _, pn := range sortedKeys(l.Providers) {
-			p := l.Providers[pn]
-			f := "llm.providers." + pn
-			if p == nil {
-				bad(f, "empty provider")
-				continue
-			}
-			if p.Kind != "openai" && p.Kind != "anthropic" {
-				bad(f+".kind", "%q: want openai or anthropic", p.Kind)
-			}
-			if u, err := url.Parse(p.URL); err != nil || u.Host == "" {
-				bad(f+".url", "%q: want an http(s) URL", p.URL)
-			}
-			if p.Model == "" {
-				bad(f+".model", "required")
-			}
-			for _, fb := range p.Fallbacks {
-				if _, ok := l.Providers[fb]; !ok {
-					bad(f+".fallbacks", "%q is not one of llm.providers", fb)
-				}
-			}
+	if c.LLM != nil {
+		if err := c.LLM.Validate(); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)

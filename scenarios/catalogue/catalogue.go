@@ -13,6 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpchaos/mcpchaos/proxy/failpoint"
 	"github.com/mcpchaos/mcpchaos/proxy/knobs"
 	"github.com/mcpchaos/mcpchaos/proxy/trace"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
@@ -36,6 +37,9 @@ type Scenario struct {
 	Budget func(knobs.Values) time.Duration
 	// Expect checks what the operation observed; nil means the promise held.
 	Expect func(Observation) error
+	// Needs, if set, says why a target cannot run this scenario ("" if it can).
+	// Such a result is reported as not applicable, by name, never as passed.
+	Needs func(harness.Target) string
 }
 
 // Name is "fault × operation", unique in the catalogue.
@@ -66,6 +70,9 @@ type Result struct {
 	Observation
 	Pass   bool
 	Reason string
+	// NotApplicable says why the target could not run the scenario; such a
+	// result is neither passed nor failed.
+	NotApplicable string
 }
 
 // Judge gives the verdict on one observation.
@@ -93,15 +100,34 @@ func (s Scenario) Judge(kv knobs.Values, o Observation) Result {
 func (s Scenario) Run(ctx context.Context, target harness.Target) Result {
 	o := s.Env
 	o.Target = target
+	if s.Needs != nil {
+		if why := s.Needs(target); why != "" {
+			return Result{Scenario: s, NotApplicable: why}
+		}
+	}
+	if f, ok := s.Fault.(harness.PreStart); ok {
+		o.Failpoints = failpoint.New()
+		f.ArmBefore(o.Failpoints)
+	}
 	env, err := harness.NewEnv(ctx, o)
 	if err != nil {
 		return Result{Scenario: s, Pass: false, Reason: "setup: " + err.Error()}
 	}
 	defer env.Close(context.Background())
-	if err := env.Arm(ctx, s.Fault); err != nil {
-		return Result{Scenario: s, Budget: s.Budget(env.Knobs), Pass: false, Reason: "inject: " + err.Error()}
+	if _, pre := s.Fault.(harness.PreStart); !pre {
+		if err := env.Arm(ctx, s.Fault); err != nil {
+			return Result{Scenario: s, Budget: s.Budget(env.Knobs), Pass: false, Reason: "inject: " + err.Error()}
+		}
 	}
 	return s.Judge(env.Knobs, s.Operation.Do(ctx, env))
+}
+
+// needsKiller: the scenario SIGKILLs the proxy, which needs a process target.
+func needsKiller(t harness.Target) string {
+	if _, ok := t.(harness.Killer); !ok {
+		return "target " + t.Name() + " is not a process that can be SIGKILLed"
+	}
+	return ""
 }
 
 // HasLabel reports whether s carries label l.

@@ -78,6 +78,8 @@ type EnvOptions struct {
 	Strict bool
 	// Dir is the scratch directory; default a new temp dir removed by Close.
 	Dir string
+	// Failpoints armed in the proxy before it starts; default none.
+	Failpoints *failpoint.Set
 }
 
 // Compressed returns knobs with every bound compressed to milliseconds, so
@@ -99,7 +101,10 @@ func Compressed() knobs.Values {
 
 // NewEnv builds and starts an Env. On error everything started is stopped.
 func NewEnv(ctx context.Context, o EnvOptions) (e *Env, err error) {
-	e = &Env{Toxi: NewToxi(), Users: o.Users, Target: o.Target, Dir: o.Dir, Failpoints: failpoint.New()}
+	e = &Env{Toxi: NewToxi(), Users: o.Users, Target: o.Target, Dir: o.Dir, Failpoints: o.Failpoints}
+	if e.Failpoints == nil {
+		e.Failpoints = failpoint.New()
+	}
 	defer func() {
 		if err != nil {
 			_ = e.Close(context.Background())

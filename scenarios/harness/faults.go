@@ -55,6 +55,17 @@ type HandlerPanic struct {
 // address, mid-operation: every in-memory session is lost.
 type ProxyRestart struct{}
 
+// ProxyKill SIGKILLs the proxy under test and starts it again on the same
+// address, mid-operation. Only targets that are processes (Killer) can take it.
+type ProxyKill struct{}
+
+// PreStart is implemented by faults that must be in place before the proxy
+// starts (failpoints reach a proxy in another process through its environment).
+type PreStart interface {
+	Fault
+	ArmBefore(*failpoint.Set)
+}
+
 // Midway is implemented by faults that strike during an operation rather
 // than before it; the operation calls Env.Strike at its chosen moment.
 type Midway interface {
@@ -64,15 +75,31 @@ type Midway interface {
 
 // Compile-time checks that every fault is a Fault.
 var (
-	_ Fault  = None{}
-	_ Fault  = Latency{}
-	_ Fault  = Blackhole{}
-	_ Fault  = LinkDown{}
-	_ Fault  = ToolHang{}
-	_ Fault  = ToolError{}
-	_ Fault  = HandlerPanic{}
-	_ Midway = ProxyRestart{}
+	_ Fault    = None{}
+	_ Fault    = Latency{}
+	_ Fault    = Blackhole{}
+	_ Fault    = LinkDown{}
+	_ Fault    = ToolHang{}
+	_ Fault    = ToolError{}
+	_ Fault    = HandlerPanic{}
+	_ Midway   = ProxyRestart{}
+	_ Midway   = ProxyKill{}
+	_ PreStart = HandlerPanic{}
 )
+
+func (ProxyKill) Name() string   { return "proxy-kill" }
+func (ProxyKill) Params() string { return "SIGKILL, start on the same port" }
+func (ProxyKill) Midway()        {}
+func (ProxyKill) Inject(ctx context.Context, e *Env) error {
+	k, ok := e.Target.(Killer)
+	if !ok {
+		return fmt.Errorf("target %s cannot be killed", e.Target.Name())
+	}
+	return k.KillRestart(ctx)
+}
+
+// ArmBefore arms the failpoint before the proxy starts.
+func (f HandlerPanic) ArmBefore(s *failpoint.Set) { s.Arm(failpoint.ToolCall, f.Tool, failpoint.Panic) }
 
 func (ProxyRestart) Name() string   { return "proxy-restart" }
 func (ProxyRestart) Params() string { return "graceful stop, start on the same port" }

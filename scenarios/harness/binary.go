@@ -1,0 +1,500 @@
+package harness
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/mcpchaos/mcpchaos/proxy/config"
+	"github.com/mcpchaos/mcpchaos/proxy/knobs"
+)
+
+// Killer is implemented by targets that can also stop the proxy abruptly
+// (SIGKILL: no drain, no audit flush) and start it again on the same address.
+// Scenarios use it when the target supports it:
+//
+//	if k, ok := env.Target.(harness.Killer); ok { err = k.KillRestart(ctx) }
+type Killer interface {
+	KillRestart(ctx context.Context) error
+}
+
+// Timing bounds of the binary target.
+const (
+	binaryHealthCap      = 10 * time.Second       // one start, until /healthz answers 200
+	binaryHealthPoll     = 20 * time.Millisecond  // between /healthz probes
+	binaryRebindWindow   = 2 * time.Second        // retrying the same address after a stop
+	binaryRebindPause    = 50 * time.Millisecond  // between those retries
+	binaryFreshPortTries = 5                      // Start: fresh ports tried on bind failure
+	binaryStopSlack      = 5 * time.Second        // on top of ShutdownGrace before SIGKILL
+	binaryReapCap        = 10 * time.Second       // waiting for a SIGKILLed process to be reaped
+	binaryProcLogBytes   = 64 << 10               // stderr kept per process, for errors
+	binaryLogBytes       = 1 << 20                // default Binary.MaxLog
+	failpointsEnv        = "MCPLOCAL_FAILPOINTS"  // read by cmd/mcplocal
+	binaryConfigFile     = "mcplocal-target.yaml" // in the target's temp dir
+)
+
+// Binary runs the proxy under test as a built mcplocal process (see
+// BuildMcplocal): `PATH serve --config FILE --listen ADDR`, with the spec's
+// config written as YAML and its knobs passed as environment variables.
+//
+// The process's stderr (one log line per request, with its trace code) is kept
+// in a bounded buffer, Logs, for failure reports, and copied to Stderr if set.
+//
+// Failpoints: the spec's failpoint set is rendered into MCPLOCAL_FAILPOINTS
+// every time the process starts, so failpoints armed before Start are
+// delivered, and failpoints armed later reach the process only at its next
+// Restart or KillRestart. A running process cannot be re-armed.
+type Binary struct {
+	// Path of the mcplocal executable.
+	Path string
+	// Stderr, if set, also receives the process's stderr and stdout (for
+	// example GinkgoWriter). Write errors are ignored.
+	Stderr io.Writer
+	// Env is appended to the process's environment ("KEY=VALUE"), for
+	// tokenEnv and apiKeyEnv variables the config names.
+	Env []string
+	// MaxLog bounds Logs in bytes; default 1 MiB.
+	MaxLog int
+
+	mu      sync.Mutex
+	spec    Spec
+	dir     string // temp dir holding the config file; "" when stopped
+	cfgPath string
+	addr    string
+	proc    *process
+	logOnce sync.Once
+	log     *tailBuffer
+}
+
+var (
+	_ Target = (*Binary)(nil)
+	_ Killer = (*Binary)(nil)
+)
+
+// process is one run of the executable.
+type process struct {
+	cmd  *exec.Cmd
+	addr string
+	out  *tailBuffer   // this run's output alone
+	done chan struct{} // closed once Wait returned
+	err  error         // Wait's result; read after done
+}
+
+// errAddrInUse marks a start that failed because the address was taken.
+var errAddrInUse = errors.New("address already in use")
+
+// Name implements Target.
+func (b *Binary) Name() string { return "binary:" + b.Path }
+
+// URL implements Target.
+func (b *Binary) URL() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return "http://" + b.addr
+}
+
+// PID is the running process's id, or 0 when none runs.
+func (b *Binary) PID() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.proc == nil {
+		return 0
+	}
+	return b.proc.cmd.Process.Pid
+}
+
+// Logs returns the captured stderr of every run so far (the most recent
+// MaxLog bytes), with a marker line where each run starts and ends.
+func (b *Binary) Logs() string { return b.logs().String() }
+
+func (b *Binary) logs() *tailBuffer {
+	b.logOnce.Do(func() {
+		limit := b.MaxLog
+		if limit <= 0 {
+			limit = binaryLogBytes
+		}
+		b.log = newTailBuffer(limit)
+	})
+	return b.log
+}
+
+// Start implements Target: it serves spec on a free loopback port and returns
+// once GET /healthz answers 200.
+func (b *Binary) Start(ctx context.Context, spec Spec) (err error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.proc != nil {
+		return fmt.Errorf("%s: already started", b.Name())
+	}
+	if spec.Config == nil {
+		return fmt.Errorf("%s: spec has no config", b.Name())
+	}
+	doc, err := config.Marshal(spec.Config)
+	if err != nil {
+		return fmt.Errorf("%s: %w", b.Name(), err)
+	}
+	b.cleanupLocked() // a previous run ended by Kill
+	dir, err := os.MkdirTemp("", "mcpchaos-binary-")
+	if err != nil {
+		return fmt.Errorf("%s: %w", b.Name(), err)
+	}
+	defer func() {
+		if err != nil {
+			b.cleanupLocked()
+		}
+	}()
+	b.dir, b.cfgPath, b.spec = dir, filepath.Join(dir, binaryConfigFile), spec
+	if err := os.WriteFile(b.cfgPath, doc, 0o600); err != nil {
+		return fmt.Errorf("%s: %w", b.Name(), err)
+	}
+	for range binaryFreshPortTries {
+		addr, ferr := freeLoopbackAddr()
+		if ferr != nil {
+			return fmt.Errorf("%s: %w", b.Name(), ferr)
+		}
+		if err = b.spawnLocked(ctx, addr); !errors.Is(err, errAddrInUse) {
+			break
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", b.Name(), err)
+	}
+	b.addr = b.proc.addr
+	return nil
+}
+
+// Restart implements Target: a graceful stop (SIGTERM, then SIGKILL after the
+// shutdown grace knob + 5 s), then a start on the same address with the same
+// config and environment (failpoints re-read). After Kill it only starts.
+func (b *Binary) Restart(ctx context.Context) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.cfgPath == "" {
+		return fmt.Errorf("%s: restart before start", b.Name())
+	}
+	if err := b.stopLocked(ctx, true); err != nil {
+		return fmt.Errorf("%s: restart: %w", b.Name(), err)
+	}
+	return b.respawnLocked(ctx)
+}
+
+// Kill implements an abrupt stop: SIGKILL, then wait until the process is
+// reaped. The target keeps its address and config: Restart starts it again,
+// Stop cleans up.
+func (b *Binary) Kill(ctx context.Context) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err := b.stopLocked(ctx, false); err != nil {
+		return fmt.Errorf("%s: kill: %w", b.Name(), err)
+	}
+	return nil
+}
+
+// KillRestart implements Killer: Kill, then start again on the same address.
+func (b *Binary) KillRestart(ctx context.Context) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.cfgPath == "" {
+		return fmt.Errorf("%s: kill-restart before start", b.Name())
+	}
+	if err := b.stopLocked(ctx, false); err != nil {
+		return fmt.Errorf("%s: kill-restart: %w", b.Name(), err)
+	}
+	return b.respawnLocked(ctx)
+}
+
+// Stop implements Target: a graceful stop, then the temp dir is removed. It
+// reports a process that had already exited on its own, or did not stop
+// within its grace and had to be killed. Stop may be called more than once;
+// no process or goroutine of the target outlives it.
+func (b *Binary) Stop(ctx context.Context) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	err := b.stopLocked(ctx, true)
+	b.cleanupLocked()
+	if err != nil {
+		return fmt.Errorf("%s: stop: %w", b.Name(), err)
+	}
+	return nil
+}
+
+func (b *Binary) cleanupLocked() {
+	if b.dir != "" {
+		_ = os.RemoveAll(b.dir)
+	}
+	b.dir, b.cfgPath = "", ""
+}
+
+// respawnLocked starts the process on b.addr again, retrying while the
+// address is still taken, for up to binaryRebindWindow.
+func (b *Binary) respawnLocked(ctx context.Context) error {
+	deadline := time.Now().Add(binaryRebindWindow)
+	for {
+		err := b.spawnLocked(ctx, b.addr)
+		if !errors.Is(err, errAddrInUse) || time.Now().After(deadline) {
+			if err != nil {
+				return fmt.Errorf("%s: start on %s: %w", b.Name(), b.addr, err)
+			}
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s: start on %s: %w (last: %v)", b.Name(), b.addr, ctx.Err(), err)
+		case <-time.After(binaryRebindPause):
+		}
+	}
+}
+
+// spawnLocked starts one process on addr and waits until it is healthy. On
+// failure no process is left; an error wrapping errAddrInUse means the
+// address was taken.
+func (b *Binary) spawnLocked(ctx context.Context, addr string) error {
+	p := &process{addr: addr, out: newTailBuffer(binaryProcLogBytes), done: make(chan struct{})}
+	w := io.MultiWriter(p.out, b.logs(), ignoreErrors{b.Stderr})
+	p.cmd = exec.Command(b.Path, "serve", "--config", b.cfgPath, "--listen", addr)
+	p.cmd.Env = b.environLocked()
+	p.cmd.Stdout, p.cmd.Stderr = w, w
+	p.cmd.WaitDelay = 2 * time.Second // a leaked pipe holder cannot block Wait
+	p.cmd.SysProcAttr = dieWithParent()
+	fmt.Fprintf(b.logs(), "--- mcpchaos: starting %s on %s ---\n", b.Path, addr)
+	if err := p.cmd.Start(); err != nil {
+		return err
+	}
+	go func() {
+		p.err = p.cmd.Wait()
+		fmt.Fprintf(b.logs(), "--- mcpchaos: pid %d ended: %v ---\n", p.cmd.Process.Pid, exitText(p.err))
+		close(p.done)
+	}()
+	if err := waitHealthy(ctx, p); err != nil {
+		return errors.Join(err, p.kill())
+	}
+	b.proc = p
+	return nil
+}
+
+// stopLocked ends the running process, if any: SIGTERM and a bounded wait
+// (graceful), or SIGKILL. A process that exited by itself, a graceful stop
+// that failed or had to be forced, and a cancelled ctx are errors; the
+// process is gone in every case.
+func (b *Binary) stopLocked(ctx context.Context, graceful bool) error {
+	p := b.proc
+	if p == nil {
+		return nil
+	}
+	b.proc = nil
+	select {
+	case <-p.done:
+		return fmt.Errorf("pid %d had exited on its own: %s\n%s", p.cmd.Process.Pid, exitText(p.err), p.out)
+	default:
+	}
+	if !graceful {
+		return p.kill()
+	}
+	grace := b.spec.Knobs.ShutdownGrace
+	if grace <= 0 {
+		grace, _ = knobs.Defaults().Get("MCPCTL_SHUTDOWN_GRACE_MS")
+	}
+	grace += binaryStopSlack
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		return errors.Join(fmt.Errorf("SIGTERM: %w", err), p.kill())
+	}
+	timer := time.NewTimer(grace)
+	defer timer.Stop()
+	select {
+	case <-p.done:
+		if p.err != nil {
+			return fmt.Errorf("pid %d: graceful stop: %s\n%s", p.cmd.Process.Pid, exitText(p.err), p.out)
+		}
+		return nil
+	case <-timer.C:
+		return errors.Join(fmt.Errorf("pid %d did not stop within %v of SIGTERM; killed\n%s", p.cmd.Process.Pid, grace, p.out), p.kill())
+	case <-ctx.Done():
+		return errors.Join(fmt.Errorf("pid %d: graceful stop: %w; killed", p.cmd.Process.Pid, ctx.Err()), p.kill())
+	}
+}
+
+// kill sends SIGKILL and waits for the process to be reaped.
+func (p *process) kill() error {
+	if err := p.cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return fmt.Errorf("SIGKILL pid %d: %w", p.cmd.Process.Pid, err)
+	}
+	select {
+	case <-p.done:
+		return nil
+	case <-time.After(binaryReapCap):
+		return fmt.Errorf("pid %d not reaped %v after SIGKILL", p.cmd.Process.Pid, binaryReapCap)
+	}
+}
+
+// environLocked is the process's environment: this process's, without any
+// knob or failpoint variable, plus every knob of the spec in milliseconds,
+// the spec's failpoints, and b.Env.
+func (b *Binary) environLocked() []string {
+	ours := map[string]bool{failpointsEnv: true}
+	for _, k := range knobs.Table {
+		ours[k.Env] = true
+	}
+	var env []string
+	for _, kv := range os.Environ() {
+		if k, _, _ := strings.Cut(kv, "="); !ours[k] {
+			env = append(env, kv)
+		}
+	}
+	for _, k := range knobs.Table {
+		// A zero knob (a Spec without knobs) leaves the proxy's default.
+		if d, _ := b.spec.Knobs.Get(k.Env); d > 0 {
+			ms := (d + time.Millisecond - 1) / time.Millisecond // round up: never 0
+			env = append(env, k.Env+"="+strconv.FormatInt(int64(ms), 10))
+		}
+	}
+	if fp := b.spec.Failpoints.String(); fp != "" { // nil-safe
+		env = append(env, failpointsEnv+"="+fp)
+	}
+	return append(env, b.Env...)
+}
+
+// waitHealthy polls GET /healthz every binaryHealthPoll until it answers 200
+// while the process still runs, bounded by ctx and binaryHealthCap.
+func waitHealthy(ctx context.Context, p *process) error {
+	ctx, cancel := context.WithTimeout(ctx, binaryHealthCap)
+	defer cancel()
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: time.Second}
+	url := "http://" + p.addr + "/healthz"
+	tick := time.NewTicker(binaryHealthPoll)
+	defer tick.Stop()
+	for {
+		if healthz(ctx, client, url) {
+			select {
+			case <-p.done: // something else answered on the address
+			default:
+				return nil
+			}
+		}
+		select {
+		case <-p.done:
+			err := fmt.Errorf("pid %d exited before /healthz answered: %s\n%s", p.cmd.Process.Pid, exitText(p.err), p.out)
+			if strings.Contains(p.out.String(), "address already in use") {
+				err = fmt.Errorf("%w: %w", errAddrInUse, err)
+			}
+			return err
+		case <-ctx.Done():
+			return fmt.Errorf("pid %d: /healthz did not answer 200: %w\n%s", p.cmd.Process.Pid, ctx.Err(), p.out)
+		case <-tick.C:
+		}
+	}
+}
+
+func healthz(ctx context.Context, c *http.Client, url string) bool {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return false
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return false
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	_ = resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}
+
+// freeLoopbackAddr asks the kernel for a free loopback port and releases it
+// for the process to bind (which may race with another binder: Start retries).
+func freeLoopbackAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	addr := ln.Addr().String()
+	return addr, ln.Close()
+}
+
+func exitText(err error) string {
+	if err == nil {
+		return "exit status 0"
+	}
+	return err.Error()
+}
+
+// BuildMcplocal builds cmd/mcplocal into dir/mcplocal and returns its path.
+// It runs `go build` in the current directory, which must be inside the
+// module (a test's package directory is); flags are extra build flags, such
+// as "-race".
+func BuildMcplocal(ctx context.Context, dir string, flags ...string) (string, error) {
+	path := filepath.Join(dir, "mcplocal")
+	args := append([]string{"build", "-o", path}, flags...)
+	args = append(args, "github.com/mcpchaos/mcpchaos/cmd/mcplocal")
+	cmd := exec.CommandContext(ctx, "go", args...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("go %s: %w\n%s", strings.Join(args, " "), err, out.String())
+	}
+	return path, nil
+}
+
+// ignoreErrors writes to w, if any, and never fails: a broken report writer
+// must not stall the process whose output it copies.
+type ignoreErrors struct{ w io.Writer }
+
+func (e ignoreErrors) Write(p []byte) (int, error) {
+	if e.w != nil {
+		_, _ = e.w.Write(p)
+	}
+	return len(p), nil
+}
+
+// tailBuffer keeps the last limit bytes written to it. It is safe for
+// concurrent use and never fails a write.
+type tailBuffer struct {
+	mu      sync.Mutex
+	limit   int
+	buf     []byte
+	dropped int64
+}
+
+func newTailBuffer(limit int) *tailBuffer { return &tailBuffer{limit: limit} }
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > 2*t.limit { // trim in batches: amortised O(1) per byte
+		cut := len(t.buf) - t.limit
+		t.dropped += int64(cut)
+		t.buf = t.buf[:copy(t.buf, t.buf[cut:])]
+	}
+	return len(p), nil
+}
+
+// String is the kept tail, starting at a line boundary, with a note of how
+// much was dropped before it.
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	b, dropped := t.buf, t.dropped
+	if len(b) > t.limit {
+		dropped += int64(len(b) - t.limit)
+		b = b[len(b)-t.limit:]
+	}
+	if dropped == 0 {
+		return string(b)
+	}
+	if i := bytes.IndexByte(b, '\n'); i >= 0 {
+		dropped += int64(i + 1)
+		b = b[i+1:]
+	}
+	return fmt.Sprintf("[... %d earlier bytes dropped]\n%s", dropped, b)
+}
