@@ -15,16 +15,19 @@ import (
 )
 
 // mcplocalPath is the mcplocal binary built once for the whole suite.
-var mcplocalPath string
+var mcplocalPath, mcpctlPath string
 
 var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
 	dir, err := os.MkdirTemp("", "mcpchaos-bin-")
 	Expect(err).NotTo(HaveOccurred())
 	path, err := harness.BuildMcplocal(ctx, dir)
 	Expect(err).NotTo(HaveOccurred())
+	_, err = harness.BuildCommand(ctx, dir, "mcpctl")
+	Expect(err).NotTo(HaveOccurred())
 	return []byte(path)
 }, func(path []byte) {
 	mcplocalPath = string(path)
+	mcpctlPath = filepath.Join(filepath.Dir(mcplocalPath), "mcpctl")
 }, NodeTimeout(5*time.Minute))
 
 var _ = SynchronizedAfterSuite(func() {}, func() {
@@ -64,4 +67,3 @@ var _ = Describe("The fault catalogue", Label("catalogue"), func() {
 		})
 	}
 })
-

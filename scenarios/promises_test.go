@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"os/exec"
 	"strings"
 	"sync"
 	"time"
@@ -158,11 +159,11 @@ var _ = Describe("Trace codes and the audit trail", Label("trace", "audit"), fun
 			Expect(trace.Valid(codes[i])).To(BeTrue())
 			rows, err := env.Audit(ctx, codes[i])
 			Expect(err).NotTo(HaveOccurred())
-			Expect(rows).To(ContainElement(And(HaveField("Kind", audit.KindToolCallTrace), HaveField("Tool", tool))))
+			Expect(rows).To(ContainElement(And(HaveField("Kind", audit.KindToolCallTrace), HaveField("Tool", "docmost_"+tool))))
 			Expect(rows).To(ContainElement(And(HaveField("Kind", audit.KindUpstreamCall), HaveField("Tool", tool))))
 			for _, r := range rows {
 				Expect(r.CorrelationID).To(Equal(codes[i]), "row %s of %s carries its own request's code", r.Kind, tool)
-				Expect(r.Tool).To(Equal(tool), "no row of one request names the other's tool")
+				Expect(r.Tool).To(HaveSuffix(tool), "no row of one request names the other's tool")
 				Expect(r.User).To(Equal("alice"))
 			}
 		}
@@ -193,6 +194,23 @@ var _ = Describe("Trace codes and the audit trail", Label("trace", "audit"), fun
 		Expect(up.ParentID).To(Equal(root.SpanID), "the upstream call nests under the tool call")
 		Expect(up.Duration).To(BeNumerically("<=", root.Duration))
 		Expect(root.SessionID).To(Equal(cs.ID()))
+	})
+
+	It("renders a request's waterfall with mcpctl trace", func(ctx SpecContext) {
+		env := newWorld(harness.EnvOptions{})
+		env.Docmost.Set("search", upstream.Behavior{Kind: upstream.Slow, Delay: 50 * time.Millisecond})
+		cs, err := harness.SDKClient(ctx, env.ProjectURL(), "")
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(cs.Close)
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "docmost_search", Arguments: map[string]any{"query": "a"}})
+		Expect(err).NotTo(HaveOccurred())
+		code := res.Meta[trace.MetaKey].(string)
+		out, err := exec.CommandContext(ctx, mcpctlPath, "trace", strings.ToLower(code), "--url", env.Target.URL()).CombinedOutput()
+		Expect(err).NotTo(HaveOccurred(), "%s", out)
+		Expect(string(out)).To(ContainSubstring("trace " + code))
+		Expect(string(out)).To(MatchRegexp(`(?m)^tool_call_trace\s+docmost_search\s+ok`))
+		Expect(string(out)).To(MatchRegexp(`(?m)^  upstream_call\s+search\s+ok`), "the upstream call nests under the tool call")
+		Expect(string(out)).To(ContainSubstring("slowest: upstream_call"))
 	})
 
 	It("writes a timed-out call's row with its outcome", func(ctx SpecContext) {

@@ -308,7 +308,7 @@ func (p *Project) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 		return errorResult(fmt.Sprintf("unknown tool %q in project %s; call tools/list for the tools it has [trace %s]", req.Params.Name, p.Name, code)), nil
 	}
 	c.mu.Lock()
-	c.server, c.tool = conn.Name, tool
+	c.server, c.tool = conn.Name, req.Params.Name // the row names the tool as the client called it
 	c.mu.Unlock()
 
 	res, err := p.upstreamCall(ctx, conn, tool, req)

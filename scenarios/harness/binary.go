@@ -433,9 +433,14 @@ func exitText(err error) string {
 // module (a test's package directory is); flags are extra build flags, such
 // as "-race".
 func BuildMcplocal(ctx context.Context, dir string, flags ...string) (string, error) {
-	path := filepath.Join(dir, "mcplocal")
+	return BuildCommand(ctx, dir, "mcplocal", flags...)
+}
+
+// BuildCommand builds cmd/NAME of this module into dir/NAME and returns its path.
+func BuildCommand(ctx context.Context, dir, name string, flags ...string) (string, error) {
+	path := filepath.Join(dir, name)
 	args := append([]string{"build", "-o", path}, flags...)
-	args = append(args, "github.com/mcpchaos/mcpchaos/cmd/mcplocal")
+	args = append(args, "github.com/mcpchaos/mcpchaos/cmd/"+name)
 	cmd := exec.CommandContext(ctx, "go", args...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
