@@ -6,18 +6,35 @@ import (
 	"fmt"
 	"io"
 
+	fakellm "github.com/mcpchaos/mcpchaos/fakes/llm"
 	"github.com/mcpchaos/mcpchaos/fakes/upstream"
 )
 
+const fakeUsage = `usage:
+  mcpchaos fake upstream docmost [--listen ADDR]
+        a docmost-like MCP server at http://ADDR/mcp (tools: search, update_page);
+        switch a tool's behaviour with PUT /_fake/tools/{tool} {"kind":"hang|slow|error|ok"}
+  mcpchaos fake llm --provider anthropic|openai [--listen ADDR] [--default STEP]
+        a fake LLM serving the provider's own paths (/v1/messages or
+        /v1/chat/completions, /v1/models); drive it over /_fake/ (see fakes/llm)
+`
+
 func runFake(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) < 2 || args[0] != "upstream" || args[1] != "docmost" {
-		fmt.Fprint(stderr, "usage: mcpchaos fake upstream docmost [--listen ADDR]\n")
-		return exitError(2)
+	switch {
+	case len(args) >= 2 && args[0] == "upstream" && args[1] == "docmost":
+		return fakeUpstream(ctx, args[2:], stdout, stderr)
+	case len(args) >= 1 && args[0] == "llm":
+		return fakeLLM(ctx, args[1:], stdout, stderr)
 	}
+	fmt.Fprint(stderr, fakeUsage)
+	return exitError(2)
+}
+
+func fakeUpstream(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("fake upstream docmost", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	listen := fs.String("listen", "127.0.0.1:0", "address to listen on")
-	if err := fs.Parse(args[2:]); err != nil {
+	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	s, err := upstream.NewDocmost(upstream.Options{Addr: *listen})
@@ -27,4 +44,27 @@ func runFake(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fmt.Fprintf(stdout, "fake upstream docmost serving MCP at %s\n", s.URL())
 	<-ctx.Done()
 	return s.Close()
+}
+
+func fakeLLM(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("fake llm", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	provider := fs.String("provider", "", "wire format: anthropic or openai (required)")
+	listen := fs.String("listen", "127.0.0.1:0", "address to listen on")
+	def := fs.String("default", "ok", "behaviour for every model, e.g. ok, hang_before_headers, slow:2s, not_found")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	p := fakellm.Provider(*provider)
+	if p != fakellm.Anthropic && p != fakellm.OpenAI {
+		fmt.Fprint(stderr, fakeUsage)
+		return fmt.Errorf("--provider %q: want anthropic or openai", *provider)
+	}
+	step, err := fakellm.ParseStep(*def)
+	if err != nil {
+		return fmt.Errorf("--default: %w", err)
+	}
+	return fakellm.Serve(ctx, fakellm.Options{Provider: p, Addr: *listen, Default: step}, func(s *fakellm.Server) {
+		fmt.Fprintf(stdout, "fake llm (%s) serving at %s\n", p, s.BaseURL())
+	})
 }

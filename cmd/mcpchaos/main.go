@@ -43,7 +43,9 @@ Usage:
         run the fault catalogue and print one row per scenario. Exit 1 if
         any scenario breaks its promise.
   mcpchaos fake upstream docmost [--listen ADDR]
-        Serve the docmost-like fake MCP server at http://ADDR/mcp.
+  mcpchaos fake llm --provider anthropic|openai [--listen ADDR] [--default STEP]
+        Serve one fake on its own, for foreign proxies and manual runs;
+        prints the address when ready.
 
 Run 'mcpchaos COMMAND --help' for a command's flags.
 `
