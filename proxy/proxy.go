@@ -31,8 +31,10 @@ import (
 	"github.com/mcpchaos/mcpchaos/proxy/entry"
 	"github.com/mcpchaos/mcpchaos/proxy/failpoint"
 	"github.com/mcpchaos/mcpchaos/proxy/knobs"
+	"github.com/mcpchaos/mcpchaos/proxy/llm"
 	"github.com/mcpchaos/mcpchaos/proxy/project"
 	"github.com/mcpchaos/mcpchaos/proxy/session"
+	"github.com/mcpchaos/mcpchaos/proxy/stage"
 	"github.com/mcpchaos/mcpchaos/proxy/trace"
 )
 
@@ -58,6 +60,7 @@ type Proxy struct {
 	sessions *session.Table
 	projects map[string]*project.Project
 	handler  http.Handler
+	llm      *llm.Adapter // nil: no LLM configured
 
 	mu     sync.Mutex
 	srv    *http.Server
@@ -108,13 +111,31 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Proxy, error) {
 			o.Logger.Warn("user has no token; it cannot authenticate", "user", name, "tokenEnv", u.TokenEnv)
 		}
 	}
+	if cfg.LLM != nil {
+		a, err := llm.New(*cfg.LLM, kv, llm.WithGetenv(o.Getenv))
+		if err != nil {
+			_ = p.Close(ctx)
+			return nil, err
+		}
+		p.llm = a
+	}
+	cache := stage.NewCache(stage.CacheEntries)
 	routes := map[string]entry.Project{}
 	for name, pc := range cfg.Projects {
 		servers := map[string]string{}
 		for sn, s := range pc.Servers {
 			servers[sn] = s.URL
 		}
-		pr := project.New(name, project.Options{Servers: servers, Sessions: p.sessions, Audit: p.rec, Knobs: kv, Logger: o.Logger, Failpoints: o.Failpoints})
+		pages := stage.NewPages()
+		pipe, err := stage.NewPipeline(pc.Pipeline, &stage.Shared{LLM: p.llm, Knobs: kv, Cache: cache, Pages: pages, Audit: p.rec})
+		if err != nil {
+			_ = p.Close(ctx)
+			return nil, fmt.Errorf("projects.%s.%w", name, err)
+		}
+		pr := project.New(name, project.Options{
+			Servers: servers, Sessions: p.sessions, Audit: p.rec, Knobs: kv, Logger: o.Logger,
+			Failpoints: o.Failpoints, Pipeline: pipe, Pages: pages,
+		})
 		p.projects[name] = pr
 		routes[name] = entry.Project{P: pr, RequireAuth: cfg.AuthRequired(pc)}
 	}
@@ -198,6 +219,9 @@ func (p *Proxy) Close(ctx context.Context) error {
 	}
 	for _, pr := range p.projects {
 		pr.Close()
+	}
+	if p.llm != nil {
+		p.llm.Close()
 	}
 	if p.rec != nil {
 		if err := p.rec.Close(ctx); err != nil {

@@ -23,6 +23,7 @@ import (
 	"github.com/mcpchaos/mcpchaos/proxy/failpoint"
 	"github.com/mcpchaos/mcpchaos/proxy/knobs"
 	"github.com/mcpchaos/mcpchaos/proxy/session"
+	"github.com/mcpchaos/mcpchaos/proxy/stage"
 	"github.com/mcpchaos/mcpchaos/proxy/trace"
 	"github.com/mcpchaos/mcpchaos/proxy/upstream"
 )
@@ -52,6 +53,8 @@ type Project struct {
 	logger   *slog.Logger
 	server   *mcp.Server
 	fail     *failpoint.Set
+	pipeline *stage.Pipeline
+	pages    *stage.Pages
 
 	mu      sync.Mutex
 	adopted map[string]*mcp.Server // session id -> the server minting it
@@ -66,6 +69,10 @@ type Options struct {
 	Logger   *slog.Logger
 	// Failpoints lets the chaos harness make handlers misbehave; nil in production.
 	Failpoints *failpoint.Set
+	// Pipeline post-processes tool results; nil or empty: results pass through.
+	Pipeline *stage.Pipeline
+	// Pages holds paginated results for the get_page tool.
+	Pages *stage.Pages
 }
 
 // New builds a project; upstreams connect on first use.
@@ -78,6 +85,8 @@ func New(name string, o Options) *Project {
 		knobs:    o.Knobs,
 		logger:   o.Logger.With("project", name),
 		fail:     o.Failpoints,
+		pipeline: o.Pipeline,
+		pages:    o.Pages,
 		adopted:  map[string]*mcp.Server{},
 	}
 	for sn, u := range o.Servers {
@@ -281,6 +290,9 @@ func (p *Project) listTools(ctx context.Context) (*mcp.ListToolsResult, error) {
 	if len(out) == 0 && len(failed) > 0 {
 		return nil, fmt.Errorf("no upstream server of project %s answered tools/list: %s", p.Name, strings.Join(failed, "; "))
 	}
+	for _, pt := range p.proxyTools() {
+		out = append(out, pt.tool)
+	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return &mcp.ListToolsResult{Tools: out}, nil
 }
@@ -303,6 +315,12 @@ func (p *Project) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 	c := callFrom(ctx)
 	code := trace.From(ctx)
 	p.fail.Eval(ctx, failpoint.ToolCall, req.Params.Name)
+	if pt, ok := p.proxyTool(req.Params.Name); ok {
+		c.mu.Lock()
+		c.tool = req.Params.Name
+		c.mu.Unlock()
+		return pt.call(ctx, req), nil
+	}
 	conn, tool, ok := p.route(req.Params.Name)
 	if !ok {
 		return errorResult(fmt.Sprintf("unknown tool %q in project %s; call tools/list for the tools it has [trace %s]", req.Params.Name, p.Name, code)), nil
@@ -314,6 +332,8 @@ func (p *Project) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 	res, err := p.upstreamCall(ctx, conn, tool, req)
 	if err != nil {
 		res = errorResult(fmt.Sprintf("%v; retry, and if it keeps failing the upstream %s may be down [trace %s]", err, conn.Name, code))
+	} else if !res.IsError && !p.pipeline.Empty() {
+		res = p.postProcess(ctx, c, res)
 	}
 	if why, owed := p.sessions.TakeNotice(c.session); owed {
 		n := fmt.Sprintf("⚠ Session state unavailable (%s). The proxy recreated this session under the same id; call begin_session again to restore session state. [trace %s]", why, code)
@@ -321,6 +341,32 @@ func (p *Project) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 		c.degrade("session state unavailable: " + why)
 	}
 	return res, nil
+}
+
+// postProcess runs the pipeline over a result made only of text, and puts a
+// ⚠ notice in front for every degradation.
+func (p *Project) postProcess(ctx context.Context, c *call, res *mcp.CallToolResult) *mcp.CallToolResult {
+	var text strings.Builder
+	for _, ct := range res.Content {
+		t, ok := ct.(*mcp.TextContent)
+		if !ok {
+			return res // images, resources: the stages only know text
+		}
+		text.WriteString(t.Text)
+	}
+	c.mu.Lock()
+	row := audit.Row{SessionID: c.session, User: c.user, Project: p.Name, Server: c.server, Tool: c.tool}
+	c.mu.Unlock()
+	out, degs := p.pipeline.Run(ctx, row, text.String())
+	content := make([]mcp.Content, 0, len(degs)+1)
+	for _, d := range degs {
+		content = append(content, &mcp.TextContent{Text: d.Notice(trace.From(ctx))})
+		c.degrade(d.AuditReason())
+	}
+	content = append(content, &mcp.TextContent{Text: out})
+	cp := *res
+	cp.Content = content
+	return &cp
 }
 
 // upstreamCall forwards one tools/call and writes its upstream_call row.

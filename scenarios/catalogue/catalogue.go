@@ -13,6 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpchaos/mcpchaos/proxy/audit"
 	"github.com/mcpchaos/mcpchaos/proxy/failpoint"
 	"github.com/mcpchaos/mcpchaos/proxy/knobs"
 	"github.com/mcpchaos/mcpchaos/proxy/trace"
@@ -42,8 +43,19 @@ type Scenario struct {
 	Needs func(harness.Target) string
 }
 
-// Name is "fault × operation", unique in the catalogue.
-func (s Scenario) Name() string { return s.Fault.Name() + " × " + s.Operation.Name }
+// Name is "fault × operation", plus the pipeline when there is one; unique
+// in the catalogue.
+func (s Scenario) Name() string {
+	n := s.Fault.Name() + " × " + s.Operation.Name
+	if len(s.Env.Pipeline) > 0 {
+		var stages []string
+		for _, st := range s.Env.Pipeline {
+			stages = append(stages, st.Name)
+		}
+		n += " via " + strings.Join(stages, ", ")
+	}
+	return n
+}
 
 // Operation is what a client does while the fault is in place.
 type Operation struct {
@@ -58,6 +70,8 @@ type Observation struct {
 	IsError bool          // a tools/call answered with isError: true
 	Text    string        // the answer's text content
 	Err     error         // a protocol or transport failure: the request was not answered well
+	// Rows are the audit rows of the answer's trace code, for operations that fetch them.
+	Rows []audit.Row
 	// Broken lists promises a multi-step operation saw broken (a missing
 	// notice, a leaked session); empty when all held.
 	Broken []string

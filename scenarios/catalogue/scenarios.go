@@ -3,7 +3,10 @@ package catalogue
 import (
 	"errors"
 	"fmt"
+	"time"
 
+	fakellm "github.com/mcpchaos/mcpchaos/fakes/llm"
+	"github.com/mcpchaos/mcpchaos/proxy/knobs"
 	"github.com/mcpchaos/mcpchaos/proxy/trace"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
 )
@@ -50,6 +53,35 @@ func All() []Scenario {
 		Scenario{Fault: harness.None{}, Operation: DeleteEmptyJSON, Promise: "3 DELETE closes, 2 deleted id not adopted",
 			Labels: []string{"sessions", "delete"}, Env: users, Budget: requestDeadline, Expect: sessionAnswered},
 	)
+	// Promise 4: LLM-optional pagination is bounded, falls back to numbered
+	// pages and says so, whatever the LLM does; small results are untouched.
+	out = append(out, Scenario{Fault: harness.None{}, Operation: PaginatedSearch, Promise: "4 smart titles when the LLM answers",
+		Labels: []string{"stages", "paginate"}, Env: paginateEnv(true), Budget: paginationBudget, Expect: smartTitles})
+	out = append(out, Scenario{Fault: harness.NoLLM{}, Operation: PaginatedSearch, Promise: "4 no LLM is a choice, not a degradation",
+		Labels: []string{"stages", "paginate", "no-llm"}, Env: paginateEnv(false), Budget: paginationBudget, Expect: numberedQuietly})
+	for _, f := range llmFaults() {
+		out = append(out, Scenario{Fault: f, Operation: PaginatedSearch, Promise: "4 bounded, falls back, says so",
+			Labels: []string{"stages", "paginate", "llm"}, Env: paginateEnv(true), Budget: paginationBudget, Expect: degradedTitles})
+	}
+	out = append(out, Scenario{Fault: harness.LLMFault{Step: fakellm.Step{Kind: fakellm.HangBeforeHeaders}}, Operation: SmallCallStaged,
+		Promise: "4 small results untouched", Labels: []string{"stages", "paginate", "llm"}, Env: paginateEnv(true),
+		Budget: func(knobs.Values) time.Duration { return 0 }, Expect: untouched})
+	out = append(out, Scenario{Fault: harness.LLMFault{Step: fakellm.Step{Kind: fakellm.Slow, Delay: 200 * time.Millisecond}},
+		Operation: PaginatedSearch, Promise: "5 one budget spans the stage's recursion",
+		Labels: []string{"stages", "summarize", "llm"}, Env: summarizeEnv(), Budget: stageBudget, Expect: excerptsForTheRest})
+	return out
+}
+
+// llmFaults are the fake LLM behaviours every LLM-optional operation must
+// survive: each ends in numbered pages within the pagination timeout.
+func llmFaults() []harness.Fault {
+	var out []harness.Fault
+	for _, k := range []fakellm.Kind{fakellm.HangBeforeHeaders, fakellm.HangAfterHeaders, fakellm.NotFound,
+		fakellm.ServerError, fakellm.Overloaded, fakellm.StallMidStream, fakellm.Empty, fakellm.Malformed, fakellm.Reset} {
+		out = append(out, harness.LLMFault{Step: fakellm.Step{Kind: k}})
+	}
+	// Slower than the pagination timeout: the answer would come too late.
+	out = append(out, harness.LLMFault{Step: fakellm.Step{Kind: fakellm.Slow, Delay: 5 * time.Second}})
 	return out
 }
 

@@ -10,11 +10,13 @@ import (
 	"path/filepath"
 	"time"
 
+	fakellm "github.com/mcpchaos/mcpchaos/fakes/llm"
 	"github.com/mcpchaos/mcpchaos/fakes/upstream"
 	"github.com/mcpchaos/mcpchaos/proxy/audit"
 	"github.com/mcpchaos/mcpchaos/proxy/config"
 	"github.com/mcpchaos/mcpchaos/proxy/failpoint"
 	"github.com/mcpchaos/mcpchaos/proxy/knobs"
+	"github.com/mcpchaos/mcpchaos/proxy/llm"
 )
 
 // Project is the project every scenario talks to.
@@ -34,6 +36,11 @@ type Env struct {
 	Users map[string]string
 	// Failpoints armed in the proxy under test (in-process and binary targets).
 	Failpoints *failpoint.Set
+	// LLM is the primary fake LLM (OpenAI wire format, model PrimaryModel)
+	// behind LLMLink; Fallback the Anthropic fake after it. Nil unless asked for.
+	LLM      *fakellm.Server
+	LLMLink  *Link
+	Fallback *fakellm.Server
 	// pending is a Midway fault waiting for the operation to call Strike.
 	pending Fault
 }
@@ -80,7 +87,24 @@ type EnvOptions struct {
 	Dir string
 	// Failpoints armed in the proxy before it starts; default none.
 	Failpoints *failpoint.Set
+	// LLM starts a fake LLM as the proxy's primary provider; Fallback adds a
+	// second (Anthropic) after it. Without LLM the proxy has no LLM configured.
+	LLM, Fallback bool
+	// LLMDefault is how the fake LLMs answer until a fault says otherwise;
+	// the zero Step is ok with fakellm.Reply's text.
+	LLMDefault fakellm.Step
+	// Pipeline is the project's stage list.
+	Pipeline []config.Stage
+	// Gate enables begin_session gating with Prompts.
+	Gate    bool
+	Prompts []config.Prompt
 }
+
+// The fake LLMs' model names, as the proxy's config names them.
+const (
+	PrimaryModel  = "qwen3-32b"
+	FallbackModel = "claude-sonnet-4-5"
+)
 
 // Compressed returns knobs with every bound compressed to milliseconds, so
 // scenarios that wait out a budget take well under a second or two.
@@ -128,6 +152,19 @@ func NewEnv(ctx context.Context, o EnvOptions) (e *Env, err error) {
 	if e.DocmostLink, err = e.Toxi.Link("docmost", e.Docmost.Addr()); err != nil {
 		return e, err
 	}
+	if o.LLM {
+		if e.LLM, err = fakellm.New(fakellm.Options{Provider: fakellm.OpenAI, Default: o.LLMDefault}); err != nil {
+			return e, err
+		}
+		if e.LLMLink, err = e.Toxi.Link("llm", e.LLM.Addr()); err != nil {
+			return e, err
+		}
+	}
+	if o.Fallback {
+		if e.Fallback, err = fakellm.New(fakellm.Options{Provider: fakellm.Anthropic, Default: o.LLMDefault}); err != nil {
+			return e, err
+		}
+	}
 	e.Config = &config.Config{
 		Listen:   "127.0.0.1:0",
 		Audit:    "sqlite:" + filepath.Join(e.Dir, "audit.db"),
@@ -135,6 +172,19 @@ func NewEnv(ctx context.Context, o EnvOptions) (e *Env, err error) {
 		Projects: map[string]*config.Project{
 			Project: {Servers: map[string]*config.Server{"docmost": {URL: "http://" + e.DocmostLink.Addr() + "/mcp"}}},
 		},
+	}
+	pc := e.Config.Projects[Project]
+	pc.Pipeline, pc.Gate.Enabled, pc.Prompts = o.Pipeline, o.Gate, o.Prompts
+	if e.LLM != nil {
+		e.Config.LLM = &llm.Config{Primary: "vllm-current", Providers: map[string]llm.ProviderConfig{
+			"vllm-current": {Kind: llm.KindOpenAI, URL: "http://" + e.LLMLink.Addr() + "/v1", Model: PrimaryModel},
+		}}
+		if e.Fallback != nil {
+			p := e.Config.LLM.Providers["vllm-current"]
+			p.Fallbacks = []string{"anthropic-fallback"}
+			e.Config.LLM.Providers["vllm-current"] = p
+			e.Config.LLM.Providers["anthropic-fallback"] = llm.ProviderConfig{Kind: llm.KindAnthropic, URL: e.Fallback.URL(), Model: FallbackModel}
+		}
 	}
 	if len(o.Users) > 0 {
 		e.Config.Users = map[string]config.User{}
@@ -202,6 +252,11 @@ func (e *Env) Close(ctx context.Context) error {
 	}
 	if e.Docmost != nil {
 		errs = append(errs, e.Docmost.Close())
+	}
+	for _, f := range []*fakellm.Server{e.LLM, e.Fallback} {
+		if f != nil {
+			errs = append(errs, f.Close())
+		}
 	}
 	if e.Dir != "" {
 		errs = append(errs, os.RemoveAll(e.Dir))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	fakellm "github.com/mcpchaos/mcpchaos/fakes/llm"
 	"github.com/mcpchaos/mcpchaos/fakes/upstream"
 	"github.com/mcpchaos/mcpchaos/proxy/failpoint"
 )
@@ -142,3 +143,30 @@ func (f HandlerPanic) Inject(_ context.Context, e *Env) error {
 	e.Failpoints.Arm(failpoint.ToolCall, f.Tool, failpoint.Panic)
 	return nil
 }
+
+// LLMFault switches the primary fake LLM to one behaviour of the fakes/llm
+// catalogue for every model (hang, 404, 500, 529, slow, stall, empty, ...).
+type LLMFault struct {
+	Step fakellm.Step `json:"step"`
+}
+
+// NoLLM is the absence of any LLM in the proxy's config: a choice, not a
+// fault. Scenarios with it check that nothing claims a degradation.
+type NoLLM struct{}
+
+var (
+	_ Fault = LLMFault{}
+	_ Fault = NoLLM{}
+)
+
+func (f LLMFault) Name() string   { return "llm-" + string(f.Step.Kind) }
+func (f LLMFault) Params() string { return "primary=" + f.Step.String() }
+func (f LLMFault) Inject(_ context.Context, e *Env) error {
+	if e.LLM == nil {
+		return fmt.Errorf("fault %s needs an env with an LLM", f.Name())
+	}
+	return e.LLM.Set(fakellm.AnyModel, f.Step)
+}
+func (NoLLM) Name() string                       { return "no-llm-configured" }
+func (NoLLM) Params() string                     { return "" }
+func (NoLLM) Inject(context.Context, *Env) error { return nil }

@@ -1,0 +1,117 @@
+// Package stage post-processes tool results: each pipeline stage may use the
+// LLM, and every LLM use is bounded twice over: by its own timeout and by the
+// stage invocation's Budget, shared across all the calls the stage makes.
+//
+// A stage cannot fail. When the LLM is slow, broken or spent, it takes its
+// deterministic path (numbered pages, first-line excerpts) and reports a
+// degrade.Degradation, which becomes the ⚠ notice and the audit fields.
+package stage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/mcpchaos/mcpchaos/proxy/audit"
+	"github.com/mcpchaos/mcpchaos/proxy/degrade"
+	"github.com/mcpchaos/mcpchaos/proxy/knobs"
+	"github.com/mcpchaos/mcpchaos/proxy/llm"
+	"github.com/mcpchaos/mcpchaos/proxy/trace"
+)
+
+// Stage transforms a tool result's text.
+type Stage interface {
+	// Name is the config name: "paginate", "summarize-tree".
+	Name() string
+	// Run transforms in. It must return when env.Budget is spent, and never fails.
+	Run(ctx context.Context, env *Env, in string) Output
+}
+
+// Output is what a stage made of its input.
+type Output struct {
+	Text         string
+	Degradations []degrade.Degradation
+	// Detail is a short account for the audit row ("14 kB in 4 pages").
+	Detail string
+}
+
+// Recorder takes audit rows without blocking.
+type Recorder interface{ Record(audit.Row) }
+
+// Shared is what every stage invocation of a project may use.
+type Shared struct {
+	LLM   *llm.Adapter // nil: no LLM configured
+	Knobs knobs.Values
+	Cache *Cache
+	Pages *Pages
+	Audit Recorder
+}
+
+// Env is one stage invocation's world: the shared parts, its Budget and the
+// audit row template its LLM attempts are written with.
+type Env struct {
+	*Shared
+	Budget *Budget
+	row    audit.Row // template: correlation, session, user, project, tool, parent span
+}
+
+// Ask runs one LLM completion bounded by timeout and by what is left of the
+// stage budget, writes an llm_attempt row per provider attempt, and never
+// fails: the result carries the text or the reason.
+func (e *Env) Ask(timeout time.Duration, req llm.Request) degrade.Result[string] {
+	limit := min(timeout, e.Budget.Remaining())
+	start := time.Now()
+	return degrade.Bounded(e.Budget.Context(), limit, func(ctx context.Context) (string, error) {
+		resp, err := e.LLM.Complete(ctx, req)
+		attempts := resp.Attempts
+		var ce *llm.ChainError
+		if errors.As(err, &ce) {
+			attempts = ce.Attempts
+		}
+		e.recordAttempts(start, attempts)
+		return resp.Text, err
+	})
+}
+
+func (e *Env) recordAttempts(start time.Time, attempts []llm.Attempt) {
+	at := start
+	for _, a := range attempts {
+		row := e.row
+		row.Kind, row.SpanID, row.ParentID = audit.KindLLMAttempt, trace.NewSpanID(), e.row.SpanID
+		row.Server = a.Provider
+		row.Start, row.Duration = at, a.Duration
+		row.Status = audit.StatusOK
+		switch a.Outcome {
+		case llm.OutcomeOK:
+		case llm.OutcomeTimeout, llm.OutcomeBudget:
+			row.Status = audit.StatusTimeout
+		case llm.OutcomeCanceled:
+			row.Status = audit.StatusCancelled
+		default:
+			row.Status = audit.StatusError
+		}
+		row.Detail = a.String()
+		e.Audit.Record(row)
+		at = at.Add(a.Duration)
+	}
+}
+
+// IntOption reads an integer stage option (YAML gives int; JSON float64).
+func IntOption(opts map[string]any, name string, def int) (int, error) {
+	v, ok := opts[name]
+	if !ok {
+		return def, nil
+	}
+	switch n := v.(type) {
+	case int:
+		if n > 0 {
+			return n, nil
+		}
+	case float64:
+		if n > 0 && n == float64(int(n)) {
+			return int(n), nil
+		}
+	}
+	return 0, fmt.Errorf("option %s: want a positive whole number, got %v", name, v)
+}

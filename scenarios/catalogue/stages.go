@@ -1,0 +1,183 @@
+package catalogue
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	fakellm "github.com/mcpchaos/mcpchaos/fakes/llm"
+	"github.com/mcpchaos/mcpchaos/fakes/upstream"
+	"github.com/mcpchaos/mcpchaos/proxy/audit"
+	"github.com/mcpchaos/mcpchaos/proxy/config"
+	"github.com/mcpchaos/mcpchaos/proxy/knobs"
+	"github.com/mcpchaos/mcpchaos/proxy/stage"
+	"github.com/mcpchaos/mcpchaos/scenarios/harness"
+)
+
+// FakeTitles is what the fake LLM answers when asked for page titles: more
+// lines than any docmost search has pages.
+const FakeTitles = "Cluster notes\nBackup runbook\nRestore drill\nNetwork policy\nUpgrade plan\nGateway DNS\nAlerts"
+
+// paginateEnv is the world of the pagination scenarios: an LLM that writes
+// titles, and a docmost project whose results go through paginate.
+func paginateEnv(withLLM bool) harness.EnvOptions {
+	return harness.EnvOptions{LLM: withLLM, LLMDefault: fakellm.Step{Kind: fakellm.OK, Text: FakeTitles},
+		Pipeline: []config.Stage{{Name: "paginate"}}}
+}
+
+// withRows is op, then the audit rows of its answer's trace code.
+func withRows(op Operation) Operation {
+	return Operation{Name: op.Name, Do: func(ctx context.Context, env *harness.Env) Observation {
+		o := op.Do(ctx, env)
+		if o.Err == nil && o.Trace != "" {
+			rows, err := env.Audit(ctx, o.Trace)
+			if err != nil {
+				o.Broken = append(o.Broken, "audit: "+err.Error())
+			}
+			o.Rows = rows
+		}
+		return o
+	}}
+}
+
+// The operations of the stage scenarios.
+var (
+	PaginatedSearch = withRows(PaginatingCall)
+	SmallCallStaged = withRows(SmallCall)
+)
+
+func paginationBudget(k knobs.Values) time.Duration { return k.PaginationLLMTimeout }
+
+// stageRow finds the stage_execution row of a stage.
+func stageRow(rows []audit.Row, name string) (audit.Row, bool) {
+	for _, r := range rows {
+		if r.Kind == audit.KindStageExecution && r.Stage == name {
+			return r, true
+		}
+	}
+	return audit.Row{}, false
+}
+
+// degradedTitles: promise 4 when the LLM fails: numbered pages, the notice
+// with its reason and trace code, and a degraded stage row with the same code.
+func degradedTitles(o Observation) error {
+	if err := answeredOK(o); err != nil {
+		return err
+	}
+	notice := "⚠ " + stage.TitlesFeature + " unavailable ("
+	switch {
+	case !strings.Contains(o.Text, notice):
+		return fmt.Errorf("no %q notice in the result", notice)
+	case !strings.Contains(o.Text, "[trace "+o.Trace+"]"):
+		return errors.New("the notice does not quote the trace code")
+	case !strings.Contains(o.Text, "1. Page 1\n"):
+		return errors.New("the index is not numbered pages")
+	}
+	r, ok := stageRow(o.Rows, "paginate")
+	switch {
+	case !ok:
+		return fmt.Errorf("no stage_execution row for paginate under trace %s", o.Trace)
+	case !r.Degraded || !strings.HasPrefix(r.DegradedReason, stage.TitlesFeature+" unavailable ("):
+		return fmt.Errorf("stage_execution row not degraded with the reason: degraded=%v reason=%q", r.Degraded, r.DegradedReason)
+	case r.CorrelationID != o.Trace:
+		return fmt.Errorf("stage row code %q, request %q", r.CorrelationID, o.Trace)
+	case !strings.Contains(o.Text, r.DegradedReason):
+		return fmt.Errorf("the notice and the audit row give different reasons: row %q", r.DegradedReason)
+	}
+	return nil
+}
+
+// smartTitles: the LLM answered, so the index has its titles and nothing
+// claims a degradation.
+func smartTitles(o Observation) error {
+	if err := answeredOK(o); err != nil {
+		return err
+	}
+	if strings.Contains(o.Text, "⚠") {
+		return fmt.Errorf("a notice on a healthy run: %s", excerpt(o.Text))
+	}
+	if !strings.Contains(o.Text, "1. Cluster notes\n") {
+		return errors.New("the index does not carry the LLM's titles")
+	}
+	return notDegraded(o)
+}
+
+// numberedQuietly: no LLM configured is a choice: numbered pages, no notice,
+// no degraded row.
+func numberedQuietly(o Observation) error {
+	if err := answeredOK(o); err != nil {
+		return err
+	}
+	if strings.Contains(o.Text, "⚠") {
+		return fmt.Errorf("a notice although no LLM is configured: %s", excerpt(o.Text))
+	}
+	if !strings.Contains(o.Text, "1. Page 1\n") {
+		return errors.New("the index is not numbered pages")
+	}
+	if _, ok := stageRow(o.Rows, "paginate"); !ok {
+		return errors.New("no stage_execution row for paginate")
+	}
+	return notDegraded(o)
+}
+
+func notDegraded(o Observation) error {
+	for _, r := range o.Rows {
+		if r.Degraded {
+			return fmt.Errorf("%s row is degraded: %s", r.Kind, r.DegradedReason)
+		}
+	}
+	return nil
+}
+
+// untouched: a small result does not cross the threshold: it arrives as the
+// upstream sent it, whatever the LLM is doing.
+func untouched(o Observation) error {
+	if err := answeredOK(o); err != nil {
+		return err
+	}
+	if o.Text != "updated page p1 (4 bytes)" {
+		return fmt.Errorf("the small result was changed: %s", excerpt(o.Text))
+	}
+	return notDegraded(o)
+}
+
+// summarizeEnv: a docmost project whose results go through summarize-tree,
+// with an LLM that answers every call, but slowly.
+func summarizeEnv() harness.EnvOptions {
+	return harness.EnvOptions{LLM: true, LLMDefault: fakellm.Step{Kind: fakellm.Slow, Delay: 200 * time.Millisecond},
+		Pipeline: []config.Stage{{Name: "summarize-tree"}}}
+}
+
+func stageBudget(k knobs.Values) time.Duration { return k.StageLLMBudget }
+
+// sectionsNotice matches the summarize-tree notice and its count.
+var sectionsNotice = regexp.MustCompile(`⚠ ` + stage.SummariesFeature + ` unavailable \(([^)]*)\); (\d+) sections affected`)
+
+// excerptsForTheRest: promise 5 for a stage: one budget across the whole
+// recursion, so a slow LLM costs the budget, not sections × call time; the
+// sections it could not reach get excerpts, and the notice counts them.
+func excerptsForTheRest(o Observation) error {
+	if err := answeredOK(o); err != nil {
+		return err
+	}
+	m := sectionsNotice.FindStringSubmatch(o.Text)
+	if m == nil {
+		return errors.New("no section-summaries notice counting the affected sections")
+	}
+	n, _ := strconv.Atoi(m[2])
+	if n < 1 || n >= upstream.SearchSections {
+		return fmt.Errorf("the notice counts %d affected sections; with a slow LLM some, not all, of %d should be", n, upstream.SearchSections)
+	}
+	if !strings.Contains(o.Text, "Summary tree (") {
+		return errors.New("the summary tree is missing: the stage's work was discarded")
+	}
+	r, ok := stageRow(o.Rows, "summarize-tree")
+	if !ok || !r.Degraded || !strings.Contains(r.DegradedReason, m[2]+" sections affected") {
+		return fmt.Errorf("stage_execution row does not record the degradation and its count: %+v", r)
+	}
+	return nil
+}
