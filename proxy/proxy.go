@@ -30,6 +30,7 @@ import (
 	"github.com/mcpchaos/mcpchaos/proxy/config"
 	"github.com/mcpchaos/mcpchaos/proxy/entry"
 	"github.com/mcpchaos/mcpchaos/proxy/failpoint"
+	"github.com/mcpchaos/mcpchaos/proxy/gate"
 	"github.com/mcpchaos/mcpchaos/proxy/knobs"
 	"github.com/mcpchaos/mcpchaos/proxy/llm"
 	"github.com/mcpchaos/mcpchaos/proxy/project"
@@ -132,9 +133,13 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Proxy, error) {
 			_ = p.Close(ctx)
 			return nil, fmt.Errorf("projects.%s.%w", name, err)
 		}
+		var g *gate.Gate
+		if pc.Gate.Enabled {
+			g = gate.New(pc.Prompts, p.llm, kv.GateLLMTimeout, p.rec)
+		}
 		pr := project.New(name, project.Options{
 			Servers: servers, Sessions: p.sessions, Audit: p.rec, Knobs: kv, Logger: o.Logger,
-			Failpoints: o.Failpoints, Pipeline: pipe, Pages: pages,
+			Failpoints: o.Failpoints, Pipeline: pipe, Pages: pages, Gate: g,
 		})
 		p.projects[name] = pr
 		routes[name] = entry.Project{P: pr, RequireAuth: cfg.AuthRequired(pc)}

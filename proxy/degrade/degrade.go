@@ -119,3 +119,22 @@ func (d Degradation) AuditReason() string {
 	}
 	return s
 }
+
+// Ask runs one LLM completion as an optional operation: bounded by timeout
+// (and ctx), never failing, with every provider attempt handed to record
+// (for llm_attempt audit rows) whether the call succeeded or not.
+func Ask(ctx context.Context, a *llm.Adapter, timeout time.Duration, req llm.Request, record func(start time.Time, attempts []llm.Attempt)) Result[string] {
+	start := time.Now()
+	return Bounded(ctx, timeout, func(ctx context.Context) (string, error) {
+		resp, err := a.Complete(ctx, req)
+		attempts := resp.Attempts
+		var ce *llm.ChainError
+		if errors.As(err, &ce) {
+			attempts = ce.Attempts
+		}
+		if record != nil && len(attempts) > 0 {
+			record(start, attempts)
+		}
+		return resp.Text, err
+	})
+}

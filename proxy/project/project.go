@@ -21,6 +21,7 @@ import (
 	"github.com/mcpchaos/mcpchaos/proxy/audit"
 	"github.com/mcpchaos/mcpchaos/proxy/deadline"
 	"github.com/mcpchaos/mcpchaos/proxy/failpoint"
+	"github.com/mcpchaos/mcpchaos/proxy/gate"
 	"github.com/mcpchaos/mcpchaos/proxy/knobs"
 	"github.com/mcpchaos/mcpchaos/proxy/session"
 	"github.com/mcpchaos/mcpchaos/proxy/stage"
@@ -55,6 +56,7 @@ type Project struct {
 	fail     *failpoint.Set
 	pipeline *stage.Pipeline
 	pages    *stage.Pages
+	gate     *gate.Gate
 
 	mu      sync.Mutex
 	adopted map[string]*mcp.Server // session id -> the server minting it
@@ -73,6 +75,8 @@ type Options struct {
 	Pipeline *stage.Pipeline
 	// Pages holds paginated results for the get_page tool.
 	Pages *stage.Pages
+	// Gate, if set, hides and refuses upstream tools until begin_session.
+	Gate *gate.Gate
 }
 
 // New builds a project; upstreams connect on first use.
@@ -87,6 +91,7 @@ func New(name string, o Options) *Project {
 		fail:     o.Failpoints,
 		pipeline: o.Pipeline,
 		pages:    o.Pages,
+		gate:     o.Gate,
 		adopted:  map[string]*mcp.Server{},
 	}
 	for sn, u := range o.Servers {
@@ -164,6 +169,7 @@ type call struct {
 	user     string
 	server   string
 	tool     string
+	status   string // overrides the outcome on the tool_call_trace row ("refused")
 	degraded []string
 }
 
@@ -211,6 +217,9 @@ func (p *Project) answered(ctx context.Context, a deadline.Answer) {
 	if len(c.degraded) > 0 {
 		row.Degraded, row.DegradedReason = true, strings.Join(c.degraded, "; ")
 	}
+	if c.status != "" {
+		row.Status = c.status
+	}
 	c.mu.Unlock()
 	p.logger.Info("request", "trace", a.Trace, "method", a.Method, "session", c.session, "user", c.user,
 		"tool", row.Tool, "outcome", a.Outcome, "ms", a.Duration.Milliseconds())
@@ -251,6 +260,9 @@ func (p *Project) dispatch(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		switch method {
 		case "tools/list":
+			if p.gated(ctx) {
+				return p.listProxyTools(), nil
+			}
 			return p.listTools(ctx)
 		case "tools/call":
 			return p.callTool(ctx, req.(*mcp.CallToolRequest))
@@ -290,9 +302,7 @@ func (p *Project) listTools(ctx context.Context) (*mcp.ListToolsResult, error) {
 	if len(out) == 0 && len(failed) > 0 {
 		return nil, fmt.Errorf("no upstream server of project %s answered tools/list: %s", p.Name, strings.Join(failed, "; "))
 	}
-	for _, pt := range p.proxyTools() {
-		out = append(out, pt.tool)
-	}
+	out = append(out, p.listProxyTools().Tools...)
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return &mcp.ListToolsResult{Tools: out}, nil
 }
@@ -325,6 +335,17 @@ func (p *Project) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 	if !ok {
 		return errorResult(fmt.Sprintf("unknown tool %q in project %s; call tools/list for the tools it has [trace %s]", req.Params.Name, p.Name, code)), nil
 	}
+	if p.gated(ctx) {
+		c.mu.Lock()
+		c.server, c.tool, c.status = conn.Name, req.Params.Name, audit.StatusRefused
+		c.mu.Unlock()
+		res := errorResult(fmt.Sprintf("project %s is gated: call %s first (with your intent) to open its tools [trace %s]", p.Name, gate.BeginSession, code))
+		if why, owed := p.sessions.TakeNotice(c.session); owed {
+			res.Content = append([]mcp.Content{&mcp.TextContent{Text: recreatedNotice(why, code)}}, res.Content...)
+			c.degrade("session state unavailable: " + why)
+		}
+		return res, nil
+	}
 	c.mu.Lock()
 	c.server, c.tool = conn.Name, req.Params.Name // the row names the tool as the client called it
 	c.mu.Unlock()
@@ -336,11 +357,23 @@ func (p *Project) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 		res = p.postProcess(ctx, c, res)
 	}
 	if why, owed := p.sessions.TakeNotice(c.session); owed {
-		n := fmt.Sprintf("⚠ Session state unavailable (%s). The proxy recreated this session under the same id; call begin_session again to restore session state. [trace %s]", why, code)
-		res.Content = append([]mcp.Content{&mcp.TextContent{Text: n}}, res.Content...)
+		res.Content = append([]mcp.Content{&mcp.TextContent{Text: recreatedNotice(why, code)}}, res.Content...)
 		c.degrade("session state unavailable: " + why)
 	}
 	return res, nil
+}
+
+func recreatedNotice(why, code string) string {
+	return fmt.Sprintf("⚠ Session state unavailable (%s). The proxy recreated this session under the same id; call begin_session again to restore session state. [trace %s]", why, code)
+}
+
+// gated reports whether the request's session must still call begin_session.
+func (p *Project) gated(ctx context.Context) bool {
+	if p.gate == nil {
+		return false
+	}
+	info, ok := p.sessions.Get(callFrom(ctx).session)
+	return !ok || !info.GateOpen
 }
 
 // postProcess runs the pipeline over a result made only of text, and puts a

@@ -27,6 +27,8 @@ type Info struct {
 	// after the proxy had lost it; Reason says why it was unknown.
 	Recreated bool
 	Reason    string
+	// GateOpen is set once the session called begin_session (gated projects).
+	GateOpen bool
 	// noticePending is true until the first tools/call of a recreated session
 	// has carried the ⚠ notice.
 	noticePending bool
@@ -79,6 +81,15 @@ func (t *Table) TakeNotice(id string) (reason string, ok bool) {
 	}
 	i.noticePending = false
 	return i.Reason, true
+}
+
+// OpenGate records that the session called begin_session.
+func (t *Table) OpenGate(id string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if i, ok := t.live[id]; ok {
+		i.GateOpen = true
+	}
 }
 
 // Delete forgets a live session and remembers its id as deleted by the

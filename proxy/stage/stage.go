@@ -9,7 +9,6 @@ package stage
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -57,33 +56,30 @@ type Env struct {
 }
 
 // Ask runs one LLM completion bounded by timeout and by what is left of the
-// stage budget, writes an llm_attempt row per provider attempt, and never
-// fails: the result carries the text or the reason.
+// stage budget, writes an llm_attempt row per provider attempt under the
+// stage's span, and never fails: the result carries the text or the reason.
 func (e *Env) Ask(timeout time.Duration, req llm.Request) degrade.Result[string] {
-	limit := min(timeout, e.Budget.Remaining())
-	start := time.Now()
-	return degrade.Bounded(e.Budget.Context(), limit, func(ctx context.Context) (string, error) {
-		resp, err := e.LLM.Complete(ctx, req)
-		attempts := resp.Attempts
-		var ce *llm.ChainError
-		if errors.As(err, &ce) {
-			attempts = ce.Attempts
+	return degrade.Ask(e.Budget.Context(), e.LLM, min(timeout, e.Budget.Remaining()), req, func(start time.Time, as []llm.Attempt) {
+		for _, r := range AttemptRows(e.row, start, as) {
+			e.Audit.Record(r)
 		}
-		e.recordAttempts(start, attempts)
-		return resp.Text, err
 	})
 }
 
-func (e *Env) recordAttempts(start time.Time, attempts []llm.Attempt) {
+// AttemptRows turns provider attempts into llm_attempt rows under parent's
+// span (parent is the stage or gate row they belong to).
+func AttemptRows(parent audit.Row, start time.Time, attempts []llm.Attempt) []audit.Row {
+	rows := make([]audit.Row, 0, len(attempts))
 	at := start
 	for _, a := range attempts {
-		row := e.row
-		row.Kind, row.SpanID, row.ParentID = audit.KindLLMAttempt, trace.NewSpanID(), e.row.SpanID
-		row.Server = a.Provider
+		row := parent
+		row.Kind, row.SpanID, row.ParentID = audit.KindLLMAttempt, trace.NewSpanID(), parent.SpanID
+		row.Server, row.Stage = a.Provider, ""
 		row.Start, row.Duration = at, a.Duration
-		row.Status = audit.StatusOK
+		row.Degraded, row.DegradedReason = false, ""
 		switch a.Outcome {
 		case llm.OutcomeOK:
+			row.Status = audit.StatusOK
 		case llm.OutcomeTimeout, llm.OutcomeBudget:
 			row.Status = audit.StatusTimeout
 		case llm.OutcomeCanceled:
@@ -92,9 +88,10 @@ func (e *Env) recordAttempts(start time.Time, attempts []llm.Attempt) {
 			row.Status = audit.StatusError
 		}
 		row.Detail = a.String()
-		e.Audit.Record(row)
+		rows = append(rows, row)
 		at = at.Add(a.Duration)
 	}
+	return rows
 }
 
 // IntOption reads an integer stage option (YAML gives int; JSON float64).

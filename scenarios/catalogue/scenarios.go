@@ -69,6 +69,19 @@ func All() []Scenario {
 	out = append(out, Scenario{Fault: harness.LLMFault{Step: fakellm.Step{Kind: fakellm.Slow, Delay: 200 * time.Millisecond}},
 		Operation: PaginatedSearch, Promise: "5 one budget spans the stage's recursion",
 		Labels: []string{"stages", "summarize", "llm"}, Env: summarizeEnv(), Budget: stageBudget, Expect: excerptsForTheRest})
+	// The gate: begin_session ranks prompts with the LLM, bounded, and falls
+	// back to priority/keyword order, saying so.
+	out = append(out,
+		Scenario{Fault: harness.None{}, Operation: BeginSession, Promise: "4 LLM ranking when it answers",
+			Labels: []string{"gate"}, Env: gateEnv(true), Budget: gateBudget, Expect: rankedByLLM},
+		Scenario{Fault: harness.NoLLM{}, Operation: BeginSession, Promise: "4 no LLM is a choice, not a degradation",
+			Labels: []string{"gate", "no-llm"}, Env: gateEnv(false), Budget: gateBudget, Expect: fallbackQuietly},
+	)
+	for _, k := range []fakellm.Kind{fakellm.HangBeforeHeaders, fakellm.NotFound, fakellm.Overloaded} {
+		out = append(out, Scenario{Fault: harness.LLMFault{Step: fakellm.Step{Kind: k}}, Operation: BeginSession,
+			Promise: "4 bounded, falls back, says so", Labels: []string{"gate", "llm"}, Env: gateEnv(true),
+			Budget: gateBudget, Expect: fallbackWithNotice})
+	}
 	return out
 }
 

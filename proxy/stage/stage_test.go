@@ -1,0 +1,176 @@
+package stage
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/onsi/gomega"
+	"github.com/onsi/gomega/gleak"
+
+	fakellm "github.com/mcpchaos/mcpchaos/fakes/llm"
+	"github.com/mcpchaos/mcpchaos/fakes/upstream"
+	"github.com/mcpchaos/mcpchaos/proxy/audit"
+	"github.com/mcpchaos/mcpchaos/proxy/config"
+	"github.com/mcpchaos/mcpchaos/proxy/knobs"
+	"github.com/mcpchaos/mcpchaos/proxy/llm"
+	"github.com/mcpchaos/mcpchaos/proxy/trace"
+)
+
+// rows collects audit rows.
+type rows struct {
+	mu sync.Mutex
+	r  []audit.Row
+}
+
+func (r *rows) Record(row audit.Row) { r.mu.Lock(); r.r = append(r.r, row); r.mu.Unlock() }
+
+func testKnobs() knobs.Values {
+	k := knobs.Defaults()
+	k.LLMCallBudget, k.LLMProviderTimeout = 300*time.Millisecond, 300*time.Millisecond
+	k.PaginationLLMTimeout, k.StageLLMBudget = 300*time.Millisecond, 300*time.Millisecond
+	return k
+}
+
+// fakeShared starts a fake LLM answering with step and returns the stages'
+// shared world pointed at it.
+func fakeShared(t *testing.T, step fakellm.Step) (*Shared, *fakellm.Server, *rows) {
+	t.Helper()
+	f, err := fakellm.New(fakellm.Options{Provider: fakellm.OpenAI, Default: step})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = f.Close() })
+	k := testKnobs()
+	a, err := llm.New(llm.Config{Primary: "p", Providers: map[string]llm.ProviderConfig{
+		"p": {Kind: llm.KindOpenAI, URL: f.BaseURL(), Model: "m"}}}, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(a.Close)
+	rec := &rows{}
+	return &Shared{LLM: a, Knobs: k, Cache: NewCache(CacheEntries), Pages: NewPages(), Audit: rec}, f, rec
+}
+
+func runOne(sh *Shared, st Stage, budget time.Duration, in string) Output {
+	ctx := trace.With(context.Background(), "ABCDEFGH")
+	b := NewBudget(ctx, budget)
+	defer b.Dispose()
+	return st.Run(ctx, &Env{Shared: sh, Budget: b}, in)
+}
+
+func TestWarmCacheIsServedWithTheBudgetSpent(t *testing.T) {
+	sh, f, _ := fakeShared(t, fakellm.Step{Kind: fakellm.OK, Text: "One\nTwo\nThree\nFour\nFive"})
+	p := &Paginate{ThresholdBytes: 8192, PageBytes: 4096}
+	doc := upstream.SearchText("warm")
+	if out := runOne(sh, p, time.Second, doc); len(out.Degradations) > 0 || !strings.Contains(out.Text, "1. One\n") {
+		t.Fatalf("cold run: %+v", out.Degradations)
+	}
+	calls := len(f.Requests())
+	out := runOne(sh, p, 0, doc) // a budget that is spent before the stage starts
+	if len(out.Degradations) > 0 {
+		t.Fatalf("a warm cache was budget-gated: %+v", out.Degradations)
+	}
+	if !strings.Contains(out.Text, "1. One\n") {
+		t.Fatalf("the warm run lost the cached titles: %s", out.Text[:200])
+	}
+	if len(f.Requests()) != calls {
+		t.Fatal("the warm run called the LLM")
+	}
+}
+
+func TestASpentBudgetWithAColdCacheDegradesWithoutCallingTheLLM(t *testing.T) {
+	sh, f, _ := fakeShared(t, fakellm.Step{Kind: fakellm.OK, Text: "One\nTwo\nThree\nFour"})
+	out := runOne(sh, &Paginate{ThresholdBytes: 8192, PageBytes: 4096}, 0, upstream.SearchText("cold"))
+	if len(out.Degradations) != 1 || !strings.Contains(out.Degradations[0].Reason, "budget") {
+		t.Fatalf("degradations = %+v", out.Degradations)
+	}
+	if len(f.Requests()) != 0 {
+		t.Fatal("a spent budget still called the LLM")
+	}
+}
+
+func TestNoLLMConfiguredIsNotADegradation(t *testing.T) {
+	sh := &Shared{Knobs: testKnobs(), Cache: NewCache(10), Pages: NewPages(), Audit: &rows{}}
+	for _, st := range []Stage{&Paginate{ThresholdBytes: 8192, PageBytes: 4096}, &SummarizeTree{MinBytes: 10, MaxDepth: 3, GroupSize: 5}} {
+		out := runOne(sh, st, time.Second, upstream.SearchText("nollm"))
+		if len(out.Degradations) > 0 {
+			t.Errorf("%s without an LLM reported %+v", st.Name(), out.Degradations)
+		}
+	}
+}
+
+func TestSummarizeSingleBlockDegradesInsteadOfDiscarding(t *testing.T) {
+	sh, _, _ := fakeShared(t, fakellm.Step{Kind: fakellm.ServerError})
+	in := strings.Repeat("one long block without headings. ", 200)
+	out := runOne(sh, &SummarizeTree{MinBytes: 10, MaxDepth: 3, GroupSize: 5}, time.Second, in)
+	if len(out.Degradations) != 1 {
+		t.Fatalf("degradations = %+v", out.Degradations)
+	}
+	if !strings.HasPrefix(out.Text, "Summary: one long block") || !strings.HasSuffix(out.Text, in) {
+		t.Fatalf("the single-block path lost the stage's work: %.120s", out.Text)
+	}
+}
+
+func TestPagesSplitAndReassemble(t *testing.T) {
+	doc := upstream.SearchText("pages")
+	pages := SplitPages(doc, 4096)
+	if len(pages) < 3 {
+		t.Fatalf("%d pages for %d bytes", len(pages), len(doc))
+	}
+	for i, pg := range pages {
+		if len(pg) > 4096 {
+			t.Errorf("page %d is %d bytes", i+1, len(pg))
+		}
+	}
+	if got := strings.Join(pages, "\n\n"); strings.Join(strings.Fields(got), " ") != strings.Join(strings.Fields(doc), " ") {
+		t.Fatal("pages do not reassemble into the document")
+	}
+}
+
+// TestAThousandInvocationsLeaveNothingBehind: every stage invocation's
+// Budget is disposed, so a long-lived proxy accumulates no timers or
+// goroutines.
+func TestAThousandInvocationsLeaveNothingBehind(t *testing.T) {
+	g := gomega.NewWithT(t)
+	sh, f, _ := fakeShared(t, fakellm.Step{Kind: fakellm.OK, Text: "A\nB\nC\nD\nE"})
+	pipe, err := NewPipeline([]config.Stage{{Name: "paginate"}}, sh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = pipe.Run(trace.With(context.Background(), "ABCDEFGH"), audit.Row{}, upstream.SearchText("warm-up")) // fill the connection pool
+	before := gleak.Goroutines()
+	for i := 0; i < 1000; i++ {
+		doc := upstream.SearchText(fmt.Sprint("thousand ", i)) // a new document each time: an LLM call each time
+		_, degs := pipe.Run(trace.With(context.Background(), trace.New()), audit.Row{}, doc)
+		if len(degs) > 0 {
+			t.Fatalf("invocation %d degraded: %+v", i, degs)
+		}
+	}
+	if n := len(f.Requests()); n < 1000 {
+		t.Fatalf("only %d LLM calls for 1000 new documents", n)
+	}
+	sh.LLM.Close()
+	g.Eventually(gleak.Goroutines).WithTimeout(3 * time.Second).ShouldNot(gleak.HaveLeaked(before))
+}
+
+// spy is a stage that keeps the Budget it was given.
+type spy struct{ b *Budget }
+
+func (*spy) Name() string { return "spy" }
+func (s *spy) Run(_ context.Context, env *Env, in string) Output {
+	s.b = env.Budget
+	return Output{Text: in}
+}
+
+func TestTheExecutorDisposesEachStageBudget(t *testing.T) {
+	sp := &spy{}
+	pipe := &Pipeline{shared: &Shared{Knobs: testKnobs(), Audit: &rows{}}, stages: []configured{{sp, time.Hour}}}
+	pipe.Run(trace.With(context.Background(), "ABCDEFGH"), audit.Row{}, "x")
+	if err := sp.b.Context().Err(); err != context.Canceled {
+		t.Fatalf("after the stage, its budget's context is %v: the timer of an hour-long budget is still armed", err)
+	}
+}
