@@ -54,6 +54,9 @@ func (s Scenario) Name() string {
 		}
 		n += " via " + strings.Join(stages, ", ")
 	}
+	if s.Env.Fallback {
+		n += " (with a fallback LLM)"
+	}
 	return n
 }
 

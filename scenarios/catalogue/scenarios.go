@@ -66,6 +66,9 @@ func All() []Scenario {
 	out = append(out, Scenario{Fault: harness.LLMFault{Step: fakellm.Step{Kind: fakellm.HangBeforeHeaders}}, Operation: SmallCallStaged,
 		Promise: "4 small results untouched", Labels: []string{"stages", "paginate", "llm"}, Env: paginateEnv(true),
 		Budget: func(knobs.Values) time.Duration { return 0 }, Expect: untouched})
+	out = append(out, Scenario{Fault: harness.LLMFault{Step: fakellm.Step{Kind: fakellm.NotFound}}, Operation: PaginatedSearch,
+		Promise: "5 the failover chain answers within one budget", Labels: []string{"stages", "llm", "failover"},
+		Env: failoverEnv(), Budget: paginationBudget, Expect: answeredByFallback})
 	out = append(out, Scenario{Fault: harness.LLMFault{Step: fakellm.Step{Kind: fakellm.Slow, Delay: 200 * time.Millisecond}},
 		Operation: PaginatedSearch, Promise: "5 one budget spans the stage's recursion",
 		Labels: []string{"stages", "summarize", "llm"}, Env: summarizeEnv(), Budget: stageBudget, Expect: excerptsForTheRest})

@@ -181,3 +181,35 @@ func excerptsForTheRest(o Observation) error {
 	}
 	return nil
 }
+
+// failoverEnv: paginate with a primary LLM and an Anthropic fallback whose
+// model is configured as claude-sonnet-latest.
+func failoverEnv() harness.EnvOptions {
+	o := paginateEnv(true)
+	o.Fallback = true
+	return o
+}
+
+// answeredByFallback: the primary failed, the fallback (auto-followed to the
+// newest sonnet by created_at) wrote the titles; the attempts are on record.
+func answeredByFallback(o Observation) error {
+	if err := smartTitles(o); err != nil {
+		return err
+	}
+	var failed, answered bool
+	for _, r := range o.Rows {
+		if r.Kind != audit.KindLLMAttempt {
+			continue
+		}
+		switch {
+		case r.Server == "vllm-current" && r.Status == audit.StatusError && strings.Contains(r.Detail, "404"):
+			failed = true
+		case r.Server == "anthropic-fallback" && r.Status == audit.StatusOK && strings.Contains(r.Detail, "claude-sonnet-5"):
+			answered = true
+		}
+	}
+	if !failed || !answered {
+		return fmt.Errorf("llm_attempt rows do not show the 404 on the primary and the answer from claude-sonnet-5 (failed=%v answered=%v)", failed, answered)
+	}
+	return nil
+}

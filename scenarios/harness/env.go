@@ -103,7 +103,7 @@ type EnvOptions struct {
 // The fake LLMs' model names, as the proxy's config names them.
 const (
 	PrimaryModel  = "qwen3-32b"
-	FallbackModel = "claude-sonnet-4-5"
+	FallbackModel = "claude-sonnet-latest" // auto-follows to the newest sonnet the fake lists
 )
 
 // Compressed returns knobs with every bound compressed to milliseconds, so
