@@ -42,6 +42,8 @@ Usage:
         Build the topology (fakes behind toxiproxy, the proxy under test),
         run the fault catalogue and print one row per scenario. Exit 1 if
         any scenario breaks its promise.
+  mcpchaos faults
+        The fault catalogue: every fault with its parameters.
   mcpchaos fake upstream docmost [--listen ADDR]
   mcpchaos fake llm --provider anthropic|openai [--listen ADDR] [--default STEP]
         Serve one fake on its own, for foreign proxies and manual runs;
@@ -63,6 +65,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runCatalogue(ctx, args[1:], stdout, stderr)
 	case "fake":
 		return runFake(ctx, args[1:], stdout, stderr)
+	case "faults":
+		return runFaults(args[1:], stdout, stderr)
 	}
 	fmt.Fprint(stderr, usage)
 	return fmt.Errorf("unknown command %q", args[0])

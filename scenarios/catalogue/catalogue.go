@@ -136,7 +136,13 @@ func (s Scenario) Run(ctx context.Context, target harness.Target) Result {
 			return Result{Scenario: s, Budget: s.Budget(env.Knobs), Pass: false, Reason: "inject: " + err.Error()}
 		}
 	}
-	return s.Judge(env.Knobs, s.Operation.Do(ctx, env))
+	obs := s.Operation.Do(ctx, env)
+	if obs.Rows == nil && obs.Trace != "" {
+		// Kept for the report's waterfall; a failure to read them is not the
+		// scenario's verdict unless its expectation needs them.
+		obs.Rows, _ = env.Audit(ctx, obs.Trace)
+	}
+	return s.Judge(env.Knobs, obs)
 }
 
 // needsKiller: the scenario SIGKILLs the proxy, which needs a process target.

@@ -24,15 +24,25 @@ func All() []Scenario {
 		out = append(out, Scenario{Fault: harness.Latency{Ms: 100}, Operation: op, Promise: "1 answered",
 			Labels: []string{"network"}, Budget: requestDeadline, Expect: answeredOK})
 	}
-	// An upstream that never answers, or is gone: answered within the
-	// deadline with a readable isError result that quotes the trace code.
-	for _, f := range []harness.Fault{harness.Blackhole{}, harness.LinkDown{}} {
+	// A link that fragments, or cuts answers off: every call is answered
+	// within its deadline, with the result or a readable isError result.
+	for _, f := range []harness.Fault{harness.Slicer{AvgBytes: 64, DelayUs: 200}, harness.LimitData{Bytes: 2048}} {
+		for _, op := range []Operation{SmallCall, PaginatingCall} {
+			out = append(out, Scenario{Fault: f, Operation: op, Promise: "1 answered within budget",
+				Labels: []string{"network", "deadline"}, Budget: requestDeadline, Expect: answeredEitherWay})
+		}
+	}
+	// An upstream that never answers, stalls, resets or is gone: answered
+	// within the deadline with a readable isError result quoting the code.
+	for _, f := range []harness.Fault{harness.Blackhole{}, harness.LinkDown{}, harness.Bandwidth{KBps: 0}, harness.ResetPeer{TimeoutMs: 1}} {
 		for _, op := range []Operation{SmallCall, PaginatingCall} {
 			out = append(out, Scenario{Fault: f, Operation: op, Promise: "1 answered within budget",
 				Labels: []string{"network", "deadline"}, Budget: requestDeadline, Expect: answeredWithRecovery})
 		}
 	}
 	out = append(out,
+		Scenario{Fault: harness.ToolSlow{Tool: "search", Delay: 5 * time.Second}, Operation: PaginatingCall, Promise: "1 answered within budget",
+			Labels: []string{"upstream", "deadline"}, Budget: requestDeadline, Expect: answeredWithRecovery},
 		Scenario{Fault: harness.ToolHang{Tool: "search"}, Operation: PaginatingCall, Promise: "1 answered within budget",
 			Labels: []string{"upstream", "deadline"}, Budget: requestDeadline, Expect: answeredWithRecovery},
 		Scenario{Fault: harness.ToolHang{Tool: "update_page"}, Operation: SmallCall, Promise: "1 answered within budget",
@@ -62,6 +72,11 @@ func All() []Scenario {
 	for _, f := range llmFaults() {
 		out = append(out, Scenario{Fault: f, Operation: PaginatedSearch, Promise: "4 bounded, falls back, says so",
 			Labels: []string{"stages", "paginate", "llm"}, Env: paginateEnv(true), Budget: paginationBudget, Expect: degradedTitles})
+	}
+	// The LLM link itself failing: the same bound and fallback.
+	for _, f := range []harness.Fault{harness.Blackhole{Link: harness.LinkLLM}, harness.LinkDown{Link: harness.LinkLLM}, harness.ResetPeer{Link: harness.LinkLLM, TimeoutMs: 1}} {
+		out = append(out, Scenario{Fault: f, Operation: PaginatedSearch, Promise: "4 bounded, falls back, says so",
+			Labels: []string{"stages", "paginate", "llm", "network"}, Env: paginateEnv(true), Budget: paginationBudget, Expect: degradedTitles})
 	}
 	out = append(out, Scenario{Fault: harness.LLMFault{Step: fakellm.Step{Kind: fakellm.HangBeforeHeaders}}, Operation: SmallCallStaged,
 		Promise: "4 small results untouched", Labels: []string{"stages", "paginate", "llm"}, Env: paginateEnv(true),
@@ -99,6 +114,15 @@ func llmFaults() []harness.Fault {
 	// Slower than the pagination timeout: the answer would come too late.
 	out = append(out, harness.LLMFault{Step: fakellm.Step{Kind: fakellm.Slow, Delay: 5 * time.Second}})
 	return out
+}
+
+// answeredEitherWay: the call got its result, or an isError result that
+// quotes its trace code; never a protocol failure or silence.
+func answeredEitherWay(o Observation) error {
+	if o.IsError {
+		return answeredWithRecovery(o)
+	}
+	return answeredOK(o)
 }
 
 // isErrorPassedThrough: the upstream's own isError result reaches the client

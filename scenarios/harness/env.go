@@ -45,6 +45,20 @@ type Env struct {
 	pending Fault
 }
 
+// link returns the toxiproxy link named name ("" is the docmost link).
+func (e *Env) link(name string) (*Link, error) {
+	switch name {
+	case "", LinkDocmost:
+		return e.DocmostLink, nil
+	case LinkLLM:
+		if e.LLMLink == nil {
+			return nil, fmt.Errorf("link %q: this env has no LLM", name)
+		}
+		return e.LLMLink, nil
+	}
+	return nil, fmt.Errorf("unknown link %q (want %s or %s)", name, LinkDocmost, LinkLLM)
+}
+
 // Arm injects f now, or, for a Midway fault, keeps it for Strike.
 func (e *Env) Arm(ctx context.Context, f Fault) error {
 	if _, ok := f.(Midway); ok {

@@ -3,6 +3,7 @@ package harness
 import (
 	"context"
 	"fmt"
+	"time"
 
 	fakellm "github.com/mcpchaos/mcpchaos/fakes/llm"
 	"github.com/mcpchaos/mcpchaos/fakes/upstream"
@@ -23,17 +24,62 @@ type Fault interface {
 // None is the absence of a fault: the baseline every promise must hold on.
 type None struct{}
 
-// Latency delays every byte the upstream sends back (toxiproxy latency).
+// Network faults act on one toxiproxy link: LinkDocmost (proxy to upstream,
+// the default) or LinkLLM (proxy to the primary LLM).
+const (
+	LinkDocmost = "docmost"
+	LinkLLM     = "llm"
+)
+
+// Latency delays every byte coming back over the link (toxiproxy latency).
 type Latency struct {
-	Ms int `json:"latencyMs"`
+	Link string `json:"link"`
+	Ms   int    `json:"latencyMs"`
 }
 
-// Blackhole accepts the upstream connection and never answers (toxiproxy
-// timeout with timeout=0: data is dropped, the connection never closes).
-type Blackhole struct{}
+// Bandwidth caps what comes back over the link (toxiproxy bandwidth); 0 stalls it.
+type Bandwidth struct {
+	Link string `json:"link"`
+	KBps int    `json:"rateKBps"`
+}
 
-// LinkDown refuses connections to the upstream (the toxiproxy link is stopped).
-type LinkDown struct{}
+// Blackhole accepts connections over the link and never answers (toxiproxy
+// timeout with timeout=0: data is dropped, the connection never closes).
+type Blackhole struct {
+	Link string `json:"link"`
+}
+
+// ResetPeer resets connections over the link after TimeoutMs (toxiproxy reset_peer).
+type ResetPeer struct {
+	Link      string `json:"link"`
+	TimeoutMs int    `json:"timeoutMs"`
+}
+
+// Slicer cuts what comes back into small pieces with a delay between them
+// (toxiproxy slicer): answers arrive, slowly and fragmented.
+type Slicer struct {
+	Link     string `json:"link"`
+	AvgBytes int    `json:"averageSize"`
+	DelayUs  int    `json:"delayUs"`
+}
+
+// LimitData closes connections over the link after Bytes have come back
+// (toxiproxy limit_data): answers are cut off mid-body.
+type LimitData struct {
+	Link  string `json:"link"`
+	Bytes int    `json:"bytes"`
+}
+
+// LinkDown refuses connections over the link (the toxiproxy proxy is stopped).
+type LinkDown struct {
+	Link string `json:"link"`
+}
+
+// ToolSlow makes one upstream tool answer after Delay.
+type ToolSlow struct {
+	Tool  string        `json:"tool"`
+	Delay time.Duration `json:"delay"`
+}
 
 // ToolHang makes one upstream tool never answer (the fake blocks until the
 // caller cancels).
@@ -113,24 +159,77 @@ func (None) Name() string                       { return "none" }
 func (None) Params() string                     { return "" }
 func (None) Inject(context.Context, *Env) error { return nil }
 func (Latency) Name() string                    { return "latency" }
-func (f Latency) Params() string                { return fmt.Sprintf("link=docmost latency=%dms", f.Ms) }
+func (f Latency) Params() string                { return fmt.Sprintf("link=%s latency=%dms", link(f.Link), f.Ms) }
+func (Bandwidth) Name() string                  { return "bandwidth" }
+func (f Bandwidth) Params() string              { return fmt.Sprintf("link=%s rate=%dKB/s", link(f.Link), f.KBps) }
 func (Blackhole) Name() string                  { return "blackhole" }
-func (Blackhole) Params() string                { return "link=docmost" }
-func (LinkDown) Name() string                   { return "down" }
-func (LinkDown) Params() string                 { return "link=docmost" }
-func (ToolHang) Name() string                   { return "tool-hang" }
-func (f ToolHang) Params() string               { return "tool=" + f.Tool }
-func (ToolError) Name() string                  { return "tool-error" }
-func (f ToolError) Params() string              { return "tool=" + f.Tool }
-func (HandlerPanic) Name() string               { return "handler-panic" }
-func (f HandlerPanic) Params() string           { return "tool=" + f.Tool }
+func (f Blackhole) Params() string              { return "link=" + link(f.Link) }
+func (ResetPeer) Name() string                  { return "reset-peer" }
+func (f ResetPeer) Params() string {
+	return fmt.Sprintf("link=%s after=%dms", link(f.Link), f.TimeoutMs)
+}
+func (Slicer) Name() string { return "slicer" }
+func (f Slicer) Params() string {
+	return fmt.Sprintf("link=%s size=%dB delay=%dµs", link(f.Link), f.AvgBytes, f.DelayUs)
+}
+func (LimitData) Name() string        { return "limit-data" }
+func (f LimitData) Params() string    { return fmt.Sprintf("link=%s bytes=%d", link(f.Link), f.Bytes) }
+func (LinkDown) Name() string         { return "down" }
+func (f LinkDown) Params() string     { return "link=" + link(f.Link) }
+func (ToolSlow) Name() string         { return "tool-slow" }
+func (f ToolSlow) Params() string     { return fmt.Sprintf("tool=%s delay=%v", f.Tool, f.Delay) }
+func (ToolHang) Name() string         { return "tool-hang" }
+func (f ToolHang) Params() string     { return "tool=" + f.Tool }
+func (ToolError) Name() string        { return "tool-error" }
+func (f ToolError) Params() string    { return "tool=" + f.Tool }
+func (HandlerPanic) Name() string     { return "handler-panic" }
+func (f HandlerPanic) Params() string { return "tool=" + f.Tool }
 func (f Latency) Inject(_ context.Context, e *Env) error {
-	return e.DocmostLink.Toxic("latency", "latency", "downstream", map[string]any{"latency": f.Ms})
+	return toxic(e, f.Link, "latency", "downstream", map[string]any{"latency": f.Ms})
 }
-func (Blackhole) Inject(_ context.Context, e *Env) error {
-	return e.DocmostLink.Toxic("blackhole", "timeout", "upstream", map[string]any{"timeout": 0})
+func (f Bandwidth) Inject(_ context.Context, e *Env) error {
+	return toxic(e, f.Link, "bandwidth", "downstream", map[string]any{"rate": f.KBps})
 }
-func (LinkDown) Inject(_ context.Context, e *Env) error { e.DocmostLink.Down(); return nil }
+func (f Blackhole) Inject(_ context.Context, e *Env) error {
+	return toxic(e, f.Link, "timeout", "upstream", map[string]any{"timeout": 0})
+}
+func (f ResetPeer) Inject(_ context.Context, e *Env) error {
+	return toxic(e, f.Link, "reset_peer", "downstream", map[string]any{"timeout": f.TimeoutMs})
+}
+func (f Slicer) Inject(_ context.Context, e *Env) error {
+	return toxic(e, f.Link, "slicer", "downstream", map[string]any{"average_size": f.AvgBytes, "size_variation": f.AvgBytes / 2, "delay": f.DelayUs})
+}
+func (f LimitData) Inject(_ context.Context, e *Env) error {
+	return toxic(e, f.Link, "limit_data", "downstream", map[string]any{"bytes": f.Bytes})
+}
+func (f LinkDown) Inject(_ context.Context, e *Env) error {
+	l, err := e.link(f.Link)
+	if err != nil {
+		return err
+	}
+	l.Down()
+	return nil
+}
+func (f ToolSlow) Inject(_ context.Context, e *Env) error {
+	e.Docmost.Set(f.Tool, upstream.Behavior{Kind: upstream.Slow, Delay: f.Delay})
+	return nil
+}
+
+func link(name string) string {
+	if name == "" {
+		return LinkDocmost
+	}
+	return name
+}
+
+// toxic adds one toxic of typ to the named link.
+func toxic(e *Env, name, typ, stream string, attrs map[string]any) error {
+	l, err := e.link(name)
+	if err != nil {
+		return err
+	}
+	return l.Toxic(typ, typ, stream, attrs)
+}
 func (f ToolHang) Inject(_ context.Context, e *Env) error {
 	e.Docmost.Set(f.Tool, upstream.Behavior{Kind: upstream.Hang})
 	return nil
