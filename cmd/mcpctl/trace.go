@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcpchaos/mcpchaos/cmd/mcpctl/internal/waterfall"
+	"github.com/mcpchaos/mcpchaos/proxy/audit/waterfall"
 	"github.com/mcpchaos/mcpchaos/proxy/audit"
 	"github.com/mcpchaos/mcpchaos/proxy/trace"
 )
