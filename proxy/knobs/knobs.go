@@ -111,3 +111,14 @@ func (v Values) Get(env string) (time.Duration, bool) {
 	}
 	return 0, false
 }
+
+// Set changes the knob named by env; it reports false for an unknown name.
+func (v *Values) Set(env string, d time.Duration) bool {
+	for _, k := range Table {
+		if k.Env == env {
+			*k.field(v) = d
+			return true
+		}
+	}
+	return false
+}

@@ -137,6 +137,17 @@ func Compressed() knobs.Values {
 	return v
 }
 
+// CompressBy returns the default knobs divided by factor: the production
+// bounds, time-compressed, for reproductions that keep their proportions.
+func CompressBy(factor int) knobs.Values {
+	v := knobs.Defaults()
+	for _, k := range knobs.Table {
+		d, _ := v.Get(k.Env)
+		v.Set(k.Env, max(d/time.Duration(factor), time.Millisecond))
+	}
+	return v
+}
+
 // NewEnv builds and starts an Env. On error everything started is stopped.
 func NewEnv(ctx context.Context, o EnvOptions) (e *Env, err error) {
 	e = &Env{Toxi: NewToxi(), Users: o.Users, Target: o.Target, Dir: o.Dir, Failpoints: o.Failpoints}
