@@ -39,6 +39,12 @@ func checkNoLeaks() func() {
 	before := gleak.Goroutines()
 	return func() {
 		http.DefaultClient.CloseIdleConnections()
-		Eventually(gleak.Goroutines).WithTimeout(5 * time.Second).ShouldNot(gleak.HaveLeaked(before))
+		Eventually(gleak.Goroutines).WithTimeout(5*time.Second).ShouldNot(gleak.HaveLeaked(before,
+			// toxiproxy v2.5.0's slicer sends its next piece without watching
+			// for an interrupt; when the connection it feeds is gone mid-answer
+			// that send blocks forever. It is the harness's network, not the
+			// proxy under test, so only that exact frame is forgiven.
+			gleak.IgnoringTopFunction("github.com/Shopify/toxiproxy/v2/toxics.(*SlicerToxic).Pipe [chan send]"),
+		))
 	}
 }

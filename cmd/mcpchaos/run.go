@@ -7,12 +7,14 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/mcpchaos/mcpchaos/scenarios/catalogue"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
+	"github.com/mcpchaos/mcpchaos/scenarios/report"
 )
 
 func runCatalogue(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -21,6 +23,7 @@ func runCatalogue(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	label := fs.String("label", "", "run only scenarios with this label")
 	seed := fs.Uint64("seed", 0, "order scenarios by this seed (0: a random seed, printed)")
 	target := fs.String("target", "inprocess", "where the proxy under test runs: inprocess, or binary:PATH (a built mcplocal)")
+	reportDir := fs.String("report", "", "write DIR/junit.xml and DIR/report.html (waterfalls) after the run")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -79,8 +82,16 @@ func runCatalogue(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			fmt.Fprintf(stdout, "FAIL %s: %s\n", res.Scenario.Name(), res.Reason)
 		}
 	}
+	took := time.Since(start)
 	fmt.Fprintf(stdout, "%d passed, %d failed, %d not applicable (seed %d, %v, tolerance %v)\n", len(results)-failed-na, failed, na, *seed,
-		time.Since(start).Round(time.Millisecond), catalogue.Tolerance)
+		took.Round(time.Millisecond), catalogue.Tolerance)
+	if *reportDir != "" {
+		run := report.Run{Seed: *seed, Target: *target, Started: start, Duration: took, Tolerance: catalogue.Tolerance, Results: results}
+		if err := report.Write(*reportDir, run); err != nil {
+			return err // exit 2: the table above still stands
+		}
+		fmt.Fprintf(stderr, "report: %s, %s\n", filepath.Join(*reportDir, report.HTMLFile), filepath.Join(*reportDir, report.JUnitFile))
+	}
 	if failed > 0 {
 		return exitError(1)
 	}

@@ -80,5 +80,14 @@ func (l *Link) Up() error { return l.p.Start() }
 
 // Close stops every link. Close may be called more than once.
 func (t *Toxi) Close() {
-	t.once.Do(func() { _ = t.srv.Collection.Clear() })
+	t.once.Do(func() {
+		// Remove the toxics while the links still carry data: an interrupted
+		// toxic holding a packet waits up to 5 s for a reader before it gives
+		// up (toxiproxy does not drop accepted data), which a closed link
+		// would turn into a goroutine lingering past teardown.
+		for _, p := range t.srv.Collection.Proxies() {
+			p.Toxics.ResetToxics(context.Background())
+		}
+		_ = t.srv.Collection.Clear()
+	})
 }
