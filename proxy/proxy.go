@@ -31,6 +31,7 @@ import (
 	"github.com/mcpchaos/mcpchaos/proxy/entry"
 	"github.com/mcpchaos/mcpchaos/proxy/failpoint"
 	"github.com/mcpchaos/mcpchaos/proxy/gate"
+	"github.com/mcpchaos/mcpchaos/proxy/health"
 	"github.com/mcpchaos/mcpchaos/proxy/knobs"
 	"github.com/mcpchaos/mcpchaos/proxy/llm"
 	"github.com/mcpchaos/mcpchaos/proxy/project"
@@ -67,6 +68,7 @@ type Proxy struct {
 	srv    *http.Server
 	ln     net.Listener
 	served chan struct{}
+	prober *health.Prober // probes upstreams while serving
 }
 
 // New builds a proxy from cfg. It opens the audit store but connects to no
@@ -152,9 +154,8 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Proxy, error) {
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "live"})
 	})
-	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
-	})
+	mux.HandleFunc("GET /readyz", p.serveReady)
+	mux.HandleFunc("GET /api/v1/instances", p.serveInstances)
 	p.handler = mux
 	return p, nil
 }
@@ -183,8 +184,9 @@ func (p *Proxy) Start(addr string) error {
 	}
 	srv := &http.Server{Handler: p.handler, ReadHeaderTimeout: 10 * time.Second}
 	served := make(chan struct{})
+	prober := health.Start(p.healthTargets(), p.knobs.UpstreamConnect)
 	p.mu.Lock()
-	p.srv, p.ln, p.served = srv, ln, served
+	p.srv, p.ln, p.served, p.prober = srv, ln, served, prober
 	p.mu.Unlock()
 	go func() {
 		defer close(served)
@@ -211,9 +213,12 @@ func (p *Proxy) Addr() string {
 func (p *Proxy) Close(ctx context.Context) error {
 	var errs []error
 	p.mu.Lock()
-	srv, served := p.srv, p.served
-	p.srv = nil
+	srv, served, prober := p.srv, p.served, p.prober
+	p.srv, p.prober = nil, nil
 	p.mu.Unlock()
+	if prober != nil {
+		prober.Stop()
+	}
 	if srv != nil {
 		sctx, cancel := context.WithTimeout(ctx, p.knobs.ShutdownGrace)
 		if err := srv.Shutdown(sctx); err != nil {
@@ -238,6 +243,49 @@ func (p *Proxy) Close(ctx context.Context) error {
 		p.rec = nil
 	}
 	return errors.Join(errs...)
+}
+
+// healthTargets lists every configured upstream server with its probe.
+func (p *Proxy) healthTargets() []health.Target {
+	var out []health.Target
+	for pn, pc := range p.cfg.Projects {
+		for sn, s := range pc.Servers {
+			out = append(out, health.Target{Project: pn, Server: sn, URL: s.URL, Check: s.HealthCheck})
+		}
+	}
+	return out
+}
+
+func (p *Proxy) instances() []health.Instance {
+	p.mu.Lock()
+	prober := p.prober
+	p.mu.Unlock()
+	if prober == nil {
+		return []health.Instance{}
+	}
+	return prober.Instances()
+}
+
+// serveInstances answers GET /api/v1/instances: every upstream's health.
+func (p *Proxy) serveInstances(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]any{"instances": p.instances()})
+}
+
+// serveReady answers GET /readyz: ready when no configured server is
+// unhealthy (or misconfigured); the body names the ones that are.
+func (p *Proxy) serveReady(w http.ResponseWriter, r *http.Request) {
+	p.mu.Lock()
+	prober := p.prober
+	p.mu.Unlock()
+	if prober == nil {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"status": "not serving"})
+		return
+	}
+	if bad := prober.NotReady(); len(bad) > 0 {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"status": "not ready", "servers": bad})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"status": "ready"})
 }
 
 // serveAudit answers GET /api/v1/audit?trace=CODE or ?session=ID.

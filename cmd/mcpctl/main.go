@@ -70,6 +70,11 @@ Usage:
         CODE is the 8-character trace code quoted in errors, ⚠ notices,
         result _meta and the proxy's log.
 
+  mcpctl get instances [--url URL] [--json]
+        The upstream servers with their health: healthy (readiness probe
+        passed), live (only tools/list answered), degraded, unhealthy,
+        misconfigured; last latency and error; local-only probes noted.
+
   mcpctl help [COMMAND]
         Show this help, or one command's help.
 
@@ -118,8 +123,10 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return help(rest, stdout)
 	case "trace":
 		return runTrace(rest, stdout, os.Getenv)
+	case "get":
+		return runGet(rest, stdout, os.Getenv)
 	default:
-		return usagef("", "unknown command %q (commands: trace, help)", cmd)
+		return usagef("", "unknown command %q (commands: trace, get, help)", cmd)
 	}
 }
 
@@ -131,10 +138,12 @@ func help(args []string, stdout io.Writer) error {
 		return usagef("", "help takes at most one command, got %d", len(args))
 	case args[0] == "trace":
 		fmt.Fprint(stdout, traceUsage)
+	case args[0] == "get":
+		fmt.Fprint(stdout, getUsage)
 	case args[0] == "help":
 		fmt.Fprint(stdout, usage)
 	default:
-		return usagef("", "no help for unknown command %q (commands: trace, help)", args[0])
+		return usagef("", "no help for unknown command %q (commands: trace, get, help)", args[0])
 	}
 	return nil
 }

@@ -105,8 +105,8 @@ func TestHelp(t *testing.T) {
 				t.Errorf("%v: help lacks %q:\n%s", args, want, r.stdout)
 			}
 		}
-		if strings.Contains(r.stdout, "get instances") {
-			t.Errorf("help offers a command that does not exist yet:\n%s", r.stdout)
+		if !strings.Contains(r.stdout, "mcpctl get instances") {
+			t.Errorf("help does not offer get instances:\n%s", r.stdout)
 		}
 	}
 	for _, args := range [][]string{{"help", "trace"}, {"trace", "--help"}, {"trace", "7K3M9QXZ", "-h"}} {
@@ -126,9 +126,10 @@ func TestUsageErrors(t *testing.T) {
 		want []string
 	}{
 		{nil, []string{"missing command", "Run 'mcpctl help'"}},
-		{[]string{"frobnicate"}, []string{`unknown command "frobnicate"`, "trace, help"}},
-		{[]string{"get", "instances"}, []string{`unknown command "get"`}},
-		{[]string{"help", "get"}, []string{`unknown command "get"`}},
+		{[]string{"frobnicate"}, []string{`unknown command "frobnicate"`, "trace, get, help"}},
+		{[]string{"get"}, []string{`want 'get instances'`}},
+		{[]string{"get", "pods"}, []string{`want 'get instances'`}},
+		{[]string{"get", "instances", "extra"}, []string{`unexpected arguments: extra`}},
 		{[]string{"help", "trace", "extra"}, []string{"at most one command"}},
 		{[]string{"trace"}, []string{"missing trace CODE", "Run 'mcpctl help trace'"}},
 		{[]string{"trace", "7K3M9QXZ", "7K3M9QXA"}, []string{"want one trace CODE, got 2"}},

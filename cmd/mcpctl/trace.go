@@ -12,8 +12,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcpchaos/mcpchaos/proxy/audit/waterfall"
 	"github.com/mcpchaos/mcpchaos/proxy/audit"
+	"github.com/mcpchaos/mcpchaos/proxy/audit/waterfall"
 	"github.com/mcpchaos/mcpchaos/proxy/trace"
 )
 

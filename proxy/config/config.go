@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"time"
 
 	"gopkg.in/yaml.v3"
 
@@ -59,13 +60,48 @@ type Server struct {
 	HealthCheck *HealthCheck `yaml:"healthCheck"`
 }
 
-// HealthCheck configures the probe of one upstream server.
+// HealthCheck configures the probe of one upstream server. With Tool, the
+// probe is a readiness probe (tools/call that must round-trip to the
+// server's own upstream); without, liveness (tools/list). Seconds may be
+// fractional (0.05), which tests use to compress time.
 type HealthCheck struct {
 	Tool             string         `yaml:"tool"`
 	Arguments        map[string]any `yaml:"arguments"`
-	IntervalSeconds  int            `yaml:"intervalSeconds"`
-	TimeoutSeconds   int            `yaml:"timeoutSeconds"`
+	IntervalSeconds  float64        `yaml:"intervalSeconds"`
+	TimeoutSeconds   float64        `yaml:"timeoutSeconds"`
 	FailureThreshold int            `yaml:"failureThreshold"`
+}
+
+// Probe defaults, from the seed's reliability notes.
+const (
+	DefaultProbeInterval  = 60 * time.Second
+	DefaultProbeTimeout   = 15 * time.Second
+	DefaultProbeThreshold = 3
+)
+
+// Interval, Timeout and Threshold resolve the probe's settings, defaults
+// included; a nil HealthCheck means liveness with every default.
+func (h *HealthCheck) Interval() time.Duration {
+	if h == nil || h.IntervalSeconds <= 0 {
+		return DefaultProbeInterval
+	}
+	return time.Duration(h.IntervalSeconds * float64(time.Second))
+}
+
+// Timeout bounds one probe.
+func (h *HealthCheck) Timeout() time.Duration {
+	if h == nil || h.TimeoutSeconds <= 0 {
+		return DefaultProbeTimeout
+	}
+	return time.Duration(h.TimeoutSeconds * float64(time.Second))
+}
+
+// Threshold is how many failures in a row make a server unhealthy.
+func (h *HealthCheck) Threshold() int {
+	if h == nil || h.FailureThreshold <= 0 {
+		return DefaultProbeThreshold
+	}
+	return h.FailureThreshold
 }
 
 // Gate configures begin_session gating of a project's tools.

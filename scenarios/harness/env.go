@@ -15,6 +15,7 @@ import (
 	"github.com/mcpchaos/mcpchaos/proxy/audit"
 	"github.com/mcpchaos/mcpchaos/proxy/config"
 	"github.com/mcpchaos/mcpchaos/proxy/failpoint"
+	"github.com/mcpchaos/mcpchaos/proxy/health"
 	"github.com/mcpchaos/mcpchaos/proxy/knobs"
 	"github.com/mcpchaos/mcpchaos/proxy/llm"
 )
@@ -41,6 +42,11 @@ type Env struct {
 	LLM      *fakellm.Server
 	LLMLink  *Link
 	Fallback *fakellm.Server
+	// Unifi is the unifi-like upstream and Controller the fake controller its
+	// list_sites reaches through ControllerLink. Nil unless asked for.
+	Unifi          *upstream.Server
+	Controller     *upstream.Controller
+	ControllerLink *Link
 	// pending is a Midway fault waiting for the operation to call Strike.
 	pending Fault
 }
@@ -50,6 +56,11 @@ func (e *Env) link(name string) (*Link, error) {
 	switch name {
 	case "", LinkDocmost:
 		return e.DocmostLink, nil
+	case LinkController:
+		if e.ControllerLink == nil {
+			return nil, fmt.Errorf("link %q: this env has no unifi controller", name)
+		}
+		return e.ControllerLink, nil
 	case LinkLLM:
 		if e.LLMLink == nil {
 			return nil, fmt.Errorf("link %q: this env has no LLM", name)
@@ -109,6 +120,11 @@ type EnvOptions struct {
 	LLMDefault fakellm.Step
 	// Pipeline is the project's stage list.
 	Pipeline []config.Stage
+	// Unifi adds a unifi-like server "unifi" to the project with this health
+	// check (its list_sites crosses ControllerLink); nil: no unifi server.
+	Unifi *config.HealthCheck
+	// DocmostHealth is the docmost server's health check (nil: liveness).
+	DocmostHealth *config.HealthCheck
 	// Gate enables begin_session gating with Prompts.
 	Gate    bool
 	Prompts []config.Prompt
@@ -199,6 +215,19 @@ func NewEnv(ctx context.Context, o EnvOptions) (e *Env, err error) {
 		},
 	}
 	pc := e.Config.Projects[Project]
+	pc.Servers["docmost"].HealthCheck = o.DocmostHealth
+	if o.Unifi != nil {
+		if e.Controller, err = upstream.NewController(); err != nil {
+			return e, err
+		}
+		if e.ControllerLink, err = e.Toxi.Link("controller", e.Controller.Addr()); err != nil {
+			return e, err
+		}
+		if e.Unifi, err = upstream.NewUnifi(e.ControllerLink.Addr(), upstream.Options{}); err != nil {
+			return e, err
+		}
+		pc.Servers["unifi"] = &config.Server{URL: e.Unifi.URL(), HealthCheck: o.Unifi}
+	}
 	pc.Pipeline, pc.Gate.Enabled, pc.Prompts = o.Pipeline, o.Gate, o.Prompts
 	if e.LLM != nil {
 		e.Config.LLM = &llm.Config{Primary: "vllm-current", Providers: map[string]llm.ProviderConfig{
@@ -231,6 +260,37 @@ func (e *Env) Token(user string) string { return e.Users[user] }
 
 // ProjectURL is the MCP endpoint of the harness project.
 func (e *Env) ProjectURL() string { return e.Target.URL() + "/projects/" + Project + "/mcp" }
+
+// Instances fetches GET /api/v1/instances.
+func (e *Env) Instances(ctx context.Context) ([]health.Instance, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, e.Target.URL()+"/api/v1/instances", nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Instances []health.Instance `json:"instances"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		return nil, fmt.Errorf("instances API: %w", err)
+	}
+	return body.Instances, nil
+}
+
+// Instance is Instances narrowed to one server ("" status if absent).
+func (e *Env) Instance(ctx context.Context, server string) health.Instance {
+	ins, _ := e.Instances(ctx)
+	for _, in := range ins {
+		if in.Server == server {
+			return in
+		}
+	}
+	return health.Instance{}
+}
 
 // Audit fetches the audit rows of one trace code through the proxy's API.
 func (e *Env) Audit(ctx context.Context, code string) ([]audit.Row, error) {
@@ -275,8 +335,13 @@ func (e *Env) Close(ctx context.Context) error {
 	if e.Toxi != nil {
 		e.Toxi.Close()
 	}
-	if e.Docmost != nil {
-		errs = append(errs, e.Docmost.Close())
+	for _, u := range []*upstream.Server{e.Docmost, e.Unifi} {
+		if u != nil {
+			errs = append(errs, u.Close())
+		}
+	}
+	if e.Controller != nil {
+		errs = append(errs, e.Controller.Close())
 	}
 	for _, f := range []*fakellm.Server{e.LLM, e.Fallback} {
 		if f != nil {

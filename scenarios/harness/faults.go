@@ -27,8 +27,9 @@ type None struct{}
 // Network faults act on one toxiproxy link: LinkDocmost (proxy to upstream,
 // the default) or LinkLLM (proxy to the primary LLM).
 const (
-	LinkDocmost = "docmost"
-	LinkLLM     = "llm"
+	LinkDocmost    = "docmost"
+	LinkLLM        = "llm"
+	LinkController = "controller" // the unifi-like server's controller
 )
 
 // Latency delays every byte coming back over the link (toxiproxy latency).

@@ -1,0 +1,125 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/mcpchaos/mcpchaos/proxy/health"
+)
+
+const getUsage = `mcpctl get instances [--url URL] [--timeout D] [--json]
+
+List the proxy's upstream servers with their health, from GET URL/api/v1/instances:
+server, project, status, probe, last latency, last error, and a note when a
+readiness probe answers so fast it is likely reading a local table.
+
+Statuses: healthy (readiness probe passed), live (only tools/list answered:
+the server's own upstream is unverified), degraded (failing, under the
+threshold), unhealthy (failed threshold times in a row), misconfigured (the
+probe names a tool the server does not expose), unknown (not probed yet).
+`
+
+func runGet(args []string, stdout io.Writer, getenv func(string) string) error {
+	if len(args) == 0 || args[0] != "instances" {
+		return usagef("get", "get: want 'get instances'")
+	}
+	fs := flag.NewFlagSet("get instances", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	base := fs.String("url", "", "proxy base URL")
+	timeout := fs.Duration("timeout", defaultTimeout, "bound on the request")
+	asJSON := fs.Bool("json", false, "print the instances as JSON")
+	pos, err := parseInterleaved(fs, args[1:])
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprint(stdout, getUsage)
+		return nil
+	}
+	if err != nil {
+		return usagef("get", "get instances: %v", err)
+	}
+	if len(pos) > 0 {
+		return usagef("get", "get instances: unexpected arguments: %s", strings.Join(pos, " "))
+	}
+	if *base == "" {
+		*base = getenv(envURL)
+	}
+	if *base == "" {
+		*base = defaultURL
+	}
+	u, err := url.Parse(strings.TrimSpace(*base))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return usagef("get", "bad --url %q: want http://HOST:PORT", *base)
+	}
+	u.Path = strings.TrimRight(u.Path, "/") + "/api/v1/instances"
+	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("cannot reach the proxy: %v", err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
+	if err != nil {
+		return fmt.Errorf("GET %s: %v", u, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: proxy answered %s: %s", u, resp.Status, bodyExcerpt(body))
+	}
+	var out struct {
+		Instances []health.Instance `json:"instances"`
+	}
+	if err := json.Unmarshal(body, &out); err != nil {
+		return fmt.Errorf("GET %s: answer is not instances JSON (%v): %s", u, err, bodyExcerpt(body))
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(out.Instances)
+	}
+	return renderInstances(stdout, out.Instances)
+}
+
+func renderInstances(w io.Writer, ins []health.Instance) error {
+	if len(ins) == 0 {
+		_, err := fmt.Fprintln(w, "no upstream servers (is the proxy serving?)")
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SERVER\tPROJECT\tSTATUS\tPROBE\tLATENCY\tLAST ERROR")
+	var notes []string
+	for _, in := range ins {
+		lat := "-"
+		if !in.CheckedAt.IsZero() {
+			lat = in.Latency.Round(100 * time.Microsecond).String()
+		}
+		last := in.LastError
+		if last == "" {
+			last = "-"
+		} else if r := []rune(last); len(r) > 80 {
+			last = string(r[:79]) + "…"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", in.Server, in.Project, in.Status, in.Probe, lat, last)
+		if in.Note != "" {
+			notes = append(notes, fmt.Sprintf("note: %s/%s %s", in.Project, in.Server, in.Note))
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, n := range notes {
+		fmt.Fprintln(w, n)
+	}
+	return nil
+}

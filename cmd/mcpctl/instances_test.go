@@ -1,0 +1,49 @@
+package main
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestGetInstancesPrintsTheTableAndNotes(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/api/v1/instances" {
+			http.NotFound(w, r)
+			return
+		}
+		_, _ = w.Write([]byte(`{"instances":[
+ {"project":"home","server":"unifi","status":"unhealthy","probe":"readiness: tools/call list_sites","latencyNs":` + itoa(300*time.Millisecond) + `,"lastError":"controller unreachable: dial tcp: connection refused","consecutiveFailures":3,"checkedAt":"2026-11-30T01:00:00Z"},
+ {"project":"home","server":"version","status":"healthy","probe":"readiness: tools/call get_version","latencyNs":` + itoa(2*time.Millisecond) + `,"note":"answered in 2ms: a probe this fast is likely reading a local table","checkedAt":"2026-11-30T01:00:00Z"},
+ {"project":"docs","server":"docmost","status":"live","probe":"liveness: tools/list","latencyNs":` + itoa(4*time.Millisecond) + `,"checkedAt":"2026-11-30T01:00:00Z"}]}`))
+	}))
+	defer srv.Close()
+	r := cli(t, "get", "instances", "--url", srv.URL)
+	r.wantCode(t, 0)
+	for _, want := range []string{
+		"SERVER", "STATUS", "PROBE", "LATENCY", "LAST ERROR",
+		"unifi", "unhealthy", "readiness: tools/call list_sites", "300ms", "controller unreachable",
+		"docmost", "live", "liveness: tools/list",
+		"note: home/version answered in 2ms",
+	} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, r.stdout)
+		}
+	}
+}
+
+func TestGetInstancesReportsAnUnreachableProxy(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	url := srv.URL
+	srv.Close()
+	r := cli(t, "get", "instances", "--url", url)
+	r.wantCode(t, 1)
+	if !strings.Contains(r.stderr, "cannot reach the proxy") {
+		t.Errorf("stderr: %s", r.stderr)
+	}
+}
+
+func itoa(d time.Duration) string { return strconv.FormatInt(int64(d), 10) }

@@ -1,0 +1,237 @@
+// Package health probes upstream MCP servers and tells the truth about them:
+// a server that answers tools/list is only live, a server whose readiness
+// probe (a tools/call that must cross to its own upstream) passes is healthy.
+//
+// Each server is probed by its own goroutine, on its own upstream session, at
+// its interval, one probe at a time, each bounded by its timeout. Stop ends
+// them all.
+package health
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpchaos/mcpchaos/proxy/config"
+	"github.com/mcpchaos/mcpchaos/proxy/upstream"
+)
+
+// Status of one upstream server.
+type Status string
+
+// Statuses.
+const (
+	// Unknown: not probed yet.
+	Unknown Status = "unknown"
+	// Healthy: the readiness probe passed; the server can do its job.
+	Healthy Status = "healthy"
+	// Live: the liveness probe (tools/list) passed; its upstream is unverified.
+	// Not a warning: an admission that nothing watches that upstream.
+	Live Status = "live"
+	// Degraded: failing, under the failure threshold.
+	Degraded Status = "degraded"
+	// Unhealthy: failed threshold times in a row.
+	Unhealthy Status = "unhealthy"
+	// Misconfigured: the probe names a tool the server does not expose; it
+	// can never pass, and it is not a health signal either way.
+	Misconfigured Status = "misconfigured"
+)
+
+// LocalOnlyLatency is the latency under which a passing readiness probe is
+// noted as probably reading a local table, not crossing a network: the seed
+// saw 3 ms for a lying probe and 40 ms to 1847 ms for a real round trip.
+const LocalOnlyLatency = 10 * time.Millisecond
+
+// Instance is what the proxy knows about one upstream server's health.
+type Instance struct {
+	Project   string        `json:"project"`
+	Server    string        `json:"server"`
+	Status    Status        `json:"status"`
+	Probe     string        `json:"probe"` // "readiness: tools/call list_sites" or "liveness: tools/list"
+	Latency   time.Duration `json:"latencyNs"`
+	LastError string        `json:"lastError,omitempty"`
+	Note      string        `json:"note,omitempty"`
+	Failures  int           `json:"consecutiveFailures"`
+	CheckedAt time.Time     `json:"checkedAt"`
+	ChangedAt time.Time     `json:"changedAt"`
+}
+
+// Target is one server to probe.
+type Target struct {
+	Project, Server, URL string
+	Check                *config.HealthCheck // nil: liveness with defaults
+}
+
+// Prober probes every target until Stop.
+type Prober struct {
+	mu        sync.Mutex
+	instances map[string]*Instance // project/server
+	stop      context.CancelFunc
+	wg        sync.WaitGroup
+	conns     []*upstream.Conn
+}
+
+// Start begins probing every target at once, then at each target's interval.
+// connect bounds a probe's upstream connect.
+func Start(targets []Target, connect time.Duration) *Prober {
+	ctx, cancel := context.WithCancel(context.Background())
+	p := &Prober{instances: map[string]*Instance{}, stop: cancel}
+	for _, t := range targets {
+		in := &Instance{Project: t.Project, Server: t.Server, Status: Unknown, Probe: probeName(t.Check), ChangedAt: time.Now()}
+		p.instances[key(t.Project, t.Server)] = in
+		conn := upstream.New(t.Server, t.URL, upstream.Options{ConnectTimeout: connect, CallTimeout: t.Check.Timeout()})
+		p.conns = append(p.conns, conn)
+		p.wg.Add(1)
+		go p.loop(ctx, t, conn)
+	}
+	return p
+}
+
+func key(project, server string) string { return project + "/" + server }
+
+func probeName(h *config.HealthCheck) string {
+	if h != nil && h.Tool != "" {
+		return "readiness: tools/call " + h.Tool
+	}
+	return "liveness: tools/list"
+}
+
+// loop probes t until ctx ends; probes of one server never overlap.
+func (p *Prober) loop(ctx context.Context, t Target, conn *upstream.Conn) {
+	defer p.wg.Done()
+	tick := time.NewTicker(t.Check.Interval())
+	defer tick.Stop()
+	for {
+		p.probe(ctx, t, conn)
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+func (p *Prober) probe(parent context.Context, t Target, conn *upstream.Conn) {
+	ctx, cancel := context.WithTimeout(parent, t.Check.Timeout())
+	defer cancel()
+	start := time.Now()
+	err := run(ctx, t, conn)
+	if parent.Err() != nil {
+		return // the prober is stopping: not a probe result
+	}
+	if err != nil && ctx.Err() == context.DeadlineExceeded {
+		err = fmt.Errorf("no answer within %v (%v)", t.Check.Timeout(), err)
+	}
+	p.record(t, time.Since(start), err)
+}
+
+// errMisconfigured marks a probe that can never pass.
+var errMisconfigured = errors.New("configuration error")
+
+func run(ctx context.Context, t Target, conn *upstream.Conn) error {
+	tools, err := conn.ListTools(ctx)
+	if err != nil || t.Check == nil || t.Check.Tool == "" {
+		return err
+	}
+	names := make([]string, len(tools))
+	for i, tl := range tools {
+		names[i] = tl.Name
+	}
+	if !slices.Contains(names, t.Check.Tool) {
+		sort.Strings(names)
+		return fmt.Errorf("%w: healthCheck.tool %q is not a tool of server %s (it has: %s)", errMisconfigured, t.Check.Tool, t.Server, strings.Join(names, ", "))
+	}
+	args, err := json.Marshal(t.Check.Arguments)
+	if err != nil {
+		return fmt.Errorf("%w: healthCheck.arguments: %v", errMisconfigured, err)
+	}
+	res, err := conn.CallTool(ctx, t.Check.Tool, args)
+	if err != nil {
+		return err
+	}
+	if res.IsError {
+		return fmt.Errorf("tools/call %s answered isError: %s", t.Check.Tool, firstText(res.Content))
+	}
+	return nil
+}
+
+func (p *Prober) record(t Target, latency time.Duration, err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	in := p.instances[key(t.Project, t.Server)]
+	prev := in.Status
+	in.CheckedAt, in.Latency, in.Note = time.Now(), latency, ""
+	switch {
+	case errors.Is(err, errMisconfigured):
+		in.Status, in.LastError, in.Failures = Misconfigured, err.Error(), 0
+	case err != nil:
+		in.Failures++
+		in.LastError = err.Error()
+		in.Status = Degraded
+		if in.Failures >= t.Check.Threshold() {
+			in.Status = Unhealthy
+		}
+	default:
+		in.Failures, in.LastError = 0, ""
+		in.Status = Live
+		if t.Check != nil && t.Check.Tool != "" {
+			in.Status = Healthy
+			if latency < LocalOnlyLatency {
+				in.Note = fmt.Sprintf("answered in %v: a probe this fast is likely reading a local table, not reaching the server's upstream; pick a tool that round-trips", latency.Round(100*time.Microsecond))
+			}
+		}
+	}
+	if in.Status != prev {
+		in.ChangedAt = in.CheckedAt
+	}
+}
+
+// Instances returns every server's state, sorted by project and server.
+func (p *Prober) Instances() []Instance {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make([]Instance, 0, len(p.instances))
+	for _, in := range p.instances {
+		out = append(out, *in)
+	}
+	sort.Slice(out, func(i, j int) bool { return key(out[i].Project, out[i].Server) < key(out[j].Project, out[j].Server) })
+	return out
+}
+
+// NotReady names the servers that make the proxy not ready: unhealthy or
+// misconfigured ones.
+func (p *Prober) NotReady() []string {
+	var out []string
+	for _, in := range p.Instances() {
+		if in.Status == Unhealthy || in.Status == Misconfigured {
+			out = append(out, fmt.Sprintf("%s/%s: %s (%s)", in.Project, in.Server, in.Status, in.LastError))
+		}
+	}
+	return out
+}
+
+// Stop ends every probe and waits for them. Stop may be called more than once.
+func (p *Prober) Stop() {
+	p.stop()
+	p.wg.Wait()
+	for _, c := range p.conns {
+		_ = c.Close()
+	}
+}
+
+func firstText(content []mcp.Content) string {
+	for _, c := range content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			return t.Text
+		}
+	}
+	return ""
+}
