@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/mcpchaos/mcpchaos/proxy/audit"
+	"github.com/mcpchaos/mcpchaos/proxy/chat"
 	"github.com/mcpchaos/mcpchaos/proxy/config"
 	"github.com/mcpchaos/mcpchaos/proxy/entry"
 	"github.com/mcpchaos/mcpchaos/proxy/failpoint"
@@ -151,6 +152,11 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Proxy, error) {
 		Projects: routes, Users: users, Sessions: p.sessions, Audit: p.rec, Strict: cfg.Sessions.Strict, Logger: o.Logger,
 	}))
 	mux.HandleFunc("GET /api/v1/audit", p.serveAudit)
+	ch := &chat.Handler{LLM: p.llm, Budget: kv.ChatBudget, Audit: p.rec, Logger: o.Logger}
+	if len(cfg.Users) > 0 {
+		ch.Authenticate = func(r *http.Request) (string, bool) { return entry.Authenticate(r, users) }
+	}
+	mux.Handle("POST /api/v1/chat", ch)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "live"})
 	})

@@ -75,6 +75,11 @@ Usage:
         passed), live (only tools/list answered), degraded, unhealthy,
         misconfigured; last latency and error; local-only probes noted.
 
+  mcpctl chat MESSAGE... [--stream] [--token T]
+        One turn through the proxy's LLM failover chain; prints the answer
+        and "model: <llm> (<model>)", with "⚠ failed over → answered by ..."
+        when a fallback answered.
+
   mcpctl help [COMMAND]
         Show this help, or one command's help.
 
@@ -125,8 +130,10 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return runTrace(rest, stdout, os.Getenv)
 	case "get":
 		return runGet(rest, stdout, os.Getenv)
+	case "chat":
+		return runChat(rest, stdout, os.Getenv)
 	default:
-		return usagef("", "unknown command %q (commands: trace, get, help)", cmd)
+		return usagef("", "unknown command %q (commands: trace, get, chat, help)", cmd)
 	}
 }
 
@@ -140,10 +147,12 @@ func help(args []string, stdout io.Writer) error {
 		fmt.Fprint(stdout, traceUsage)
 	case args[0] == "get":
 		fmt.Fprint(stdout, getUsage)
+	case args[0] == "chat":
+		fmt.Fprint(stdout, chatUsage)
 	case args[0] == "help":
 		fmt.Fprint(stdout, usage)
 	default:
-		return usagef("", "no help for unknown command %q (commands: trace, get, help)", args[0])
+		return usagef("", "no help for unknown command %q (commands: trace, get, chat, help)", args[0])
 	}
 	return nil
 }

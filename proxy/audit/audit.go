@@ -46,12 +46,15 @@ const (
 	// KindUpstreamCall covers one call to an upstream MCP server; Server and
 	// Tool name it.
 	KindUpstreamCall Kind = "upstream_call"
+	// KindChatTurn covers one POST /api/v1/chat turn through the failover
+	// chain; Server is the LLM that answered, Detail its model.
+	KindChatTurn Kind = "chat_turn"
 )
 
 // Kinds lists every Kind the proxy writes, in the order above.
 var Kinds = []Kind{
 	KindToolCallTrace, KindPipelineExecution, KindStageExecution, KindGateDecision,
-	KindSessionRecreated, KindLLMAttempt, KindUpstreamCall,
+	KindSessionRecreated, KindLLMAttempt, KindUpstreamCall, KindChatTurn,
 }
 
 // Common Row.Status values. The store accepts any string.

@@ -246,12 +246,18 @@ func synthetic(ctx context.Context, orig *http.Request, hd http.Header, body str
 }
 
 func (h *Handler) authenticate(r *http.Request) (string, bool) {
+	return Authenticate(r, h.o.Users)
+}
+
+// Authenticate maps the request's bearer token to its user; ok is false
+// when the token is missing or unknown. Tokens are compared in constant time.
+func Authenticate(r *http.Request, users map[string]string) (string, bool) {
 	auth := r.Header.Get("Authorization")
 	tok, ok := strings.CutPrefix(auth, "Bearer ")
 	if !ok || tok == "" {
 		return "", false
 	}
-	for t, user := range h.o.Users {
+	for t, user := range users {
 		if subtle.ConstantTimeCompare([]byte(t), []byte(tok)) == 1 {
 			return user, true
 		}

@@ -34,6 +34,7 @@ type Values struct {
 	UpstreamConnect      time.Duration
 	AuditWriteTimeout    time.Duration
 	ShutdownGrace        time.Duration
+	ChatBudget           time.Duration
 }
 
 // Table lists every knob, in the order docs/knobs.md shows them.
@@ -58,6 +59,8 @@ var Table = []Knob{
 		func(v *Values) *time.Duration { return &v.AuditWriteTimeout }},
 	{"MCPCTL_SHUTDOWN_GRACE_MS", 5 * time.Second, "draining in-flight requests when the proxy stops",
 		func(v *Values) *time.Duration { return &v.ShutdownGrace }},
+	{"MCPCTL_CHAT_BUDGET_MS", 60 * time.Second, "one chat turn through the failover chain, streaming included",
+		func(v *Values) *time.Duration { return &v.ChatBudget }},
 }
 
 // Defaults returns every knob at its default.

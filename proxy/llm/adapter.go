@@ -48,6 +48,7 @@ type Response struct {
 type provider interface {
 	name() string
 	attempt(ctx context.Context, req *Request) attemptResult
+	stream(ctx context.Context, req *Request, onChunk func(string)) attemptResult
 }
 
 // Adapter runs completions across the configured failover chain. It is safe
@@ -206,6 +207,15 @@ func (r *Request) validate() error {
 // completion, or a *ChainError naming every attempt. When ctx is cancelled no
 // further attempt starts and the error wraps ctx.Err().
 func (a *Adapter) Complete(ctx context.Context, req Request, opts ...Option) (Response, error) {
+	return a.run(ctx, req, opts, func(ctx context.Context, p provider) (attemptResult, bool) {
+		return p.attempt(ctx, &req), false
+	})
+}
+
+// run is the failover chain under one deadline. try makes one attempt and
+// reports whether it committed the call (a stream that delivered a chunk):
+// a committed attempt that fails ends the chain instead of failing over.
+func (a *Adapter) run(ctx context.Context, req Request, opts []Option, try func(context.Context, provider) (attemptResult, bool)) (Response, error) {
 	if a == nil || len(a.chain) == 0 {
 		return Response{}, ErrNotConfigured
 	}
@@ -230,7 +240,7 @@ func (a *Adapter) Complete(ctx context.Context, req Request, opts ...Option) (Re
 			Attempts:    attempts,
 			Budget:      co.budget,
 			Elapsed:     time.Since(start),
-			BudgetSpent: !errors.Is(cause, context.Canceled) && !errors.Is(cause, ErrChainExhausted),
+			BudgetSpent: !errors.Is(cause, context.Canceled) && !errors.Is(cause, ErrChainExhausted) && !errors.Is(cause, ErrStreamBroken),
 			Err:         cause,
 		}
 	}
@@ -253,7 +263,7 @@ func (a *Adapter) Complete(ctx context.Context, req Request, opts ...Option) (Re
 		t0 := time.Now()
 		per := min(co.providerTimeout, deadline.Sub(t0))
 		actx, acancel := context.WithTimeout(bctx, per)
-		r := p.attempt(actx, &req)
+		r, committed := try(actx, p)
 		attemptTimedOut := actx.Err() != nil
 		acancel()
 
@@ -285,6 +295,9 @@ func (a *Adapter) Complete(ctx context.Context, req Request, opts ...Option) (Re
 		attempts = append(attempts, att)
 		if cause != nil {
 			return stop(cause)
+		}
+		if committed {
+			return stop(ErrStreamBroken)
 		}
 	}
 	return stop(ErrChainExhausted)

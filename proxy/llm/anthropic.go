@@ -45,6 +45,7 @@ type anthropicRequest struct {
 	System      string             `json:"system,omitempty"`
 	Messages    []anthropicMessage `json:"messages"`
 	Temperature *float64           `json:"temperature,omitempty"`
+	Stream      bool               `json:"stream,omitempty"`
 }
 
 type anthropicResponse struct {
@@ -57,17 +58,19 @@ type anthropicResponse struct {
 	StopReason string `json:"stop_reason"`
 }
 
-func (p *anthropicProvider) attempt(ctx context.Context, req *Request) attemptResult {
+// request resolves the model (auto-follow) and encodes req as a Messages
+// API request.
+func (p *anthropicProvider) request(ctx context.Context, req *Request, stream bool) (string, []byte, *attemptResult) {
 	model := p.cfg.Model
 	if p.models != nil {
 		resolved, fail := p.models.resolve(ctx)
 		if fail != nil {
-			return *fail
+			return model, nil, fail
 		}
 		model = resolved
 	}
 
-	body := anthropicRequest{Model: model, MaxTokens: req.MaxTokens, Temperature: req.Temperature}
+	body := anthropicRequest{Model: model, MaxTokens: req.MaxTokens, Temperature: req.Temperature, Stream: stream}
 	if body.MaxTokens <= 0 {
 		body.MaxTokens = defaultAnthropicMaxTokens
 	}
@@ -85,10 +88,17 @@ func (p *anthropicProvider) attempt(ctx context.Context, req *Request) attemptRe
 	body.System = strings.Join(system, "\n\n")
 	buf, err := json.Marshal(body)
 	if err != nil {
-		return attemptResult{model: model, outcome: OutcomeInvalid, detail: "encoding request: " + err.Error()}
+		return model, nil, &attemptResult{model: model, outcome: OutcomeInvalid, detail: "encoding request: " + err.Error()}
 	}
+	return model, buf, nil
+}
 
-	res, err := p.http.send(ctx, http.MethodPost, p.base+"/v1/messages", p.header(), buf, maxCompletionBody)
+func (p *anthropicProvider) attempt(ctx context.Context, req *Request) attemptResult {
+	model, buf, fail := p.request(ctx, req, false)
+	if fail != nil {
+		return *fail
+	}
+	res, err := p.http.send(ctx, http.MethodPost, p.base+"/v1/messages", p.header(), buf, maxCompletionBody, nil)
 	r, ok := fromHTTP(model, "POST /v1/messages", res, err)
 	if !ok {
 		if r.status == http.StatusNotFound && p.models != nil {

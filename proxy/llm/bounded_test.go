@@ -332,7 +332,7 @@ func TestSendRefusesAnUnboundedContext(t *testing.T) {
 	s := newStub(t, answer("x"))
 	c := newHTTPCaller()
 	defer c.closeIdle()
-	_, err := c.send(context.Background(), http.MethodPost, s.srv.URL+"/v1/messages", jsonHeader(), []byte(`{}`), 1<<10)
+	_, err := c.send(context.Background(), http.MethodPost, s.srv.URL+"/v1/messages", jsonHeader(), []byte(`{}`), 1<<10, nil)
 	if !errors.Is(err, errUnbounded) || s.hits.Load() != 0 {
 		t.Errorf("send without a deadline: %v, hits %d; want errUnbounded and no request", err, s.hits.Load())
 	}

@@ -17,6 +17,11 @@ var ErrNotConfigured = errors.New("llm: no LLM configured")
 // ErrChainExhausted: every provider in the chain failed with budget to spare.
 var ErrChainExhausted = errors.New("llm: every provider in the chain failed")
 
+// ErrStreamBroken: a streamed answer failed after its first chunk reached the
+// caller, so the chain did not fail over (the caller already holds part of an
+// answer from that model).
+var ErrStreamBroken = errors.New("llm: the streamed answer broke off after its first chunk")
+
 // ErrBudgetExhausted: the call budget ran out before any provider answered.
 // errors.Is(ErrBudgetExhausted, context.DeadlineExceeded) is true.
 var ErrBudgetExhausted error = budgetError{}
@@ -97,6 +102,8 @@ func (e *ChainError) Error() string {
 		fmt.Fprintf(&b, "llm: call budget %s spent", e.Budget)
 	case errors.Is(e.Err, ErrChainExhausted):
 		b.WriteString("llm: every provider failed")
+	case errors.Is(e.Err, ErrStreamBroken):
+		b.WriteString("llm: the streamed answer broke off after its first chunk (no failover once the caller has part of an answer)")
 	case e.Err != nil:
 		fmt.Fprintf(&b, "llm: stopped by caller (%v)", e.Err)
 	default:

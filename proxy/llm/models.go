@@ -163,7 +163,7 @@ func (r *modelResolver) fetch(ctx context.Context) (string, *attemptResult) {
 		if after != "" {
 			q.Set("after_id", after)
 		}
-		res, err := r.p.http.send(ctx, http.MethodGet, r.p.base+"/v1/models?"+q.Encode(), r.p.header(), nil, maxModelsBody)
+		res, err := r.p.http.send(ctx, http.MethodGet, r.p.base+"/v1/models?"+q.Encode(), r.p.header(), nil, maxModelsBody, nil)
 		a, ok := fromHTTP(r.alias, "GET /v1/models", res, err)
 		if !ok {
 			return fail(a)

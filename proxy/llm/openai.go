@@ -44,8 +44,9 @@ type openaiResponse struct {
 	Error json.RawMessage `json:"error"`
 }
 
-func (p *openaiProvider) attempt(ctx context.Context, req *Request) attemptResult {
-	body := openaiRequest{Model: p.cfg.Model, MaxTokens: req.MaxTokens, Temperature: req.Temperature}
+// request encodes req as a chat completion request.
+func (p *openaiProvider) request(req *Request, stream bool) ([]byte, http.Header, *attemptResult) {
+	body := openaiRequest{Model: p.cfg.Model, MaxTokens: req.MaxTokens, Temperature: req.Temperature, Stream: stream}
 	if req.System != "" {
 		body.Messages = append(body.Messages, openaiMessage{Role: "system", Content: req.System})
 	}
@@ -54,13 +55,21 @@ func (p *openaiProvider) attempt(ctx context.Context, req *Request) attemptResul
 	}
 	buf, err := json.Marshal(body)
 	if err != nil {
-		return attemptResult{model: p.cfg.Model, outcome: OutcomeInvalid, detail: "encoding request: " + err.Error()}
+		return nil, nil, &attemptResult{model: p.cfg.Model, outcome: OutcomeInvalid, detail: "encoding request: " + err.Error()}
 	}
 	h := jsonHeader()
 	if p.cfg.APIKey != "" {
 		h.Set("Authorization", "Bearer "+p.cfg.APIKey)
 	}
-	res, err := p.http.send(ctx, http.MethodPost, p.base+"/chat/completions", h, buf, maxCompletionBody)
+	return buf, h, nil
+}
+
+func (p *openaiProvider) attempt(ctx context.Context, req *Request) attemptResult {
+	buf, h, fail := p.request(req, false)
+	if fail != nil {
+		return *fail
+	}
+	res, err := p.http.send(ctx, http.MethodPost, p.base+"/chat/completions", h, buf, maxCompletionBody, nil)
 	r, ok := fromHTTP(p.cfg.Model, "POST /chat/completions", res, err)
 	if !ok {
 		return r

@@ -69,7 +69,10 @@ type httpResult struct {
 // context without a deadline; the request is bound to ctx, so when ctx ends
 // the transport aborts the request and closes its connection, and the body is
 // always closed before send returns.
-func (c *httpCaller) send(ctx context.Context, method, url string, header http.Header, body []byte, limit int64) (httpResult, error) {
+//
+// With stream set, a 2xx body is handed to stream as it arrives instead of
+// being read into the result (the result then carries only the status).
+func (c *httpCaller) send(ctx context.Context, method, url string, header http.Header, body []byte, limit int64, stream func(io.Reader) error) (httpResult, error) {
 	if _, ok := ctx.Deadline(); !ok {
 		return httpResult{}, errUnbounded
 	}
@@ -87,6 +90,9 @@ func (c *httpCaller) send(ctx context.Context, method, url string, header http.H
 		return httpResult{}, err
 	}
 	defer resp.Body.Close()
+	if stream != nil && resp.StatusCode >= 200 && resp.StatusCode <= 299 {
+		return httpResult{status: resp.StatusCode}, stream(resp.Body)
+	}
 	data, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
 	res := httpResult{status: resp.StatusCode, body: data}
 	if int64(len(data)) > limit {

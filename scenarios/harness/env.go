@@ -150,6 +150,7 @@ func Compressed() knobs.Values {
 	v.UpstreamConnect = 1000 * time.Millisecond
 	v.AuditWriteTimeout = 500 * time.Millisecond
 	v.ShutdownGrace = 200 * time.Millisecond
+	v.ChatBudget = 800 * time.Millisecond
 	return v
 }
 
