@@ -39,7 +39,7 @@ func checkNoLeaks() func() {
 	before := gleak.Goroutines()
 	return func() {
 		http.DefaultClient.CloseIdleConnections()
-		Eventually(gleak.Goroutines).WithTimeout(5*time.Second).ShouldNot(gleak.HaveLeaked(before,
+		Eventually(gleak.Goroutines).WithTimeout(5 * time.Second).ShouldNot(gleak.HaveLeaked(before,
 			// toxiproxy v2.5.0's slicer sends its next piece without watching
 			// for an interrupt; when the connection it feeds is gone mid-answer
 			// that send blocks forever. It is the harness's network, not the
