@@ -47,6 +47,8 @@ func All() []Scenario {
 			Labels: []string{"upstream", "deadline"}, Budget: requestDeadline, Expect: answeredWithRecovery},
 		Scenario{Fault: harness.ToolHang{Tool: "update_page"}, Operation: SmallCall, Promise: "1 answered within budget",
 			Labels: []string{"upstream", "deadline"}, Budget: requestDeadline, Expect: answeredWithRecovery},
+		Scenario{Fault: harness.UpstreamRestart{}, Operation: CallAcrossFault, Promise: "1 the proxy reconnects to a restarted upstream",
+			Labels: []string{"upstream", "restart"}, Budget: requestDeadline, Expect: answeredEitherWay},
 		Scenario{Fault: harness.ToolError{Tool: "search"}, Operation: PaginatingCall, Promise: "1 answered",
 			Labels: []string{"upstream"}, Budget: requestDeadline, Expect: isErrorPassedThrough},
 		Scenario{Fault: harness.HandlerPanic{Tool: "docmost_update_page"}, Operation: SmallCall, Promise: "1 a panic still answers",

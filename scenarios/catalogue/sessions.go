@@ -158,3 +158,28 @@ func sessionAnswered(o Observation) error {
 	}
 	return nil
 }
+
+// CallAcrossFault is a tools/call, the pending fault, and the same call
+// again on the same client session (timed): it must be answered, with its
+// result or a readable isError (a call whose connection broke is not
+// replayed: it may have run). The call after it must work: the proxy has
+// reconnected.
+var CallAcrossFault = Operation{Name: "tools/call across the fault", Do: func(ctx context.Context, env *harness.Env) Observation {
+	cs, err := harness.SDKClient(ctx, env.ProjectURL(), env.Token("alice"))
+	if err != nil {
+		return Observation{Err: err}
+	}
+	defer cs.Close()
+	args := map[string]any{"page_id": "p1", "content": "note"}
+	if o := timedCall(ctx, cs, "docmost_update_page", args); o.Err != nil || o.IsError {
+		return Observation{Err: fmt.Errorf("call before the fault: %v %s", o.Err, o.Text)}
+	}
+	if _, err := env.Strike(ctx); err != nil {
+		return Observation{Err: fmt.Errorf("fault: %w", err)}
+	}
+	o := timedCall(ctx, cs, "docmost_update_page", args)
+	if next := timedCall(ctx, cs, "docmost_update_page", args); next.Err != nil || next.IsError {
+		o.Broken = append(o.Broken, fmt.Sprintf("the call after the fault failed too: the proxy did not reconnect (%v %s)", next.Err, excerpt(next.Text)))
+	}
+	return o
+}}

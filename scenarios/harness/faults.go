@@ -103,6 +103,10 @@ type HandlerPanic struct {
 // address, mid-operation: every in-memory session is lost.
 type ProxyRestart struct{}
 
+// UpstreamRestart stops the docmost upstream and starts a new one on the same
+// address mid-operation: it forgets every MCP session the proxy held with it.
+type UpstreamRestart struct{}
+
 // ProxyKill SIGKILLs the proxy under test and starts it again on the same
 // address, mid-operation. Only targets that are processes (Killer) can take it.
 type ProxyKill struct{}
@@ -132,8 +136,25 @@ var (
 	_ Fault    = HandlerPanic{}
 	_ Midway   = ProxyRestart{}
 	_ Midway   = ProxyKill{}
+	_ Midway   = UpstreamRestart{}
 	_ PreStart = HandlerPanic{}
 )
+
+func (UpstreamRestart) Name() string   { return "upstream-restart" }
+func (UpstreamRestart) Params() string { return "server=docmost, same address" }
+func (UpstreamRestart) Midway()        {}
+func (UpstreamRestart) Inject(_ context.Context, e *Env) error {
+	addr := e.Docmost.Addr()
+	if err := e.Docmost.Close(); err != nil {
+		return err
+	}
+	s, err := upstream.NewDocmost(upstream.Options{Addr: addr})
+	if err != nil {
+		return fmt.Errorf("restarting docmost on %s: %w", addr, err)
+	}
+	e.Docmost = s
+	return nil
+}
 
 func (ProxyKill) Name() string   { return "proxy-kill" }
 func (ProxyKill) Params() string { return "SIGKILL, start on the same port" }

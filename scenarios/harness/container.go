@@ -1,0 +1,537 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/client"
+	"github.com/testcontainers/testcontainers-go"
+
+	"github.com/mcpchaos/mcpchaos/proxy/config"
+	"github.com/mcpchaos/mcpchaos/proxy/knobs"
+)
+
+// Timing bounds of the container targets.
+const (
+	containerHealthCap      = 20 * time.Second       // one start, until the health path answers 200
+	containerHealthPoll     = 20 * time.Millisecond  // between health probes
+	containerStateEvery     = 10                     // probes between two looks at the container's state
+	containerRebindWindow   = 2 * time.Second        // retrying the same address after a stop
+	containerRebindPause    = 50 * time.Millisecond  // between those retries
+	containerFreshPortTries = 5                      // Start: fresh ports tried on bind failure
+	containerStopSlack      = 5 * time.Second        // docker stop: on top of ShutdownGrace before SIGKILL
+	containerKillCap        = 10 * time.Second       // waiting for a killed container to be exited
+	containerRemoveCap      = 30 * time.Second       // removing the container at Stop
+	containerErrLogBytes    = 16 << 10               // container log excerpt in errors
+	containerConfigFile     = "mcplocal-target.yaml" // in the target's temp dir, bind-mounted read-only
+	targetLabel             = "org.mcpchaos.target"
+)
+
+// Container runs the proxy under test in a Docker container of Image (built
+// by BuildImages; never pulled), through testcontainers-go:
+// `IMAGE serve --config FILE --listen 127.0.0.1:PORT` with host networking,
+// so the container listens on this host's loopback and reaches the fakes and
+// toxiproxy links, which stay in the test process.
+//
+// The spec's config is written as YAML to a temp dir bind-mounted read-only
+// at the same path; the directory of a sqlite audit database is bind-mounted
+// read-write at its own path, so the audit trail outlives a restart and the
+// harness's paths mean the same inside and out. Knobs (in ms) and
+// MCPLOCAL_FAILPOINTS are passed as environment variables, as Binary passes
+// them; unlike Binary, the container's environment is fixed when it is
+// created at Start, so failpoints armed after Start never reach it.
+//
+// Restart is `docker stop` (SIGTERM, SIGKILL after the shutdown grace knob +
+// 5 s) and `docker start` of the same container: same port, in-memory
+// sessions lost. KillRestart is `docker kill` (SIGKILL) and `docker start`.
+// Start waits until GET /healthz on the known loopback port answers 200.
+type Container struct {
+	// Image to run, e.g. McplocalImage.
+	Image string
+	// Stderr, if set, receives the container's output when it stops, and
+	// testcontainers' messages. Write errors are ignored.
+	Stderr io.Writer
+	// Env is added to the container's environment ("KEY=VALUE"), for
+	// tokenEnv and apiKeyEnv variables the config names. The test process's
+	// own environment is not passed.
+	Env []string
+
+	mu  sync.Mutex
+	run *containerRun
+	dir string // temp dir holding the config file; "" when stopped
+}
+
+var (
+	_ Target = (*Container)(nil)
+	_ Killer = (*Container)(nil)
+)
+
+// Name implements Target.
+func (c *Container) Name() string { return "container:" + c.Image }
+
+// URL implements Target.
+func (c *Container) URL() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.run == nil {
+		return "http://"
+	}
+	return "http://" + c.run.addr
+}
+
+// Logs is the output of the running container so far (every run of it:
+// restarts keep the container), or "" when none runs.
+func (c *Container) Logs(ctx context.Context) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.run == nil {
+		return ""
+	}
+	return c.run.logs(ctx)
+}
+
+// Start implements Target: it creates and starts the container on a free
+// loopback port and returns once GET /healthz answers 200.
+func (c *Container) Start(ctx context.Context, spec Spec) (err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.run != nil {
+		return fmt.Errorf("%s: already started", c.Name())
+	}
+	if spec.Config == nil {
+		return fmt.Errorf("%s: spec has no config", c.Name())
+	}
+	cfg := *spec.Config // the Env's config is shared: change a copy
+	binds, err := auditBind(&cfg)
+	if err != nil {
+		return fmt.Errorf("%s: %w", c.Name(), err)
+	}
+	doc, err := config.Marshal(&cfg)
+	if err != nil {
+		return fmt.Errorf("%s: %w", c.Name(), err)
+	}
+	if c.dir, err = os.MkdirTemp("", "mcpchaos-container-"); err != nil {
+		return fmt.Errorf("%s: %w", c.Name(), err)
+	}
+	defer func() {
+		if err != nil {
+			c.cleanupLocked()
+		}
+	}()
+	cfgPath := filepath.Join(c.dir, containerConfigFile)
+	if err := os.WriteFile(cfgPath, doc, 0o644); err != nil {
+		return fmt.Errorf("%s: %w", c.Name(), err)
+	}
+	binds = append(binds, c.dir+":"+c.dir+":ro")
+	env := append(specEnv(spec), c.Env...)
+	grace := shutdownGrace(spec.Knobs)
+	for range containerFreshPortTries {
+		addr, ferr := freeLoopbackAddr()
+		if ferr != nil {
+			return fmt.Errorf("%s: %w", c.Name(), ferr)
+		}
+		r := &containerRun{name: c.Name(), image: c.Image, addr: addr, health: "/healthz", grace: grace, stderr: c.Stderr,
+			cmd: []string{"serve", "--config", cfgPath, "--listen", addr}, env: env, binds: binds}
+		if err = r.create(ctx); err == nil {
+			err = r.startHealthy(ctx)
+		}
+		if err == nil {
+			c.run = r
+			return nil
+		}
+		err = errors.Join(err, r.remove(context.WithoutCancel(ctx)))
+		if !errors.Is(err, errAddrInUse) {
+			break
+		}
+	}
+	return fmt.Errorf("%s: %w", c.Name(), err)
+}
+
+// Restart implements Target: docker stop, then docker start of the same
+// container on the same address.
+func (c *Container) Restart(ctx context.Context) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.run == nil {
+		return fmt.Errorf("%s: restart before start", c.Name())
+	}
+	if err := c.run.stop(ctx); err != nil {
+		return fmt.Errorf("%s: restart: %w", c.Name(), err)
+	}
+	return c.run.restartHealthy(ctx)
+}
+
+// KillRestart implements Killer: docker kill (SIGKILL: no drain, no audit
+// flush), then docker start of the same container on the same address.
+func (c *Container) KillRestart(ctx context.Context) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.run == nil {
+		return fmt.Errorf("%s: kill-restart before start", c.Name())
+	}
+	if err := c.run.kill(ctx); err != nil {
+		return fmt.Errorf("%s: kill-restart: %w", c.Name(), err)
+	}
+	return c.run.restartHealthy(ctx)
+}
+
+// Stop implements Target: docker stop, the container's output to Stderr,
+// then the container and the temp dir are removed. It reports a container
+// that had exited on its own. Stop may be called more than once.
+func (c *Container) Stop(ctx context.Context) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	defer c.cleanupLocked()
+	r := c.run
+	if r == nil {
+		return nil
+	}
+	c.run = nil
+	var errs []error
+	if up, state, err := r.running(ctx); err != nil {
+		errs = append(errs, err)
+	} else if !up {
+		errs = append(errs, fmt.Errorf("the container had exited on its own: %s\n%s", state, tail(r.logs(ctx), containerErrLogBytes)))
+	} else {
+		errs = append(errs, r.stop(ctx))
+	}
+	if c.Stderr != nil {
+		fmt.Fprintf(c.Stderr, "--- mcpchaos: output of %s (%s) ---\n%s--- end of output ---\n", c.Name(), r.id(), r.logs(ctx))
+	}
+	errs = append(errs, r.remove(ctx))
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("%s: stop: %w", c.Name(), err)
+	}
+	return nil
+}
+
+func (c *Container) cleanupLocked() {
+	if c.dir != "" {
+		_ = os.RemoveAll(c.dir)
+	}
+	c.dir = ""
+}
+
+// containerRun is one container of a target: created with a command, an
+// environment and bind mounts, on the host's network; started, stopped,
+// killed and started again; its output fetched for reports.
+type containerRun struct {
+	name, image string
+	cmd         []string
+	env         []string // KEY=VALUE
+	binds       []string // HOST:CONTAINER[:ro]
+	addr        string   // the loopback address it listens on
+	health      string   // path answering 200 when ready
+	grace       time.Duration
+	stderr      io.Writer
+
+	p   *testcontainers.DockerProvider
+	ctr *testcontainers.DockerContainer
+}
+
+func (r *containerRun) id() string {
+	if r.ctr == nil {
+		return "not created"
+	}
+	return r.ctr.GetContainerID()[:12]
+}
+
+// create creates the container (not started). The image must be local.
+func (r *containerRun) create(ctx context.Context) error {
+	p, err := dockerProvider(ctx, r.stderr)
+	if err != nil {
+		return err
+	}
+	r.p = p
+	if err := localImage(ctx, p, r.image); err != nil {
+		return err
+	}
+	env := map[string]string{}
+	for _, kv := range r.env {
+		k, v, _ := strings.Cut(kv, "=")
+		env[k] = v
+	}
+	binds := r.binds
+	ctr, err := p.CreateContainer(ctx, testcontainers.ContainerRequest{
+		Image:  r.image,
+		Cmd:    r.cmd,
+		Env:    env,
+		Labels: map[string]string{targetLabel: r.name},
+		HostConfigModifier: func(hc *container.HostConfig) {
+			hc.NetworkMode = "host" // loopback only: the fakes and links are on 127.0.0.1
+			hc.Binds = append(hc.Binds, binds...)
+		},
+	})
+	if dc, ok := ctr.(*testcontainers.DockerContainer); ok && dc != nil {
+		r.ctr = dc
+	}
+	if err != nil {
+		return fmt.Errorf("create container: %w", err)
+	}
+	if r.ctr == nil {
+		return fmt.Errorf("create container: unexpected container type %T", ctr)
+	}
+	return nil
+}
+
+// startHealthy starts the created container and waits until it is healthy.
+// A start that failed because the address was taken wraps errAddrInUse.
+func (r *containerRun) startHealthy(ctx context.Context) error {
+	if err := r.ctr.Start(ctx); err != nil {
+		return fmt.Errorf("start container %s: %w", r.id(), err)
+	}
+	return r.waitHealthy(ctx)
+}
+
+// restartHealthy starts the stopped container again on its address,
+// retrying while the address is still taken, for up to containerRebindWindow.
+func (r *containerRun) restartHealthy(ctx context.Context) error {
+	deadline := time.Now().Add(containerRebindWindow)
+	for {
+		err := r.startHealthy(ctx)
+		if !errors.Is(err, errAddrInUse) || time.Now().After(deadline) {
+			if err != nil {
+				return fmt.Errorf("start on %s: %w", r.addr, err)
+			}
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("start on %s: %w (last: %v)", r.addr, ctx.Err(), err)
+		case <-time.After(containerRebindPause):
+		}
+	}
+}
+
+// waitHealthy polls the health path on the known loopback port (mapped ports
+// do not apply in host mode, and testcontainers' internal port check needs a
+// shell the scratch image lacks) until it answers 200 while the container
+// runs, bounded by ctx and containerHealthCap.
+func (r *containerRun) waitHealthy(ctx context.Context) error {
+	return pollHealthy(ctx, "http://"+r.addr+r.health, func(ctx context.Context) error {
+		up, state, err := r.running(ctx)
+		switch {
+		case err != nil:
+			return err
+		case up:
+			return nil
+		}
+		out := tail(r.logs(ctx), containerErrLogBytes)
+		err = fmt.Errorf("container %s exited before %s answered: %s\n%s", r.id(), r.health, state, out)
+		if strings.Contains(out, "address already in use") {
+			err = fmt.Errorf("%w: %w", errAddrInUse, err)
+		}
+		return err
+	}, func() string { return tail(r.logs(context.Background()), containerErrLogBytes) })
+}
+
+// pollHealthy polls url every containerHealthPoll until it answers 200,
+// bounded by ctx and containerHealthCap. Every containerStateEvery probes it
+// calls alive, whose error ends the wait (the proxy died); logs renders the
+// proxy's output for a timeout error.
+func pollHealthy(ctx context.Context, url string, alive func(context.Context) error, logs func() string) error {
+	ctx, cancel := context.WithTimeout(ctx, containerHealthCap)
+	defer cancel()
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: time.Second}
+	tick := time.NewTicker(containerHealthPoll)
+	defer tick.Stop()
+	for i := 0; ; i++ {
+		if healthz(ctx, client, url) {
+			if err := alive(ctx); err != nil { // something else answered on the address
+				return err
+			}
+			return nil
+		}
+		if i%containerStateEvery == 0 {
+			if err := alive(ctx); err != nil {
+				return err
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s did not answer 200: %w\n%s", url, ctx.Err(), logs())
+		case <-tick.C:
+		}
+	}
+}
+
+// running reports whether the container runs, with its state for errors.
+func (r *containerRun) running(ctx context.Context) (bool, string, error) {
+	st, err := r.ctr.State(ctx)
+	if err != nil {
+		return false, "", fmt.Errorf("inspect container %s: %w", r.id(), err)
+	}
+	return st.Running, fmt.Sprintf("status %s, exit code %d %s", st.Status, st.ExitCode, st.Error), nil
+}
+
+// stop is docker stop: SIGTERM, SIGKILL after the grace (whole seconds).
+func (r *containerRun) stop(ctx context.Context) error {
+	timeout := (r.grace + containerStopSlack + time.Second - 1).Truncate(time.Second)
+	if err := r.ctr.Stop(ctx, &timeout); err != nil {
+		return fmt.Errorf("docker stop %s: %w", r.id(), err)
+	}
+	return nil
+}
+
+// kill is docker kill (SIGKILL), then a bounded wait until it has exited.
+func (r *containerRun) kill(ctx context.Context) error {
+	if _, err := r.p.Client().ContainerKill(ctx, r.ctr.GetContainerID(), client.ContainerKillOptions{Signal: "SIGKILL"}); err != nil {
+		return fmt.Errorf("docker kill %s: %w", r.id(), err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, containerKillCap)
+	defer cancel()
+	for {
+		up, _, err := r.running(ctx)
+		if err != nil || !up {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("container %s still running after SIGKILL: %w", r.id(), ctx.Err())
+		case <-time.After(containerHealthPoll):
+		}
+	}
+}
+
+// logs is the container's whole output (stdout and stderr), or a note why not.
+func (r *containerRun) logs(ctx context.Context) string {
+	if r.ctr == nil {
+		return ""
+	}
+	rc, err := r.ctr.Logs(ctx)
+	if err != nil {
+		return fmt.Sprintf("[logs of %s unavailable: %v]\n", r.id(), err)
+	}
+	defer rc.Close()
+	b, err := io.ReadAll(io.LimitReader(rc, binaryLogBytes))
+	if err != nil {
+		return string(b) + fmt.Sprintf("\n[reading logs of %s: %v]\n", r.id(), err)
+	}
+	return string(b)
+}
+
+// remove removes the container (stopping it first if needed) and closes the
+// provider's connections. remove may be called more than once.
+func (r *containerRun) remove(ctx context.Context) error {
+	var errs []error
+	if r.ctr != nil {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), containerRemoveCap)
+		defer cancel()
+		zero := time.Duration(0)
+		if err := r.ctr.Terminate(ctx, testcontainers.StopTimeout(zero)); err != nil {
+			errs = append(errs, fmt.Errorf("remove container %s: %w", r.id(), err))
+		}
+		r.ctr = nil
+	}
+	if r.p != nil {
+		errs = append(errs, r.p.Close())
+		r.p = nil
+	}
+	return errors.Join(errs...)
+}
+
+// auditBind makes a sqlite audit path of cfg absolute (as the host sees it)
+// and returns the bind mount of its directory at the same path.
+func auditBind(cfg *config.Config) ([]string, error) {
+	path, ok := strings.CutPrefix(cfg.Audit, "sqlite:")
+	if !ok {
+		return nil, nil // postgres: reached over the host network; memory: nothing to keep
+	}
+	path = strings.TrimPrefix(path, "//")
+	if path == "" || strings.HasPrefix(path, ":memory:") {
+		return nil, nil
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("audit path %s: %w", path, err)
+	}
+	dir := filepath.Dir(abs)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("audit dir: %w", err)
+	}
+	cfg.Audit = "sqlite:" + abs
+	return []string{dir + ":" + dir}, nil
+}
+
+// specEnv is the environment a proxy process or container gets from spec:
+// every knob of the spec in milliseconds (a zero knob leaves the proxy's
+// default) and the spec's failpoints, as Binary passes them.
+func specEnv(spec Spec) []string {
+	var env []string
+	for _, k := range knobs.Table {
+		if d, _ := spec.Knobs.Get(k.Env); d > 0 {
+			ms := (d + time.Millisecond - 1) / time.Millisecond // round up: never 0
+			env = append(env, k.Env+"="+strconv.FormatInt(int64(ms), 10))
+		}
+	}
+	if fp := spec.Failpoints.String(); fp != "" { // nil-safe
+		env = append(env, failpointsEnv+"="+fp)
+	}
+	return env
+}
+
+// shutdownGrace is the spec's shutdown grace knob, or its default.
+func shutdownGrace(kv knobs.Values) time.Duration {
+	if kv.ShutdownGrace > 0 {
+		return kv.ShutdownGrace
+	}
+	d, _ := knobs.Defaults().Get("MCPCTL_SHUTDOWN_GRACE_MS")
+	return d
+}
+
+// tail is the last n bytes of s.
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return "[...]\n" + s[len(s)-n:]
+}
+
+// Service is a container of one of the suite's images that is not the proxy
+// under test (a fake, toxiproxy), on the host network.
+type Service struct {
+	r *containerRun
+}
+
+// StartService runs image with cmd on the host network and returns once GET
+// health on addr (which cmd must make it listen on) answers 200. The image
+// must be local. Stop it with Stop.
+func StartService(ctx context.Context, image string, cmd []string, addr, health string, stderr io.Writer) (*Service, error) {
+	r := &containerRun{name: "service:" + image, image: image, cmd: cmd, addr: addr, health: health, stderr: stderr}
+	err := r.create(ctx)
+	if err == nil {
+		err = r.startHealthy(ctx)
+	}
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("%s: %w", r.name, err), r.remove(context.WithoutCancel(ctx)))
+	}
+	return &Service{r: r}, nil
+}
+
+// Addr is the loopback address the service listens on.
+func (s *Service) Addr() string { return s.r.addr }
+
+// Logs is the service's output so far.
+func (s *Service) Logs(ctx context.Context) string { return s.r.logs(ctx) }
+
+// Stop stops and removes the container. Stop may be called more than once.
+func (s *Service) Stop(ctx context.Context) error {
+	if s.r.ctr == nil {
+		return nil
+	}
+	return errors.Join(s.r.stop(ctx), s.r.remove(ctx))
+}
+
+// FreeLoopbackAddr is a free 127.0.0.1 address for a service to listen on
+// (released: the service binds it, which may race with another binder).
+func FreeLoopbackAddr() (string, error) { return freeLoopbackAddr() }

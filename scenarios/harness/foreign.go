@@ -1,0 +1,671 @@
+package harness
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"text/template"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/mcpchaos/mcpchaos/proxy/config"
+	"github.com/mcpchaos/mcpchaos/proxy/knobs"
+)
+
+// The capabilities a foreign proxy may claim. A scenario that needs one the
+// target lacks is reported as not applicable, by name, never as passed (see
+// Lacks). mcplocal, in every target of this package, has them all.
+const (
+	// CapLLMStages: the proxy runs the harness config's LLM-backed stages
+	// (paginate, summarize-tree) against the fake LLMs, with `⚠ … unavailable`
+	// notices when they degrade.
+	CapLLMStages = "llmStages"
+	// CapAuditAPI: GET /api/v1/audit?trace=CODE and ?session=ID answer with
+	// mcplocal's audit rows ({"rows": [...]}).
+	CapAuditAPI = "auditAPI"
+	// CapSessionAdoption: an unknown Mcp-Session-Id is recreated keeping the
+	// client's id, with the `⚠ Session state unavailable` notice.
+	CapSessionAdoption = "sessionAdoption"
+	// CapGate: begin_session gating with the config's prompts.
+	CapGate = "gate"
+	// CapFailpoints: the proxy honours MCPLOCAL_FAILPOINTS (panics on demand).
+	CapFailpoints = "failpoints"
+	// CapKill: the proxy may be SIGKILLed and started again on its address
+	// (the target is then a Killer).
+	CapKill = "kill"
+)
+
+// AllCapabilities lists every capability, in the order docs/targets.md gives them.
+var AllCapabilities = []string{CapLLMStages, CapAuditAPI, CapSessionAdoption, CapGate, CapFailpoints, CapKill}
+
+// Capabilities is implemented by targets whose proxy claims only some
+// features (a foreign proxy). Targets that do not implement it run mcplocal
+// and have every capability, except CapKill, which needs a Killer.
+type Capabilities interface {
+	Has(capability string) bool
+}
+
+// Endpointer is implemented by targets whose MCP endpoint for a project is
+// not URL()+"/projects/{project}/mcp": Endpoint returns the endpoint's full URL.
+type Endpointer interface {
+	Endpoint(project string) string
+}
+
+// Lacks says which of caps t lacks, as a reason for a not-applicable
+// verdict ("" when t has them all).
+func Lacks(t Target, caps ...string) string {
+	var missing []string
+	for _, c := range caps {
+		if !has(t, c) {
+			missing = append(missing, c)
+		}
+	}
+	if len(missing) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("target %s lacks %s", t.Name(), strings.Join(missing, ", "))
+}
+
+// Needs is Lacks as a catalogue Scenario.Needs hook:
+//
+//	Scenario{..., Needs: harness.Needs(harness.CapAuditAPI, harness.CapSessionAdoption)}
+func Needs(caps ...string) func(Target) string {
+	return func(t Target) string { return Lacks(t, caps...) }
+}
+
+func has(t Target, c string) bool {
+	if c == CapKill {
+		if _, ok := t.(Killer); !ok {
+			return false
+		}
+	}
+	if cs, ok := t.(Capabilities); ok {
+		return cs.Has(c)
+	}
+	return true
+}
+
+// Bounds of the foreign target.
+const (
+	foreignStopDefault = 10 * time.Second // graceful stop before SIGKILL, unless the spec says
+	foreignLogBytes    = 1 << 20          // output kept for failure reports
+)
+
+// ForeignSpec tells the harness how to start another MCP proxy: a command
+// run on this host, or an image run as a container with host networking.
+// Every string is a text/template over ForeignVars. See docs/targets.md.
+type ForeignSpec struct {
+	// Name names the target in reports ("foreign:NAME").
+	Name string `yaml:"name"`
+	// Command is the argv of the proxy process. A relative program path is
+	// relative to the spec file's directory.
+	Command []string `yaml:"command"`
+	// Image, instead of Command, runs a locally built image (never pulled)
+	// with Args as its command, on the host network.
+	Image string   `yaml:"image"`
+	Args  []string `yaml:"args"`
+	// Env is added to the proxy's environment.
+	Env map[string]string `yaml:"env"`
+	// Files are written to the target's temp dir before the proxy starts,
+	// name → content (the proxy's own config, say); {{index .Files "NAME"}}
+	// is a file's path. Files may use every variable but Files.
+	Files map[string]string `yaml:"files"`
+	// Endpoint is the MCP endpoint path; default /projects/{{.Project}}/mcp.
+	Endpoint string `yaml:"endpoint"`
+	// Health is a path answering 200 once the proxy is ready; default /healthz.
+	Health string `yaml:"health"`
+	// Capabilities the proxy claims (AllCapabilities names them).
+	Capabilities []string `yaml:"capabilities"`
+	// PassKnobs passes the harness's knobs as MCPCTL_*_MS variables, as
+	// mcplocal reads them.
+	PassKnobs bool `yaml:"passKnobs"`
+	// StopTimeout is the graceful stop's bound before SIGKILL (Go duration);
+	// default 10s.
+	StopTimeout string `yaml:"stopTimeout"`
+
+	// Dir is the spec file's directory (relative command paths).
+	Dir string `yaml:"-"`
+
+	stopTimeout time.Duration
+}
+
+// ForeignVars are the values a ForeignSpec's templates see.
+type ForeignVars struct {
+	Listen  string // 127.0.0.1:PORT, a free loopback port the proxy must listen on
+	Host    string // 127.0.0.1
+	Port    string // PORT
+	URL     string // http://Listen
+	Project string // the project the scenarios talk to
+	// DocmostURL is the fake docmost upstream's MCP endpoint, through its
+	// toxiproxy link (http://127.0.0.1:P/mcp).
+	DocmostURL string
+	// LLMURL is the primary fake LLM's base URL (OpenAI wire format, ending in
+	// /v1), through its link; LLMModel its model. Empty without an LLM.
+	LLMURL, LLMModel string
+	// FallbackURL is the Anthropic fake's base URL; FallbackModel its model.
+	FallbackURL, FallbackModel string
+	// ConfigFile is the harness's config in mcplocal's YAML format.
+	ConfigFile string
+	AuditDSN   string            // the harness config's audit store
+	Dir        string            // the target's temp dir
+	Files      map[string]string // name → path of each file of ForeignSpec.Files
+	Knobs      map[string]string // MCPCTL_* → milliseconds
+	Users      map[string]string // user name → bearer token the clients send
+	Failpoints string            // MCPLOCAL_FAILPOINTS value
+}
+
+// LoadForeign reads and checks a target spec file.
+func LoadForeign(path string) (*ForeignSpec, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	s, err := ParseForeign(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if s.Dir, err = filepath.Abs(filepath.Dir(path)); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// ParseForeign parses and checks a target spec; unknown fields are errors.
+func ParseForeign(doc []byte) (*ForeignSpec, error) {
+	var s ForeignSpec
+	dec := yaml.NewDecoder(bytes.NewReader(doc))
+	dec.KnownFields(true)
+	if err := dec.Decode(&s); err != nil {
+		return nil, fmt.Errorf("target spec: %w", err)
+	}
+	var errs []error
+	switch {
+	case s.Name == "":
+		errs = append(errs, errors.New("name is required"))
+	case (len(s.Command) == 0) == (s.Image == ""):
+		errs = append(errs, errors.New("want exactly one of command and image"))
+	case len(s.Args) > 0 && s.Image == "":
+		errs = append(errs, errors.New("args go with image; a command carries its own"))
+	}
+	if s.Endpoint == "" {
+		s.Endpoint = "/projects/{{.Project}}/mcp"
+	}
+	if s.Health == "" {
+		s.Health = "/healthz"
+	}
+	for _, c := range s.Capabilities {
+		if !slices.Contains(AllCapabilities, c) {
+			errs = append(errs, fmt.Errorf("unknown capability %q (want some of %s)", c, strings.Join(AllCapabilities, ", ")))
+		}
+	}
+	s.stopTimeout = foreignStopDefault
+	if s.StopTimeout != "" {
+		d, err := time.ParseDuration(s.StopTimeout)
+		if err != nil || d <= 0 {
+			errs = append(errs, fmt.Errorf("stopTimeout %q: want a positive Go duration", s.StopTimeout))
+		}
+		s.stopTimeout = d
+	}
+	// Every template must parse now, not at the first scenario.
+	for _, t := range s.templates() {
+		if _, err := template.New("").Option("missingkey=error").Parse(t); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("target spec %q: %w", s.Name, err)
+	}
+	return &s, nil
+}
+
+func (s *ForeignSpec) templates() []string {
+	out := append(append(append([]string{}, s.Command...), s.Args...), s.Endpoint, s.Health, s.Image)
+	for _, v := range s.Env {
+		out = append(out, v)
+	}
+	for _, v := range s.Files {
+		out = append(out, v)
+	}
+	return out
+}
+
+// Has reports whether the spec claims capability c.
+func (s *ForeignSpec) Has(c string) bool { return slices.Contains(s.Capabilities, c) }
+
+// Target returns a fresh target running this spec; it is a Killer when the
+// spec claims CapKill. Stderr, if set, receives the proxy's output.
+func (s *ForeignSpec) Target(stderr io.Writer) Target {
+	f := &Foreign{Spec: s, Stderr: stderr}
+	if s.Has(CapKill) {
+		return &killableForeign{f}
+	}
+	return f
+}
+
+// Foreign is a target running a proxy described by a ForeignSpec. Start
+// renders the spec with the Env's addresses and a free loopback port, writes
+// its files and starts the proxy; Restart stops it (SIGTERM, or docker stop)
+// and starts it again with the same command on the same port.
+type Foreign struct {
+	Spec   *ForeignSpec
+	Stderr io.Writer
+
+	mu       sync.Mutex
+	dir      string // temp dir; "" when stopped
+	vars     ForeignVars
+	argv     []string
+	env      []string
+	proc     *process      // command targets
+	run      *containerRun // image targets
+	logOnce  sync.Once
+	log      *tailBuffer
+	endpoint *template.Template
+}
+
+// killableForeign is a Foreign whose spec claims CapKill.
+type killableForeign struct{ *Foreign }
+
+var (
+	_ Target       = (*Foreign)(nil)
+	_ Capabilities = (*Foreign)(nil)
+	_ Endpointer   = (*Foreign)(nil)
+	_ Killer       = (*killableForeign)(nil)
+)
+
+// Name implements Target.
+func (f *Foreign) Name() string { return "foreign:" + f.Spec.Name }
+
+// Has implements Capabilities.
+func (f *Foreign) Has(c string) bool { return f.Spec.Has(c) }
+
+// URL implements Target.
+func (f *Foreign) URL() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return "http://" + f.vars.Listen
+}
+
+// Endpoint implements Endpointer: the spec's endpoint for project.
+func (f *Foreign) Endpoint(project string) string {
+	f.mu.Lock()
+	vars := f.vars
+	f.mu.Unlock()
+	vars.Project = project
+	p, err := render(f.Spec.Endpoint, vars)
+	if err != nil {
+		p = "/projects/" + project + "/mcp"
+	}
+	return "http://" + vars.Listen + p
+}
+
+// Logs is the proxy's output so far (command targets: every run; image
+// targets: the container's).
+func (f *Foreign) Logs() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.run != nil {
+		return f.run.logs(context.Background())
+	}
+	return f.logs().String()
+}
+
+func (f *Foreign) logs() *tailBuffer {
+	f.logOnce.Do(func() { f.log = newTailBuffer(foreignLogBytes) })
+	return f.log
+}
+
+// Start implements Target.
+func (f *Foreign) Start(ctx context.Context, spec Spec) (err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.dir != "" {
+		return fmt.Errorf("%s: already started", f.Name())
+	}
+	if spec.Config == nil {
+		return fmt.Errorf("%s: spec has no config", f.Name())
+	}
+	if f.dir, err = os.MkdirTemp("", "mcpchaos-foreign-"); err != nil {
+		return fmt.Errorf("%s: %w", f.Name(), err)
+	}
+	defer func() {
+		if err != nil {
+			f.cleanupLocked(context.WithoutCancel(ctx))
+			err = fmt.Errorf("%s: %w", f.Name(), err)
+		}
+	}()
+	cfg := *spec.Config
+	binds, err := auditBind(&cfg)
+	if err != nil {
+		return err
+	}
+	addr, err := freeLoopbackAddr()
+	if err != nil {
+		return err
+	}
+	if err := f.prepareLocked(&cfg, spec, addr); err != nil {
+		return err
+	}
+	if f.Spec.Image != "" {
+		binds = append(binds, f.dir+":"+f.dir+":ro")
+		f.run = &containerRun{name: f.Name(), image: f.argv[0], addr: addr, health: f.health(), grace: f.Spec.stopTimeout,
+			stderr: f.Stderr, cmd: f.argv[1:], env: f.env, binds: binds}
+		if err := f.run.create(ctx); err != nil {
+			return err
+		}
+		return f.run.startHealthy(ctx)
+	}
+	return f.spawnLocked(ctx)
+}
+
+// prepareLocked renders the spec for one start on addr: vars, files,
+// argv (image first for image targets) and environment.
+func (f *Foreign) prepareLocked(cfg *config.Config, spec Spec, addr string) error {
+	host, port, _ := net.SplitHostPort(addr)
+	v := ForeignVars{Listen: addr, Host: host, Port: port, URL: "http://" + addr, Project: Project,
+		ConfigFile: filepath.Join(f.dir, "mcplocal.yaml"), AuditDSN: cfg.Audit, Dir: f.dir,
+		Files: map[string]string{}, Knobs: map[string]string{}, Users: map[string]string{},
+		Failpoints: spec.Failpoints.String()}
+	if p := cfg.Projects[Project]; p != nil {
+		if s := p.Servers["docmost"]; s != nil {
+			v.DocmostURL = s.URL
+		}
+	}
+	if cfg.LLM != nil {
+		if p, ok := cfg.LLM.Providers[cfg.LLM.Primary]; ok {
+			v.LLMURL, v.LLMModel = p.URL, p.Model
+			for _, fb := range p.Fallbacks {
+				if q, ok := cfg.LLM.Providers[fb]; ok {
+					v.FallbackURL, v.FallbackModel = q.URL, q.Model
+					break
+				}
+			}
+		}
+	}
+	for name, u := range cfg.Users {
+		v.Users[name] = u.Token
+	}
+	for _, kv := range specEnv(Spec{Knobs: spec.Knobs}) {
+		k, ms, _ := strings.Cut(kv, "=")
+		v.Knobs[k] = ms
+	}
+	doc, err := config.Marshal(cfg)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(v.ConfigFile, doc, 0o644); err != nil {
+		return err
+	}
+	names := make([]string, 0, len(f.Spec.Files))
+	for name := range f.Spec.Files {
+		if name != filepath.Base(name) || name == "." || name == ".." {
+			return fmt.Errorf("file name %q: want a plain file name", name)
+		}
+		names = append(names, name)
+		v.Files[name] = filepath.Join(f.dir, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		text, err := render(f.Spec.Files[name], v)
+		if err != nil {
+			return fmt.Errorf("file %s: %w", name, err)
+		}
+		if err := os.WriteFile(v.Files[name], []byte(text), 0o644); err != nil {
+			return err
+		}
+	}
+	argv := f.Spec.Command
+	if f.Spec.Image != "" {
+		argv = append([]string{f.Spec.Image}, f.Spec.Args...)
+	}
+	f.argv = nil
+	for i, a := range argv {
+		r, err := render(a, v)
+		if err != nil {
+			return fmt.Errorf("argument %d: %w", i, err)
+		}
+		f.argv = append(f.argv, r)
+	}
+	if f.Spec.Image == "" && strings.ContainsRune(f.argv[0], filepath.Separator) && !filepath.IsAbs(f.argv[0]) {
+		f.argv[0] = filepath.Join(f.Spec.Dir, f.argv[0])
+	}
+	f.env = nil
+	if f.Spec.PassKnobs {
+		f.env = append(f.env, specEnv(Spec{Knobs: spec.Knobs})...)
+	}
+	if f.Spec.Has(CapFailpoints) && v.Failpoints != "" {
+		f.env = append(f.env, failpointsEnv+"="+v.Failpoints)
+	}
+	keys := make([]string, 0, len(f.Spec.Env))
+	for k := range f.Spec.Env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		val, err := render(f.Spec.Env[k], v)
+		if err != nil {
+			return fmt.Errorf("env %s: %w", k, err)
+		}
+		f.env = append(f.env, k+"="+val)
+	}
+	f.vars = v
+	return nil
+}
+
+func (f *Foreign) health() string {
+	h, err := render(f.Spec.Health, f.vars)
+	if err != nil {
+		return f.Spec.Health
+	}
+	return h
+}
+
+// spawnLocked starts the command and waits until its health path answers.
+func (f *Foreign) spawnLocked(ctx context.Context) error {
+	p := &process{addr: f.vars.Listen, out: newTailBuffer(binaryProcLogBytes), done: make(chan struct{})}
+	w := io.MultiWriter(p.out, f.logs(), ignoreErrors{f.Stderr})
+	p.cmd = exec.Command(f.argv[0], f.argv[1:]...)
+	p.cmd.Dir = f.Spec.Dir
+	p.cmd.Env = append(withoutKnobs(os.Environ()), f.env...)
+	p.cmd.Stdout, p.cmd.Stderr = w, w
+	p.cmd.WaitDelay = 2 * time.Second
+	p.cmd.SysProcAttr = dieWithParent()
+	fmt.Fprintf(f.logs(), "--- mcpchaos: starting %s on %s ---\n", strings.Join(f.argv, " "), p.addr)
+	if err := p.cmd.Start(); err != nil {
+		return err
+	}
+	go func() {
+		p.err = p.cmd.Wait()
+		fmt.Fprintf(f.logs(), "--- mcpchaos: pid %d ended: %v ---\n", p.cmd.Process.Pid, exitText(p.err))
+		close(p.done)
+	}()
+	err := pollHealthy(ctx, "http://"+p.addr+f.health(), func(context.Context) error {
+		select {
+		case <-p.done:
+			return fmt.Errorf("pid %d exited before %s answered: %s\n%s", p.cmd.Process.Pid, f.health(), exitText(p.err), p.out)
+		default:
+			return nil
+		}
+	}, p.out.String)
+	if err != nil {
+		return errors.Join(err, p.kill())
+	}
+	f.proc = p
+	return nil
+}
+
+// withoutKnobs drops knob and failpoint variables of this process's
+// environment: the spec decides what the proxy gets.
+func withoutKnobs(environ []string) []string {
+	ours := map[string]bool{failpointsEnv: true}
+	for _, k := range knobs.Table {
+		ours[k.Env] = true
+	}
+	var env []string
+	for _, kv := range environ {
+		if k, _, _ := strings.Cut(kv, "="); !ours[k] {
+			env = append(env, kv)
+		}
+	}
+	return env
+}
+
+// stopLocked ends the proxy: gracefully (SIGTERM or docker stop, SIGKILL
+// after the spec's stop timeout) or not (SIGKILL). A proxy that had exited
+// on its own is an error.
+func (f *Foreign) stopLocked(ctx context.Context, graceful bool) error {
+	if f.run != nil {
+		up, state, err := f.run.running(ctx)
+		switch {
+		case err != nil:
+			return err
+		case !up:
+			return fmt.Errorf("the container had exited on its own: %s\n%s", state, tail(f.run.logs(ctx), containerErrLogBytes))
+		case graceful:
+			return f.run.stop(ctx)
+		}
+		return f.run.kill(ctx)
+	}
+	p := f.proc
+	if p == nil {
+		return nil
+	}
+	f.proc = nil
+	select {
+	case <-p.done:
+		return fmt.Errorf("pid %d had exited on its own: %s\n%s", p.cmd.Process.Pid, exitText(p.err), p.out)
+	default:
+	}
+	if !graceful {
+		return p.kill()
+	}
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		return errors.Join(fmt.Errorf("SIGTERM: %w", err), p.kill())
+	}
+	timer := time.NewTimer(f.Spec.stopTimeout)
+	defer timer.Stop()
+	select {
+	case <-p.done:
+		return nil // a foreign proxy's exit status on SIGTERM is its own business
+	case <-timer.C:
+		return errors.Join(fmt.Errorf("pid %d did not stop within %v of SIGTERM; killed\n%s", p.cmd.Process.Pid, f.Spec.stopTimeout, p.out), p.kill())
+	case <-ctx.Done():
+		return errors.Join(fmt.Errorf("pid %d: graceful stop: %w; killed", p.cmd.Process.Pid, ctx.Err()), p.kill())
+	}
+}
+
+// startAgainLocked starts the stopped proxy on its address again.
+func (f *Foreign) startAgainLocked(ctx context.Context) error {
+	if f.run != nil {
+		return f.run.restartHealthy(ctx)
+	}
+	deadline := time.Now().Add(binaryRebindWindow)
+	for {
+		err := f.spawnLocked(ctx)
+		if err == nil || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w (last: %v)", ctx.Err(), err)
+		case <-time.After(binaryRebindPause):
+		}
+	}
+}
+
+// Restart implements Target.
+func (f *Foreign) Restart(ctx context.Context) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.dir == "" {
+		return fmt.Errorf("%s: restart before start", f.Name())
+	}
+	if err := f.stopLocked(ctx, true); err != nil {
+		return fmt.Errorf("%s: restart: %w", f.Name(), err)
+	}
+	if err := f.startAgainLocked(ctx); err != nil {
+		return fmt.Errorf("%s: restart: %w", f.Name(), err)
+	}
+	return nil
+}
+
+// KillRestart implements Killer for specs that claim CapKill.
+func (k *killableForeign) KillRestart(ctx context.Context) error {
+	f := k.Foreign
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.dir == "" {
+		return fmt.Errorf("%s: kill-restart before start", f.Name())
+	}
+	if err := f.stopLocked(ctx, false); err != nil {
+		return fmt.Errorf("%s: kill-restart: %w", f.Name(), err)
+	}
+	if err := f.startAgainLocked(ctx); err != nil {
+		return fmt.Errorf("%s: kill-restart: %w", f.Name(), err)
+	}
+	return nil
+}
+
+// Stop implements Target. Stop may be called more than once.
+func (f *Foreign) Stop(ctx context.Context) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.dir == "" {
+		return nil
+	}
+	var errs []error
+	if f.run != nil || f.proc != nil {
+		errs = append(errs, f.stopLocked(ctx, true))
+	}
+	if f.run != nil && f.Stderr != nil {
+		fmt.Fprintf(f.Stderr, "--- mcpchaos: output of %s ---\n%s--- end of output ---\n", f.Name(), f.run.logs(ctx))
+	}
+	errs = append(errs, f.cleanupLocked(ctx))
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("%s: stop: %w", f.Name(), err)
+	}
+	return nil
+}
+
+// cleanupLocked removes the container (if any) and the temp dir; a process
+// still running is killed.
+func (f *Foreign) cleanupLocked(ctx context.Context) error {
+	var errs []error
+	if f.proc != nil {
+		errs = append(errs, f.proc.kill())
+		f.proc = nil
+	}
+	if f.run != nil {
+		errs = append(errs, f.run.remove(ctx))
+		f.run = nil
+	}
+	if f.dir != "" {
+		errs = append(errs, os.RemoveAll(f.dir))
+	}
+	f.dir = ""
+	return errors.Join(errs...)
+}
+
+// render executes one template of a spec over v.
+func render(text string, v ForeignVars) (string, error) {
+	t, err := template.New("").Option("missingkey=error").Parse(text)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	if err := t.Execute(&b, v); err != nil {
+		return "", err
+	}
+	return b.String(), nil
+}

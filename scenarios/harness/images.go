@@ -1,0 +1,294 @@
+package harness
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/containerd/errdefs"
+	"github.com/moby/moby/client"
+	"github.com/testcontainers/testcontainers-go"
+	tclog "github.com/testcontainers/testcontainers-go/log"
+)
+
+// The images BuildImages builds, FROM scratch, from static binaries built on
+// this host. Nothing is ever pulled: the container target refuses an image
+// that is not present locally.
+const (
+	// McplocalImage runs `/mcplocal` (cmd/mcplocal): the proxy under test.
+	McplocalImage = "mcpchaos/mcplocal:test"
+	// McpchaosImage runs `/mcpchaos` (cmd/mcpchaos), which serves the fakes:
+	// `mcpchaos fake upstream docmost --listen ADDR`.
+	McpchaosImage = "mcpchaos/mcpchaos:test"
+	// ToxiproxyImage runs `/toxiproxy-server -host 127.0.0.1` (toxiproxy v2's
+	// cmd/server).
+	ToxiproxyImage = "mcpchaos/toxiproxy:test"
+)
+
+// Bounds of the Docker plumbing.
+const (
+	imageBuildCap    = 5 * time.Minute // go build of three commands + three docker builds
+	dockerScriptCap  = 3 * time.Minute // scripts/docker.sh start: apt-get install + dockerd start
+	imageLabel       = "org.mcpchaos.image"
+	ryukDisabledEnv  = "TESTCONTAINERS_RYUK_DISABLED"
+	hostOverrideEnv  = "TESTCONTAINERS_HOST_OVERRIDE"
+	dockerScriptPath = "scripts/docker.sh" // from the module root
+)
+
+// image is one image of the suite: a Go command, built static, alone in a
+// scratch image.
+type image struct {
+	tag  string
+	pkg  string   // Go package of the command
+	bin  string   // its file name in the image (at /)
+	args []string // default CMD after the entrypoint
+}
+
+var images = []image{
+	{McplocalImage, "github.com/mcpchaos/mcpchaos/cmd/mcplocal", "mcplocal", []string{"--help"}},
+	{McpchaosImage, "github.com/mcpchaos/mcpchaos/cmd/mcpchaos", "mcpchaos", []string{"--help"}},
+	{ToxiproxyImage, "github.com/Shopify/toxiproxy/v2/cmd/server", "toxiproxy-server", []string{"-host", "127.0.0.1", "-port", "8474"}},
+}
+
+// Images lists the tags BuildImages builds.
+func Images() []string {
+	var out []string
+	for _, im := range images {
+		out = append(out, im.tag)
+	}
+	return out
+}
+
+var dockerEnvOnce sync.Once
+
+// DockerEnv sets the testcontainers settings this machine needs in the
+// process environment, where they are unset: no Ryuk (its image would be
+// pulled) and the daemon's host as 127.0.0.1. testcontainers reads them once
+// per process, so this runs before any testcontainers call of the harness.
+func DockerEnv() {
+	dockerEnvOnce.Do(func() {
+		for k, v := range map[string]string{ryukDisabledEnv: "true", hostOverrideEnv: "127.0.0.1"} {
+			if _, ok := os.LookupEnv(k); !ok {
+				_ = os.Setenv(k, v)
+			}
+		}
+	})
+}
+
+// quietLogger routes testcontainers' chatter to w (or nowhere).
+type quietLogger struct{ w io.Writer }
+
+func (l quietLogger) Printf(format string, a ...any) {
+	if l.w != nil {
+		fmt.Fprintf(l.w, "testcontainers: "+strings.TrimRight(format, "\n")+"\n", a...)
+	}
+}
+
+var _ tclog.Logger = quietLogger{}
+
+// dockerProvider connects to the Docker daemon and checks that it answers.
+// The error says what to do when it does not. Close the provider when done.
+func dockerProvider(ctx context.Context, log io.Writer) (*testcontainers.DockerProvider, error) {
+	DockerEnv()
+	p, err := testcontainers.NewDockerProvider(testcontainers.WithLogger(quietLogger{log}))
+	if err == nil {
+		if err = p.Health(ctx); err != nil {
+			_ = p.Close()
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("Docker is not available (%v): start it with %s start (see DESIGN.md, The machine)", err, dockerScriptPath)
+	}
+	return p, nil
+}
+
+// DockerAvailable reports, with an error saying what to do, whether a Docker
+// daemon answers. Call it only once Docker should be up: testcontainers
+// caches the daemon's address (or its absence) for the process's lifetime.
+func DockerAvailable(ctx context.Context) error {
+	p, err := dockerProvider(ctx, nil)
+	if err != nil {
+		return err
+	}
+	return p.Close()
+}
+
+// EnsureDocker runs `scripts/docker.sh start`, which uses a working Docker or
+// starts a dockerd of its own (installing docker.io as root if needed).
+// started reports whether it started one: then the caller stops it with
+// StopDocker when done. The output of the script is written to log.
+func EnsureDocker(ctx context.Context, log io.Writer) (started bool, err error) {
+	out, err := runDockerScript(ctx, "start")
+	if log != nil {
+		_, _ = log.Write(out)
+	}
+	if err != nil {
+		return false, fmt.Errorf("%s start: %w\n%s", dockerScriptPath, err, out)
+	}
+	return bytes.Contains(out, []byte("docker: started")), nil
+}
+
+// StopDocker runs `scripts/docker.sh stop`: it stops only a dockerd that
+// EnsureDocker started.
+func StopDocker(ctx context.Context, log io.Writer) error {
+	out, err := runDockerScript(ctx, "stop")
+	if log != nil {
+		_, _ = log.Write(out)
+	}
+	if err != nil {
+		return fmt.Errorf("%s stop: %w\n%s", dockerScriptPath, err, out)
+	}
+	return nil
+}
+
+func runDockerScript(ctx context.Context, verb string) ([]byte, error) {
+	root, err := moduleRoot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, dockerScriptCap)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", filepath.Join(root, dockerScriptPath), verb)
+	cmd.WaitDelay = 5 * time.Second // dockerd keeps no pipe of ours, but never hang on one
+	return cmd.CombinedOutput()
+}
+
+// moduleRoot is the directory of this module's go.mod, found by `go env
+// GOMOD` from the current directory (a test's package directory is inside).
+func moduleRoot(ctx context.Context) (string, error) {
+	out, err := exec.CommandContext(ctx, "go", "env", "GOMOD").Output()
+	if err != nil {
+		return "", fmt.Errorf("go env GOMOD: %w", err)
+	}
+	mod := strings.TrimSpace(string(out))
+	if mod == "" || mod == os.DevNull {
+		return "", errors.New("not inside the mcpchaos module (go env GOMOD is empty)")
+	}
+	return filepath.Dir(mod), nil
+}
+
+// BuildImages builds the images of Images named by tags (every one when
+// tags is empty): the commands are built static (CGO_ENABLED=0) on this host
+// in one `go build`, then each goes alone into a FROM scratch image tagged
+// with its fixed tag (kept: one build serves the whole suite run). Nothing is
+// pulled. Build output goes to log (may be nil).
+func BuildImages(ctx context.Context, log io.Writer, tags ...string) error {
+	ctx, cancel := context.WithTimeout(ctx, imageBuildCap)
+	defer cancel()
+	var todo []image
+	for _, im := range images {
+		if len(tags) == 0 || slices.Contains(tags, im.tag) {
+			todo = append(todo, im)
+		}
+	}
+	if len(todo) != max(len(tags), len(todo)) {
+		return fmt.Errorf("build images %v: want some of %v", tags, Images())
+	}
+	dir, err := os.MkdirTemp("", "mcpchaos-images-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	bin := filepath.Join(dir, "bin")
+	args := []string{"build", "-o", bin + string(filepath.Separator)}
+	for _, im := range todo {
+		args = append(args, im.pkg)
+	}
+	cmd := exec.CommandContext(ctx, "go", args...)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("CGO_ENABLED=0 go %s: %w\n%s", strings.Join(args, " "), err, out)
+	}
+	p, err := dockerProvider(ctx, log)
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	for _, im := range todo {
+		// go build names each binary after the last element of its package.
+		built := filepath.Join(bin, filepath.Base(im.pkg))
+		if err := buildImage(ctx, p, dir, built, im, log); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// buildImage writes a context dir (the binary, an empty /tmp, a Dockerfile)
+// and builds it with testcontainers' FromDockerfile, keeping the image.
+func buildImage(ctx context.Context, p *testcontainers.DockerProvider, dir, built string, im image, log io.Writer) error {
+	ctxDir := filepath.Join(dir, "context-"+im.bin)
+	if err := os.MkdirAll(filepath.Join(ctxDir, "tmp"), 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(ctxDir, "tmp", ".keep"), nil, 0o644); err != nil {
+		return err
+	}
+	if err := os.Rename(built, filepath.Join(ctxDir, im.bin)); err != nil {
+		return err
+	}
+	quoted := func(ss []string) string {
+		var q []string
+		for _, s := range ss {
+			q = append(q, fmt.Sprintf("%q", s))
+		}
+		return "[" + strings.Join(q, ", ") + "]"
+	}
+	dockerfile := fmt.Sprintf("FROM scratch\nCOPY %s /%s\nCOPY tmp /tmp\nENTRYPOINT %s\nCMD %s\n",
+		im.bin, im.bin, quoted([]string{"/" + im.bin}), quoted(im.args))
+	if err := os.WriteFile(filepath.Join(ctxDir, "Dockerfile"), []byte(dockerfile), 0o644); err != nil {
+		return err
+	}
+	repo, tag, _ := strings.Cut(im.tag, ":")
+	req := testcontainers.ContainerRequest{FromDockerfile: testcontainers.FromDockerfile{
+		Context: ctxDir, Repo: repo, Tag: tag, KeepImage: true, BuildLogWriter: log,
+		BuildOptionsModifier: func(o *client.ImageBuildOptions) {
+			o.Labels = map[string]string{imageLabel: im.bin}
+		},
+	}}
+	if _, err := p.BuildImage(ctx, &req); err != nil {
+		return fmt.Errorf("docker build %s: %w", im.tag, err)
+	}
+	return nil
+}
+
+// RemoveImages removes every image of Images (force: a leftover container of
+// a crashed run does not keep it). Images that are already gone are fine.
+func RemoveImages(ctx context.Context) error {
+	p, err := dockerProvider(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	var errs []error
+	for _, tag := range Images() {
+		_, err := p.Client().ImageRemove(ctx, tag, client.ImageRemoveOptions{Force: true, PruneChildren: true})
+		if err != nil && !errdefs.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("remove image %s: %w", tag, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// localImage checks that image exists on the daemon, so that testcontainers
+// never tries to pull it (`docker run --pull never`).
+func localImage(ctx context.Context, p *testcontainers.DockerProvider, image string) error {
+	_, err := p.Client().ImageInspect(ctx, image)
+	switch {
+	case errdefs.IsNotFound(err):
+		return fmt.Errorf("image %s is not present locally and is never pulled: build it first (harness.BuildImages builds %s)",
+			image, strings.Join(Images(), ", "))
+	case err != nil:
+		return fmt.Errorf("inspect image %s: %w", image, err)
+	}
+	return nil
+}

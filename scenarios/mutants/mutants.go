@@ -1,0 +1,248 @@
+// Package mutants holds every regression we know of as a mutant: a small
+// patch to the production code that reintroduces one bug from the seed's
+// incident notes, and the check of the suite that must kill it.
+//
+// The patches are unified diffs (patches/NN-name.patch, made with git diff
+// against HEAD) embedded in the package. Run applies each one to a copy of
+// the module and runs its check there: a check that fails kills the mutant;
+// one that passes lets it survive, which means the suite no longer guards
+// against that regression. A patch that no longer applies is an error of the
+// run: the patches must be kept in step with the code they mutate (the unit
+// test of this package catches that in `make test`).
+package mutants
+
+import (
+	"embed"
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+)
+
+//go:embed patches/*.patch
+var patchFS embed.FS
+
+// Mutant is one known regression, as a patch, with the check that kills it.
+type Mutant struct {
+	Name string
+	// PatchFile is the patch's file name under patches/.
+	PatchFile string
+	// Patch is the unified diff that reintroduces the bug.
+	Patch string
+	// Regression is the bug, in one sentence, as the seeds describe it.
+	Regression string
+	// Kill is how the suite kills the mutant.
+	Kill Check
+}
+
+// CheckKind says which part of the suite a Check runs.
+type CheckKind int
+
+// The kinds of check.
+const (
+	// Catalogue: `go run ./cmd/mcpchaos run --label LABEL` must exit non-zero.
+	Catalogue CheckKind = iota + 1
+	// Ginkgo: the Ginkgo suite in ./scenarios, filtered by label (and
+	// optionally focused on one spec), must fail.
+	Ginkgo
+	// GoTest: `go test -count=1 PKG -run RUN` must fail.
+	GoTest
+)
+
+// Check is one way the suite kills a mutant.
+type Check struct {
+	Kind CheckKind
+	// Label is the catalogue label (Catalogue) or the Ginkgo label filter (Ginkgo).
+	Label string
+	// Focus is a Ginkgo --focus regexp (Ginkgo only; optional).
+	Focus string
+	// Pkg is the package pattern of a GoTest check ("./proxy/llm").
+	Pkg string
+	// Run is the -run regexp of a GoTest check.
+	Run string
+}
+
+// GinkgoSuite is the package whose Ginkgo suite Ginkgo checks run.
+const GinkgoSuite = "./scenarios"
+
+// Args is the check's command line, from the module root.
+func (c Check) Args() []string {
+	switch c.Kind {
+	case Catalogue:
+		return []string{"go", "run", "./cmd/mcpchaos", "run", "--label", c.Label}
+	case Ginkgo:
+		args := []string{"go", "run", "github.com/onsi/ginkgo/v2/ginkgo", "--no-color", "--label-filter=" + c.Label}
+		if c.Focus != "" {
+			args = append(args, "--focus="+c.Focus)
+		}
+		return append(args, GinkgoSuite)
+	case GoTest:
+		return []string{"go", "test", "-count=1", c.Pkg, "-run", c.Run}
+	}
+	return nil
+}
+
+// String is the command line, quoted where a shell needs it.
+func (c Check) String() string {
+	args := c.Args()
+	if args == nil {
+		return fmt.Sprintf("invalid check (kind %d)", c.Kind)
+	}
+	out := make([]string, len(args))
+	for i, a := range args {
+		if strings.ContainsAny(a, " |()^$*?[]&;'\"") {
+			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+		out[i] = a
+	}
+	return strings.Join(out, " ")
+}
+
+// Validate reports a check that cannot run.
+func (c Check) Validate() error {
+	switch c.Kind {
+	case Catalogue:
+		if c.Label == "" {
+			return fmt.Errorf("catalogue check without a label")
+		}
+	case Ginkgo:
+		if c.Label == "" {
+			return fmt.Errorf("ginkgo check without a label filter")
+		}
+	case GoTest:
+		if !strings.HasPrefix(c.Pkg, "./") || c.Run == "" {
+			return fmt.Errorf("go test check needs a ./package and a -run regexp, got %q %q", c.Pkg, c.Run)
+		}
+	default:
+		return fmt.Errorf("check of unknown kind %d", c.Kind)
+	}
+	return nil
+}
+
+func catalogue(label string) Check { return Check{Kind: Catalogue, Label: label} }
+func goTest(pkg, run string) Check { return Check{Kind: GoTest, Pkg: pkg, Run: run} }
+
+// table is every mutant, by patch file; All fills in the patches.
+var table = []Mutant{
+	{Name: "unbounded-paginate", PatchFile: "01-unbounded-paginate.patch",
+		Regression: "paginate awaits the LLM's page titles with no timeout and no budget, so a provider that hangs hangs the paginating tool call (the seed's 1800 s docmost_search).",
+		Kill:       catalogue("paginate")},
+	{Name: "per-provider-timeouts", PatchFile: "02-per-provider-timeouts.patch",
+		Regression: "the LLM adapter caps each provider attempt but has no budget for the whole failover chain, so the worst case is N × the provider timeout.",
+		Kill:       goTest("./proxy/llm", "^(TestHangingChainIsBoundedByTheBudget|TestBudgetSpentAcrossSlowProviders)$")},
+	{Name: "per-call-cap-no-stage-budget", PatchFile: "03-per-call-cap-no-stage-budget.patch",
+		Regression: "summarize-tree's LLM calls ignore the stage budget and only get a per-call cap, which its recursion over sections multiplies instead of bounding.",
+		Kill:       catalogue("summarize")},
+	{Name: "budget-gated-cache", PatchFile: "04-budget-gated-cache.patch",
+		Regression: "the title cache is read only after the budget check, so a warm cache is not served once the budget is spent.",
+		Kill:       goTest("./proxy/stage", "^TestWarmCacheIsServedWithTheBudgetSpent$")},
+	{Name: "no-llm-is-degraded", PatchFile: "05-no-llm-is-degraded.patch",
+		Regression: "\"no LLM configured\" is reported as a degradation, with a ⚠ notice, although it is a deliberate choice.",
+		Kill:       catalogue("no-llm")},
+	{Name: "stage-failure-discards-work", PatchFile: "06-stage-failure-discards-work.patch",
+		Regression: "summarize-tree's single-block path has no degraded fallback: a failed LLM call makes it return the input untouched, discarding the stage's work without saying so.",
+		Kill:       goTest("./proxy/stage", "^TestSummarizeSingleBlockDegradesInsteadOfDiscarding$")},
+	{Name: "degradation-missing-from-audit", PatchFile: "07-degradation-missing-from-audit.patch",
+		Regression: "the stage_execution audit row loses degraded/degradedReason, so a degradation is invisible in the trace.",
+		Kill:       catalogue("paginate")},
+	{Name: "bare-404", PatchFile: "08-bare-404.patch",
+		Regression: "an unknown Mcp-Session-Id (after a restart) gets the SDK's bare 404 outside the JSON-RPC envelope instead of being recreated.",
+		Kill:       catalogue("restart")},
+	{Name: "delete-empty-json-rejected", PatchFile: "09-delete-empty-json-rejected.patch",
+		Regression: "DELETE with Content-Type: application/json and an empty body is rejected (FST_ERR_CTP_EMPTY_JSON_BODY), leaking the session it should close.",
+		Kill:       catalogue("delete")},
+	{Name: "recreated-without-user", PatchFile: "10-recreated-without-user.patch",
+		Regression: "a recreated session loses its user, so its audit rows no longer say who made the calls.",
+		Kill:       catalogue("restart")},
+	{Name: "silent-recreation", PatchFile: "11-silent-recreation.patch",
+		Regression: "the first tools/call of a recreated session carries no ⚠ Session state unavailable notice, so the agent never calls begin_session again.",
+		Kill:       catalogue("restart")},
+	{Name: "recreation-under-new-id", PatchFile: "12-recreation-under-new-id.patch",
+		Regression: "a stale session is recreated under a new id instead of the client's own, which the client cannot follow.",
+		Kill:       catalogue("restart")},
+	{Name: "correlation-id-dropped", PatchFile: "13-correlation-id-dropped.patch",
+		Regression: "the tool_call_trace row is written without the correlationId (emitTrace dropped it), so the request's durable rows cannot be found by its trace code.",
+		Kill:       Check{Kind: Ginkgo, Label: "audit"}},
+	{Name: "gated-calls-untraced", PatchFile: "14-gated-calls-untraced.patch",
+		Regression: "tool calls a gated project refuses write no tool_call_trace row.",
+		Kill:       catalogue("gate")},
+	{Name: "shared-trace-code", PatchFile: "15-shared-trace-code.patch",
+		Regression: "one mutable trace code is kept per session and overwritten by each request, so two requests in flight on one session write rows under each other's code.",
+		Kill:       Check{Kind: Ginkgo, Label: "trace", Focus: "gives two concurrent calls on one session their own codes"}},
+	{Name: "panic-answers-nothing", PatchFile: "16-panic-answers-nothing.patch",
+		Regression: "a panic in a request handler is not recovered into an answer (the seed's unhandled rejection on a hijacked socket).",
+		Kill:       catalogue("panic")},
+	{Name: "cancel-does-not-stop-failover", PatchFile: "17-cancel-does-not-stop-failover.patch",
+		Regression: "a caller's cancel does not stop the LLM failover chain: a cancelled attempt counts as a failed provider and the next one is tried.",
+		Kill:       goTest("./proxy/llm", "^(TestCallerCancelStopsTheChain|TestAlreadyCancelledStartsNothing)$")},
+	{Name: "version-string-sorting", PatchFile: "18-version-string-sorting.patch",
+		Regression: "claude-<family>-latest auto-follow picks the model whose id sorts last as a string instead of the newest by created_at (claude-opus-4-5 above claude-opus-5).",
+		Kill:       goTest("./proxy/llm", "^TestAutoFollowPicksNewestByCreatedAt$")},
+}
+
+// All returns every mutant with its patch, in patch order.
+func All() []Mutant {
+	out := make([]Mutant, len(table))
+	for i, m := range table {
+		b, err := patchFS.ReadFile(path.Join("patches", m.PatchFile))
+		if err != nil {
+			panic(fmt.Sprintf("mutants: %s: %v", m.Name, err)) // the table names a patch that is not embedded: caught by the package's test
+		}
+		m.Patch = string(b)
+		out[i] = m
+	}
+	return out
+}
+
+// ByName returns the named mutant.
+func ByName(name string) (Mutant, bool) {
+	for _, m := range All() {
+		if m.Name == name {
+			return m, true
+		}
+	}
+	return Mutant{}, false
+}
+
+// Select returns the named mutants in table order, or all of them when
+// names is empty. An unknown name is an error listing the known ones.
+func Select(names []string) ([]Mutant, error) {
+	all := All()
+	if len(names) == 0 {
+		return all, nil
+	}
+	want := map[string]bool{}
+	for _, n := range names {
+		want[n] = true
+	}
+	var out []Mutant
+	for _, m := range all {
+		if want[m.Name] {
+			out = append(out, m)
+			delete(want, m.Name)
+		}
+	}
+	if len(want) > 0 {
+		var unknown, known []string
+		for n := range want {
+			unknown = append(unknown, n)
+		}
+		sort.Strings(unknown)
+		for _, m := range all {
+			known = append(known, m.Name)
+		}
+		return nil, fmt.Errorf("unknown mutant(s) %s (known: %s)", strings.Join(unknown, ", "), strings.Join(known, ", "))
+	}
+	return out, nil
+}
+
+// PatchedFiles lists the files a patch changes (its "+++ b/" lines).
+func PatchedFiles(patch string) []string {
+	var out []string
+	for _, line := range strings.Split(patch, "\n") {
+		if f, ok := strings.CutPrefix(line, "+++ b/"); ok {
+			out = append(out, strings.TrimSpace(f))
+		}
+	}
+	return out
+}

@@ -1,0 +1,570 @@
+package mutants
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Defaults of Options.
+const (
+	DefaultParallel = 2               // the machine has 2 cores
+	DefaultTimeout  = 5 * time.Minute // one command: a build step or the check
+	outputTail      = 256 << 10       // bytes of a command's output kept for the excerpt
+	excerptLines    = 8
+	excerptLineLen  = 220
+)
+
+// Options configures Run.
+type Options struct {
+	// Only names the mutants to run; empty runs all of them.
+	Only []string
+	// Parallel bounds how many mutants run at once (default DefaultParallel).
+	Parallel int
+	// Timeout bounds each command of a mutant: each build step, and the
+	// check (default DefaultTimeout). A check still running then is stopped
+	// with its whole process group.
+	Timeout time.Duration
+	// Dir is where the module is looked up with `go env GOMOD` (default ".").
+	Dir string
+	// Progress, if set, gets one line as each mutant starts and ends.
+	Progress io.Writer
+	// LogDir, if set, receives each mutant's full output as NAME.log.
+	LogDir string
+	// Control first runs every distinct check on the unpatched copy: a
+	// check that fails there cannot tell a mutant apart, so the mutants it
+	// would judge are reported as errors.
+	Control bool
+}
+
+func (o Options) withDefaults() Options {
+	if o.Parallel <= 0 {
+		o.Parallel = DefaultParallel
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultTimeout
+	}
+	if o.Dir == "" {
+		o.Dir = "."
+	}
+	return o
+}
+
+// Verdict is what became of a mutant.
+type Verdict string
+
+// Verdicts.
+const (
+	Killed   Verdict = "killed"
+	Survived Verdict = "SURVIVED"
+	Errored  Verdict = "ERROR" // the mutant could not be judged: see Outcome.Err
+)
+
+// Outcome is one mutant's result.
+type Outcome struct {
+	Mutant  Mutant
+	Verdict Verdict
+	// KilledBy is the command line of the check that killed the mutant.
+	KilledBy string
+	// ExitCode is the check's exit status (-1 if it was stopped).
+	ExitCode int
+	// TimedOut: the check was still running at Options.Timeout and was
+	// stopped; a check that hangs under a mutant counts as killing it.
+	TimedOut bool
+	// Excerpt is a short excerpt of the failing check's output (killed), or
+	// of the failing step's output (ERROR).
+	Excerpt string
+	// Err says why the mutant could not be judged (ERROR only).
+	Err error
+	// Duration is the whole mutant: copy, patch, build and check.
+	Duration time.Duration
+	// CheckDuration is the check alone.
+	CheckDuration time.Duration
+}
+
+// module is the module under test and the environment its commands run in.
+type module struct {
+	root  string   // directory holding go.mod
+	files []string // relative paths to copy
+	env   []string
+}
+
+// findModule locates the module containing dir and lists its files.
+func findModule(ctx context.Context, dir string) (*module, error) {
+	goenv := exec.CommandContext(ctx, "go", "env", "GOMOD", "GOCACHE", "GOMODCACHE", "GOFLAGS")
+	goenv.Dir = dir
+	out, err := goenv.Output()
+	if err != nil {
+		return nil, fmt.Errorf("go env: %w", err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) != 4 {
+		return nil, fmt.Errorf("go env GOMOD GOCACHE GOMODCACHE GOFLAGS: unexpected output %q", out)
+	}
+	gomod := strings.TrimSpace(lines[0])
+	if gomod == "" || gomod == os.DevNull {
+		return nil, fmt.Errorf("%s is not inside a Go module", dir)
+	}
+	m := &module{root: filepath.Dir(gomod)}
+	// The files git knows of, and new files not yet added (but not the
+	// ignored ones): what `go build` in the work tree sees, so a test added
+	// but not yet committed already counts.
+	cmd := exec.CommandContext(ctx, "git", "ls-files", "-z", "--cached", "--others", "--exclude-standard")
+	cmd.Dir = m.root
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	ls, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("git ls-files in %s: %w: %s", m.root, err, strings.TrimSpace(stderr.String()))
+	}
+	seen := map[string]bool{}
+	for _, f := range strings.Split(string(ls), "\x00") {
+		if f == "" || seen[f] {
+			continue
+		}
+		seen[f] = true
+		m.files = append(m.files, f)
+	}
+	if !seen["go.mod"] {
+		return nil, fmt.Errorf("git ls-files in %s does not list go.mod", m.root)
+	}
+	// The copies build with the shared caches. -trimpath keeps a copy's
+	// temp directory out of the build cache's keys, so every copy shares
+	// what the others compiled: only what a patch touches, and what depends
+	// on it, is compiled again.
+	goflags := strings.TrimSpace(lines[3])
+	if !strings.Contains(goflags, "-trimpath") {
+		goflags = strings.TrimSpace(goflags + " -trimpath")
+	}
+	m.env = append(os.Environ(),
+		"GOCACHE="+strings.TrimSpace(lines[1]),
+		"GOMODCACHE="+strings.TrimSpace(lines[2]),
+		"GOFLAGS="+goflags,
+		"GOWORK=off",
+	)
+	return m, nil
+}
+
+// copyTo copies the module's files into dst, keeping modes and symlinks.
+// Files listed by git but deleted from the work tree are skipped.
+func (m *module) copyTo(dst string) error {
+	for _, f := range m.files {
+		src := filepath.Join(m.root, f)
+		st, err := os.Lstat(src)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		to := filepath.Join(dst, f)
+		if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+			return err
+		}
+		switch {
+		case st.Mode()&os.ModeSymlink != 0:
+			target, err := os.Readlink(src)
+			if err != nil {
+				return err
+			}
+			if err := os.Symlink(target, to); err != nil {
+				return err
+			}
+		case st.Mode().IsRegular():
+			b, err := os.ReadFile(src)
+			if err != nil {
+				return err
+			}
+			if err := os.WriteFile(to, b, st.Mode().Perm()); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// workspace is one patched copy of the module.
+type workspace struct {
+	dir string // the copy's module root
+	tmp string // removed by close
+	m   *module
+}
+
+// newWorkspace copies the module into a temp dir and applies patch (none if
+// empty). A patch that does not apply is an error naming the files.
+func newWorkspace(ctx context.Context, m *module, name, patch string) (*workspace, error) {
+	tmp, err := os.MkdirTemp("", "mcpchaos-mutant-"+name+"-")
+	if err != nil {
+		return nil, err
+	}
+	w := &workspace{dir: filepath.Join(tmp, "src"), tmp: tmp, m: m}
+	if err := m.copyTo(w.dir); err != nil {
+		w.close()
+		return nil, fmt.Errorf("copying the module: %w", err)
+	}
+	if patch == "" {
+		return w, nil
+	}
+	cmd := exec.CommandContext(ctx, "git", "apply", "--whitespace=nowarn", "-")
+	cmd.Dir = w.dir
+	// The copy is no repository: git apply patches plain files there, and
+	// must not go looking for a repository above the temp dir.
+	cmd.Env = append(os.Environ(), "GIT_CEILING_DIRECTORIES="+tmp)
+	cmd.Stdin = strings.NewReader(patch)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		w.close()
+		return nil, fmt.Errorf("the patch no longer applies to %s (update it against the current code): %s",
+			strings.Join(PatchedFiles(patch), ", "), strings.TrimSpace(string(out)))
+	}
+	return w, nil
+}
+
+func (w *workspace) close() { _ = os.RemoveAll(w.tmp) }
+
+// result of one command.
+type result struct {
+	exit     int // -1: did not exit by itself
+	timedOut bool
+	out      string // the tail of its combined output
+	err      error  // it could not start, or the caller's ctx ended
+	took     time.Duration
+}
+
+// run runs args in the workspace, bounded by timeout, with its output's tail
+// kept and, if log is set, copied there in full.
+func (w *workspace) run(ctx context.Context, timeout time.Duration, log io.Writer, args ...string) result {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
+	cmd.Dir, cmd.Env = w.dir, w.m.env
+	tail := &tailBuffer{limit: outputTail}
+	var out io.Writer = tail
+	if log != nil {
+		fmt.Fprintf(log, "\n$ %s\n", strings.Join(args, " "))
+		out = io.MultiWriter(tail, log)
+	}
+	cmd.Stdout, cmd.Stderr = out, out
+	ownGroup(cmd)
+	cmd.WaitDelay = 10 * time.Second
+	start := time.Now()
+	err := cmd.Run()
+	killGroup(cmd)
+	r := result{exit: cmd.ProcessState.ExitCode(), out: tail.String(), took: time.Since(start)}
+	switch {
+	case ctx.Err() == context.DeadlineExceeded:
+		r.timedOut, r.exit = true, -1
+	case ctx.Err() != nil:
+		r.err = ctx.Err()
+	case err != nil && cmd.ProcessState == nil:
+		r.err = err
+	}
+	return r
+}
+
+// Run applies each mutant to its own copy of the module and runs its check
+// there, at most opts.Parallel at a time. Outcomes come back in table order.
+func Run(ctx context.Context, opts Options) []Outcome {
+	opts = opts.withDefaults()
+	muts, err := Select(opts.Only)
+	if err != nil {
+		return []Outcome{{Mutant: Mutant{Name: strings.Join(opts.Only, ",")}, Verdict: Errored, Err: err}}
+	}
+	m, err := findModule(ctx, opts.Dir)
+	if err != nil {
+		out := make([]Outcome, len(muts))
+		for i, mu := range muts {
+			out[i] = Outcome{Mutant: mu, Verdict: Errored, Err: err}
+		}
+		return out
+	}
+	p := &progress{w: opts.Progress, total: len(muts)}
+	p.printf("mutants: %d mutant(s), %d at a time, module %s, %d files per copy, timeout %v per step\n",
+		len(muts), opts.Parallel, m.root, len(m.files), opts.Timeout)
+
+	broken := map[Check]string{}
+	if opts.Control {
+		broken = control(ctx, m, muts, opts, p)
+	}
+
+	out := make([]Outcome, len(muts))
+	sem := make(chan struct{}, opts.Parallel)
+	var wg sync.WaitGroup
+	for i, mu := range muts {
+		if why, bad := broken[mu.Kill]; bad {
+			out[i] = Outcome{Mutant: mu, Verdict: Errored, Err: fmt.Errorf("its check fails without the mutant, so it proves nothing: %s", why)}
+			p.done(out[i])
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
+				out[i] = Outcome{Mutant: mu, Verdict: Errored, Err: ctx.Err()}
+				return
+			}
+			defer func() { <-sem }()
+			p.printf("       %s: applying, building, running %s\n", mu.Name, mu.Kill)
+			out[i] = judge(ctx, m, mu, opts)
+			p.done(out[i])
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+// control runs each distinct check of muts once on the unpatched module and
+// returns the checks that failed there, with why.
+func control(ctx context.Context, m *module, muts []Mutant, opts Options, p *progress) map[Check]string {
+	var checks []Check
+	seen := map[Check]bool{}
+	for _, mu := range muts {
+		if !seen[mu.Kill] {
+			seen[mu.Kill] = true
+			checks = append(checks, mu.Kill)
+		}
+	}
+	p.printf("control: %d distinct check(s) on the unpatched module first\n", len(checks))
+	broken := map[Check]string{}
+	var mu sync.Mutex
+	sem := make(chan struct{}, opts.Parallel)
+	var wg sync.WaitGroup
+	for i, c := range checks {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			o := judge(ctx, m, Mutant{Name: fmt.Sprintf("control-%02d", i+1), Kill: c}, opts)
+			verdict := "passes"
+			if o.Verdict != Survived { // a clean tree must "survive" its own check
+				verdict = "FAILS"
+				why := o.Excerpt
+				if o.Err != nil {
+					why = o.Err.Error()
+				}
+				mu.Lock()
+				broken[c] = why
+				mu.Unlock()
+			}
+			p.printf("control: %s %s without any mutant (%v)\n", c, verdict, o.Duration.Round(100*time.Millisecond))
+		}()
+	}
+	wg.Wait()
+	return broken
+}
+
+// judge copies the module, applies the mutant, builds it and runs its check.
+func judge(ctx context.Context, m *module, mu Mutant, opts Options) (o Outcome) {
+	o = Outcome{Mutant: mu, ExitCode: -1}
+	start := time.Now()
+	defer func() { o.Duration = time.Since(start) }()
+	fail := func(err error, excerpt string) Outcome {
+		o.Verdict, o.Err, o.Excerpt = Errored, err, excerpt
+		return o
+	}
+	if err := mu.Kill.Validate(); err != nil {
+		return fail(err, "")
+	}
+	var log io.Writer
+	if opts.LogDir != "" {
+		if err := os.MkdirAll(opts.LogDir, 0o755); err != nil {
+			return fail(err, "")
+		}
+		f, err := os.Create(filepath.Join(opts.LogDir, mu.Name+".log"))
+		if err != nil {
+			return fail(err, "")
+		}
+		defer f.Close()
+		log = f
+	}
+	w, err := newWorkspace(ctx, m, mu.Name, mu.Patch)
+	if err != nil {
+		return fail(err, "")
+	}
+	defer w.close()
+
+	// Build first, so a mutant that does not compile is an error of the
+	// run, never a kill.
+	steps := [][]string{{"go", "build", "./..."}}
+	check := mu.Kill.Args()
+	switch mu.Kill.Kind {
+	case Catalogue:
+		bin := filepath.Join(w.tmp, "bin", "mcpchaos")
+		steps = append(steps, []string{"go", "build", "-o", bin, "./cmd/mcpchaos"})
+		check = append([]string{bin}, check[3:]...) // the built `go run ./cmd/mcpchaos`
+	case Ginkgo:
+		steps = append(steps, []string{"go", "test", "-count=1", "-run", "^$", GinkgoSuite})
+	case GoTest:
+		steps = append(steps, []string{"go", "test", "-count=1", "-run", "^$", mu.Kill.Pkg})
+	}
+	for _, s := range steps {
+		r := w.run(ctx, opts.Timeout, log, s...)
+		switch {
+		case r.err != nil:
+			return fail(fmt.Errorf("%s: %w", strings.Join(s, " "), r.err), "")
+		case r.timedOut:
+			return fail(fmt.Errorf("%s: still running after %v", strings.Join(s, " "), opts.Timeout), excerpt(r.out))
+		case r.exit != 0:
+			return fail(fmt.Errorf("the mutated module does not build: %s exited %d", strings.Join(s, " "), r.exit), excerpt(r.out))
+		}
+	}
+
+	r := w.run(ctx, opts.Timeout, log, check...)
+	o.CheckDuration, o.ExitCode, o.TimedOut = r.took, r.exit, r.timedOut
+	switch {
+	case r.err != nil:
+		return fail(fmt.Errorf("%s: %w", mu.Kill, r.err), "")
+	case mu.Kill.Kind == Catalogue && strings.Contains(r.out, "no scenario has label"):
+		return fail(fmt.Errorf("%s: the catalogue has no scenario with label %q", mu.Kill, mu.Kill.Label), "")
+	case r.timedOut:
+		o.Verdict, o.KilledBy = Killed, mu.Kill.String()
+		o.Excerpt = fmt.Sprintf("still running after %v, stopped\n%s", opts.Timeout, excerpt(r.out))
+	case r.exit != 0:
+		o.Verdict, o.KilledBy, o.Excerpt = Killed, mu.Kill.String(), excerpt(r.out)
+	default:
+		o.Verdict = Survived
+	}
+	return o
+}
+
+// excerptMarks are the lines that say why a check failed, in every output
+// the checks produce: mcpchaos run's FAIL rows, go test's --- FAIL and
+// file:line messages, Ginkgo's [FAILED] blocks, panics.
+var excerptMarks = regexp.MustCompile(`^(FAIL |--- FAIL|\s+\S+\.go:\d+: |\s*\[FAIL(ED)?\]|\s*\[PANICKED\]|panic: |fatal error: |.*(Expected|to equal|to contain|to have|HaveLen|broke|should))`)
+
+// excerpt picks the lines of out that say why it failed (or its last lines).
+func excerpt(out string) string {
+	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	var picked []string
+	seen := map[string]bool{}
+	for _, l := range lines {
+		if len(picked) == excerptLines {
+			break
+		}
+		t := strings.TrimSpace(l)
+		if t == "" || seen[t] || !excerptMarks.MatchString(l) {
+			continue
+		}
+		seen[t] = true
+		picked = append(picked, clip(t))
+	}
+	if len(picked) == 0 {
+		for _, l := range lines[max(0, len(lines)-excerptLines/2):] {
+			if t := strings.TrimSpace(l); t != "" {
+				picked = append(picked, clip(t))
+			}
+		}
+	}
+	return strings.Join(picked, "\n")
+}
+
+func clip(s string) string {
+	if len(s) > excerptLineLen {
+		return s[:excerptLineLen] + "…"
+	}
+	return s
+}
+
+// Build applies the named mutant to a copy of the module (found from the
+// current directory) and builds its cmd/mcplocal into outDir, for
+// reproducing the bug by hand. It returns the binary's path.
+func Build(ctx context.Context, name, outDir string) (mcplocalPath string, err error) {
+	mu, ok := ByName(name)
+	if !ok {
+		_, err := Select([]string{name})
+		return "", err
+	}
+	m, err := findModule(ctx, ".")
+	if err != nil {
+		return "", err
+	}
+	w, err := newWorkspace(ctx, m, mu.Name, mu.Patch)
+	if err != nil {
+		return "", fmt.Errorf("mutant %s: %w", name, err)
+	}
+	defer w.close()
+	out, err := filepath.Abs(filepath.Join(outDir, "mcplocal"))
+	if err != nil {
+		return "", err
+	}
+	if r := w.run(ctx, DefaultTimeout, nil, "go", "build", "-o", out, "./cmd/mcplocal"); r.err != nil || r.timedOut || r.exit != 0 {
+		if r.err != nil {
+			return "", fmt.Errorf("mutant %s: go build ./cmd/mcplocal: %w", name, r.err)
+		}
+		return "", fmt.Errorf("mutant %s: go build ./cmd/mcplocal failed (exit %d, timed out %v):\n%s", name, r.exit, r.timedOut, r.out)
+	}
+	return out, nil
+}
+
+// progress writes progress lines from concurrent mutants.
+type progress struct {
+	mu    sync.Mutex
+	w     io.Writer
+	total int
+	n     int
+}
+
+func (p *progress) printf(format string, a ...any) {
+	if p.w == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	fmt.Fprintf(p.w, format, a...)
+}
+
+func (p *progress) done(o Outcome) {
+	p.mu.Lock()
+	p.n++
+	n := p.n
+	p.mu.Unlock()
+	line := fmt.Sprintf("[%2d/%d] %s: %s", n, p.total, o.Mutant.Name, o.Verdict)
+	switch o.Verdict {
+	case Killed:
+		line += " by " + o.KilledBy
+		if o.TimedOut {
+			line += " (timed out)"
+		}
+	case Errored:
+		line += ": " + o.Err.Error()
+	}
+	p.printf("%s (%v)\n", line, o.Duration.Round(100*time.Millisecond))
+}
+
+// tailBuffer keeps the last limit bytes written to it; safe for concurrent use.
+type tailBuffer struct {
+	mu    sync.Mutex
+	limit int
+	buf   []byte
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > 2*t.limit {
+		t.buf = append(t.buf[:0], t.buf[len(t.buf)-t.limit:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.buf) > t.limit {
+		return string(t.buf[len(t.buf)-t.limit:])
+	}
+	return string(t.buf)
+}
