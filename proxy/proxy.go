@@ -190,7 +190,7 @@ func (p *Proxy) Start(addr string) error {
 	}
 	srv := &http.Server{Handler: p.handler, ReadHeaderTimeout: 10 * time.Second}
 	served := make(chan struct{})
-	prober := health.Start(p.healthTargets(), p.knobs.UpstreamConnect)
+	prober := health.Start(p.healthTargets(), p.knobs.UpstreamConnect, p.knobs.ShutdownGrace)
 	p.mu.Lock()
 	p.srv, p.ln, p.served, p.prober = srv, ln, served, prober
 	p.mu.Unlock()

@@ -80,14 +80,15 @@ type Prober struct {
 }
 
 // Start begins probing every target at once, then at each target's interval.
-// connect bounds a probe's upstream connect.
-func Start(targets []Target, connect time.Duration) *Prober {
+// connect bounds a probe's upstream connect; grace bounds closing its
+// session when the prober stops.
+func Start(targets []Target, connect, grace time.Duration) *Prober {
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &Prober{instances: map[string]*Instance{}, stop: cancel}
 	for _, t := range targets {
 		in := &Instance{Project: t.Project, Server: t.Server, Status: Unknown, Probe: probeName(t.Check), ChangedAt: time.Now()}
 		p.instances[key(t.Project, t.Server)] = in
-		conn := upstream.New(t.Server, t.URL, upstream.Options{ConnectTimeout: connect, CallTimeout: t.Check.Timeout()})
+		conn := upstream.New(t.Server, t.URL, upstream.Options{ConnectTimeout: connect, CallTimeout: t.Check.Timeout(), CloseGrace: grace})
 		p.conns = append(p.conns, conn)
 		p.wg.Add(1)
 		go p.loop(ctx, t, conn)

@@ -98,6 +98,7 @@ func New(name string, o Options) *Project {
 		p.conns[sn] = upstream.New(sn, u, upstream.Options{
 			ConnectTimeout: o.Knobs.UpstreamConnect,
 			CallTimeout:    o.Knobs.UpstreamCallTimeout,
+			CloseGrace:     o.Knobs.ShutdownGrace,
 			Logger:         p.logger,
 		})
 	}

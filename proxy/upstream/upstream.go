@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -37,13 +38,20 @@ type Conn struct {
 	mu      sync.Mutex
 	session *mcp.ClientSession
 	closed  bool
+
+	closeGrace time.Duration
+	closing    context.Context // ends every HTTP request of this Conn
+	abort      context.CancelFunc
 }
 
 // Options bounds a Conn.
 type Options struct {
 	ConnectTimeout time.Duration // knob MCPCTL_UPSTREAM_CONNECT_TIMEOUT_MS
 	CallTimeout    time.Duration // knob MCPCTL_UPSTREAM_CALL_TIMEOUT_MS
-	Logger         *slog.Logger
+	// CloseGrace bounds Close: the session's DELETE gets this long before
+	// every request of the Conn is aborted (knob MCPCTL_SHUTDOWN_GRACE_MS).
+	CloseGrace time.Duration
+	Logger     *slog.Logger
 }
 
 // New returns an unconnected Conn; it connects on first use.
@@ -51,14 +59,21 @@ func New(name, url string, o Options) *Conn {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
+	if o.CloseGrace <= 0 {
+		o.CloseGrace = time.Second
+	}
+	closing, abort := context.WithCancel(context.Background())
 	return &Conn{
+		closeGrace:     o.CloseGrace,
+		closing:        closing,
+		abort:          abort,
 		Name:           name,
 		URL:            url,
 		connectTimeout: o.ConnectTimeout,
 		callTimeout:    o.CallTimeout,
 		logger:         o.Logger,
 		client:         mcp.NewClient(&mcp.Implementation{Name: "mcplocal", Version: "0.1.0"}, &mcp.ClientOptions{Logger: o.Logger}),
-		httpClient:     &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()},
+		httpClient:     &http.Client{Transport: abortable{base: http.DefaultTransport.(*http.Transport).Clone(), closing: closing}},
 		lock:           make(chan struct{}, 1),
 	}
 }
@@ -204,7 +219,10 @@ func gone(err error) bool {
 	return errors.Is(err, mcp.ErrSessionMissing) || errors.Is(err, mcp.ErrConnectionClosed)
 }
 
-// Close closes the upstream session. Close may be called more than once.
+// Close closes the upstream session, giving its DELETE at most CloseGrace
+// (an upstream behind a dead link would otherwise hold it for the SDK's own
+// 5 s), then aborts whatever the Conn still has in flight. Close may be
+// called more than once.
 func (c *Conn) Close() error {
 	c.mu.Lock()
 	s := c.session
@@ -212,8 +230,53 @@ func (c *Conn) Close() error {
 	c.mu.Unlock()
 	var err error
 	if s != nil {
-		err = s.Close()
+		done := make(chan error, 1)
+		go func() { done <- s.Close() }()
+		t := time.NewTimer(c.closeGrace)
+		select {
+		case err = <-done:
+		case <-t.C:
+			c.abort()
+			err = <-done
+		}
+		t.Stop()
 	}
+	c.abort()
 	c.httpClient.CloseIdleConnections()
+	return err
+}
+
+// abortable ends each request when the Conn is closing, whatever context the
+// SDK gave it.
+type abortable struct {
+	base    *http.Transport
+	closing context.Context
+}
+
+func (a abortable) RoundTrip(r *http.Request) (*http.Response, error) {
+	ctx, cancel := context.WithCancel(r.Context())
+	stop := context.AfterFunc(a.closing, cancel)
+	resp, err := a.base.RoundTrip(r.WithContext(ctx))
+	if err != nil {
+		stop()
+		cancel()
+		return nil, err
+	}
+	resp.Body = &releaseBody{ReadCloser: resp.Body, release: func() { stop(); cancel() }}
+	return resp, nil
+}
+
+func (a abortable) CloseIdleConnections() { a.base.CloseIdleConnections() }
+
+// releaseBody releases a request's context when its body is closed.
+type releaseBody struct {
+	io.ReadCloser
+	once    sync.Once
+	release func()
+}
+
+func (b *releaseBody) Close() error {
+	err := b.ReadCloser.Close()
+	b.once.Do(b.release)
 	return err
 }
