@@ -8,7 +8,7 @@ SUITES  := $(sort $(dir $(shell grep -rlE --include='*_test.go' '$(RUNSPECS)' pr
 SUITE_PKGS := $(patsubst %/,./%,$(SUITES))
 UNIT_PKGS  := $(filter-out $(patsubst %/,github.com/mcpchaos/mcpchaos/%,$(SUITES)),$(shell $(GO) list ./...))
 
-.PHONY: all build test unit suites lint run clean
+.PHONY: all build test unit suites lint run smoke clean mutants
 
 all: build
 
@@ -31,6 +31,29 @@ test: lint unit suites
 
 run:
 	$(GO) run ./cmd/mcpchaos run
+
+# Every known regression as a mutant the suite must kill (scenarios/mutants):
+# each patch applied to a copy of the module, its check run there. Slow
+# (minutes); make test only checks that every patch still applies.
+mutants:
+	$(GO) run ./cmd/mcpchaos mutants
+
+# The smoke checks against a running proxy (a deployment): read-only tools
+# only, fewer than 20 requests, no faults. Without URL they check a local
+# mcplocal the suite starts itself.
+#   make smoke URL=https://proxy [TOKEN=...] [PROJECT=docmost] [BUDGET=30s]
+#              [READ_TOOL=docmost_search READ_ARGS='{"query":"x"}'] [LARGE_TOOL=... LARGE_ARGS='{...}']
+# Values go through the environment, so the token is not echoed.
+smoke: export MCPCHAOS_SMOKE_URL := $(or $(URL),$(MCPCHAOS_SMOKE_URL))
+smoke: export MCPCHAOS_SMOKE_TOKEN := $(or $(TOKEN),$(MCPCHAOS_SMOKE_TOKEN))
+smoke: export MCPCHAOS_SMOKE_PROJECT := $(or $(PROJECT),$(MCPCHAOS_SMOKE_PROJECT))
+smoke: export MCPCHAOS_SMOKE_BUDGET := $(or $(BUDGET),$(MCPCHAOS_SMOKE_BUDGET))
+smoke: export MCPCHAOS_SMOKE_READ_TOOL := $(or $(READ_TOOL),$(MCPCHAOS_SMOKE_READ_TOOL))
+smoke: export MCPCHAOS_SMOKE_READ_ARGS := $(or $(READ_ARGS),$(MCPCHAOS_SMOKE_READ_ARGS))
+smoke: export MCPCHAOS_SMOKE_LARGE_TOOL := $(or $(LARGE_TOOL),$(MCPCHAOS_SMOKE_LARGE_TOOL))
+smoke: export MCPCHAOS_SMOKE_LARGE_ARGS := $(or $(LARGE_ARGS),$(MCPCHAOS_SMOKE_LARGE_ARGS))
+smoke:
+	$(GINKGO) run --label-filter=smoke ./smoke
 
 clean:
 	rm -rf bin $(REPORTS)

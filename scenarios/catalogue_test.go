@@ -53,7 +53,7 @@ var _ = Describe("The fault catalogue", Label("catalogue"), func() {
 	for _, t := range targets {
 		Context("against the "+t.name+" target", Label(t.name), func() {
 			for _, s := range catalogue.All() {
-				if s.Needs != nil && s.Needs(t.make()) != "" {
+				if s.NotApplicable(t.make()) != "" {
 					continue
 				}
 				It(s.Name()+" holds promise "+s.Promise, Label(s.Labels...), func(ctx SpecContext) {

@@ -30,7 +30,7 @@ const (
 // testcontainers-go with host networking; the fakes and toxiproxy stay in
 // this process. Docker is started by scripts/docker.sh when it is not
 // running; when it cannot be, these specs FAIL (they never skip).
-var _ = Describe("The fault catalogue against the container target", Label("container"), Ordered, func() {
+var _ = Describe("The fault catalogue against the container target", Label("container"), Ordered, ContinueOnFailure, func() {
 	BeforeAll(func(ctx SpecContext) {
 		By("making sure Docker runs (scripts/docker.sh start)")
 		started, err := harness.EnsureDocker(ctx, GinkgoWriter)
@@ -55,7 +55,7 @@ var _ = Describe("The fault catalogue against the container target", Label("cont
 		return &harness.Container{Image: harness.McplocalImage, Stderr: GinkgoWriter}
 	}
 	for _, s := range catalogue.All() {
-		if s.Needs != nil && s.Needs(newTarget()) != "" {
+		if s.NotApplicable(newTarget()) != "" {
 			continue
 		}
 		It(s.Name()+" holds promise "+s.Promise, Label(s.Labels...), func(ctx SpecContext) {

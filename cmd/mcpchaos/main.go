@@ -38,12 +38,19 @@ func (e exitError) Error() string { return fmt.Sprintf("exit %d", int(e)) }
 const usage = `mcpchaos — a chaos simulator for MCP proxies.
 
 Usage:
-  mcpchaos run [--target inprocess|binary:PATH] [--label L] [--seed N]
+  mcpchaos run [--target inprocess|binary:PATH|container:IMAGE|foreign:SPEC] [--label L] [--seed N] [--report DIR]
         Build the topology (fakes behind toxiproxy, the proxy under test),
         run the fault catalogue and print one row per scenario. Exit 1 if
         any scenario breaks its promise.
   mcpchaos faults
         The fault catalogue: every fault with its parameters.
+  mcpchaos repro hang-1800s [--compress N]
+        The seed's incident, time-compressed: the paginating call against a
+        proxy with the unbounded-pagination bug (never answered within the
+        client's timeout) and against mcplocal (bounded, with a ⚠ notice).
+  mcpchaos mutants [--only NAME,...] [--parallel N]
+        Apply each known regression to a copy of the tree and show that the
+        suite kills it.
   mcpchaos fake upstream docmost [--listen ADDR]
   mcpchaos fake llm --provider anthropic|openai [--listen ADDR] [--default STEP]
         Serve one fake on its own, for foreign proxies and manual runs;
@@ -67,6 +74,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runFake(ctx, args[1:], stdout, stderr)
 	case "faults":
 		return runFaults(args[1:], stdout, stderr)
+	case "mutants":
+		return runMutants(ctx, args[1:], stdout, stderr)
+	case "repro":
+		return runRepro(ctx, args[1:], stdout, stderr)
 	}
 	fmt.Fprint(stderr, usage)
 	return fmt.Errorf("unknown command %q", args[0])

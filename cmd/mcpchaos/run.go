@@ -123,8 +123,28 @@ func parseTarget(spec string, stderr io.Writer) (func() harness.Target, error) {
 			return nil, fmt.Errorf("--target %s: %s is not an executable file (build one with: go build -o bin/ ./cmd/mcplocal)", spec, path)
 		}
 		return func() harness.Target { return &harness.Binary{Path: path} }, nil
+	case strings.HasPrefix(spec, "container:"):
+		// An image built locally (harness.BuildImages builds mcpchaos/mcplocal:test);
+		// never pulled. Docker must already run (scripts/docker.sh start).
+		image := strings.TrimPrefix(spec, "container:")
+		if image == "" {
+			return nil, fmt.Errorf("--target %s: want container:IMAGE, e.g. container:%s", spec, harness.McplocalImage)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		defer cancel()
+		if err := harness.DockerAvailable(ctx); err != nil {
+			return nil, fmt.Errorf("--target %s: %w", spec, err)
+		}
+		return func() harness.Target { return &harness.Container{Image: image} }, nil
+	case strings.HasPrefix(spec, "foreign:"):
+		// A target spec file describing another MCP proxy (docs/targets.md).
+		fs, err := harness.LoadForeign(strings.TrimPrefix(spec, "foreign:"))
+		if err != nil {
+			return nil, fmt.Errorf("--target %s: %w", spec, err)
+		}
+		return func() harness.Target { return fs.Target(nil) }, nil
 	}
-	return nil, fmt.Errorf("--target %q: want inprocess or binary:PATH", spec)
+	return nil, fmt.Errorf("--target %q: want inprocess, binary:PATH, container:IMAGE or foreign:SPEC.yaml", spec)
 }
 
 func dash(s string) string {

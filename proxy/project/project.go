@@ -153,11 +153,27 @@ func (p *Project) Close() {
 	}
 	p.adopted = map[string]*mcp.Server{}
 	p.mu.Unlock()
+	// ServerSession.Close waits for the session's in-flight handlers; one
+	// stuck past every bound must not hold the proxy's shutdown forever.
+	var wg sync.WaitGroup
 	for _, s := range servers {
 		for ss := range s.Sessions() {
-			_ = ss.Close()
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_ = ss.Close()
+			}()
 		}
 	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	t := time.NewTimer(p.knobs.ShutdownGrace)
+	select {
+	case <-done:
+	case <-t.C:
+		p.logger.Error("sessions still busy after the shutdown grace; leaving them", "grace", p.knobs.ShutdownGrace)
+	}
+	t.Stop()
 	for _, c := range p.conns {
 		_ = c.Close()
 	}

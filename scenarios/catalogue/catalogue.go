@@ -100,6 +100,9 @@ func (s Scenario) Judge(kv knobs.Values, o Observation) Result {
 			r.Pass, r.Reason = false, fmt.Sprintf(format, a...)
 		}
 	}
+	if errors.Is(o.Err, context.DeadlineExceeded) {
+		fail("never answered: the client gave up after %v (budget %v)", o.Latency.Round(time.Millisecond), r.Budget)
+	}
 	if o.Latency > r.Budget+Tolerance {
 		fail("answered after %v, budget %v + tolerance %v", o.Latency.Round(time.Millisecond), r.Budget, Tolerance)
 	}
@@ -117,10 +120,8 @@ func (s Scenario) Judge(kv knobs.Values, o Observation) Result {
 func (s Scenario) Run(ctx context.Context, target harness.Target) Result {
 	o := s.Env
 	o.Target = target
-	if s.Needs != nil {
-		if why := s.Needs(target); why != "" {
-			return Result{Scenario: s, NotApplicable: why}
-		}
+	if why := s.NotApplicable(target); why != "" {
+		return Result{Scenario: s, NotApplicable: why}
 	}
 	if f, ok := s.Fault.(harness.PreStart); ok {
 		o.Failpoints = failpoint.New()
@@ -136,7 +137,11 @@ func (s Scenario) Run(ctx context.Context, target harness.Target) Result {
 			return Result{Scenario: s, Budget: s.Budget(env.Knobs), Pass: false, Reason: "inject: " + err.Error()}
 		}
 	}
-	obs := s.Operation.Do(ctx, env)
+	// The client gives up long after the budget, so a proxy that never
+	// answers fails the scenario instead of hanging the run.
+	octx, cancel := context.WithTimeout(ctx, OperationLimit(s.Budget(env.Knobs)))
+	defer cancel()
+	obs := s.Operation.Do(octx, env)
 	if obs.Rows == nil && obs.Trace != "" {
 		// Kept for the report's waterfall; a failure to read them is not the
 		// scenario's verdict unless its expectation needs them.
@@ -145,12 +150,44 @@ func (s Scenario) Run(ctx context.Context, target harness.Target) Result {
 	return s.Judge(env.Knobs, obs)
 }
 
-// needsKiller: the scenario SIGKILLs the proxy, which needs a process target.
-func needsKiller(t harness.Target) string {
-	if _, ok := t.(harness.Killer); !ok {
-		return "target " + t.Name() + " is not a process that can be SIGKILLed"
+// Requires lists the capabilities a target must claim to run s (see
+// harness.Capabilities): derived from the scenario's world and fault.
+func (s Scenario) Requires() []string {
+	var caps []string
+	if len(s.Env.Pipeline) > 0 {
+		caps = append(caps, harness.CapLLMStages, harness.CapAuditAPI)
+	}
+	if s.Env.Gate {
+		caps = append(caps, harness.CapGate, harness.CapAuditAPI)
+	}
+	switch s.Fault.(type) {
+	case harness.ProxyRestart:
+		caps = append(caps, harness.CapSessionAdoption, harness.CapAuditAPI)
+	case harness.ProxyKill:
+		caps = append(caps, harness.CapKill, harness.CapSessionAdoption, harness.CapAuditAPI)
+	case harness.PreStart:
+		caps = append(caps, harness.CapFailpoints)
+	}
+	return caps
+}
+
+// NotApplicable says why target cannot run s ("" when it can): a missing
+// capability, or the scenario's own Needs.
+func (s Scenario) NotApplicable(target harness.Target) string {
+	if why := harness.Lacks(target, s.Requires()...); why != "" {
+		return why
+	}
+	if s.Needs != nil {
+		return s.Needs(target)
 	}
 	return ""
+}
+
+// OperationLimit is how long an operation may run in all (setup calls,
+// restarts, the timed request) before the client gives up: far past the
+// budget, so only a proxy that does not answer at all meets it.
+func OperationLimit(budget time.Duration) time.Duration {
+	return 5*(budget+Tolerance) + 10*time.Second
 }
 
 // HasLabel reports whether s carries label l.

@@ -53,6 +53,8 @@ func All() []Scenario {
 			Labels: []string{"upstream"}, Budget: requestDeadline, Expect: isErrorPassedThrough},
 		Scenario{Fault: harness.HandlerPanic{Tool: "docmost_update_page"}, Operation: SmallCall, Promise: "1 a panic still answers",
 			Labels: []string{"proxy", "panic"}, Budget: requestDeadline, Expect: answeredWithRecovery},
+		Scenario{Fault: harness.HandlerHang{Tool: "docmost_update_page"}, Operation: SmallCall, Promise: "1 the outer deadline answers a hung handler",
+			Labels: []string{"proxy", "deadline", "hang"}, Budget: requestDeadline, Expect: answeredWithRecovery},
 	)
 	// Sessions: a restart loses every session; the client's next call still
 	// works on its old id, says so once, and the audit trail keeps the user.
@@ -61,7 +63,7 @@ func All() []Scenario {
 		Scenario{Fault: harness.ProxyRestart{}, Operation: Reconnect, Promise: "2 stale session recreated",
 			Labels: []string{"sessions", "restart"}, Env: users, Budget: requestDeadline, Expect: sessionAnswered},
 		Scenario{Fault: harness.ProxyKill{}, Operation: Reconnect, Promise: "2 stale session recreated",
-			Labels: []string{"sessions", "restart", "kill"}, Env: users, Budget: requestDeadline, Expect: sessionAnswered, Needs: needsKiller},
+			Labels: []string{"sessions", "restart", "kill"}, Env: users, Budget: requestDeadline, Expect: sessionAnswered},
 		Scenario{Fault: harness.None{}, Operation: DeleteEmptyJSON, Promise: "3 DELETE closes, 2 deleted id not adopted",
 			Labels: []string{"sessions", "delete"}, Env: users, Budget: requestDeadline, Expect: sessionAnswered},
 	)

@@ -36,6 +36,7 @@ func Faults() []FaultInfo {
 		{"llm-<behaviour>", "llm", "step (a fakes/llm behaviour, e.g. hang_before_headers, slow:5s, not_found)", "the primary fake LLM misbehaves for every model", LLMFault{Step: fakellm.Step{Kind: fakellm.HangBeforeHeaders}}},
 		{"no-llm-configured", "config", "", "the proxy has no llm block: a choice, not a fault; nothing may claim a degradation", NoLLM{}},
 		{"handler-panic", "process", "tool (prefixed)", "a failpoint panics inside the proxy's tools/call handler", HandlerPanic{Tool: "docmost_update_page"}},
+		{"handler-hang", "process", "tool (prefixed)", "a failpoint blocks inside the proxy's tools/call handler until the request's context ends", HandlerHang{Tool: "docmost_update_page"}},
 		{"proxy-restart", "process", "", "the proxy stops gracefully and starts on the same port mid-operation", ProxyRestart{}},
 		{"proxy-kill", "process", "", "the proxy is SIGKILLed and started on the same port mid-operation (process targets)", ProxyKill{}},
 	}

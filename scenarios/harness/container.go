@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/moby/moby/api/types/container"
@@ -379,6 +380,13 @@ func (r *containerRun) stop(ctx context.Context) error {
 	timeout := (r.grace + containerStopSlack + time.Second - 1).Truncate(time.Second)
 	if err := r.ctr.Stop(ctx, &timeout); err != nil {
 		return fmt.Errorf("docker stop %s: %w", r.id(), err)
+	}
+	st, err := r.ctr.State(ctx)
+	switch {
+	case err != nil:
+		return fmt.Errorf("inspect container %s: %w", r.id(), err)
+	case st.ExitCode == 128+int(syscall.SIGKILL):
+		return fmt.Errorf("container %s did not stop within %v of SIGTERM; killed\n%s", r.id(), timeout, tail(r.logs(ctx), containerErrLogBytes))
 	}
 	return nil
 }

@@ -160,7 +160,7 @@ func CompressBy(factor int) knobs.Values {
 	v := knobs.Defaults()
 	for _, k := range knobs.Table {
 		d, _ := v.Get(k.Env)
-		v.Set(k.Env, max(d/time.Duration(factor), time.Millisecond))
+		v.Set(k.Env, max((d/time.Duration(factor)).Round(time.Millisecond), time.Millisecond))
 	}
 	return v
 }
@@ -260,7 +260,12 @@ func NewEnv(ctx context.Context, o EnvOptions) (e *Env, err error) {
 func (e *Env) Token(user string) string { return e.Users[user] }
 
 // ProjectURL is the MCP endpoint of the harness project.
-func (e *Env) ProjectURL() string { return e.Target.URL() + "/projects/" + Project + "/mcp" }
+func (e *Env) ProjectURL() string {
+	if ep, ok := e.Target.(Endpointer); ok {
+		return ep.Endpoint(Project)
+	}
+	return e.Target.URL() + "/projects/" + Project + "/mcp"
+}
 
 // Instances fetches GET /api/v1/instances.
 func (e *Env) Instances(ctx context.Context) ([]health.Instance, error) {

@@ -103,6 +103,13 @@ type HandlerPanic struct {
 // address, mid-operation: every in-memory session is lost.
 type ProxyRestart struct{}
 
+// HandlerHang arms a failpoint that blocks inside the proxy's tools/call
+// handler for one (prefixed) tool until the request's context ends: only the
+// outer request deadline can answer it.
+type HandlerHang struct {
+	Tool string `json:"tool"`
+}
+
 // UpstreamRestart stops the docmost upstream and starts a new one on the same
 // address mid-operation: it forgets every MCP session the proxy held with it.
 type UpstreamRestart struct{}
@@ -138,6 +145,7 @@ var (
 	_ Midway   = ProxyKill{}
 	_ Midway   = UpstreamRestart{}
 	_ PreStart = HandlerPanic{}
+	_ PreStart = HandlerHang{}
 )
 
 func (UpstreamRestart) Name() string   { return "upstream-restart" }
@@ -166,6 +174,16 @@ func (ProxyKill) Inject(ctx context.Context, e *Env) error {
 	}
 	return k.KillRestart(ctx)
 }
+
+func (HandlerHang) Name() string     { return "handler-hang" }
+func (f HandlerHang) Params() string { return "tool=" + f.Tool }
+func (f HandlerHang) Inject(_ context.Context, e *Env) error {
+	e.Failpoints.Arm(failpoint.ToolCall, f.Tool, failpoint.Hang)
+	return nil
+}
+
+// ArmBefore arms the failpoint before the proxy starts.
+func (f HandlerHang) ArmBefore(s *failpoint.Set) { s.Arm(failpoint.ToolCall, f.Tool, failpoint.Hang) }
 
 // ArmBefore arms the failpoint before the proxy starts.
 func (f HandlerPanic) ArmBefore(s *failpoint.Set) { s.Arm(failpoint.ToolCall, f.Tool, failpoint.Panic) }

@@ -262,18 +262,29 @@ func buildImage(ctx context.Context, p *testcontainers.DockerProvider, dir, buil
 }
 
 // RemoveImages removes every image of Images (force: a leftover container of
-// a crashed run does not keep it). Images that are already gone are fine.
+// a crashed run does not keep it), and the untagged images of ours that a
+// rebuild under the same tag left behind. Images already gone are fine.
 func RemoveImages(ctx context.Context) error {
 	p, err := dockerProvider(ctx, nil)
 	if err != nil {
 		return err
 	}
 	defer p.Close()
+	refs := Images()
+	dangling, err := p.Client().ImageList(ctx, client.ImageListOptions{
+		Filters: make(client.Filters).Add("label", imageLabel).Add("dangling", "true"),
+	})
+	if err != nil {
+		return fmt.Errorf("list images: %w", err)
+	}
+	for _, im := range dangling.Items {
+		refs = append(refs, im.ID)
+	}
 	var errs []error
-	for _, tag := range Images() {
-		_, err := p.Client().ImageRemove(ctx, tag, client.ImageRemoveOptions{Force: true, PruneChildren: true})
+	for _, ref := range refs {
+		_, err := p.Client().ImageRemove(ctx, ref, client.ImageRemoveOptions{Force: true, PruneChildren: true})
 		if err != nil && !errdefs.IsNotFound(err) {
-			errs = append(errs, fmt.Errorf("remove image %s: %w", tag, err))
+			errs = append(errs, fmt.Errorf("remove image %s: %w", ref, err))
 		}
 	}
 	return errors.Join(errs...)

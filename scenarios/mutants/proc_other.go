@@ -2,9 +2,22 @@
 
 package mutants
 
-import "os/exec"
+import (
+	"os"
+	"os/exec"
+)
 
 // ownGroup: without process groups, stopping cmd stops cmd alone.
 func ownGroup(*exec.Cmd) {}
 
 func killGroup(*exec.Cmd) {}
+
+// claimSlot: without file locks, each copy gets a fresh temp dir (and
+// compiles the module's own packages afresh).
+func claimSlot() (dir string, release func(), err error) {
+	dir, err = os.MkdirTemp("", "mcpchaos-mutant-")
+	if err != nil {
+		return "", nil, err
+	}
+	return dir, func() { _ = os.RemoveAll(dir) }, nil
+}

@@ -137,18 +137,12 @@ func findModule(ctx context.Context, dir string) (*module, error) {
 	if !seen["go.mod"] {
 		return nil, fmt.Errorf("git ls-files in %s does not list go.mod", m.root)
 	}
-	// The copies build with the shared caches. -trimpath keeps a copy's
-	// temp directory out of the build cache's keys, so every copy shares
-	// what the others compiled: only what a patch touches, and what depends
-	// on it, is compiled again.
-	goflags := strings.TrimSpace(lines[3])
-	if !strings.Contains(goflags, "-trimpath") {
-		goflags = strings.TrimSpace(goflags + " -trimpath")
-	}
+	// The copies build with the shared caches (and the same flags as the
+	// work tree), so the dependencies are never compiled again.
 	m.env = append(os.Environ(),
 		"GOCACHE="+strings.TrimSpace(lines[1]),
 		"GOMODCACHE="+strings.TrimSpace(lines[2]),
-		"GOFLAGS="+goflags,
+		"GOFLAGS="+strings.TrimSpace(lines[3]),
 		"GOWORK=off",
 	)
 	return m, nil
@@ -194,19 +188,25 @@ func (m *module) copyTo(dst string) error {
 
 // workspace is one patched copy of the module.
 type workspace struct {
-	dir string // the copy's module root
-	tmp string // removed by close
-	m   *module
+	dir     string // the copy's module root
+	tmp     string // holds dir and the copy's binaries
+	m       *module
+	release func()
 }
 
-// newWorkspace copies the module into a temp dir and applies patch (none if
-// empty). A patch that does not apply is an error naming the files.
-func newWorkspace(ctx context.Context, m *module, name, patch string) (*workspace, error) {
-	tmp, err := os.MkdirTemp("", "mcpchaos-mutant-"+name+"-")
+// newWorkspace copies the module into a slot (see claimSlot) and applies
+// patch (none if empty). A patch that does not apply is an error naming the
+// files it patches.
+func newWorkspace(ctx context.Context, m *module, patch string) (*workspace, error) {
+	tmp, release, err := claimSlot()
 	if err != nil {
 		return nil, err
 	}
-	w := &workspace{dir: filepath.Join(tmp, "src"), tmp: tmp, m: m}
+	w := &workspace{dir: filepath.Join(tmp, "src"), tmp: tmp, m: m, release: release}
+	if err := os.RemoveAll(w.dir); err != nil {
+		w.close()
+		return nil, err
+	}
 	if err := m.copyTo(w.dir); err != nil {
 		w.close()
 		return nil, fmt.Errorf("copying the module: %w", err)
@@ -229,7 +229,10 @@ func newWorkspace(ctx context.Context, m *module, name, patch string) (*workspac
 	return w, nil
 }
 
-func (w *workspace) close() { _ = os.RemoveAll(w.tmp) }
+func (w *workspace) close() {
+	_ = os.RemoveAll(w.dir)
+	w.release()
+}
 
 // result of one command.
 type result struct {
@@ -389,15 +392,15 @@ func judge(ctx context.Context, m *module, mu Mutant, opts Options) (o Outcome) 
 		defer f.Close()
 		log = f
 	}
-	w, err := newWorkspace(ctx, m, mu.Name, mu.Patch)
+	w, err := newWorkspace(ctx, m, mu.Patch)
 	if err != nil {
 		return fail(err, "")
 	}
 	defer w.close()
 
-	// Build first, so a mutant that does not compile is an error of the
-	// run, never a kill.
-	steps := [][]string{{"go", "build", "./..."}}
+	// Build what the check runs first (and vet it, as go test does), so a
+	// mutant that does not compile is an error of the run, never a kill.
+	var steps [][]string
 	check := mu.Kill.Args()
 	switch mu.Kill.Kind {
 	case Catalogue:
@@ -405,7 +408,9 @@ func judge(ctx context.Context, m *module, mu Mutant, opts Options) (o Outcome) 
 		steps = append(steps, []string{"go", "build", "-o", bin, "./cmd/mcpchaos"})
 		check = append([]string{bin}, check[3:]...) // the built `go run ./cmd/mcpchaos`
 	case Ginkgo:
-		steps = append(steps, []string{"go", "test", "-count=1", "-run", "^$", GinkgoSuite})
+		// The suite also builds mcplocal and mcpctl for its binary target.
+		steps = append(steps, []string{"go", "build", "./cmd/mcplocal", "./cmd/mcpctl"},
+			[]string{"go", "test", "-count=1", "-run", "^$", GinkgoSuite})
 	case GoTest:
 		steps = append(steps, []string{"go", "test", "-count=1", "-run", "^$", mu.Kill.Pkg})
 	}
@@ -439,26 +444,29 @@ func judge(ctx context.Context, m *module, mu Mutant, opts Options) (o Outcome) 
 	return o
 }
 
-// excerptMarks are the lines that say why a check failed, in every output
-// the checks produce: mcpchaos run's FAIL rows, go test's --- FAIL and
-// file:line messages, Ginkgo's [FAILED] blocks, panics.
-var excerptMarks = regexp.MustCompile(`^(FAIL |--- FAIL|\s+\S+\.go:\d+: |\s*\[FAIL(ED)?\]|\s*\[PANICKED\]|panic: |fatal error: |.*(Expected|to equal|to contain|to have|HaveLen|broke|should))`)
+// Why a check failed, in every output the checks produce. First the lines
+// that name what failed: mcpchaos run's FAIL rows, go test's --- FAIL,
+// Ginkgo's [FAIL] summary, panics. Then the lines that say how: go test's
+// file:line messages, Ginkgo's [FAILED] blocks and matcher text.
+var (
+	excerptWhat = regexp.MustCompile(`^(FAIL |\s*--- FAIL|\s*\[FAIL\] |\s*\[PANICKED\])|panic: |fatal error: `)
+	excerptHow  = regexp.MustCompile(`^\s+\S+\.go:\d+: |^\s*\[FAILED\]|^\s*(Expected|to |Unexpected)`)
+)
 
 // excerpt picks the lines of out that say why it failed (or its last lines).
 func excerpt(out string) string {
 	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
 	var picked []string
 	seen := map[string]bool{}
-	for _, l := range lines {
-		if len(picked) == excerptLines {
-			break
+	for _, re := range []*regexp.Regexp{excerptWhat, excerptHow} {
+		for _, l := range lines {
+			t := strings.TrimSpace(l)
+			if len(picked) == excerptLines || t == "" || seen[t] || !re.MatchString(l) {
+				continue
+			}
+			seen[t] = true
+			picked = append(picked, clip(t))
 		}
-		t := strings.TrimSpace(l)
-		if t == "" || seen[t] || !excerptMarks.MatchString(l) {
-			continue
-		}
-		seen[t] = true
-		picked = append(picked, clip(t))
 	}
 	if len(picked) == 0 {
 		for _, l := range lines[max(0, len(lines)-excerptLines/2):] {
@@ -490,7 +498,7 @@ func Build(ctx context.Context, name, outDir string) (mcplocalPath string, err e
 	if err != nil {
 		return "", err
 	}
-	w, err := newWorkspace(ctx, m, mu.Name, mu.Patch)
+	w, err := newWorkspace(ctx, m, mu.Patch)
 	if err != nil {
 		return "", fmt.Errorf("mutant %s: %w", name, err)
 	}

@@ -1,0 +1,193 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	fakellm "github.com/mcpchaos/mcpchaos/fakes/llm"
+	"github.com/mcpchaos/mcpchaos/proxy/audit"
+	"github.com/mcpchaos/mcpchaos/proxy/audit/waterfall"
+	"github.com/mcpchaos/mcpchaos/proxy/config"
+	"github.com/mcpchaos/mcpchaos/proxy/knobs"
+	"github.com/mcpchaos/mcpchaos/proxy/trace"
+	"github.com/mcpchaos/mcpchaos/scenarios/harness"
+	"github.com/mcpchaos/mcpchaos/scenarios/mutants"
+)
+
+// The incident, as the seed measured it: the client gave up after 1800 s.
+const incidentClientTimeout = 1800 * time.Second
+
+func runRepro(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("repro", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	factor := fs.Int("compress", 300, "time compression: every knob and the client's timeout divided by this")
+	fs.Usage = func() {
+		fmt.Fprint(stderr, `usage: mcpchaos repro hang-1800s [--compress N]
+
+Reproduces the seed's incident, time-compressed: docmost_search (about 14 kB,
+so it paginates) with an LLM that never answers, against (a) mcplocal built
+with the unbounded-pagination mutant and (b) the real mcplocal. update_page
+(small, not paginated) is called first in both. Prints both waterfalls.
+Exit 0 when (a) hangs past the client timeout and (b) answers in budget.
+`)
+		fs.PrintDefaults()
+	}
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		fs.Usage()
+		return exitError(2)
+	}
+	if args[0] != "hang-1800s" {
+		fs.Usage()
+		return fmt.Errorf("unknown incident %q (known: hang-1800s)", args[0])
+	}
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	if *factor < 1 {
+		return fmt.Errorf("--compress %d: want a whole number >= 1", *factor)
+	}
+	kv := harness.CompressBy(*factor)
+	clientTimeout := incidentClientTimeout / time.Duration(*factor)
+	fmt.Fprintf(stdout, "hang-1800s: time compressed %d×: the client's 1800 s timeout is %v; MCPCTL_PAGINATION_LLM_TIMEOUT_MS %v, MCPCTL_REQUEST_DEADLINE_MS %v.\n",
+		*factor, clientTimeout, kv.PaginationLLMTimeout, kv.RequestDeadline)
+
+	dir, err := os.MkdirTemp("", "mcpchaos-repro-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	fmt.Fprintln(stderr, "building mcplocal with the unbounded-paginate mutant...")
+	start := time.Now()
+	mutant, err := mutants.Build(ctx, "unbounded-paginate", dir)
+	if err != nil {
+		return fmt.Errorf("building the mutant: %w", err)
+	}
+	fmt.Fprintf(stderr, "built in %v\n", time.Since(start).Round(time.Millisecond))
+
+	// The seed's proxy had no outer request deadline either: (a) runs with
+	// one well past the client's timeout, so only pagination is in play.
+	seedKnobs := kv
+	seedKnobs.RequestDeadline = 10 * clientTimeout
+	fmt.Fprintf(stdout, "(a) runs with MCPCTL_REQUEST_DEADLINE_MS=%d, past the client's timeout: the seed's proxy had no outer deadline.\n", seedKnobs.RequestDeadline.Milliseconds())
+	a := reproduce(ctx, stdout, "(a) mcplocal with the unbounded-pagination bug", &harness.Binary{Path: mutant}, seedKnobs, clientTimeout)
+	b := reproduce(ctx, stdout, "(b) mcplocal", &harness.InProcess{}, kv, clientTimeout)
+	switch {
+	case a.err != nil:
+		return fmt.Errorf("(a): %w", a.err)
+	case b.err != nil:
+		return fmt.Errorf("(b): %w", b.err)
+	case a.answered:
+		return errors.New("(a) answered: the mutant did not reproduce the hang")
+	case !b.answered || !b.bounded || !b.noticed:
+		return fmt.Errorf("(b) broke its promise: answered=%v within budget=%v notice=%v", b.answered, b.bounded, b.noticed)
+	}
+	fmt.Fprintf(stdout, "\nReproduced: (a) never answered within the compressed client timeout (%v, the incident's 1800 s); (b) answered in %v with the ⚠ notice and trace %s.\n",
+		clientTimeout, b.latency.Round(time.Millisecond), b.trace)
+	return nil
+}
+
+type reproResult struct {
+	answered, bounded, noticed bool
+	latency                    time.Duration
+	trace                      string
+	err                        error
+}
+
+// reproduce runs the incident's two calls against one target and prints what
+// happened and the waterfall of what the proxy recorded.
+func reproduce(ctx context.Context, w io.Writer, title string, target harness.Target, kv knobs.Values, clientTimeout time.Duration) (r reproResult) {
+	fmt.Fprintf(w, "\n== %s\n", title)
+	env, err := harness.NewEnv(ctx, harness.EnvOptions{
+		Target: target, Knobs: &kv, LLM: true,
+		LLMDefault: fakellm.Step{Kind: fakellm.HangBeforeHeaders},
+		Pipeline:   []config.Stage{{Name: "paginate"}},
+	})
+	if err != nil {
+		r.err = err
+		return r
+	}
+	defer env.Close(context.Background())
+	cs, err := harness.SDKClient(ctx, env.ProjectURL(), "")
+	if err != nil {
+		r.err = err
+		return r
+	}
+	defer cs.Close()
+
+	call := func(tool string, args map[string]any) (*mcp.CallToolResult, time.Duration, error) {
+		cctx, cancel := context.WithTimeout(ctx, clientTimeout)
+		defer cancel()
+		t0 := time.Now()
+		res, err := cs.CallTool(cctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+		return res, time.Since(t0), err
+	}
+	res, d, err := call("docmost_update_page", map[string]any{"page_id": "notes", "content": "found notes"})
+	if err != nil || res.IsError {
+		r.err = fmt.Errorf("update_page: %v", err)
+		return r
+	}
+	fmt.Fprintf(w, "docmost_update_page  answered in %v (small result, not paginated)\n", d.Round(time.Millisecond))
+
+	res, r.latency, err = call("docmost_search", map[string]any{"query": "notes"})
+	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			fmt.Fprintf(w, "docmost_search       NO ANSWER: the client gave up after %v (the incident's 1800 s)\n", r.latency.Round(time.Millisecond))
+		} else {
+			fmt.Fprintf(w, "docmost_search       failed: %v\n", err)
+		}
+		printSessionRows(ctx, w, env, cs.ID())
+		return r
+	}
+	r.answered = true
+	r.trace, _ = res.Meta[trace.MetaKey].(string)
+	budget := kv.PaginationLLMTimeout + kv.UpstreamCallTimeout
+	r.bounded = r.latency <= budget
+	var text string
+	for _, c := range res.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			text += t.Text + "\n"
+		}
+	}
+	r.noticed = strings.Contains(text, "⚠ Smart page titles unavailable (")
+	first, _, _ := strings.Cut(text, "\n")
+	fmt.Fprintf(w, "docmost_search       answered in %v (budget %v), trace %s\n  %s\n", r.latency.Round(time.Millisecond), budget, r.trace, first)
+	rows, err := env.Audit(ctx, r.trace)
+	if err != nil {
+		r.err = err
+		return r
+	}
+	fmt.Fprintln(w)
+	_ = waterfall.Render(w, r.trace, rows)
+	return r
+}
+
+// printSessionRows shows what the proxy recorded for the session: nothing for
+// the hung request, which never finished.
+func printSessionRows(ctx context.Context, w io.Writer, env *harness.Env, session string) {
+	rows, err := env.AuditSession(ctx, session)
+	if err != nil {
+		fmt.Fprintf(w, "(audit rows unavailable: %v)\n", err)
+		return
+	}
+	byTrace := map[string][]audit.Row{}
+	var order []string
+	for _, row := range rows {
+		if _, seen := byTrace[row.CorrelationID]; !seen {
+			order = append(order, row.CorrelationID)
+		}
+		byTrace[row.CorrelationID] = append(byTrace[row.CorrelationID], row)
+	}
+	fmt.Fprintf(w, "\nThe proxy's audit trail for the session (%d trace codes): the hung docmost_search has no tool_call_trace row, because it never finished; its upstream call is there, answered in milliseconds (the seed measured Docmost at 203 ms: it was never Docmost).\n\n", len(order))
+	for _, code := range order {
+		_ = waterfall.Render(w, code, byTrace[code])
+		fmt.Fprintln(w)
+	}
+}

@@ -1,0 +1,216 @@
+package mutants
+
+import (
+	"context"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpchaos/mcpchaos/scenarios/catalogue"
+)
+
+// These tests keep the mutants in step with the code without running the
+// slow kills (`make mutants` does that): every patch still applies, and
+// every check still names something that exists.
+
+func moduleForTest(t *testing.T) *module {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed: the patches cannot be checked")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	m, err := findModule(ctx, ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+var patchName = regexp.MustCompile(`^(\d\d)-([a-z0-9-]+)\.patch$`)
+
+func TestEveryMutantIsComplete(t *testing.T) {
+	all := All()
+	if len(all) == 0 {
+		t.Fatal("no mutants")
+	}
+	names, files := map[string]bool{}, map[string]bool{}
+	for i, m := range all {
+		if m.Name == "" || names[m.Name] {
+			t.Errorf("mutant %d: empty or duplicate name %q", i+1, m.Name)
+		}
+		names[m.Name] = true
+		files[m.PatchFile] = true
+		if p := patchName.FindStringSubmatch(m.PatchFile); p == nil || p[2] != m.Name {
+			t.Errorf("%s: patch file %q should be NN-%s.patch", m.Name, m.PatchFile, m.Name)
+		}
+		r := strings.TrimSpace(m.Regression)
+		if r == "" || strings.Contains(r, "\n") || !strings.HasSuffix(r, ".") {
+			t.Errorf("%s: the regression should be one sentence, got %q", m.Name, m.Regression)
+		}
+		if err := m.Kill.Validate(); err != nil {
+			t.Errorf("%s: %v", m.Name, err)
+		}
+		if !strings.HasPrefix(m.Patch, "diff --git a/") {
+			t.Errorf("%s: %s is not a git diff", m.Name, m.PatchFile)
+		}
+		changed := PatchedFiles(m.Patch)
+		if len(changed) == 0 {
+			t.Errorf("%s: the patch changes no file", m.Name)
+		}
+		for _, f := range changed {
+			// Mutants break the product, never the suite that must notice.
+			if strings.HasSuffix(f, "_test.go") || !strings.HasSuffix(f, ".go") ||
+				!(strings.HasPrefix(f, "proxy/") || strings.HasPrefix(f, "cmd/mcplocal/")) {
+				t.Errorf("%s: the patch changes %s; mutants change the proxy's production code only", m.Name, f)
+			}
+		}
+	}
+	// Every embedded patch is in the table.
+	err := fs.WalkDir(patchFS, "patches", func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && !files[d.Name()] {
+			t.Errorf("patches/%s is embedded but no mutant uses it", d.Name())
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestEveryPatchAppliesToTheCurrentTree: a patch that no longer applies
+// means the code it mutates changed; update the patch with it (see the
+// package doc).
+func TestEveryPatchAppliesToTheCurrentTree(t *testing.T) {
+	m := moduleForTest(t)
+	dir := t.TempDir()
+	if err := m.copyTo(dir); err != nil {
+		t.Fatal(err)
+	}
+	for _, mu := range All() {
+		cmd := exec.Command("git", "apply", "--check", "-")
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GIT_CEILING_DIRECTORIES="+filepath.Dir(dir))
+		cmd.Stdin = strings.NewReader(mu.Patch)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("%s: patches/%s no longer applies to %s: %v\n%s\nRemake it: apply the bug by hand, then git diff %s > scenarios/mutants/patches/%s",
+				mu.Name, mu.PatchFile, strings.Join(PatchedFiles(mu.Patch), ", "), err, out,
+				strings.Join(PatchedFiles(mu.Patch), " "), mu.PatchFile)
+		}
+	}
+}
+
+// testFuncs lists the Test functions of a package's test files.
+func testFuncs(t *testing.T, dir string) map[string]bool {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*_test.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	decl := regexp.MustCompile(`(?m)^func (Test\w+)\(t \*testing\.T\)`)
+	out := map[string]bool{}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range decl.FindAllStringSubmatch(string(b), -1) {
+			out[m[1]] = true
+		}
+	}
+	return out
+}
+
+// TestEveryCheckNamesWhatExists: a check that selects nothing would let its
+// mutant survive (or, for an unknown catalogue label, fail for the wrong
+// reason), so every label, spec and test a check names must exist.
+func TestEveryCheckNamesWhatExists(t *testing.T) {
+	m := moduleForTest(t)
+	labels := map[string]bool{}
+	for _, s := range catalogue.All() {
+		for _, l := range s.Labels {
+			labels[l] = true
+		}
+	}
+	var suite strings.Builder
+	specFiles, _ := filepath.Glob(filepath.Join(m.root, strings.TrimPrefix(GinkgoSuite, "./"), "*_test.go"))
+	for _, f := range specFiles {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		suite.Write(b)
+	}
+	testName := regexp.MustCompile(`Test\w+`)
+	labelWord := regexp.MustCompile(`[A-Za-z0-9_-]+`)
+	for _, mu := range All() {
+		c := mu.Kill
+		switch c.Kind {
+		case Catalogue:
+			if !labels[c.Label] {
+				t.Errorf("%s: no catalogue scenario has label %q", mu.Name, c.Label)
+			}
+		case Ginkgo:
+			for _, l := range labelWord.FindAllString(c.Label, -1) {
+				if !labels[l] && !strings.Contains(suite.String(), `"`+l+`"`) {
+					t.Errorf("%s: no spec of %s has label %q", mu.Name, GinkgoSuite, l)
+				}
+			}
+			if c.Focus != "" && !strings.Contains(suite.String(), c.Focus) {
+				t.Errorf("%s: no spec of %s is named %q", mu.Name, GinkgoSuite, c.Focus)
+			}
+		case GoTest:
+			if _, err := regexp.Compile(c.Run); err != nil {
+				t.Errorf("%s: -run %q: %v", mu.Name, c.Run, err)
+				continue
+			}
+			have := testFuncs(t, filepath.Join(m.root, c.Pkg))
+			for _, name := range testName.FindAllString(c.Run, -1) {
+				if !have[name] {
+					t.Errorf("%s: %s has no %s", mu.Name, c.Pkg, name)
+				}
+			}
+		}
+	}
+}
+
+// A patch that does not apply is an error of the run, never a kill.
+func TestAStalePatchIsAnErrorNotAKill(t *testing.T) {
+	m := moduleForTest(t)
+	mu := All()[0]
+	mu.Patch = strings.Replace(mu.Patch, "\n \t", "\n \tthis line is not in the file", 1)
+	o := judge(context.Background(), m, mu, Options{}.withDefaults())
+	if o.Verdict != Errored || o.Err == nil || !strings.Contains(o.Err.Error(), "no longer applies") {
+		t.Fatalf("a stale patch gave %s (%v), want ERROR: no longer applies", o.Verdict, o.Err)
+	}
+}
+
+func TestExcerptNamesTheFailure(t *testing.T) {
+	out := `=== RUN   TestA
+    a_test.go:12: got 3, want 2
+--- FAIL: TestA (0.01s)
+ok  	other
+FAIL
+`
+	if got, want := excerpt(out), "--- FAIL: TestA (0.01s)\na_test.go:12: got 3, want 2"; got != want {
+		t.Errorf("excerpt =\n%s\nwant\n%s", got, want)
+	}
+	if got := excerpt("line 1\nline 2\n"); got != "line 1\nline 2" {
+		t.Errorf("without a failure line, the excerpt is the tail; got %q", got)
+	}
+}
+
+func TestSelect(t *testing.T) {
+	got, err := Select([]string{"bare-404", "unbounded-paginate"})
+	if err != nil || len(got) != 2 || got[0].Name != "unbounded-paginate" || got[1].Name != "bare-404" {
+		t.Errorf("Select = %v, %v; want both, in table order", got, err)
+	}
+	if _, err := Select([]string{"nope"}); err == nil || !strings.Contains(err.Error(), "unbounded-paginate") {
+		t.Errorf("an unknown name should be an error listing the known ones, got %v", err)
+	}
+}
