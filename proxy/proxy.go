@@ -306,7 +306,7 @@ func (p *Proxy) serveAudit(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": fmt.Sprintf("%q is not a trace code (8 Crockford base32 characters)", f.Trace)})
 		return
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), p.knobs.AuditWriteTimeout)
+	ctx, cancel := context.WithTimeout(r.Context(), p.knobs.AuditQueryTimeout)
 	defer cancel()
 	_ = p.rec.Flush(ctx) // rows of a request that just answered should be visible
 	rows, err := p.store.Query(ctx, f)

@@ -35,6 +35,7 @@ type Values struct {
 	AuditWriteTimeout    time.Duration
 	ShutdownGrace        time.Duration
 	ChatBudget           time.Duration
+	AuditQueryTimeout    time.Duration
 }
 
 // Table lists every knob, in the order docs/knobs.md shows them.
@@ -61,6 +62,8 @@ var Table = []Knob{
 		func(v *Values) *time.Duration { return &v.ShutdownGrace }},
 	{"MCPCTL_CHAT_BUDGET_MS", 60 * time.Second, "one chat turn through the failover chain, streaming included",
 		func(v *Values) *time.Duration { return &v.ChatBudget }},
+	{"MCPCTL_AUDIT_QUERY_TIMEOUT_MS", 10 * time.Second, "one GET /api/v1/audit query, flush included",
+		func(v *Values) *time.Duration { return &v.AuditQueryTimeout }},
 }
 
 // Defaults returns every knob at its default.

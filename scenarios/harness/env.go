@@ -154,11 +154,23 @@ func Compressed() knobs.Values {
 	return v
 }
 
-// CompressBy returns the default knobs divided by factor: the production
-// bounds, time-compressed, for reproductions that keep their proportions.
+// offRequestPath are the knobs that bound housekeeping, not a request: an
+// incident's time compression leaves them alone.
+var offRequestPath = map[string]bool{
+	"MCPCTL_AUDIT_WRITE_TIMEOUT_MS": true,
+	"MCPCTL_AUDIT_QUERY_TIMEOUT_MS": true,
+	"MCPCTL_SHUTDOWN_GRACE_MS":      true,
+}
+
+// CompressBy returns the default knobs with every request-path bound
+// divided by factor: the production bounds, time-compressed, for
+// reproductions that keep their proportions.
 func CompressBy(factor int) knobs.Values {
 	v := knobs.Defaults()
 	for _, k := range knobs.Table {
+		if offRequestPath[k.Env] {
+			continue
+		}
 		d, _ := v.Get(k.Env)
 		v.Set(k.Env, max((d/time.Duration(factor)).Round(time.Millisecond), time.Millisecond))
 	}
