@@ -56,6 +56,10 @@ Exit 0 when (a) hangs past the client timeout and (b) answers in budget.
 		return fmt.Errorf("--compress %d: want a whole number >= 1", *factor)
 	}
 	kv := harness.CompressBy(*factor)
+	// The upstream was never the problem (the seed measured Docmost at
+	// 203 ms): its bounds get the whole compressed request deadline, so a
+	// loaded machine's connect time does not pass for the incident.
+	kv.UpstreamConnect, kv.UpstreamCallTimeout = kv.RequestDeadline, kv.RequestDeadline
 	clientTimeout := incidentClientTimeout / time.Duration(*factor)
 	fmt.Fprintf(stdout, "hang-1800s: time compressed %d×: the client's 1800 s timeout is %v; MCPCTL_PAGINATION_LLM_TIMEOUT_MS %v, MCPCTL_REQUEST_DEADLINE_MS %v.\n",
 		*factor, clientTimeout, kv.PaginationLLMTimeout, kv.RequestDeadline)
@@ -132,7 +136,7 @@ func reproduce(ctx context.Context, w io.Writer, title string, target harness.Ta
 	}
 	res, d, err := call("docmost_update_page", map[string]any{"page_id": "notes", "content": "found notes"})
 	if err != nil || res.IsError {
-		r.err = fmt.Errorf("update_page: %v", err)
+		r.err = fmt.Errorf("update_page was not answered well: %v %s", err, firstText(res))
 		return r
 	}
 	fmt.Fprintf(w, "docmost_update_page  answered in %v (small result, not paginated)\n", d.Round(time.Millisecond))
@@ -191,4 +195,16 @@ func printSessionRows(ctx context.Context, w io.Writer, env *harness.Env, sessio
 		_ = waterfall.Render(w, code, byTrace[code])
 		fmt.Fprintln(w)
 	}
+}
+
+func firstText(res *mcp.CallToolResult) string {
+	if res == nil {
+		return ""
+	}
+	for _, c := range res.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			return t.Text
+		}
+	}
+	return ""
 }

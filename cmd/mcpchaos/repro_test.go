@@ -8,19 +8,19 @@ import (
 	"time"
 )
 
-// TestReproHang1800s runs the incident end to end, compressed 600×: the
-// mutant never answers within the 3 s client timeout, mcplocal answers
+// TestReproHang1800s runs the incident end to end, compressed 300×: the
+// mutant never answers within the 6 s client timeout, mcplocal answers
 // within its budget plus the catalogue's stated tolerance, with the notice.
 func TestReproHang1800s(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	var out, errOut bytes.Buffer
 	start := time.Now()
-	if err := run(ctx, []string{"repro", "hang-1800s", "--compress", "600"}, &out, &errOut); err != nil {
+	if err := run(ctx, []string{"repro", "hang-1800s", "--compress", "300"}, &out, &errOut); err != nil {
 		t.Fatalf("repro failed: %v\n%s\n%s", err, out.String(), errOut.String())
 	}
 	for _, want := range []string{
-		"docmost_search       NO ANSWER: the client gave up after 3",
+		"docmost_search       NO ANSWER: the client gave up after 6",
 		"⚠ Smart page titles unavailable (",
 		"Reproduced: (a) never answered",
 	} {
