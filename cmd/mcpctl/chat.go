@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 )
@@ -56,20 +55,13 @@ func runChat(args []string, stdout io.Writer, getenv func(string) string) error 
 	if len(pos) == 0 {
 		return usagef("chat", "chat: missing MESSAGE")
 	}
-	if *base == "" {
-		*base = getenv(envURL)
-	}
-	if *base == "" {
-		*base = defaultURL
-	}
 	if *token == "" {
 		*token = getenv("MCPCTL_TOKEN")
 	}
-	u, err := url.Parse(strings.TrimSpace(*base))
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return usagef("chat", "bad --url %q: want http://HOST:PORT", *base)
+	u, err := endpoint(*base, getenv, "/api/v1/chat")
+	if err != nil {
+		return usagef("chat", "%v", err)
 	}
-	u.Path = strings.TrimRight(u.Path, "/") + "/api/v1/chat"
 	body, _ := json.Marshal(map[string]any{
 		"messages": []map[string]string{{"role": "user", "content": strings.Join(pos, " ")}},
 		"stream":   *stream,

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -48,17 +47,10 @@ func runGet(args []string, stdout io.Writer, getenv func(string) string) error {
 	if len(pos) > 0 {
 		return usagef("get", "get instances: unexpected arguments: %s", strings.Join(pos, " "))
 	}
-	if *base == "" {
-		*base = getenv(envURL)
+	u, err := endpoint(*base, getenv, "/api/v1/instances")
+	if err != nil {
+		return usagef("get", "%v", err)
 	}
-	if *base == "" {
-		*base = defaultURL
-	}
-	u, err := url.Parse(strings.TrimSpace(*base))
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return usagef("get", "bad --url %q: want http://HOST:PORT", *base)
-	}
-	u.Path = strings.TrimRight(u.Path, "/") + "/api/v1/instances"
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)

@@ -12,7 +12,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
+	"strings"
 )
 
 func main() {
@@ -176,4 +178,23 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 		pos = append(pos, rest[0])
 		args = rest[1:]
 	}
+}
+
+// endpoint resolves the proxy's base URL (flag, else $MCPCTL_URL, else the
+// default) and returns it with path appended to its own path prefix.
+func endpoint(flagURL string, getenv func(string) string, path string) (*url.URL, error) {
+	base := flagURL
+	if base == "" {
+		base = getenv(envURL)
+	}
+	if base == "" {
+		base = defaultURL
+	}
+	u, err := url.Parse(strings.TrimSpace(base))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("bad --url %q: want http://HOST:PORT or https://HOST:PORT", base)
+	}
+	u.Path = strings.TrimRight(u.Path, "/") + path
+	u.RawPath, u.RawQuery, u.Fragment = "", "", ""
+	return u, nil
 }

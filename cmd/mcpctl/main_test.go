@@ -293,9 +293,13 @@ func TestTraceURLFromEnvAndFlag(t *testing.T) {
 }
 
 func TestDefaultURL(t *testing.T) {
-	got, err := auditURL(defaultURL, "7K3M9QXZ")
-	if err != nil || got != "http://127.0.0.1:8080/api/v1/audit?trace=7K3M9QXZ" {
-		t.Errorf("auditURL(default) = %q, %v", got, err)
+	u, err := endpoint("", func(string) string { return "" }, "/api/v1/audit")
+	if err != nil || u.String() != "http://127.0.0.1:8080/api/v1/audit" {
+		t.Errorf("endpoint(default) = %v, %v", u, err)
+	}
+	u, err = endpoint("http://proxy:9/prefix/", func(string) string { return "" }, "/api/v1/chat")
+	if err != nil || u.String() != "http://proxy:9/prefix/api/v1/chat" {
+		t.Errorf("endpoint(with a path prefix) = %v, %v", u, err)
 	}
 	if !strings.Contains(usage, defaultURL) || !strings.Contains(traceUsage, defaultURL) {
 		t.Errorf("help does not name the default URL %s", defaultURL)

@@ -55,16 +55,12 @@ func runTrace(args []string, stdout io.Writer, getenv func(string) string) error
 	if *timeout <= 0 {
 		return usagef("trace", "trace: --timeout must be positive, got %v", *timeout)
 	}
-	if *base == "" {
-		*base = getenv(envURL)
-	}
-	if *base == "" {
-		*base = defaultURL
-	}
-	endpoint, err := auditURL(*base, code)
+	u, err := endpoint(*base, getenv, "/api/v1/audit")
 	if err != nil {
 		return usagef("trace", "trace: %v", err)
 	}
+	u.RawQuery = url.Values{"trace": {code}}.Encode()
+	endpoint := u.String()
 
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()
@@ -73,7 +69,7 @@ func runTrace(args []string, stdout io.Writer, getenv func(string) string) error
 		return err
 	}
 	if len(rows) == 0 {
-		return fmt.Errorf("no audit rows for trace %s at %s", code, strings.TrimRight(*base, "/"))
+		return fmt.Errorf("no audit rows for trace %s at %s", code, strings.TrimSuffix(strings.TrimSuffix(endpoint, "?"+u.RawQuery), "/api/v1/audit"))
 	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
@@ -95,19 +91,6 @@ func parseCode(s string) (string, error) {
 		msg += fmt.Sprintf("; did you mean %s?", fixed)
 	}
 	return "", errors.New(msg)
-}
-
-// auditURL is base + /api/v1/audit?trace=code. base may carry a path prefix.
-func auditURL(base, code string) (string, error) {
-	u, err := url.Parse(strings.TrimSpace(base))
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return "", fmt.Errorf("bad --url %q: want http://HOST:PORT or https://HOST:PORT", base)
-	}
-	u.Path = strings.TrimRight(u.Path, "/") + "/api/v1/audit"
-	u.RawPath = ""
-	u.RawQuery = url.Values{"trace": {code}}.Encode()
-	u.Fragment = ""
-	return u.String(), nil
 }
 
 // fetchRows GETs endpoint and decodes {"rows":[...]}; a non-200 answer

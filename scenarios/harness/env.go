@@ -281,22 +281,12 @@ func (e *Env) ProjectURL() string {
 
 // Instances fetches GET /api/v1/instances.
 func (e *Env) Instances(ctx context.Context) ([]health.Instance, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, e.Target.URL()+"/api/v1/instances", nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
 	var body struct {
 		Instances []health.Instance `json:"instances"`
+		Error     string            `json:"error"`
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
-		return nil, fmt.Errorf("instances API: %w", err)
-	}
-	return body.Instances, nil
+	err := e.getJSON(ctx, "/api/v1/instances", &body, &body.Error)
+	return body.Instances, err
 }
 
 // Instance is Instances narrowed to one server ("" status if absent).
@@ -321,26 +311,33 @@ func (e *Env) AuditSession(ctx context.Context, id string) ([]audit.Row, error) 
 }
 
 func (e *Env) auditQuery(ctx context.Context, q string) ([]audit.Row, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, e.Target.URL()+"/api/v1/audit?"+q, nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
 	var body struct {
 		Rows  []audit.Row `json:"rows"`
 		Error string      `json:"error"`
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
-		return nil, fmt.Errorf("audit API: %w", err)
+	err := e.getJSON(ctx, "/api/v1/audit?"+q, &body, &body.Error)
+	return body.Rows, err
+}
+
+// getJSON GETs path from the proxy and decodes the answer into v; a non-200
+// answer is an error quoting *apiErr (the API's {"error": ...}).
+func (e *Env) getJSON(ctx context.Context, path string, v any, apiErr *string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, e.Target.URL()+path, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+		return fmt.Errorf("GET %s: %w", path, err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("audit API: %s: %s", resp.Status, body.Error)
+		return fmt.Errorf("GET %s: %s: %s", path, resp.Status, *apiErr)
 	}
-	return body.Rows, nil
+	return nil
 }
 
 // Close stops the target, the fakes and toxiproxy, and removes the scratch
