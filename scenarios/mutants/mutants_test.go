@@ -21,7 +21,7 @@ import (
 func moduleForTest(t *testing.T) *module {
 	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not installed: the patches cannot be checked")
+		t.Fatal("git is not installed: the mutant patches cannot be checked (install git)")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
