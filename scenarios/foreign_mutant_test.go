@@ -1,0 +1,66 @@
+package scenarios_test
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/mcpchaos/mcpchaos/scenarios/catalogue"
+	"github.com/mcpchaos/mcpchaos/scenarios/harness"
+	"github.com/mcpchaos/mcpchaos/scenarios/mutants"
+)
+
+// A second proxy implementation, described only by a foreign target spec: the
+// proxy built with a known regression. The catalogue reports the promise it
+// breaks, and holds it to the others.
+var _ = Describe("A foreign proxy built with a mutant", Label("foreign"), Ordered, func() {
+	var spec *harness.ForeignSpec
+
+	BeforeAll(func(ctx SpecContext) {
+		dir, err := os.MkdirTemp("", "mcpchaos-foreign-mutant-")
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(os.RemoveAll, dir)
+		bin, err := mutants.Build(ctx, "delete-empty-json-rejected", dir)
+		Expect(err).NotTo(HaveOccurred())
+		spec, err = harness.ParseForeign([]byte(fmt.Sprintf(`name: mcplocal-delete-empty-json-rejected
+command: [%q, "serve", "--config", "{{.ConfigFile}}", "--listen", "{{.Listen}}"]
+passKnobs: true
+capabilities: [auditAPI, sessionAdoption]
+`, bin)))
+		Expect(err).NotTo(HaveOccurred())
+	}, NodeTimeout(catalogue.OperationLimit(0)*6))
+
+	byName := func(name string) catalogue.Scenario {
+		for _, s := range catalogue.All() {
+			if s.Name() == name {
+				return s
+			}
+		}
+		Fail("no scenario " + name)
+		return catalogue.Scenario{}
+	}
+
+	It("breaks the DELETE promise, and the report says which", func(ctx SpecContext) {
+		DeferCleanup(checkNoLeaks())
+		r := byName("none × DELETE with empty JSON body").Run(ctx, spec.Target(GinkgoWriter))
+		Expect(r.NotApplicable).To(BeEmpty())
+		Expect(r.Pass).To(BeFalse(), "the mutant rejects DELETE with an empty JSON body")
+		Expect(r.Reason).To(ContainSubstring("DELETE with an empty JSON body answered 400"))
+	})
+
+	It("still keeps the promises the mutant does not touch", func(ctx SpecContext) {
+		DeferCleanup(checkNoLeaks())
+		r := byName("none × small tools/call").Run(ctx, spec.Target(GinkgoWriter))
+		Expect(r.Pass).To(BeTrue(), r.Reason)
+	})
+
+	It("reports scenarios needing capabilities the spec does not claim as not applicable, by name", func(ctx SpecContext) {
+		r := byName("none × begin_session").Run(ctx, spec.Target(GinkgoWriter))
+		Expect(r.Pass).To(BeFalse(), "not applicable is never counted as passed")
+		Expect(r.NotApplicable).To(And(ContainSubstring("foreign:mcplocal-delete-empty-json-rejected"), ContainSubstring("gate")))
+		Expect(strings.Contains(r.NotApplicable, "lacks")).To(BeTrue())
+	})
+})
