@@ -294,6 +294,18 @@ func (b *Binary) stopLocked(ctx context.Context, graceful bool) error {
 		return nil
 	}
 	b.proc = nil
+	grace := b.spec.Knobs.ShutdownGrace
+	if grace <= 0 {
+		grace, _ = knobs.Defaults().Get("MCPCTL_SHUTDOWN_GRACE_MS")
+	}
+	return p.stop(ctx, graceful, grace+binaryStopSlack, true)
+}
+
+// stop ends the process: SIGTERM and up to grace for it to exit (graceful),
+// or SIGKILL. A process that had exited on its own, a graceful stop that had
+// to be forced, and a cancelled ctx are errors; with strictExit, so is a
+// non-zero exit status after SIGTERM. The process is gone in every case.
+func (p *process) stop(ctx context.Context, graceful bool, grace time.Duration, strictExit bool) error {
 	select {
 	case <-p.done:
 		return fmt.Errorf("pid %d had exited on its own: %s\n%s", p.cmd.Process.Pid, exitText(p.err), p.out)
@@ -302,11 +314,6 @@ func (b *Binary) stopLocked(ctx context.Context, graceful bool) error {
 	if !graceful {
 		return p.kill()
 	}
-	grace := b.spec.Knobs.ShutdownGrace
-	if grace <= 0 {
-		grace, _ = knobs.Defaults().Get("MCPCTL_SHUTDOWN_GRACE_MS")
-	}
-	grace += binaryStopSlack
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		return errors.Join(fmt.Errorf("SIGTERM: %w", err), p.kill())
 	}
@@ -314,7 +321,7 @@ func (b *Binary) stopLocked(ctx context.Context, graceful bool) error {
 	defer timer.Stop()
 	select {
 	case <-p.done:
-		if p.err != nil {
+		if strictExit && p.err != nil {
 			return fmt.Errorf("pid %d: graceful stop: %s\n%s", p.cmd.Process.Pid, exitText(p.err), p.out)
 		}
 		return nil

@@ -14,7 +14,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"syscall"
 	"text/template"
 	"time"
 
@@ -542,27 +541,8 @@ func (f *Foreign) stopLocked(ctx context.Context, graceful bool) error {
 		return nil
 	}
 	f.proc = nil
-	select {
-	case <-p.done:
-		return fmt.Errorf("pid %d had exited on its own: %s\n%s", p.cmd.Process.Pid, exitText(p.err), p.out)
-	default:
-	}
-	if !graceful {
-		return p.kill()
-	}
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		return errors.Join(fmt.Errorf("SIGTERM: %w", err), p.kill())
-	}
-	timer := time.NewTimer(f.Spec.stopTimeout)
-	defer timer.Stop()
-	select {
-	case <-p.done:
-		return nil // a foreign proxy's exit status on SIGTERM is its own business
-	case <-timer.C:
-		return errors.Join(fmt.Errorf("pid %d did not stop within %v of SIGTERM; killed\n%s", p.cmd.Process.Pid, f.Spec.stopTimeout, p.out), p.kill())
-	case <-ctx.Done():
-		return errors.Join(fmt.Errorf("pid %d: graceful stop: %w; killed", p.cmd.Process.Pid, ctx.Err()), p.kill())
-	}
+	// A foreign proxy's exit status on SIGTERM is its own business.
+	return p.stop(ctx, graceful, f.Spec.stopTimeout, false)
 }
 
 // startAgainLocked starts the stopped proxy on its address again.
