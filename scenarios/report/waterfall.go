@@ -3,12 +3,12 @@ package report
 import (
 	"cmp"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/mcpchaos/mcpchaos/proxy/audit"
+	tree "github.com/mcpchaos/mcpchaos/proxy/audit/waterfall"
 )
 
 // The waterfall picture's geometry, in SVG user units (the picture scales
@@ -103,22 +103,13 @@ type note struct {
 	Text     string
 }
 
-// span is one row placed in the tree.
-type span struct {
-	row      audit.Row
-	depth    int
-	root     bool
-	orphanOf string
-	children []int
-}
-
 // layoutWaterfall lays out the rows of one request against its budget; nil
 // when there are no rows.
 func layoutWaterfall(code string, rows []audit.Row, budget time.Duration) *waterfall {
 	if len(rows) == 0 {
 		return nil
 	}
-	spans, order := buildTree(rows)
+	spans, order := tree.Tree(rows)
 	t0, total := extent(rows)
 	// The axis runs over the trace, or on to its budget when that is near.
 	scale := total
@@ -157,7 +148,7 @@ func layoutWaterfall(code string, rows []audit.Row, budget time.Duration) *water
 	var degraded, failed int
 	for k, i := range order {
 		s := spans[i]
-		r := s.row
+		r := s.Row
 		y := rowsTop + float64(k)*rowH
 		off := r.Start.Sub(t0)
 		d := max(r.Duration, 0)
@@ -170,7 +161,7 @@ func layoutWaterfall(code string, rows []audit.Row, budget time.Duration) *water
 		if x+w > barX+barW {
 			w = max(barX+barW-x, minBarW)
 		}
-		lx := labelX + indentStep*float64(s.depth)
+		lx := labelX + indentStep*float64(s.Depth)
 		label := spanLabel(r)
 		if r.Degraded {
 			label = "⚠ " + label
@@ -263,64 +254,6 @@ func layoutWaterfall(code string, rows []audit.Row, budget time.Duration) *water
 	return wf
 }
 
-// buildTree sorts rows by start (then ID, then input order) and links them
-// into a forest by ParentID. It returns the spans and the drawing order:
-// depth first, children by start. A row whose parent is empty, unknown or
-// itself is a root; rows caught in a parent cycle become roots last, so every
-// row is drawn exactly once.
-func buildTree(rows []audit.Row) ([]span, []int) {
-	sorted := slices.Clone(rows)
-	slices.SortStableFunc(sorted, func(a, b audit.Row) int {
-		if c := a.Start.Compare(b.Start); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.ID, b.ID)
-	})
-	spans := make([]span, len(sorted))
-	byID := make(map[string]int, len(sorted))
-	for i, r := range sorted {
-		spans[i].row = r
-		if _, dup := byID[r.SpanID]; !dup && r.SpanID != "" {
-			byID[r.SpanID] = i
-		}
-	}
-	for i, r := range sorted {
-		p, ok := byID[r.ParentID]
-		switch {
-		case r.ParentID == "" || (ok && p == i):
-			spans[i].root = true
-		case !ok:
-			spans[i].root, spans[i].orphanOf = true, r.ParentID
-		default:
-			spans[p].children = append(spans[p].children, i)
-		}
-	}
-	order := make([]int, 0, len(spans))
-	seen := make([]bool, len(spans))
-	var walk func(i, depth int)
-	walk = func(i, depth int) {
-		seen[i] = true
-		spans[i].depth = depth
-		order = append(order, i)
-		for _, c := range spans[i].children {
-			if !seen[c] {
-				walk(c, depth+1)
-			}
-		}
-	}
-	for i := range spans {
-		if spans[i].root && !seen[i] {
-			walk(i, 0)
-		}
-	}
-	for i := range spans {
-		if !seen[i] {
-			walk(i, 0)
-		}
-	}
-	return spans, order
-}
-
 // extent returns the earliest start and the time from it to the latest end.
 func extent(rows []audit.Row) (time.Time, time.Duration) {
 	t0, t1 := rows[0].Start, rows[0].Start.Add(max(rows[0].Duration, 0))
@@ -345,8 +278,8 @@ func spanLabel(r audit.Row) string {
 }
 
 // spanTitle is the tooltip: everything the row says, one fact a line.
-func spanTitle(s span, off time.Duration) string {
-	r := s.row
+func spanTitle(s tree.Span, off time.Duration) string {
+	r := s.Row
 	var b strings.Builder
 	b.WriteString(spanLabel(r))
 	fmt.Fprintf(&b, "\nstatus: %s · %s, starting at +%s", dash(r.Status), ms(max(r.Duration, 0)), ms(off))
@@ -365,7 +298,7 @@ func spanTitle(s span, off time.Duration) string {
 	fmt.Fprintf(&b, "\nspan %s", dash(r.SpanID))
 	if r.ParentID != "" {
 		fmt.Fprintf(&b, " · parent %s", r.ParentID)
-		if s.orphanOf != "" {
+		if s.OrphanOf != "" {
 			b.WriteString(" (not in this trace)")
 		}
 	}

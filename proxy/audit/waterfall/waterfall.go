@@ -35,12 +35,12 @@ const (
 	slowestMark = "← slowest"
 )
 
-// span is one row placed in the tree.
-type span struct {
-	row      audit.Row
-	depth    int
-	root     bool
-	orphanOf string // the unknown ParentID this root claimed, if any
+// Span is one row placed in the trace's tree.
+type Span struct {
+	Row      audit.Row
+	Depth    int    // 0 for a root
+	Root     bool   // no known parent (or caught in a parent cycle)
+	OrphanOf string // the unknown ParentID this root claimed, if any
 	children []int  // indices into the sorted rows, in start order
 }
 
@@ -52,7 +52,7 @@ func Render(w io.Writer, code string, rows []audit.Row) error {
 		_, err := fmt.Fprintf(w, "trace %s: no audit rows\n", code)
 		return err
 	}
-	spans, order := build(rows)
+	spans, order := Tree(rows)
 
 	t0, total := timeSpan(rows)
 	slowest := findSlowest(spans, order)
@@ -64,10 +64,10 @@ func Render(w io.Writer, code string, rows []audit.Row) error {
 	kindW, nameW, statusW, durW := len("SPAN"), len("NAME"), len("STATUS"), len("DURATION")
 	for _, i := range order {
 		s := spans[i]
-		kindW = max(kindW, len(indent(s.depth))+runes(string(s.row.Kind)))
-		nameW = max(nameW, runes(name(s.row)))
-		statusW = max(statusW, runes(status(s.row)))
-		durW = max(durW, len(ms(dur(s.row))))
+		kindW = max(kindW, len(indent(s.Depth))+runes(string(s.Row.Kind)))
+		nameW = max(nameW, runes(name(s.Row)))
+		statusW = max(statusW, runes(status(s.Row)))
+		durW = max(durW, len(ms(dur(s.Row))))
 	}
 
 	// Column titles, with the scale over the bar: 0 at its left edge, the
@@ -79,9 +79,9 @@ func Render(w io.Writer, code string, rows []audit.Row) error {
 
 	for _, i := range order {
 		s := spans[i]
-		r := s.row
+		r := s.Row
 		line := fmt.Sprintf("%s  %s  %s  %s  |%s|",
-			pad(indent(s.depth)+string(r.Kind), kindW),
+			pad(indent(s.Depth)+string(r.Kind), kindW),
 			pad(name(r), nameW),
 			pad(status(r), statusW),
 			padLeft(ms(dur(r)), durW),
@@ -89,13 +89,13 @@ func Render(w io.Writer, code string, rows []audit.Row) error {
 		if i == slowest {
 			line += " " + slowestMark
 		}
-		if s.orphanOf != "" {
-			line += fmt.Sprintf(" (parent %s not in trace)", s.orphanOf)
+		if s.OrphanOf != "" {
+			line += fmt.Sprintf(" (parent %s not in trace)", s.OrphanOf)
 		}
 		b.WriteString(line)
 		b.WriteByte('\n')
 
-		under := indent(s.depth + 1)
+		under := indent(s.Depth + 1)
 		if r.Degraded {
 			reason := oneLine(r.DegradedReason)
 			if reason == "" {
@@ -109,16 +109,16 @@ func Render(w io.Writer, code string, rows []audit.Row) error {
 	}
 
 	s := spans[slowest]
-	fmt.Fprintf(&b, "slowest: %s (%s)\n", label(s.row), ms(dur(s.row)))
+	fmt.Fprintf(&b, "slowest: %s (%s)\n", label(s.Row), ms(dur(s.Row)))
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
-// build sorts rows by start (then ID, then input order) and links them into a
+// Tree sorts rows by start (then ID, then input order) and links them into a
 // forest. It returns the spans and the render order (depth first, children by
 // start). A row whose ParentID is empty, unknown, itself, or part of a cycle is
 // a root; when two rows share a SpanID, children attach to the first.
-func build(rows []audit.Row) ([]span, []int) {
+func Tree(rows []audit.Row) ([]Span, []int) {
 	sorted := slices.Clone(rows)
 	slices.SortStableFunc(sorted, func(a, b audit.Row) int {
 		if c := a.Start.Compare(b.Start); c != 0 {
@@ -126,10 +126,10 @@ func build(rows []audit.Row) ([]span, []int) {
 		}
 		return cmp.Compare(a.ID, b.ID)
 	})
-	spans := make([]span, len(sorted))
+	spans := make([]Span, len(sorted))
 	byID := make(map[string]int, len(sorted))
 	for i, r := range sorted {
-		spans[i].row = r
+		spans[i].Row = r
 		if _, dup := byID[r.SpanID]; !dup && r.SpanID != "" {
 			byID[r.SpanID] = i
 		}
@@ -138,11 +138,11 @@ func build(rows []audit.Row) ([]span, []int) {
 		p, ok := byID[r.ParentID]
 		switch {
 		case r.ParentID == "":
-			spans[i].root = true
+			spans[i].Root = true
 		case !ok:
-			spans[i].root, spans[i].orphanOf = true, r.ParentID
+			spans[i].Root, spans[i].OrphanOf = true, r.ParentID
 		case p == i:
-			spans[i].root = true
+			spans[i].Root = true
 		default:
 			spans[p].children = append(spans[p].children, i)
 		}
@@ -153,7 +153,7 @@ func build(rows []audit.Row) ([]span, []int) {
 	var walk func(i, depth int)
 	walk = func(i, depth int) {
 		seen[i] = true
-		spans[i].depth = depth
+		spans[i].Depth = depth
 		order = append(order, i)
 		for _, c := range spans[i].children {
 			if !seen[c] {
@@ -162,7 +162,7 @@ func build(rows []audit.Row) ([]span, []int) {
 		}
 	}
 	for i := range spans {
-		if spans[i].root {
+		if spans[i].Root {
 			walk(i, 0)
 		}
 	}
@@ -171,7 +171,7 @@ func build(rows []audit.Row) ([]span, []int) {
 	// row is shown exactly once.
 	for i := range spans {
 		if !seen[i] {
-			spans[i].root = true
+			spans[i].Root = true
 			walk(i, 0)
 		}
 	}
@@ -194,14 +194,14 @@ func timeSpan(rows []audit.Row) (time.Time, time.Duration) {
 
 // findSlowest returns the longest non-root span (the first in render order on
 // a tie); with only roots, the longest root.
-func findSlowest(spans []span, order []int) int {
+func findSlowest(spans []Span, order []int) int {
 	best := -1
 	for _, nonRoot := range []bool{true, false} {
 		for _, i := range order {
-			if spans[i].root == nonRoot {
+			if spans[i].Root == nonRoot {
 				continue
 			}
-			if best < 0 || dur(spans[i].row) > dur(spans[best].row) {
+			if best < 0 || dur(spans[i].Row) > dur(spans[best].Row) {
 				best = i
 			}
 		}
@@ -227,7 +227,7 @@ func bar(off, d, total time.Duration) string {
 		strings.Repeat(barEmpty, BarWidth-start-width)
 }
 
-func writeHeader(b *strings.Builder, code string, spans []span, order []int, t0 time.Time, total time.Duration) {
+func writeHeader(b *strings.Builder, code string, spans []Span, order []int, t0 time.Time, total time.Duration) {
 	var session, user, project string
 	// Prefer the request's own root row (tool_call_trace), then any row.
 	for _, pass := range []func(audit.Row) bool{
@@ -235,7 +235,7 @@ func writeHeader(b *strings.Builder, code string, spans []span, order []int, t0 
 		func(audit.Row) bool { return true },
 	} {
 		for _, i := range order {
-			r := spans[i].row
+			r := spans[i].Row
 			if !pass(r) {
 				continue
 			}
@@ -246,10 +246,10 @@ func writeHeader(b *strings.Builder, code string, spans []span, order []int, t0 
 	}
 	var degraded, failed int
 	for _, s := range spans {
-		if s.row.Degraded {
+		if s.Row.Degraded {
 			degraded++
 		}
-		if isFailure(s.row) {
+		if isFailure(s.Row) {
 			failed++
 		}
 	}
