@@ -150,6 +150,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Proxy, error) {
 	mux := http.NewServeMux()
 	mux.Handle("/projects/{project}/mcp", entry.New(entry.Options{
 		Projects: routes, Users: users, Sessions: p.sessions, Audit: p.rec, Strict: cfg.Sessions.Strict, Logger: o.Logger,
+		MaxBodyBytes: kv.MaxBodyBytes,
 	}))
 	mux.HandleFunc("GET /api/v1/audit", p.serveAudit)
 	ch := &chat.Handler{LLM: p.llm, Budget: kv.ChatBudget, Audit: p.rec, Logger: o.Logger}

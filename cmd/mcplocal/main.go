@@ -56,8 +56,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		for _, k := range knobs.Table {
-			v, _ := kv.Get(k.Env)
-			fmt.Fprintf(stdout, "%-36s %8dms  %s\n", k.Env, v.Milliseconds(), k.Bounds)
+			fmt.Fprintf(stdout, "%-36s %10d %-5s %s\n", k.Env, k.Raw(kv), unitAbbrev[k.Unit], k.Bounds)
 		}
 		return nil
 	}
@@ -113,3 +112,6 @@ func serve(args []string, stderr io.Writer) error {
 	defer cancel()
 	return p.Close(cctx)
 }
+
+// unitAbbrev is how `mcplocal knobs` prints each unit.
+var unitAbbrev = map[knobs.Unit]string{knobs.Millis: "ms", knobs.Count: "", knobs.Bytes: "B"}

@@ -26,14 +26,11 @@ import (
 
 	"github.com/mcpchaos/mcpchaos/proxy/audit"
 	"github.com/mcpchaos/mcpchaos/proxy/deadline"
+	"github.com/mcpchaos/mcpchaos/proxy/knobs"
 	"github.com/mcpchaos/mcpchaos/proxy/project"
 	"github.com/mcpchaos/mcpchaos/proxy/session"
 	"github.com/mcpchaos/mcpchaos/proxy/trace"
 )
-
-// MaxBodyBytes bounds one POST body. MCP requests are small; a tool call with
-// a whole page of content is well under this.
-const MaxBodyBytes = 8 << 20
 
 const sessionHeader = "Mcp-Session-Id"
 
@@ -53,6 +50,8 @@ type Options struct {
 	// recreating them.
 	Strict bool
 	Logger *slog.Logger
+	// MaxBodyBytes bounds one POST body (knob MCPCTL_MAX_BODY_BYTES).
+	MaxBodyBytes int64
 }
 
 // Handler serves /projects/{project}/mcp. It is safe for concurrent use.
@@ -66,6 +65,9 @@ type adoptKey struct{}
 
 // New returns the entry handler for the given projects.
 func New(o Options) *Handler {
+	if o.MaxBodyBytes <= 0 {
+		o.MaxBodyBytes = knobs.Defaults().MaxBodyBytes
+	}
 	h := &Handler{o: o, sdk: map[string]*mcp.StreamableHTTPHandler{}}
 	for name, pr := range o.Projects {
 		p := pr.P
@@ -74,7 +76,7 @@ func New(o Options) *Handler {
 				return s
 			}
 			return p.Server()
-		}, &mcp.StreamableHTTPOptions{JSONResponse: true, Logger: o.Logger, MaxRequestBodyBytes: MaxBodyBytes})
+		}, &mcp.StreamableHTTPOptions{JSONResponse: true, Logger: o.Logger, MaxRequestBodyBytes: o.MaxBodyBytes})
 	}
 	return h
 }
@@ -144,7 +146,7 @@ func (h *Handler) delete(w http.ResponseWriter, r *http.Request, sdk http.Handle
 func (h *Handler) serveSession(w http.ResponseWriter, r *http.Request, p *project.Project, sdk http.Handler, id, user string) {
 	var body []byte
 	if r.Method == http.MethodPost {
-		b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+		b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.o.MaxBodyBytes))
 		if err != nil {
 			writeError(w, http.StatusRequestEntityTooLarge, trace.New(), fmt.Sprintf("request body: %v", err))
 			return

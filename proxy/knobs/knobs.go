@@ -13,12 +13,57 @@ import (
 	"time"
 )
 
-// Knob describes one bound: its environment variable, default and what it bounds.
+// Unit is what a knob's number counts.
+type Unit int
+
+// The units of knobs. The environment variable's suffix names the unit.
+const (
+	// Millis knobs are durations, given in milliseconds (suffix _MS).
+	Millis Unit = iota
+	// Count knobs bound how many of a thing there may be (suffix _MAX).
+	Count
+	// Bytes knobs bound a size (suffix _BYTES).
+	Bytes
+)
+
+// Knob describes one bound: its environment variable, default and what it
+// bounds. A Millis knob's default is Default; a Count or Bytes knob's is N.
 type Knob struct {
 	Env     string
 	Default time.Duration
 	Bounds  string
 	field   func(*Values) *time.Duration
+	Unit    Unit
+	N       int64
+	count   func(*Values) *int64
+}
+
+// dur declares a Millis knob.
+func dur(env string, def time.Duration, bounds string, field func(*Values) *time.Duration) Knob {
+	return Knob{Env: env, Default: def, Bounds: bounds, field: field}
+}
+
+// num declares a Count or Bytes knob.
+func num(env string, unit Unit, def int64, bounds string, field func(*Values) *int64) Knob {
+	return Knob{Env: env, Unit: unit, N: def, Bounds: bounds, count: field}
+}
+
+// DefaultRaw is the knob's default in its unit (milliseconds for durations).
+func (k Knob) DefaultRaw() int64 {
+	if k.Unit == Millis {
+		return k.Default.Milliseconds()
+	}
+	return k.N
+}
+
+// Raw is the knob's value in v, in its unit (milliseconds for durations,
+// rounded up so that a positive duration never reads as 0).
+func (k Knob) Raw(v Values) int64 {
+	if k.Unit == Millis {
+		d := *k.field(&v)
+		return int64((d + time.Millisecond - 1) / time.Millisecond)
+	}
+	return *k.count(&v)
 }
 
 // Values holds the resolved value of every knob. The zero value is not useful:
@@ -36,41 +81,46 @@ type Values struct {
 	ShutdownGrace        time.Duration
 	ChatBudget           time.Duration
 	AuditQueryTimeout    time.Duration
+
+	// MaxBodyBytes bounds one request body a client sends.
+	MaxBodyBytes int64
 }
 
 // Table lists every knob, in the order docs/knobs.md shows them.
 var Table = []Knob{
-	{"MCPCTL_LLM_CALL_BUDGET_MS", 20 * time.Second, "one complete(), failover included",
-		func(v *Values) *time.Duration { return &v.LLMCallBudget }},
-	{"MCPCTL_LLM_PROVIDER_TIMEOUT_MS", 10 * time.Second, "one provider attempt inside that budget",
-		func(v *Values) *time.Duration { return &v.LLMProviderTimeout }},
-	{"MCPCTL_STAGE_LLM_BUDGET_MS", 30 * time.Second, "all LLM work in one stage invocation",
-		func(v *Values) *time.Duration { return &v.StageLLMBudget }},
-	{"MCPCTL_GATE_LLM_TIMEOUT_MS", 8 * time.Second, "the gate's begin_session prompt selection",
-		func(v *Values) *time.Duration { return &v.GateLLMTimeout }},
-	{"MCPCTL_PAGINATION_LLM_TIMEOUT_MS", 10 * time.Second, "pagination's smart index",
-		func(v *Values) *time.Duration { return &v.PaginationLLMTimeout }},
-	{"MCPCTL_REQUEST_DEADLINE_MS", 90 * time.Second, "one MCP request end to end, from accept to answer",
-		func(v *Values) *time.Duration { return &v.RequestDeadline }},
-	{"MCPCTL_UPSTREAM_CALL_TIMEOUT_MS", 30 * time.Second, "one call to an upstream MCP server",
-		func(v *Values) *time.Duration { return &v.UpstreamCallTimeout }},
-	{"MCPCTL_UPSTREAM_CONNECT_TIMEOUT_MS", 10 * time.Second, "connecting and initializing one upstream session",
-		func(v *Values) *time.Duration { return &v.UpstreamConnect }},
-	{"MCPCTL_AUDIT_WRITE_TIMEOUT_MS", 1 * time.Second, "one audit row write (never on the request path)",
-		func(v *Values) *time.Duration { return &v.AuditWriteTimeout }},
-	{"MCPCTL_SHUTDOWN_GRACE_MS", 5 * time.Second, "draining in-flight requests when the proxy stops",
-		func(v *Values) *time.Duration { return &v.ShutdownGrace }},
-	{"MCPCTL_CHAT_BUDGET_MS", 60 * time.Second, "one chat turn through the failover chain, streaming included",
-		func(v *Values) *time.Duration { return &v.ChatBudget }},
-	{"MCPCTL_AUDIT_QUERY_TIMEOUT_MS", 10 * time.Second, "one GET /api/v1/audit query, flush included",
-		func(v *Values) *time.Duration { return &v.AuditQueryTimeout }},
+	dur("MCPCTL_LLM_CALL_BUDGET_MS", 20*time.Second, "one complete(), failover included",
+		func(v *Values) *time.Duration { return &v.LLMCallBudget }),
+	dur("MCPCTL_LLM_PROVIDER_TIMEOUT_MS", 10*time.Second, "one provider attempt inside that budget",
+		func(v *Values) *time.Duration { return &v.LLMProviderTimeout }),
+	dur("MCPCTL_STAGE_LLM_BUDGET_MS", 30*time.Second, "all LLM work in one stage invocation",
+		func(v *Values) *time.Duration { return &v.StageLLMBudget }),
+	dur("MCPCTL_GATE_LLM_TIMEOUT_MS", 8*time.Second, "the gate's begin_session prompt selection",
+		func(v *Values) *time.Duration { return &v.GateLLMTimeout }),
+	dur("MCPCTL_PAGINATION_LLM_TIMEOUT_MS", 10*time.Second, "pagination's smart index",
+		func(v *Values) *time.Duration { return &v.PaginationLLMTimeout }),
+	dur("MCPCTL_REQUEST_DEADLINE_MS", 90*time.Second, "one MCP request end to end, from accept to answer",
+		func(v *Values) *time.Duration { return &v.RequestDeadline }),
+	dur("MCPCTL_UPSTREAM_CALL_TIMEOUT_MS", 30*time.Second, "one call to an upstream MCP server",
+		func(v *Values) *time.Duration { return &v.UpstreamCallTimeout }),
+	dur("MCPCTL_UPSTREAM_CONNECT_TIMEOUT_MS", 10*time.Second, "connecting and initializing one upstream session",
+		func(v *Values) *time.Duration { return &v.UpstreamConnect }),
+	dur("MCPCTL_AUDIT_WRITE_TIMEOUT_MS", 1*time.Second, "one audit row write (never on the request path)",
+		func(v *Values) *time.Duration { return &v.AuditWriteTimeout }),
+	dur("MCPCTL_SHUTDOWN_GRACE_MS", 5*time.Second, "draining in-flight requests when the proxy stops",
+		func(v *Values) *time.Duration { return &v.ShutdownGrace }),
+	dur("MCPCTL_CHAT_BUDGET_MS", 60*time.Second, "one chat turn through the failover chain, streaming included",
+		func(v *Values) *time.Duration { return &v.ChatBudget }),
+	dur("MCPCTL_AUDIT_QUERY_TIMEOUT_MS", 10*time.Second, "one GET /api/v1/audit query, flush included",
+		func(v *Values) *time.Duration { return &v.AuditQueryTimeout }),
+	num("MCPCTL_MAX_BODY_BYTES", Bytes, 8<<20, "one request body a client sends (larger: 413 with a JSON-RPC error)",
+		func(v *Values) *int64 { return &v.MaxBodyBytes }),
 }
 
 // Defaults returns every knob at its default.
 func Defaults() Values {
 	var v Values
 	for _, k := range Table {
-		*k.field(&v) = k.Default
+		v.SetRaw(k.Env, k.DefaultRaw())
 	}
 	return v
 }
@@ -84,11 +134,11 @@ func Load(getenv func(string) string) (Values, error) {
 		if raw == "" {
 			continue
 		}
-		ms, err := strconv.ParseInt(raw, 10, 64)
-		if err != nil || ms <= 0 {
-			return Values{}, fmt.Errorf("knob %s=%q: want a positive whole number of milliseconds", k.Env, raw)
+		n, err := strconv.ParseInt(raw, 10, 64)
+		if err != nil || n <= 0 {
+			return Values{}, fmt.Errorf("knob %s=%q: want a positive whole number of %s", k.Env, raw, k.Unit)
 		}
-		*k.field(&v) = time.Duration(ms) * time.Millisecond
+		v.SetRaw(k.Env, n)
 	}
 	if err := v.Check(); err != nil {
 		return Values{}, err
@@ -108,20 +158,63 @@ func (v Values) Check() error {
 	return nil
 }
 
-// Get returns the value of the knob named by env, for tables and reports.
+// String is the unit's name, plural.
+func (u Unit) String() string {
+	switch u {
+	case Count:
+		return "items"
+	case Bytes:
+		return "bytes"
+	}
+	return "milliseconds"
+}
+
+// SetRaw sets the knob named by env from a number in its unit; it reports
+// false for an unknown name.
+func (v *Values) SetRaw(env string, n int64) bool {
+	for _, k := range Table {
+		if k.Env != env {
+			continue
+		}
+		if k.Unit == Millis {
+			*k.field(v) = time.Duration(n) * time.Millisecond
+		} else {
+			*k.count(v) = n
+		}
+		return true
+	}
+	return false
+}
+
+// Environ is every knob of v with a positive value as NAME=value, in the
+// knobs' own units: what a proxy process must be given to run with v.
+// Durations are rounded up to whole milliseconds, never down to 0.
+func (v Values) Environ() []string {
+	var env []string
+	for _, k := range Table {
+		if n := k.Raw(v); n > 0 {
+			env = append(env, k.Env+"="+strconv.FormatInt(n, 10))
+		}
+	}
+	return env
+}
+
+// Get returns the value of the duration knob named by env, for tables and
+// reports; ok is false for an unknown name or a knob that is not a duration.
 func (v Values) Get(env string) (time.Duration, bool) {
 	for _, k := range Table {
-		if k.Env == env {
+		if k.Env == env && k.Unit == Millis {
 			return *k.field(&v), true
 		}
 	}
 	return 0, false
 }
 
-// Set changes the knob named by env; it reports false for an unknown name.
+// Set changes the duration knob named by env; it reports false for an
+// unknown name or a knob that is not a duration.
 func (v *Values) Set(env string, d time.Duration) bool {
 	for _, k := range Table {
-		if k.Env == env {
+		if k.Env == env && k.Unit == Millis {
 			*k.field(v) = d
 			return true
 		}

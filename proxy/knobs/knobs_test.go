@@ -23,9 +23,9 @@ func TestDocsMatchTable(t *testing.T) {
 	}
 	for i, r := range rows {
 		k := Table[i]
-		ms, _ := strconv.Atoi(r[2])
-		if r[1] != k.Env || time.Duration(ms)*time.Millisecond != k.Default || r[3] != k.Bounds {
-			t.Errorf("row %d: docs say %s=%sms (%s), code says %s=%v (%s)", i+1, r[1], r[2], r[3], k.Env, k.Default, k.Bounds)
+		n, _ := strconv.ParseInt(r[2], 10, 64)
+		if r[1] != k.Env || n != k.DefaultRaw() || r[3] != k.Bounds {
+			t.Errorf("row %d: docs say %s=%s (%s), code says %s=%d %s (%s)", i+1, r[1], r[2], r[3], k.Env, k.DefaultRaw(), k.Unit, k.Bounds)
 		}
 	}
 }
@@ -72,15 +72,72 @@ func TestLoadRejectsContradictions(t *testing.T) {
 
 func TestEveryKnobHasAField(t *testing.T) {
 	v := Defaults()
-	seen := map[*time.Duration]string{}
+	seen := map[any]string{}
 	for _, k := range Table {
-		p := k.field(&v)
+		var p any
+		if k.Unit == Millis {
+			p = k.field(&v)
+			if got, ok := v.Get(k.Env); !ok || got != k.Default {
+				t.Errorf("Get(%s) = %v, %v", k.Env, got, ok)
+			}
+		} else {
+			p = k.count(&v)
+			if _, ok := v.Get(k.Env); ok {
+				t.Errorf("Get(%s) answered for a knob that is not a duration", k.Env)
+			}
+		}
 		if other, dup := seen[p]; dup {
 			t.Errorf("%s and %s share a field", k.Env, other)
 		}
 		seen[p] = k.Env
-		if got, ok := v.Get(k.Env); !ok || got != k.Default {
-			t.Errorf("Get(%s) = %v, %v", k.Env, got, ok)
+		if got := k.Raw(v); got != k.DefaultRaw() {
+			t.Errorf("Raw(%s) = %d, want the default %d", k.Env, got, k.DefaultRaw())
 		}
+	}
+}
+
+// TestEveryKnobNamesItsUnit: the variable's suffix says what its number counts.
+func TestEveryKnobNamesItsUnit(t *testing.T) {
+	suffix := map[Unit]string{Millis: "_MS", Count: "_MAX", Bytes: "_BYTES"}
+	for _, k := range Table {
+		if !strings.HasSuffix(k.Env, suffix[k.Unit]) {
+			t.Errorf("%s counts %s: its name must end in %s", k.Env, k.Unit, suffix[k.Unit])
+		}
+	}
+}
+
+func TestCountKnobsLoadAndRoundTrip(t *testing.T) {
+	v, err := Load(func(k string) string {
+		if k == "MCPCTL_MAX_BODY_BYTES" {
+			return "4096"
+		}
+		return ""
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.MaxBodyBytes != 4096 {
+		t.Fatalf("MaxBodyBytes = %d, want 4096", v.MaxBodyBytes)
+	}
+	_, err = Load(func(k string) string {
+		if k == "MCPCTL_MAX_BODY_BYTES" {
+			return "8MB"
+		}
+		return ""
+	})
+	if err == nil || !strings.Contains(err.Error(), "bytes") {
+		t.Fatalf("a malformed byte count was accepted or not explained: %v", err)
+	}
+	env := map[string]string{}
+	for _, kv := range v.Environ() {
+		k, val, _ := strings.Cut(kv, "=")
+		env[k] = val
+	}
+	back, err := Load(func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back != v {
+		t.Fatalf("Environ then Load changed the values:\n%+v\n%+v", v, back)
 	}
 }

@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -359,13 +358,8 @@ func (b *Binary) environLocked() []string {
 			env = append(env, kv)
 		}
 	}
-	for _, k := range knobs.Table {
-		// A zero knob (a Spec without knobs) leaves the proxy's default.
-		if d, _ := b.spec.Knobs.Get(k.Env); d > 0 {
-			ms := (d + time.Millisecond - 1) / time.Millisecond // round up: never 0
-			env = append(env, k.Env+"="+strconv.FormatInt(int64(ms), 10))
-		}
-	}
+	// A zero knob (a Spec without knobs) leaves the proxy's default.
+	env = append(env, b.spec.Knobs.Environ()...)
 	if fp := b.spec.Failpoints.String(); fp != "" { // nil-safe
 		env = append(env, failpointsEnv+"="+fp)
 	}

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -475,13 +474,7 @@ func auditBind(cfg *config.Config) ([]string, error) {
 // every knob of the spec in milliseconds (a zero knob leaves the proxy's
 // default) and the spec's failpoints, as Binary passes them.
 func specEnv(spec Spec) []string {
-	var env []string
-	for _, k := range knobs.Table {
-		if d, _ := spec.Knobs.Get(k.Env); d > 0 {
-			ms := (d + time.Millisecond - 1) / time.Millisecond // round up: never 0
-			env = append(env, k.Env+"="+strconv.FormatInt(int64(ms), 10))
-		}
-	}
+	env := spec.Knobs.Environ()
 	if fp := spec.Failpoints.String(); fp != "" { // nil-safe
 		env = append(env, failpointsEnv+"="+fp)
 	}

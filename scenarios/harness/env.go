@@ -168,7 +168,7 @@ var offRequestPath = map[string]bool{
 func CompressBy(factor int) knobs.Values {
 	v := knobs.Defaults()
 	for _, k := range knobs.Table {
-		if offRequestPath[k.Env] {
+		if offRequestPath[k.Env] || k.Unit != knobs.Millis {
 			continue
 		}
 		d, _ := v.Get(k.Env)
