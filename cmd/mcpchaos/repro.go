@@ -1,11 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"strings"
 	"time"
@@ -33,11 +36,19 @@ func runRepro(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.Usage = func() {
 		fmt.Fprint(stderr, `usage: mcpchaos repro hang-1800s [--compress N]
 
-Reproduces the seed's incident, time-compressed: docmost_search (about 14 kB,
-so it paginates) with an LLM that never answers, against (a) mcplocal built
-with the unbounded-pagination mutant and (b) the real mcplocal. update_page
-(small, not paginated) is called first in both. Prints both waterfalls.
-Exit 0 when (a) hangs past the client timeout and (b) answers in budget.
+Reproduces the seed's incident, time-compressed, in its two halves, against
+(a) mcplocal built with the seed's two bugs (the unbounded-paginate and
+bare-404 mutants) and (b) the real mcplocal:
+
+ 1. the hang: update_page (small, not paginated), then docmost_search (about
+    14 kB, so it paginates) with an LLM that never answers;
+ 2. the stale session: the proxy restarts, and the client calls again with
+    the session id it holds.
+
+Prints what the client saw and the waterfalls. Exit 0 when (a) hangs past the
+client timeout and answers the stale id with a bare 404 the client cannot
+correlate, and (b) answers in budget with the ⚠ notice and recreates the
+session under the client's id with its notice.
 `)
 		fs.PrintDefaults()
 	}
@@ -69,9 +80,9 @@ Exit 0 when (a) hangs past the client timeout and (b) answers in budget.
 		return err
 	}
 	defer os.RemoveAll(dir)
-	fmt.Fprintln(stderr, "building mcplocal with the unbounded-paginate mutant...")
+	fmt.Fprintln(stderr, "building mcplocal with the seed's two bugs (mutants unbounded-paginate and bare-404)...")
 	start := time.Now()
-	mutant, err := mutants.Build(ctx, "unbounded-paginate", dir)
+	mutant, err := mutants.BuildWith(ctx, []string{"unbounded-paginate", "bare-404"}, dir)
 	if err != nil {
 		return fmt.Errorf("building the mutant: %w", err)
 	}
@@ -82,7 +93,7 @@ Exit 0 when (a) hangs past the client timeout and (b) answers in budget.
 	seedKnobs := kv
 	seedKnobs.RequestDeadline = 10 * clientTimeout
 	fmt.Fprintf(stdout, "(a) runs with MCPCTL_REQUEST_DEADLINE_MS=%d, past the client's timeout: the seed's proxy had no outer deadline.\n", seedKnobs.RequestDeadline.Milliseconds())
-	a := reproduce(ctx, stdout, "(a) mcplocal with the unbounded-pagination bug", &harness.Binary{Path: mutant}, seedKnobs, clientTimeout)
+	a := reproduce(ctx, stdout, "(a) mcplocal with the seed's bugs (unbounded pagination, bare 404)", &harness.Binary{Path: mutant}, seedKnobs, clientTimeout)
 	b := reproduce(ctx, stdout, "(b) mcplocal", &harness.InProcess{}, kv, clientTimeout)
 	switch {
 	case a.err != nil:
@@ -91,11 +102,15 @@ Exit 0 when (a) hangs past the client timeout and (b) answers in budget.
 		return fmt.Errorf("(b): %w", b.err)
 	case a.answered:
 		return errors.New("(a) answered: the mutant did not reproduce the hang")
+	case !a.stale.bare:
+		return fmt.Errorf("(a) did not answer the stale session id with a bare 404: %s", a.stale.wire)
 	case !b.answered || !b.bounded || !b.noticed:
 		return fmt.Errorf("(b) broke its promise: answered=%v within budget=%v notice=%v", b.answered, b.bounded, b.noticed)
+	case !b.stale.recreated:
+		return fmt.Errorf("(b) did not recreate the stale session with its notice: %s", b.stale.seen)
 	}
-	fmt.Fprintf(stdout, "\nReproduced: (a) never answered within the compressed client timeout (%v, the incident's 1800 s); (b) answered in %v with the ⚠ notice and trace %s.\n",
-		clientTimeout, b.latency.Round(time.Millisecond), b.trace)
+	fmt.Fprintf(stdout, "\nReproduced: (a) never answered within the compressed client timeout (%v, the incident's 1800 s), and after a restart answered the client's session id with a bare 404 carrying no JSON-RPC id; (b) answered in %v with the ⚠ notice and trace %s, and after a restart recreated the session under the client's id with the ⚠ Session state unavailable notice (trace %s).\n",
+		clientTimeout, b.latency.Round(time.Millisecond), b.trace, b.stale.trace)
 	return nil
 }
 
@@ -103,7 +118,18 @@ type reproResult struct {
 	answered, bounded, noticed bool
 	latency                    time.Duration
 	trace                      string
+	stale                      staleResult
 	err                        error
+}
+
+// staleResult is what the second half of the incident showed: the client's
+// session id after the proxy restarted.
+type staleResult struct {
+	bare      bool   // answered 404 with a body that is no JSON-RPC message the client can correlate
+	recreated bool   // the client's next call succeeded on its own id, with the ⚠ notice
+	trace     string // the recreated call's trace code
+	seen      string // what the client saw, for errors
+	wire      string // what the raw request got, for errors
 }
 
 // reproduce runs the incident's two calls against one target and prints what
@@ -141,6 +167,11 @@ func reproduce(ctx context.Context, w io.Writer, title string, target harness.Ta
 	}
 	fmt.Fprintf(w, "docmost_update_page  answered in %v (small result, not paginated)\n", d.Round(time.Millisecond))
 
+	defer func() {
+		if r.err == nil {
+			r.stale, r.err = staleSession(ctx, w, env, cs, clientTimeout)
+		}
+	}()
 	res, r.latency, err = call("docmost_search", map[string]any{"query": "notes"})
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
@@ -207,4 +238,87 @@ func firstText(res *mcp.CallToolResult) string {
 		}
 	}
 	return ""
+}
+
+// staleSession is the incident's second half: the proxy restarts while the
+// client holds its session id, and the client calls again with it. The seed's
+// proxy answered a bare 404 outside the JSON-RPC envelope (3.5 ms server-side;
+// 1800 s client-side, since the client could not correlate it); mcplocal
+// recreates the session under the same id and says so.
+func staleSession(ctx context.Context, w io.Writer, env *harness.Env, cs *mcp.ClientSession, clientTimeout time.Duration) (staleResult, error) {
+	var s staleResult
+	fmt.Fprintf(w, "\n-- the proxy restarts; the client still holds session %s\n", cs.ID())
+	if err := env.Target.Restart(ctx); err != nil {
+		return s, fmt.Errorf("restarting the proxy: %w", err)
+	}
+	cctx, cancel := context.WithTimeout(ctx, clientTimeout)
+	defer cancel()
+	t0 := time.Now()
+	res, err := cs.CallTool(cctx, &mcp.CallToolParams{Name: "docmost_update_page", Arguments: map[string]any{"page_id": "notes", "content": "again"}})
+	d := time.Since(t0).Round(time.Millisecond)
+	switch {
+	case err != nil:
+		s.seen = err.Error()
+		fmt.Fprintf(w, "docmost_update_page  the client's call failed after %v: %v\n", d, err)
+	default:
+		text := firstText(res)
+		s.trace, _ = res.Meta[trace.MetaKey].(string)
+		s.seen = text
+		s.recreated = !res.IsError && strings.HasPrefix(text, "⚠ Session state unavailable (")
+		first, _, _ := strings.Cut(text, "\n")
+		fmt.Fprintf(w, "docmost_update_page  answered in %v on the same session id, trace %s\n  %s\n", d, s.trace, first)
+	}
+	// What went over the wire for a request on that id, read raw: a client
+	// can only match an answer to its request by the JSON-RPC id.
+	status, ctype, body, err := rawCall(cctx, env.ProjectURL(), cs)
+	if err != nil {
+		return s, fmt.Errorf("raw request on the stale id: %w", err)
+	}
+	var msg struct {
+		ID json.RawMessage `json:"id"`
+	}
+	jsonRPC := json.Unmarshal(body, &msg) == nil && len(msg.ID) > 0
+	s.wire = fmt.Sprintf("%d %s %q", status, ctype, clip(string(body), 80))
+	s.bare = status == http.StatusNotFound && !jsonRPC
+	verdict := "a JSON-RPC message the client can correlate"
+	if !jsonRPC {
+		verdict = "NOT a JSON-RPC message: the client cannot tell which request it answers"
+	}
+	fmt.Fprintf(w, "raw tools/call on the id answered %s: %s\n", s.wire, verdict)
+	if s.trace != "" {
+		if rows, err := env.Audit(ctx, s.trace); err == nil {
+			fmt.Fprintln(w)
+			_ = waterfall.Render(w, s.trace, rows)
+		}
+	}
+	return s, nil
+}
+
+// rawCall sends one tools/call on cs's session id with a plain HTTP client.
+func rawCall(ctx context.Context, url string, cs *mcp.ClientSession) (status int, ctype string, body []byte, err error) {
+	req := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"docmost_update_page","arguments":{"page_id":"notes","content":"raw"}}}`
+	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(req))
+	if err != nil {
+		return 0, "", nil, err
+	}
+	hr.Header.Set("Content-Type", "application/json")
+	hr.Header.Set("Accept", "application/json, text/event-stream")
+	hr.Header.Set("Mcp-Session-Id", cs.ID())
+	if ir := cs.InitializeResult(); ir != nil {
+		hr.Header.Set("Mcp-Protocol-Version", ir.ProtocolVersion)
+	}
+	resp, err := http.DefaultClient.Do(hr)
+	if err != nil {
+		return 0, "", nil, err
+	}
+	defer resp.Body.Close()
+	body, err = io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	return resp.StatusCode, resp.Header.Get("Content-Type"), bytes.TrimSpace(body), err
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
 }

@@ -22,6 +22,8 @@ func TestReproHang1800s(t *testing.T) {
 	for _, want := range []string{
 		"docmost_search       NO ANSWER: the client gave up after 6",
 		"⚠ Smart page titles unavailable (",
+		"NOT a JSON-RPC message: the client cannot tell which request it answers",
+		"⚠ Session state unavailable (",
 		"Reproduced: (a) never answered",
 	} {
 		if !strings.Contains(out.String(), want) {

@@ -489,16 +489,33 @@ func clip(s string) string {
 // current directory) and builds its cmd/mcplocal into outDir, for
 // reproducing the bug by hand. It returns the binary's path.
 func Build(ctx context.Context, name, outDir string) (mcplocalPath string, err error) {
-	mu, ok := ByName(name)
-	if !ok {
-		_, err := Select([]string{name})
+	return BuildWith(ctx, []string{name}, outDir)
+}
+
+// BuildWith builds mcplocal with every named mutant applied at once (their
+// patches must touch different code), into outDir: a proxy with several
+// known bugs, such as the seed's, which had both halves of the incident.
+func BuildWith(ctx context.Context, names []string, outDir string) (mcplocalPath string, err error) {
+	if len(names) == 0 {
+		return "", errors.New("name at least one mutant to build")
+	}
+	muts, err := Select(names)
+	if err != nil {
 		return "", err
 	}
+	var patch strings.Builder
+	for _, mu := range muts {
+		patch.WriteString(mu.Patch)
+		if !strings.HasSuffix(mu.Patch, "\n") {
+			patch.WriteString("\n")
+		}
+	}
+	name := strings.Join(names, "+")
 	m, err := findModule(ctx, ".")
 	if err != nil {
 		return "", err
 	}
-	w, err := newWorkspace(ctx, m, mu.Patch)
+	w, err := newWorkspace(ctx, m, patch.String())
 	if err != nil {
 		return "", fmt.Errorf("mutant %s: %w", name, err)
 	}
