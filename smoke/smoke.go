@@ -26,7 +26,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcpchaos/mcpchaos/proxy/trace"
 )
 
 // Defaults of a smoke run.
@@ -220,12 +219,12 @@ func callTool(ctx context.Context, c *Client, tool string, args map[string]any) 
 	if err := json.Unmarshal(a.rpc.Result, &res); err != nil {
 		return "", fmt.Errorf("tools/call %s: result: %w", tool, err)
 	}
-	code, _ := res.Meta[trace.MetaKey].(string)
+	code, _ := res.Meta[TraceMetaKey].(string)
 	switch {
 	case res.IsError:
 		return code, fmt.Errorf("tools/call %s answered isError (trace %s): %s", tool, code, excerpt(res.text()))
-	case !trace.Valid(code):
-		return code, fmt.Errorf("tools/call %s: the result carries no trace code in _meta.%s (got %q)", tool, trace.MetaKey, code)
+	case !ValidTraceCode(code):
+		return code, fmt.Errorf("tools/call %s: the result carries no trace code in _meta.%s (got %q)", tool, TraceMetaKey, code)
 	}
 	return code, nil
 }

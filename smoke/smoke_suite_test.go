@@ -11,8 +11,6 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/mcpchaos/mcpchaos/proxy/config"
-	"github.com/mcpchaos/mcpchaos/proxy/knobs"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
 	"github.com/mcpchaos/mcpchaos/smoke"
 )
@@ -70,12 +68,12 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	DeferCleanup(os.RemoveAll, dir)
 	bin, err := harness.BuildMcplocal(ctx, dir)
 	Expect(err).NotTo(HaveOccurred())
-	kv := knobs.Defaults() // production bounds: the smoke is about a healthy proxy
+	kv := harness.ProductionKnobs() // production bounds: the smoke is about a healthy proxy
 	local, err = harness.NewEnv(ctx, harness.EnvOptions{
 		Target:   &harness.Binary{Path: bin, Stderr: GinkgoWriter},
 		Knobs:    &kv,
 		Users:    map[string]string{localUser: localToken},
-		Pipeline: []config.Stage{{Name: "paginate"}},
+		Pipeline: []harness.Stage{{Name: "paginate"}},
 	})
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(func(ctx context.Context) { Expect(local.Close(ctx)).To(Succeed()) })
