@@ -25,7 +25,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
 )
 
 // Defaults of a smoke run.
