@@ -8,7 +8,7 @@ SUITES  := $(sort $(dir $(shell grep -rlE --include='*_test.go' '$(RUNSPECS)' pr
 SUITE_PKGS := $(patsubst %/,./%,$(SUITES))
 UNIT_PKGS  := $(filter-out $(patsubst %/,github.com/mcpchaos/mcpchaos/%,$(SUITES)),$(shell $(GO) list ./...))
 
-.PHONY: all build test unit suites lint run smoke clean mutants
+.PHONY: all build test check deps unit suites lint run smoke clean mutants conformance
 
 all: build
 
@@ -27,7 +27,26 @@ suites:
 	$(GINKGO) run --race --randomize-all --fail-on-pending --fail-on-empty \
 		--junit-report=junit.xml --output-dir=$(REPORTS) $(SUITE_PKGS)
 
-test: lint unit suites
+# make test sets up what it needs first (make deps; a Docker daemon for the
+# container specs, stopped afterwards only if this run started it), then runs
+# make check. See scripts/test.sh.
+test:
+	scripts/test.sh
+
+# The checks themselves, on a machine already set up.
+check: lint unit suites
+
+# Idempotent set-up for make test: PostgreSQL's server binaries, Node.js/npm,
+# the pinned conformance suite (npm ci in tools/conformance), the Go modules.
+# make run needs none of it. See scripts/deps.sh.
+deps:
+	scripts/deps.sh
+
+# The official MCP conformance suite against go-sdk's everything-server,
+# directly and through mcplocal, under tools/conformance/baseline.yml
+# (docs/conformance.md). MCPLOCAL=path holds a prebuilt mcplocal to it instead.
+conformance: deps
+	MCPCHAOS_CONFORMANCE_MCPLOCAL="$(MCPLOCAL)" $(GINKGO) run -v --label-filter=conformance ./scenarios/conformance
 
 run:
 	$(GO) run ./cmd/mcpchaos run
