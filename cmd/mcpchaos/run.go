@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/mcpchaos/mcpchaos/scenarios/catalogue"
@@ -59,21 +58,18 @@ func runCatalogue(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		}
 	}
 
-	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "FAULT\tPARAMS\tOPERATION\tBUDGET\tOBSERVED\tVERDICT\tTRACE")
 	failed, na := 0, 0
 	for _, res := range results {
-		s := res.Scenario
 		switch {
 		case res.NotApplicable != "":
 			na++
 		case !res.Pass:
 			failed++
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%v\t%v\t%s\t%s\n", s.Fault.Name(), dash(s.Fault.Params()), s.Operation.Name,
-			res.Budget, res.Latency.Round(time.Millisecond), verdict(res), dash(res.Trace))
 	}
-	_ = tw.Flush()
+	took := time.Since(start)
+	run := report.Run{Seed: *seed, Target: *target, Started: start, Duration: took, Tolerance: catalogue.Tolerance, Results: results}
+	_ = report.WriteTable(stdout, run)
 	for _, res := range results {
 		switch {
 		case res.NotApplicable != "":
@@ -82,11 +78,9 @@ func runCatalogue(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			fmt.Fprintf(stdout, "FAIL %s: %s\n", res.Scenario.Name(), res.Reason)
 		}
 	}
-	took := time.Since(start)
 	fmt.Fprintf(stdout, "%d passed, %d failed, %d not applicable (seed %d, %v, tolerance %v)\n", len(results)-failed-na, failed, na, *seed,
 		took.Round(time.Millisecond), catalogue.Tolerance)
 	if *reportDir != "" {
-		run := report.Run{Seed: *seed, Target: *target, Started: start, Duration: took, Tolerance: catalogue.Tolerance, Results: results}
 		if err := report.Write(*reportDir, run); err != nil {
 			return err // exit 2: the table above still stands
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/mcpchaos/mcpchaos/scenarios/catalogue"
 )
@@ -88,7 +89,7 @@ func WriteJUnit(w io.Writer, run Run) error {
 		suite.Timestamp = run.Started.UTC().Format("2006-01-02T15:04:05")
 	}
 	for _, r := range run.Results {
-		suite.Cases = append(suite.Cases, junitCaseOf(r))
+		suite.Cases = append(suite.Cases, junitCaseOf(r, run.Tolerance))
 	}
 	doc := junitSuites{Name: "mcpchaos", Tests: suite.Tests, Failures: suite.Failures,
 		Skipped: suite.Skipped, Time: suite.Time, Suites: []junitSuite{suite}}
@@ -108,7 +109,7 @@ func WriteJUnit(w io.Writer, run Run) error {
 	return err
 }
 
-func junitCaseOf(r catalogue.Result) junitCase {
+func junitCaseOf(r catalogue.Result, tolerance time.Duration) junitCase {
 	s := r.Scenario
 	tc := junitCase{
 		Name:      scenarioName(s),
@@ -128,8 +129,8 @@ func junitCaseOf(r catalogue.Result) junitCase {
 	fmt.Fprintf(&out, "fault: %s %s\n", faultName(s), faultParams(s))
 	fmt.Fprintf(&out, "operation: %s\n", s.Operation.Name)
 	fmt.Fprintf(&out, "trace: %s\n", dash(r.Trace))
-	fmt.Fprintf(&out, "budget: %v\n", r.Budget)
-	fmt.Fprintf(&out, "observed: %s\n", observed(r.Latency))
+	fmt.Fprintf(&out, "budget: %s\n", BudgetText(r, tolerance))
+	fmt.Fprintf(&out, "observed: %s\n", observed(r))
 	fmt.Fprintf(&out, "audit rows: %d\n", len(r.Rows))
 	tc.SystemOut = &junitText{Text: xmlSafe(out.String())}
 	return tc

@@ -160,7 +160,17 @@ func ms(d time.Duration) string {
 func secs(d time.Duration) string { return strconv.FormatFloat(max(d, 0).Seconds(), 'f', 3, 64) }
 
 // observed is an observation's latency rounded to the millisecond.
-func observed(d time.Duration) string { return d.Round(time.Millisecond).String() }
+// observed is a result's latency as the reports print it: "-" for a scenario
+// that did not run, "<1ms" below the millisecond it is rounded to (never 0s).
+func observed(r catalogue.Result) string {
+	switch {
+	case r.NotApplicable != "":
+		return "-"
+	case r.Latency < time.Millisecond:
+		return "<1ms"
+	}
+	return r.Latency.Round(time.Millisecond).String()
+}
 
 func stamp(t time.Time) string {
 	if t.IsZero() {
