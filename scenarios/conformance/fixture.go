@@ -182,17 +182,28 @@ func HTTPReady(url string) func(context.Context) error {
 
 // StartFixture starts the built everything-server on a free loopback port,
 // stateful (sessions, as mcplocal needs), and returns it with its MCP URL.
-func StartFixture(ctx context.Context, bin string) (*Process, string, error) {
-	addr, err := FreeAddr()
-	if err != nil {
-		return nil, "", err
+func StartFixture(ctx context.Context, bin string) (p *Process, url string, err error) {
+	for range portTries {
+		addr, ferr := FreeAddr()
+		if ferr != nil {
+			return nil, "", ferr
+		}
+		p, err = Start(ctx, "everything-server", bin, []string{"-http", addr, "-stateless=false"}, TCPReady(addr))
+		if err == nil {
+			return p, "http://" + addr + "/mcp", nil
+		}
+		if !portTaken(err) {
+			break
+		}
 	}
-	p, err := Start(ctx, "everything-server", bin, []string{"-http", addr, "-stateless=false"}, TCPReady(addr))
-	if err != nil {
-		return nil, "", err
-	}
-	return p, "http://" + addr + "/mcp", nil
+	return nil, "", err
 }
+
+// portTries bounds the fresh ports tried when another process took the free
+// port between FreeAddr and the server's bind.
+const portTries = 3
+
+func portTaken(err error) bool { return strings.Contains(err.Error(), "address already in use") }
 
 // McplocalConfig is the config of one project (Project) with one server, the
 // fixture at upstream. With unprefixed, the project sets `prefix: false` so
@@ -218,10 +229,10 @@ type Mcplocal struct {
 	Prefixed bool
 }
 
-// StartMcplocal serves the fixture at upstream through the mcplocal binary
+// startMcplocal serves the fixture at upstream through the mcplocal binary
 // bin, in a project with `prefix: false`; a binary that rejects that key is
 // started without it, and the result says so (Prefixed).
-func StartMcplocal(ctx context.Context, bin, upstream, dir string) (*Mcplocal, error) {
+func startMcplocal(ctx context.Context, bin, upstream, dir string) (*Mcplocal, error) {
 	for _, unprefixed := range []bool{true, false} {
 		addr, err := FreeAddr()
 		if err != nil {
@@ -241,6 +252,18 @@ func StartMcplocal(ctx context.Context, bin, upstream, dir string) (*Mcplocal, e
 		return &Mcplocal{Process: p, URL: "http://" + addr + "/projects/" + Project + "/mcp", Prefixed: !unprefixed}, nil
 	}
 	return nil, errors.New("unreachable")
+}
+
+// StartMcplocal serves the fixture at upstream through the mcplocal binary
+// bin (see startMcplocal), on a fresh port again if another process took the
+// free one first.
+func StartMcplocal(ctx context.Context, bin, upstream, dir string) (m *Mcplocal, err error) {
+	for range portTries {
+		if m, err = startMcplocal(ctx, bin, upstream, dir); err == nil || !portTaken(err) {
+			return m, err
+		}
+	}
+	return nil, err
 }
 
 // capped keeps the last max bytes written to it.
