@@ -110,7 +110,8 @@ var _ = Describe("The official MCP conformance suite", Label("conformance"), Ord
 	}, SpecTimeout(runTimeout))
 })
 
-// report prints a run's score and failures and adds them to the report.
+// report prints a run's score and failures (on stdout, so make test shows
+// them) and adds them to the Ginkgo report.
 func report(how string, r conformance.Result, prefixed bool) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "conformance %s (%s, @modelcontextprotocol/conformance@%s): %s\n", how, r.URL, conformance.Version, r.Score())
@@ -127,7 +128,6 @@ func report(how string, r conformance.Result, prefixed bool) {
 		}
 	}
 	AddReportEntry("conformance "+how, b.String())
-	GinkgoWriter.Print(b.String())
 	fmt.Fprint(os.Stdout, b.String())
 }
 

@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -247,5 +248,38 @@ func TestSurvivedNamesThePanicOfADeadServer(t *testing.T) {
 	Survived(&r, true, "")
 	if s, _ := r.Scenario(Survives); s.Status != Pass {
 		t.Errorf("a live server: %+v", s)
+	}
+}
+
+// Version names the suite the docs and reports quote; package.json and its
+// lockfile pin what npm ci installs. They must agree.
+func TestVersionIsWhatThePackageFilesPin(t *testing.T) {
+	root, err := ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(root, "tools", "conformance")
+	var pkg struct {
+		Dependencies map[string]string `json:"dependencies"`
+	}
+	var lock struct {
+		Packages map[string]struct {
+			Version string `json:"version"`
+		} `json:"packages"`
+	}
+	for file, into := range map[string]any{"package.json": &pkg, "package-lock.json": &lock} {
+		b, err := os.ReadFile(filepath.Join(dir, file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(b, into); err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+	}
+	if got := pkg.Dependencies["@modelcontextprotocol/conformance"]; got != Version {
+		t.Errorf("package.json pins %q; Version is %q (pin an exact version)", got, Version)
+	}
+	if got := lock.Packages["node_modules/@modelcontextprotocol/conformance"].Version; got != Version {
+		t.Errorf("package-lock.json locks %q; Version is %q (run npm install in tools/conformance)", got, Version)
 	}
 }
