@@ -74,11 +74,24 @@ func (r Result) Count(st Status) int {
 	return n
 }
 
-// Score is the run in one line: scenarios passed of those run, and the
-// suite's check totals.
+// Score is the run in one line: the suite's scenarios passed of those run,
+// its check totals, and whether the server survived (when Survived was called).
 func (r Result) Score() string {
-	return fmt.Sprintf("%d of %d scenarios pass (checks: %d passed, %d failed)",
-		r.Count(Pass), len(r.Scenarios), r.Passed, r.Failed)
+	passed, total, survival := 0, 0, ""
+	for _, s := range r.Scenarios {
+		if s.Name == Survives {
+			survival = "; the server survived"
+			if s.Status != Pass {
+				survival = "; the server DIED during the suite"
+			}
+			continue
+		}
+		total++
+		if s.Status == Pass {
+			passed++
+		}
+	}
+	return fmt.Sprintf("%d of %d scenarios pass (checks: %d passed, %d failed)%s", passed, total, r.Passed, r.Failed, survival)
 }
 
 var (

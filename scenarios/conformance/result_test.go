@@ -244,6 +244,9 @@ func TestSurvivedNamesThePanicOfADeadServer(t *testing.T) {
 	if !ok || s.Status != Fail || !strings.Contains(s.Reason(), "panic: should never be called") {
 		t.Errorf("scenario = %+v", s)
 	}
+	if got := r.Score(); got != "0 of 0 scenarios pass (checks: 0 passed, 0 failed); the server DIED during the suite" {
+		t.Errorf("Score = %q", got)
+	}
 	r = Result{}
 	Survived(&r, true, "")
 	if s, _ := r.Scenario(Survives); s.Status != Pass {
