@@ -56,6 +56,7 @@ func (s *Server) controlRoutes(g *gin.RouterGroup) {
 		s.SetModels(models)
 		c.Status(http.StatusNoContent)
 	})
+	g.PUT("/oauth-gate", s.putOAuthGate)
 	g.POST("/reset", func(c *gin.Context) {
 		s.Reset()
 		c.Status(http.StatusNoContent)

@@ -48,7 +48,8 @@
 //	GET    /_fake/unmet                 expectations not met so far
 //	GET    /_fake/models                the served model list
 //	PUT    /_fake/models                replace the served model list
-//	POST   /_fake/reset                 plans, models, requests, expectations as at New
+//	PUT    /_fake/oauth-gate            {"enabled": bool}: gate OAuth tokens (see oauth.go)
+//	POST   /_fake/reset                 plans, models, requests, expectations, gate as at New
 //
 // A step is written either as an object ({"kind":"slow","delay":"250ms"}) or in
 // the short form that [ParseStep] reads ("slow:250ms"). {model} may be [AnyModel]

@@ -186,6 +186,8 @@ func (s *Server) handleCompletion(c *gin.Context) {
 	default:
 		if ch, err = s.dialect.parse(raw); err != nil {
 			step = Step{Kind: BadRequest, Text: err.Error()}
+		} else if gated, ok := s.oauthStep(c, true, ch.Model); ok {
+			step = gated
 		} else {
 			step = s.step(ch.Model)
 		}
@@ -224,7 +226,9 @@ func (s *Server) handleModels(c *gin.Context) {
 	reqID := s.newID("req_")
 	id := strings.TrimPrefix(c.Param("id"), "/")
 	step := Step{Kind: Unauthorized, Text: s.unauthorizedText()}
-	if s.authorized(c) {
+	if gated, ok := s.oauthStep(c, false, id); ok {
+		step = gated
+	} else if s.authorized(c) {
 		step = s.step(ListModels)
 	}
 	seq := s.record(Request{Time: start, Method: c.Request.Method, Path: c.Request.URL.Path, Model: id, Step: step})

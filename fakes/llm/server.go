@@ -84,6 +84,10 @@ type Options struct {
 	APIKey string
 	// Logger receives one line per LLM request; nil logs nothing.
 	Logger *slog.Logger
+	// OAuthGate gates Claude subscription OAuth tokens the way Anthropic does
+	// outside its own client (Anthropic only; see oauth.go): 404 on model ids
+	// the fake does not list, 429 on listed ones.
+	OAuthGate bool
 }
 
 // Request is the record of one request to the provider's API: every request
@@ -140,6 +144,7 @@ type Server struct {
 	models    []Model
 	requests  []Request
 	expects   map[string]int
+	oauthGate bool
 	ids       int // last id handed out by newID
 	seq       int // Seq of the last recorded request; never reset
 }
@@ -369,6 +374,7 @@ func (s *Server) resetLocked() {
 	s.models = slices.Clone(s.opts.Models)
 	s.requests = nil
 	s.expects = map[string]int{}
+	s.oauthGate = s.opts.OAuthGate
 }
 
 // Close stops the server: it ends every request in progress (hangs and stalls

@@ -169,6 +169,12 @@ func Explain(err error) string {
 	case last.Detail != "":
 		msg += ": " + last.Detail
 	}
+	for i := len(ce.Attempts) - 1; i >= 0; i-- {
+		if a := ce.Attempts[i]; a.OAuthGated {
+			msg += fmt.Sprintf("; %s (%s): %s", a.Provider, a.Model, llm.OAuthGatedHint)
+			break
+		}
+	}
 	return msg
 }
 

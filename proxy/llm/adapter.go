@@ -269,7 +269,7 @@ func (a *Adapter) run(ctx context.Context, req Request, opts []Option, try func(
 
 		att := Attempt{
 			Provider: p.name(), Model: r.model, Outcome: r.outcome, Status: r.status,
-			Detail: r.detail, Excerpt: r.excerpt, Duration: time.Since(t0),
+			Detail: r.detail, Excerpt: r.excerpt, Duration: time.Since(t0), OAuthGated: r.gated,
 		}
 		if r.outcome == OutcomeOK {
 			attempts = append(attempts, att)

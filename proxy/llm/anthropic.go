@@ -28,9 +28,7 @@ func (p *anthropicProvider) name() string { return p.cfg.Name }
 func (p *anthropicProvider) header() http.Header {
 	h := jsonHeader()
 	h.Set("anthropic-version", anthropicVersion)
-	if p.cfg.APIKey != "" {
-		h.Set("x-api-key", p.cfg.APIKey)
-	}
+	setAnthropicAuth(h, p.cfg.APIKey)
 	return h
 }
 
@@ -101,6 +99,7 @@ func (p *anthropicProvider) attempt(ctx context.Context, req *Request) attemptRe
 	res, err := p.http.send(ctx, http.MethodPost, p.base+"/v1/messages", p.header(), buf, maxCompletionBody, nil)
 	r, ok := fromHTTP(model, "POST /v1/messages", res, err)
 	if !ok {
+		p.oauthGated(&r)
 		if r.status == http.StatusNotFound && p.models != nil {
 			p.models.forget(model) // the alias moved on, or the model was withdrawn
 		}

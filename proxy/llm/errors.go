@@ -58,6 +58,10 @@ type Attempt struct {
 	Detail   string // short human-readable reason, e.g. "not_found_error: model: x"
 	Excerpt  string // first <= 200 bytes of the response body (valid UTF-8, one line)
 	Duration time.Duration
+	// OAuthGated: the provider's key is a Claude subscription OAuth token and
+	// the answer was the 404/429 Anthropic gives such tokens outside its own
+	// client (Detail then ends with OAuthGatedHint).
+	OAuthGated bool
 }
 
 func (a Attempt) String() string {
@@ -119,6 +123,25 @@ func (e *ChainError) Error() string {
 // Reason is a short phrase for "⚠ <feature> unavailable (<reason>)" notices
 // and degradedReason audit fields.
 func (e *ChainError) Reason() string {
+	reason := e.reason()
+	if g := e.gated(); g != "" && !errors.Is(e.Err, context.Canceled) {
+		reason += "; " + g + ": " + OAuthGatedHint
+	}
+	return reason
+}
+
+// gated names the provider of the last attempt that met the OAuth gating
+// pattern, or "".
+func (e *ChainError) gated() string {
+	for i := len(e.Attempts) - 1; i >= 0; i-- {
+		if e.Attempts[i].OAuthGated {
+			return e.Attempts[i].Provider
+		}
+	}
+	return ""
+}
+
+func (e *ChainError) reason() string {
 	n := len(e.Attempts)
 	switch {
 	case errors.Is(e.Err, context.Canceled):

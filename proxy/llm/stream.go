@@ -171,6 +171,7 @@ func (p *anthropicProvider) stream(ctx context.Context, req *Request, onChunk fu
 	}
 	r, ok := fromHTTP(model, "POST /v1/messages (stream)", res, nil)
 	if !ok {
+		p.oauthGated(&r)
 		if r.status == http.StatusNotFound && p.models != nil {
 			p.models.forget(model)
 		}

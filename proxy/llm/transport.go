@@ -113,6 +113,7 @@ type attemptResult struct {
 	status  int
 	detail  string
 	excerpt string
+	gated   bool // an OAuth token met Anthropic's gating pattern (see oauthGated)
 }
 
 // fromHTTP classifies the transport level: an error, a non-2xx status or an

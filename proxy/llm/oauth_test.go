@@ -1,0 +1,126 @@
+package llm
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	fakellm "github.com/mcpchaos/mcpchaos/fakes/llm"
+)
+
+const (
+	testOAuthToken = "sk-ant-oat01-test-subscription-token"
+	testAPIKey     = "sk-ant-api03-test-console-key"
+)
+
+// TestAnthropicKeyHeaders: an API key goes out as x-api-key; a subscription
+// OAuth token as Authorization: Bearer with the oauth beta header, never as
+// x-api-key (the seed: "mcpd's anthropic adapter does send OAuth tokens via
+// Authorization: Bearer (so auth passes)").
+func TestAnthropicKeyHeaders(t *testing.T) {
+	noLeaks(t)
+	for _, tc := range []struct {
+		key                     string
+		wantXAPIKey, wantBearer bool
+	}{
+		{testAPIKey, true, false},
+		{testOAuthToken, false, true},
+	} {
+		s := newStub(t, answer("hi"))
+		cfg := anthropicCfg("claude", s, "claude-opus-5")
+		cfg.APIKey = tc.key
+		a := newAdapter(t, chainOf(cfg), knobsWith(2*time.Second, time.Second))
+		if _, err := a.Complete(context.Background(), hello); err != nil {
+			t.Fatalf("%s: %v", tc.key, err)
+		}
+		_, h, _ := s.last()
+		if got := h.Get("x-api-key") == tc.key; got != tc.wantXAPIKey {
+			t.Errorf("key %s: x-api-key %q, want it set=%v", tc.key, h.Get("x-api-key"), tc.wantXAPIKey)
+		}
+		if got := h.Get("Authorization") == "Bearer "+tc.key; got != tc.wantBearer {
+			t.Errorf("key %s: Authorization %q, want Bearer=%v", tc.key, h.Get("Authorization"), tc.wantBearer)
+		}
+		if tc.wantBearer && !strings.Contains(h.Get("anthropic-beta"), oauthBeta) {
+			t.Errorf("OAuth token sent without anthropic-beta %s (got %q)", oauthBeta, h.Get("anthropic-beta"))
+		}
+	}
+}
+
+// gatedFake is a fake Anthropic API that gates OAuth tokens the way the real
+// one does outside Claude Code.
+func gatedFake(t *testing.T) *fakellm.Server {
+	t.Helper()
+	f, err := fakellm.New(fakellm.Options{Provider: fakellm.Anthropic, OAuthGate: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = f.Close() })
+	return f
+}
+
+func gatedAdapter(t *testing.T, f *fakellm.Server, key, model string) *Adapter {
+	t.Helper()
+	return newAdapter(t, Config{Primary: "anthropic-fallback", Providers: map[string]ProviderConfig{
+		"anthropic-fallback": {Kind: KindAnthropic, URL: f.URL(), Model: model, APIKey: key},
+	}}, knobsWith(2*time.Second, time.Second))
+}
+
+// TestOAuthGatedTokenIsExplained: a subscription token meeting the gating
+// pattern (404 on an older model id, 429 on a current one, also through
+// auto-follow) fails with an error, an attempt and a notice reason that say
+// the token is gated to another client and an API key is needed.
+func TestOAuthGatedTokenIsExplained(t *testing.T) {
+	noLeaks(t)
+	f := gatedFake(t)
+	for _, tc := range []struct {
+		model  string
+		status int
+	}{
+		{"claude-opus-4-20250514", http.StatusNotFound},    // older id: not listed
+		{"claude-opus-5", http.StatusTooManyRequests},      // current id
+		{"claude-opus-latest", http.StatusTooManyRequests}, // auto-follow resolves to claude-opus-5
+	} {
+		a := gatedAdapter(t, f, testOAuthToken, tc.model)
+		_, err := a.Complete(context.Background(), hello)
+		ce := chainErr(t, err)
+		last := ce.Attempts[len(ce.Attempts)-1]
+		if last.Status != tc.status {
+			t.Fatalf("%s: status %d, want %d (the token must pass auth: Bearer + beta): %v", tc.model, last.Status, tc.status, err)
+		}
+		if !last.OAuthGated {
+			t.Errorf("%s: attempt not marked OAuthGated: %v", tc.model, last)
+		}
+		for what, text := range map[string]string{"error": err.Error(), "notice reason": ce.Reason()} {
+			for _, want := range []string{"subscription OAuth token", "gates to its own client", "API key"} {
+				if !strings.Contains(text, want) {
+					t.Errorf("%s: the %s does not say %q: %s", tc.model, what, want, text)
+				}
+			}
+		}
+	}
+}
+
+// TestAPIKeyIsNotCalledGated: the same 404 with an API key is a missing
+// model, not a gated token: no hint that would send the operator astray.
+func TestAPIKeyIsNotCalledGated(t *testing.T) {
+	noLeaks(t)
+	f := gatedFake(t)
+	if err := f.Set("claude-opus-4-20250514", fakellm.Do(fakellm.NotFound)); err != nil {
+		t.Fatal(err)
+	}
+	a := gatedAdapter(t, f, testAPIKey, "claude-opus-4-20250514")
+	_, err := a.Complete(context.Background(), hello)
+	ce := chainErr(t, err)
+	if last := ce.Attempts[len(ce.Attempts)-1]; last.Status != http.StatusNotFound || last.OAuthGated {
+		t.Fatalf("want a plain 404, got %v", last)
+	}
+	if strings.Contains(ce.Reason(), "OAuth") || strings.Contains(err.Error(), "OAuth") {
+		t.Errorf("an API key's 404 is explained as OAuth gating: %s", ce.Reason())
+	}
+	// And the API key works on a current model.
+	if _, err := gatedAdapter(t, f, testAPIKey, "claude-opus-5").Complete(context.Background(), hello); err != nil {
+		t.Errorf("API key on a current model: %v", err)
+	}
+}
