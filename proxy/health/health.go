@@ -175,7 +175,7 @@ func (p *Prober) record(t Target, latency time.Duration, err error) {
 		in.Status, in.LastError, in.Failures = Misconfigured, err.Error(), 0
 	case err != nil:
 		in.Failures++
-		in.LastError = err.Error()
+		in.LastError = lastError(err)
 		in.Status = Degraded
 		if in.Failures >= t.Check.Threshold() {
 			in.Status = Unhealthy
@@ -235,4 +235,16 @@ func firstText(content []mcp.Content) string {
 		}
 	}
 	return ""
+}
+
+// lastError is what an instance shows of a failed probe. An answer that was
+// not MCP's shape (an L7 proxy's plain-text 403, a login page) is shown as
+// just that: its status, type and first bytes are the whole diagnosis, and
+// the transport layers it crossed would bury them.
+func lastError(err error) string {
+	var se *upstream.ShapeError
+	if errors.As(err, &se) {
+		return se.Error()
+	}
+	return err.Error()
 }

@@ -124,3 +124,37 @@ func TestAPIKeyIsNotCalledGated(t *testing.T) {
 		t.Errorf("API key on a current model: %v", err)
 	}
 }
+
+// TestProviderAnswerOfAnotherShapeIsNamed: a plain-text 403 or an HTML page
+// where the provider's JSON was expected is reported as such, with its status
+// and first bytes, in the attempt, the error and the notice reason's detail.
+func TestProviderAnswerOfAnotherShapeIsNamed(t *testing.T) {
+	noLeaks(t)
+	for _, tc := range []struct {
+		status      int
+		ctype, body string
+		want        string
+		stream      bool
+	}{
+		{403, "text/plain; charset=utf-8", "Access denied\n", "answered 403 text/plain `Access denied`, not the provider's JSON", false},
+		{200, "text/html", "<html>Sign in</html>", "answered 200 text/html `<html>Sign in</html>`, not the provider's JSON", false},
+		{200, "text/html", "<html>Sign in</html>", "answered 200 text/html `<html>Sign in</html>`, not the provider's JSON", true},
+	} {
+		s := newStub(t, func(_ *stub, w http.ResponseWriter, _ *http.Request, _ []byte) {
+			w.Header().Set("Content-Type", tc.ctype)
+			w.WriteHeader(tc.status)
+			_, _ = w.Write([]byte(tc.body))
+		})
+		a := newAdapter(t, chainOf(anthropicCfg("claude", s, "claude-opus-5")), knobsWith(2*time.Second, time.Second))
+		var err error
+		if tc.stream {
+			_, err = a.Stream(context.Background(), hello, func(string) {})
+		} else {
+			_, err = a.Complete(context.Background(), hello)
+		}
+		ce := chainErr(t, err)
+		if d := ce.Attempts[0].Detail; !strings.Contains(d, tc.want) || !strings.Contains(err.Error(), "something between mcplocal and the provider answered") {
+			t.Errorf("%d %s (stream %v): detail %q does not say %q", tc.status, tc.ctype, tc.stream, d, tc.want)
+		}
+	}
+}

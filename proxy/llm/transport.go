@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net"
 	"net/http"
 	"strings"
@@ -62,7 +63,8 @@ func (c *httpCaller) closeIdle() { c.transport.CloseIdleConnections() }
 type httpResult struct {
 	status    int
 	body      []byte
-	truncated bool // body was longer than the limit and was cut
+	truncated bool   // body was longer than the limit and was cut
+	ctype     string // the Content-Type header as sent
 }
 
 // send is the only place in the package that performs HTTP. It refuses a
@@ -90,11 +92,13 @@ func (c *httpCaller) send(ctx context.Context, method, url string, header http.H
 		return httpResult{}, err
 	}
 	defer resp.Body.Close()
-	if stream != nil && resp.StatusCode >= 200 && resp.StatusCode <= 299 {
-		return httpResult{status: resp.StatusCode}, stream(resp.Body)
+	ctype := resp.Header.Get("Content-Type")
+	// An HTML page is never a stream: read it as a body, so it is reported by shape.
+	if media, _, _ := mime.ParseMediaType(ctype); stream != nil && resp.StatusCode >= 200 && resp.StatusCode <= 299 && media != "text/html" {
+		return httpResult{status: resp.StatusCode, ctype: ctype}, stream(resp.Body)
 	}
 	data, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
-	res := httpResult{status: resp.StatusCode, body: data}
+	res := httpResult{status: resp.StatusCode, body: data, ctype: ctype}
 	if int64(len(data)) > limit {
 		res.body, res.truncated = data[:limit], true
 	}
@@ -126,6 +130,11 @@ func fromHTTP(model, what string, res httpResult, err error) (attemptResult, boo
 		r.outcome, r.detail = OutcomeTransport, what+": "+err.Error()
 	case res.status < 200 || res.status > 299:
 		r.outcome, r.detail = OutcomeStatus, what+": "+errorSummary(res.body)
+		if foreignShape(res) {
+			r.detail = what + ": " + shapeDetail(res)
+		}
+	case foreignShape(res):
+		r.outcome, r.detail = OutcomeInvalid, what+": "+shapeDetail(res)
 	case res.truncated:
 		r.outcome, r.detail = OutcomeInvalid, fmt.Sprintf("%s: response body over %d bytes", what, len(res.body))
 	default:
@@ -171,4 +180,30 @@ func jsonHeader() http.Header {
 	h.Set("Accept", "application/json")
 	h.Set("User-Agent", "mcpchaos-proxy")
 	return h
+}
+
+// foreignShape reports whether an answer came from something other than the
+// provider's API (an L7 proxy's plain-text 403, a gateway's HTML error page, a
+// captive portal): a body that is not JSON, labelled neither JSON nor an event
+// stream. A JSON body mislabelled as text/plain is still the provider's.
+func foreignShape(res httpResult) bool {
+	if len(res.body) == 0 || res.ctype == "" || json.Valid(res.body) {
+		return false
+	}
+	media, _, err := mime.ParseMediaType(res.ctype)
+	if err != nil {
+		return true
+	}
+	return media != "application/json" && !strings.HasSuffix(media, "+json") && media != "text/event-stream"
+}
+
+// shapeDetail says what answered instead of the provider, with its status,
+// media type and first bytes.
+func shapeDetail(res httpResult) string {
+	media, _, err := mime.ParseMediaType(res.ctype)
+	if err != nil {
+		media = res.ctype
+	}
+	return fmt.Sprintf("answered %d %s `%s`, not the provider's JSON: something between mcplocal and the provider answered (a proxy or gateway?)",
+		res.status, media, excerpt(res.body))
 }

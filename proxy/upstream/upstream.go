@@ -73,7 +73,7 @@ func New(name, url string, o Options) *Conn {
 		callTimeout:    o.CallTimeout,
 		logger:         o.Logger,
 		client:         mcp.NewClient(&mcp.Implementation{Name: "mcplocal", Version: "0.1.0"}, &mcp.ClientOptions{Logger: o.Logger}),
-		httpClient:     &http.Client{Transport: abortable{base: http.DefaultTransport.(*http.Transport).Clone(), closing: closing}},
+		httpClient:     &http.Client{Transport: Shape(abortable{base: http.DefaultTransport.(*http.Transport).Clone(), closing: closing})},
 		lock:           make(chan struct{}, 1),
 	}
 }

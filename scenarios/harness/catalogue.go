@@ -32,6 +32,7 @@ func Faults() []FaultInfo {
 		{"tool-hang", "upstream", "tool", "the upstream tool never answers until cancelled", ToolHang{Tool: "search"}},
 		{"tool-slow", "upstream", "tool, delay", "the upstream tool answers after the delay", ToolSlow{Tool: "search", Delay: 2 * time.Second}},
 		{"tool-error", "upstream", "tool", "the upstream tool answers isError: true", ToolError{Tool: "search"}},
+		{"ingress-hairpin", "upstream", "link", "an L7 proxy in front of the upstream answers every call with a bare 403 text/plain `Access denied`", IngressHairpin{}},
 		{"upstream-restart", "upstream", "", "the upstream stops and starts again on the same address mid-operation, forgetting the proxy's session", UpstreamRestart{}},
 		{"llm-<behaviour>", "llm", "step (a fakes/llm behaviour, e.g. hang_before_headers, slow:5s, not_found)", "the primary fake LLM misbehaves for every model", LLMFault{Step: fakellm.Step{Kind: fakellm.HangBeforeHeaders}}},
 		{"no-llm-configured", "config", "", "the proxy has no llm block: a choice, not a fault; nothing may claim a degradation", NoLLM{}},

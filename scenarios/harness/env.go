@@ -49,6 +49,8 @@ type Env struct {
 	ControllerLink *Link
 	// pending is a Midway fault waiting for the operation to call Strike.
 	pending Fault
+	// closers stop what faults started (a hairpin server); Close runs them.
+	closers []func() error
 }
 
 // link returns the toxiproxy link named name ("" is the docmost link).
@@ -350,6 +352,10 @@ func (e *Env) Close(ctx context.Context) error {
 	if e.Toxi != nil {
 		e.Toxi.Close()
 	}
+	for _, c := range e.closers {
+		errs = append(errs, c())
+	}
+	e.closers = nil
 	for _, u := range []*upstream.Server{e.Docmost, e.Unifi} {
 		if u != nil {
 			errs = append(errs, u.Close())
