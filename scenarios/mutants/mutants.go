@@ -187,6 +187,18 @@ var table = []Mutant{
 	{Name: "liveness-is-healthy", PatchFile: "21-liveness-is-healthy.patch",
 		Regression: "a server that only answers tools/list is reported healthy, the false green that showed eight healthy servers while UniFi never reached its controller.",
 		Kill:       Check{Kind: Ginkgo, Label: "health"}},
+	{Name: "oauth-token-as-api-key", PatchFile: "45-oauth-token-as-api-key.patch",
+		Regression: "every Anthropic key goes out as x-api-key, so a Claude subscription OAuth token (sk-ant-oat…) never authenticates (it needs Authorization: Bearer with the oauth beta).",
+		Kill:       goTest("./proxy/llm", "^(TestAnthropicKeyHeaders|TestOAuthGatedTokenIsExplained)$")},
+	{Name: "oauth-gating-unexplained", PatchFile: "46-oauth-gating-unexplained.patch",
+		Regression: "a subscription OAuth token that Anthropic gates to its own client fails as an unexplained 404/429, with nothing saying an API key is needed.",
+		Kill:       goTest("./proxy/llm", "^TestOAuthGatedTokenIsExplained$")},
+	{Name: "upstream-shape-unnamed", PatchFile: "47-upstream-shape-unnamed.patch",
+		Regression: "an L7 proxy's bare plain-text `Access denied` 403 in front of an upstream surfaces as a generic transport error, hiding the tell (the error's shape) that something between mcplocal and the server answered.",
+		Kill:       goTest("./proxy/upstream", "^TestPlainTextAnswerIsNamed$")},
+	{Name: "llm-shape-unnamed", PatchFile: "48-llm-shape-unnamed.patch",
+		Regression: "a plain-text or HTML answer where an LLM provider's JSON was expected is reported as an unrecognised error body or malformed JSON, not as something else answering.",
+		Kill:       goTest("./proxy/llm", "^TestProviderAnswerOfAnotherShapeIsNamed$")},
 }
 
 // All returns every mutant with its patch, in patch order.
