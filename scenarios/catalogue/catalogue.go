@@ -167,6 +167,8 @@ func (s Scenario) Requires() []string {
 		caps = append(caps, harness.CapKill, harness.CapSessionAdoption, harness.CapAuditAPI)
 	case harness.PreStart:
 		caps = append(caps, harness.CapFailpoints)
+	case harness.IngressHairpin:
+		caps = append(caps, harness.CapAuditAPI) // the shape must reach the audit detail
 	}
 	return caps
 }

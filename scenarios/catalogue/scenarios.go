@@ -51,6 +51,8 @@ func All() []Scenario {
 			Labels: []string{"upstream", "restart"}, Budget: requestDeadline, Expect: answeredEitherWay},
 		Scenario{Fault: harness.ToolError{Tool: "search"}, Operation: PaginatingCall, Promise: "1 answered",
 			Labels: []string{"upstream"}, Budget: requestDeadline, Expect: isErrorPassedThrough},
+		Scenario{Fault: harness.IngressHairpin{}, Operation: SmallCall, Promise: "1 answered, the error's shape named",
+			Labels: []string{"upstream", "shape"}, Budget: requestDeadline, Expect: shapeNamed},
 		Scenario{Fault: harness.HandlerPanic{Tool: "docmost_update_page"}, Operation: SmallCall, Promise: "1 a panic still answers",
 			Labels: []string{"proxy", "panic"}, Budget: requestDeadline, Expect: answeredWithRecovery},
 		Scenario{Fault: harness.HandlerHang{Tool: "docmost_update_page"}, Operation: SmallCall, Promise: "1 the outer deadline answers a hung handler",
