@@ -35,6 +35,7 @@ import (
 	"github.com/mcpchaos/mcpchaos/proxy/health"
 	"github.com/mcpchaos/mcpchaos/proxy/knobs"
 	"github.com/mcpchaos/mcpchaos/proxy/llm"
+	"github.com/mcpchaos/mcpchaos/proxy/pause"
 	"github.com/mcpchaos/mcpchaos/proxy/project"
 	"github.com/mcpchaos/mcpchaos/proxy/session"
 	"github.com/mcpchaos/mcpchaos/proxy/stage"
@@ -64,6 +65,8 @@ type Proxy struct {
 	projects map[string]*project.Project
 	handler  http.Handler
 	llm      *llm.Adapter // nil: no LLM configured
+	pause    *pause.Queue // projects an operator paused (mcpctl pause)
+	users    map[string]string
 
 	mu     sync.Mutex
 	srv    *http.Server
@@ -106,6 +109,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Proxy, error) {
 		rec:      audit.NewRecorder(store, audit.WithWriteTimeout(kv.AuditWriteTimeout), audit.WithLogger(o.Logger)),
 		sessions: session.NewTable(),
 		projects: map[string]*project.Project{},
+		pause:    pause.New(kv.PauseMaxWait),
 	}
 	users := map[string]string{}
 	for name, u := range cfg.Users {
@@ -115,6 +119,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Proxy, error) {
 			o.Logger.Warn("user has no token; it cannot authenticate", "user", name, "tokenEnv", u.TokenEnv)
 		}
 	}
+	p.users = users
 	if cfg.LLM != nil {
 		a, err := llm.New(*cfg.LLM, kv, llm.WithGetenv(o.Getenv))
 		if err != nil {
@@ -142,7 +147,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Proxy, error) {
 		}
 		pr := project.New(name, project.Options{
 			Servers: servers, Sessions: p.sessions, Audit: p.rec, Knobs: kv, Logger: o.Logger,
-			Failpoints: o.Failpoints, Pipeline: pipe, Pages: pages, Gate: g,
+			Failpoints: o.Failpoints, Pipeline: pipe, Pages: pages, Gate: g, Pause: p.pause,
 		})
 		p.projects[name] = pr
 		routes[name] = entry.Project{P: pr, RequireAuth: cfg.AuthRequired(pc)}
@@ -163,6 +168,8 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Proxy, error) {
 	})
 	mux.HandleFunc("GET /readyz", p.serveReady)
 	mux.HandleFunc("GET /api/v1/instances", p.serveInstances)
+	mux.HandleFunc("POST /api/v1/projects/{project}/pause", p.servePause)
+	mux.HandleFunc("POST /api/v1/projects/{project}/resume", p.servePause)
 	p.handler = mux
 	return p, nil
 }
@@ -275,7 +282,11 @@ func (p *Proxy) instances() []health.Instance {
 
 // serveInstances answers GET /api/v1/instances: every upstream's health.
 func (p *Proxy) serveInstances(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]any{"instances": p.instances()})
+	ins := p.instances()
+	for i := range ins {
+		ins[i].Paused = p.pause.Status(ins[i].Project).Paused
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"instances": ins, "paused": p.pausedProjects()})
 }
 
 // serveReady answers GET /readyz: ready when no configured server is
@@ -289,10 +300,10 @@ func (p *Proxy) serveReady(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if bad := prober.NotReady(); len(bad) > 0 {
-		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"status": "not ready", "servers": bad})
+		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"status": "not ready", "servers": bad, "paused": p.pausedProjects()})
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"status": "ready"})
+	writeJSON(w, http.StatusOK, map[string]any{"status": "ready", "paused": p.pausedProjects()})
 }
 
 // serveAudit answers GET /api/v1/audit?trace=CODE or ?session=ID.

@@ -49,12 +49,17 @@ const (
 	// KindChatTurn covers one POST /api/v1/chat turn through the failover
 	// chain; Server is the LLM that answered, Detail its model.
 	KindChatTurn Kind = "chat_turn"
+	// KindPauseWait covers the time one request waited on a paused project
+	// (mcpctl pause); Status ok (resumed), timeout (MCPCTL_PAUSE_MAX_WAIT_MS
+	// passed) or cancelled.
+	KindPauseWait Kind = "pause_wait"
 )
 
 // Kinds lists every Kind the proxy writes, in the order above.
 var Kinds = []Kind{
 	KindToolCallTrace, KindPipelineExecution, KindStageExecution, KindGateDecision,
 	KindSessionRecreated, KindLLMAttempt, KindUpstreamCall, KindChatTurn,
+	KindPauseWait,
 }
 
 // Common Row.Status values. The store accepts any string.

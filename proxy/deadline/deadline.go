@@ -66,6 +66,12 @@ type Options struct {
 	// OnAnswer, if set, is called once per request after its answer is decided.
 	// It runs on the request path: keep it non-blocking.
 	OnAnswer func(context.Context, Answer)
+	// Hold, if set, runs after Begin and before the deadline's clock starts:
+	// the pause queue (proxy/pause) keeps a request of a paused project
+	// waiting there, so the wait is suspended from its deadline, not exempted
+	// from it; the request then gets Deadline minus what it spent before the
+	// hold. A non-nil error answers the request with it.
+	Hold func(ctx context.Context, method string, req mcp.Request) error
 }
 
 // Middleware returns the go-sdk receiving middleware that bounds every request.
@@ -100,7 +106,13 @@ func handle(ctx context.Context, o Options, next mcp.MethodHandler, method strin
 	if o.Begin != nil {
 		ctx = o.Begin(ctx, method, req)
 	}
-	ctx, cancel := context.WithTimeoutCause(ctx, o.Deadline, errDeadline)
+	var held error
+	budget := o.Deadline
+	if o.Hold != nil {
+		budget -= time.Since(start) // the clock ran until the hold, and stops during it
+		held = o.Hold(ctx, method, req)
+	}
+	ctx, cancel := context.WithTimeoutCause(ctx, budget, errDeadline)
 	defer cancel()
 
 	done := make(chan outcome, 1) // buffered: a late handler never blocks on it
@@ -112,6 +124,10 @@ func handle(ctx context.Context, o Options, next mcp.MethodHandler, method strin
 			}
 			done <- out
 		}()
+		if held != nil {
+			out.err = held
+			return
+		}
 		out.res, out.err = next(ctx, method, req)
 	}()
 

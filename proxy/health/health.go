@@ -62,6 +62,9 @@ type Instance struct {
 	Failures  int           `json:"consecutiveFailures"`
 	CheckedAt time.Time     `json:"checkedAt"`
 	ChangedAt time.Time     `json:"changedAt"`
+	// Paused: an operator paused the server's project (mcpctl pause); its
+	// requests wait in the pause queue. Set by the proxy, not by probes.
+	Paused bool `json:"paused,omitempty"`
 }
 
 // Target is one server to probe.

@@ -81,6 +81,7 @@ type Values struct {
 	ShutdownGrace        time.Duration
 	ChatBudget           time.Duration
 	AuditQueryTimeout    time.Duration
+	PauseMaxWait         time.Duration
 
 	// MaxBodyBytes bounds one request body a client sends.
 	MaxBodyBytes int64
@@ -112,6 +113,8 @@ var Table = []Knob{
 		func(v *Values) *time.Duration { return &v.ChatBudget }),
 	dur("MCPCTL_AUDIT_QUERY_TIMEOUT_MS", 10*time.Second, "one GET /api/v1/audit query, flush included",
 		func(v *Values) *time.Duration { return &v.AuditQueryTimeout }),
+	dur("MCPCTL_PAUSE_MAX_WAIT_MS", 60*time.Second, "one request waiting on a paused project (mcpctl pause), outside its deadline",
+		func(v *Values) *time.Duration { return &v.PauseMaxWait }),
 	num("MCPCTL_MAX_BODY_BYTES", Bytes, 8<<20, "one request body a client sends (larger: 413 with a JSON-RPC error)",
 		func(v *Values) *int64 { return &v.MaxBodyBytes }),
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/mcpchaos/mcpchaos/proxy/failpoint"
 	"github.com/mcpchaos/mcpchaos/proxy/gate"
 	"github.com/mcpchaos/mcpchaos/proxy/knobs"
+	"github.com/mcpchaos/mcpchaos/proxy/pause"
 	"github.com/mcpchaos/mcpchaos/proxy/session"
 	"github.com/mcpchaos/mcpchaos/proxy/stage"
 	"github.com/mcpchaos/mcpchaos/proxy/trace"
@@ -57,6 +58,7 @@ type Project struct {
 	pipeline *stage.Pipeline
 	pages    *stage.Pages
 	gate     *gate.Gate
+	pause    *pause.Queue
 
 	mu      sync.Mutex
 	adopted map[string]*mcp.Server // session id -> the server minting it
@@ -77,6 +79,9 @@ type Options struct {
 	Pages *stage.Pages
 	// Gate, if set, hides and refuses upstream tools until begin_session.
 	Gate *gate.Gate
+	// Pause, if set, holds the project's requests while an operator has it
+	// paused (see hold).
+	Pause *pause.Queue
 }
 
 // New builds a project; upstreams connect on first use.
@@ -92,6 +97,7 @@ func New(name string, o Options) *Project {
 		pipeline: o.Pipeline,
 		pages:    o.Pages,
 		gate:     o.Gate,
+		pause:    o.Pause,
 		adopted:  map[string]*mcp.Server{},
 	}
 	for sn, u := range o.Servers {
@@ -123,7 +129,7 @@ func (p *Project) NewServer(id string) *mcp.Server {
 	}
 	s := mcp.NewServer(&mcp.Implementation{Name: "mcplocal/" + p.Name, Version: "0.1.0"}, opts)
 	s.AddReceivingMiddleware(
-		deadline.Middleware(deadline.Options{Deadline: p.knobs.RequestDeadline, Begin: p.begin, OnAnswer: p.answered}),
+		deadline.Middleware(deadline.Options{Deadline: p.knobs.RequestDeadline, Begin: p.begin, OnAnswer: p.answered, Hold: p.hold}),
 		p.track,
 		p.dispatch,
 	)
