@@ -199,6 +199,18 @@ var table = []Mutant{
 	{Name: "llm-shape-unnamed", PatchFile: "48-llm-shape-unnamed.patch",
 		Regression: "a plain-text or HTML answer where an LLM provider's JSON was expected is reported as an unrecognised error body or malformed JSON, not as something else answering.",
 		Kill:       goTest("./proxy/llm", "^TestProviderAnswerOfAnotherShapeIsNamed$")},
+	{Name: "pause-exempts-deadline", PatchFile: "49-pause-exempts-deadline.patch",
+		Regression: "a request that waited on a paused project is exempted from the request deadline instead of having its clock suspended, so the exemption becomes a bypass: a handler that hangs after resume is never answered.",
+		Kill:       goTest("./proxy", "^TestHangAfterResumeIsAnsweredAtTheRearmedDeadline$")},
+	{Name: "pause-clock-keeps-running", PatchFile: "50-pause-clock-keeps-running.patch",
+		Regression: "the deadline clock keeps running while a request waits on a paused project, so a pause longer than the deadline answers every queued request as timed out.",
+		Kill:       goTest("./proxy", "^TestPausedRequestGetsItsFullDeadlineAfterResume$")},
+	{Name: "pause-wait-unbounded", PatchFile: "51-pause-wait-unbounded.patch",
+		Regression: "a request waits on a paused project for as long as the pause lasts: MCPCTL_PAUSE_MAX_WAIT_MS bounds nothing.",
+		Kill:       goTest("./proxy", "^TestPauseMaxWaitAnswersARequestLeftWaiting$")},
+	{Name: "pause-invisible", PatchFile: "52-pause-invisible.patch",
+		Regression: "a paused project does not show as paused in /readyz or /api/v1/instances, so its held requests look like a hang.",
+		Kill:       goTest("./proxy", "^TestPausedProjectShowsAsPaused$")},
 }
 
 // All returns every mutant with its patch, in patch order.
