@@ -25,6 +25,8 @@ Statuses: healthy (readiness probe passed), live (only tools/list answered:
 the server's own upstream is unverified), degraded (failing, under the
 threshold), unhealthy (failed threshold times in a row), misconfigured (the
 probe names a tool the server does not expose), unknown (not probed yet).
+"(paused)" after a status: an operator paused the server's project (mcpctl
+pause); its requests wait in the pause queue.
 `
 
 func runGet(args []string, stdout io.Writer, getenv func(string) string) error {
@@ -102,7 +104,11 @@ func renderInstances(w io.Writer, ins []health.Instance) error {
 		} else if r := []rune(last); len(r) > 80 {
 			last = string(r[:79]) + "…"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", in.Server, in.Project, in.Status, in.Probe, lat, last)
+		status := string(in.Status)
+		if in.Paused {
+			status += " (paused)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", in.Server, in.Project, status, in.Probe, lat, last)
 		if in.Note != "" {
 			notes = append(notes, fmt.Sprintf("note: %s/%s %s", in.Project, in.Server, in.Note))
 		}

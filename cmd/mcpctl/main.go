@@ -82,6 +82,11 @@ Usage:
         and "model: <llm> (<model>)", with "⚠ failed over → answered by ..."
         when a fallback answered.
 
+  mcpctl pause PROJECT | mcpctl resume PROJECT [--token T]
+        Hold a project's new requests in the pause queue (their deadline
+        clocks suspended), or let them run; waits are bounded by
+        MCPCTL_PAUSE_MAX_WAIT_MS.
+
   mcpctl help [COMMAND]
         Show this help, or one command's help.
 
@@ -134,8 +139,10 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return runGet(rest, stdout, os.Getenv)
 	case "chat":
 		return runChat(rest, stdout, os.Getenv)
+	case "pause", "resume":
+		return runPause(cmd, rest, stdout, os.Getenv)
 	default:
-		return usagef("", "unknown command %q (commands: trace, get, chat, help)", cmd)
+		return usagef("", "unknown command %q (commands: trace, get, chat, pause, resume, help)", cmd)
 	}
 }
 
@@ -151,10 +158,12 @@ func help(args []string, stdout io.Writer) error {
 		fmt.Fprint(stdout, getUsage)
 	case args[0] == "chat":
 		fmt.Fprint(stdout, chatUsage)
+	case args[0] == "pause" || args[0] == "resume":
+		fmt.Fprint(stdout, pauseUsage)
 	case args[0] == "help":
 		fmt.Fprint(stdout, usage)
 	default:
-		return usagef("", "no help for unknown command %q (commands: trace, get, chat, help)", args[0])
+		return usagef("", "no help for unknown command %q (commands: trace, get, chat, pause, resume, help)", args[0])
 	}
 	return nil
 }
