@@ -37,7 +37,7 @@ type pauseWorld struct {
 	token string // "" when the proxy has no users
 }
 
-func newPauseWorld(t *testing.T, deadline, maxWait time.Duration, withUsers bool) *pauseWorld {
+func newPauseWorld(t *testing.T, deadline, maxWait time.Duration, withUsers bool, tune ...func(*knobs.Values)) *pauseWorld {
 	t.Helper()
 	up, err := upstream.NewDocmost(upstream.Options{})
 	if err != nil {
@@ -47,6 +47,9 @@ func newPauseWorld(t *testing.T, deadline, maxWait time.Duration, withUsers bool
 	k := knobs.Defaults()
 	k.RequestDeadline, k.UpstreamCallTimeout, k.UpstreamConnect = deadline, deadline, time.Second
 	k.PauseMaxWait, k.ShutdownGrace = maxWait, 200*time.Millisecond
+	for _, f := range tune {
+		f(&k)
+	}
 	cfg := &config.Config{Listen: "127.0.0.1:0", Audit: "memory", Projects: map[string]*config.Project{
 		"docmost": {Servers: map[string]*config.Server{"docmost": {URL: up.URL()}}},
 	}}
@@ -295,5 +298,31 @@ func TestPausedProjectShowsAsPaused(t *testing.T) {
 	w.pause(false)
 	if _, body := w.api(http.MethodGet, "/readyz", ""); !strings.Contains(body, `"paused":[]`) {
 		t.Errorf("/readyz still shows a pause after resume: %s", body)
+	}
+}
+
+// TestPauseQueueMaxAnswersTheOverflowAtOnce: MCPCTL_PAUSE_QUEUE_MAX alone
+// decides how many requests may wait on a paused project: with 1, a second
+// request is answered at once (not queued) saying the queue is full, and the
+// first still runs after resume.
+func TestPauseQueueMaxAnswersTheOverflowAtOnce(t *testing.T) {
+	w := newPauseWorld(t, 2*time.Second, 10*time.Second, false, func(k *knobs.Values) { k.PauseQueueMax = 1 })
+	cs := w.session()
+	w.pause(true)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	first := callAsync(ctx, cs, "docmost_update_page")
+	w.waitWaiting(1)
+	sent := time.Now()
+	second := <-callAsync(ctx, cs, "docmost_update_page")
+	if second.err != nil || !second.res.IsError || !strings.Contains(text(second.res), "1 requests already wait on it (MCPCTL_PAUSE_QUEUE_MAX)") {
+		t.Fatalf("the overflow was not refused by the queue bound: err %v, result %v", second.err, second.res)
+	}
+	if took := second.at.Sub(sent); took > pauseTolerance {
+		t.Errorf("the overflow was answered after %v, want at once (tolerance %v)", took, pauseTolerance)
+	}
+	w.pause(false)
+	if r := <-first; r.err != nil || r.res.IsError {
+		t.Fatalf("the queued request did not run after resume: %v %v", r.err, r.res)
 	}
 }

@@ -109,7 +109,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Proxy, error) {
 		rec:      audit.NewRecorder(store, audit.WithWriteTimeout(kv.AuditWriteTimeout), audit.WithLogger(o.Logger)),
 		sessions: session.NewTable(),
 		projects: map[string]*project.Project{},
-		pause:    pause.New(kv.PauseMaxWait),
+		pause:    pause.New(kv.PauseMaxWait, kv.PauseQueueMax),
 	}
 	users := map[string]string{}
 	for name, u := range cfg.Users {

@@ -85,6 +85,8 @@ type Values struct {
 
 	// MaxBodyBytes bounds one request body a client sends.
 	MaxBodyBytes int64
+	// PauseQueueMax bounds how many requests wait on one paused project.
+	PauseQueueMax int64
 }
 
 // Table lists every knob, in the order docs/knobs.md shows them.
@@ -117,6 +119,8 @@ var Table = []Knob{
 		func(v *Values) *time.Duration { return &v.PauseMaxWait }),
 	num("MCPCTL_MAX_BODY_BYTES", Bytes, 8<<20, "one request body a client sends (larger: 413 with a JSON-RPC error)",
 		func(v *Values) *int64 { return &v.MaxBodyBytes }),
+	num("MCPCTL_PAUSE_QUEUE_MAX", Count, 1024, "requests waiting at once on one paused project (more: answered at once, not queued)",
+		func(v *Values) *int64 { return &v.PauseQueueMax }),
 }
 
 // Defaults returns every knob at its default.

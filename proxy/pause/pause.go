@@ -30,7 +30,8 @@ import (
 // it. The zero Queue is not usable; a nil *Queue never pauses anything. Its
 // methods are safe for concurrent use.
 type Queue struct {
-	maxWait time.Duration
+	maxWait  time.Duration
+	maxQueue int64
 
 	mu       sync.Mutex
 	projects map[string]*state
@@ -42,10 +43,12 @@ type state struct {
 	waiting int
 }
 
-// New returns a queue where no project is paused; maxWait bounds how long a
-// request may wait on a paused project (knob MCPCTL_PAUSE_MAX_WAIT_MS).
-func New(maxWait time.Duration) *Queue {
-	return &Queue{maxWait: maxWait, projects: map[string]*state{}}
+// New returns a queue where no project is paused. maxWait bounds how long a
+// request may wait on a paused project (knob MCPCTL_PAUSE_MAX_WAIT_MS),
+// maxQueue how many may wait on one at once (knob MCPCTL_PAUSE_QUEUE_MAX):
+// a paused project must not let its clients grow the proxy without bound.
+func New(maxWait time.Duration, maxQueue int64) *Queue {
+	return &Queue{maxWait: maxWait, maxQueue: maxQueue, projects: map[string]*state{}}
 }
 
 // MaxWait is the bound on one request's wait.
@@ -126,13 +129,25 @@ func (e *BoundError) Error() string {
 		e.Project, e.Bound, e.Project)
 }
 
+// FullError answers at once a request that found MCPCTL_PAUSE_QUEUE_MAX
+// requests already waiting on its paused project.
+type FullError struct {
+	Project string
+	Max     int64
+}
+
+func (e *FullError) Error() string {
+	return fmt.Sprintf("project %s is paused and %d requests already wait on it (MCPCTL_PAUSE_QUEUE_MAX), so this request was not queued; retry once an operator resumes it (mcpctl resume %s)",
+		e.Project, e.Max, e.Project)
+}
+
 // ErrCancelled wraps the caller's cancel of a request that was waiting.
 var ErrCancelled = errors.New("cancelled while the project was paused")
 
-// Wait returns at once if project is not paused. Otherwise it waits until
-// the project resumes (nil), the bound passes (*BoundError) or ctx ends
-// (an error wrapping ErrCancelled and the cause), and reports how long it
-// waited.
+// Wait returns at once if project is not paused, and at once with a
+// *FullError if the project's queue is full. Otherwise it waits until the
+// project resumes (nil), the bound passes (*BoundError) or ctx ends (an
+// error wrapping ErrCancelled and the cause), and reports how long it waited.
 func (q *Queue) Wait(ctx context.Context, project string) (time.Duration, error) {
 	if q == nil {
 		return 0, nil
@@ -142,6 +157,10 @@ func (q *Queue) Wait(ctx context.Context, project string) (time.Duration, error)
 	if st == nil {
 		q.mu.Unlock()
 		return 0, nil
+	}
+	if int64(st.waiting) >= q.maxQueue {
+		q.mu.Unlock()
+		return 0, &FullError{Project: project, Max: q.maxQueue}
 	}
 	st.waiting++
 	q.mu.Unlock()

@@ -31,9 +31,12 @@ func (p *Project) hold(ctx context.Context, method string, req mcp.Request) erro
 	}
 	c.mu.Unlock()
 	var be *pause.BoundError
+	var fe *pause.FullError
 	switch {
 	case errors.As(err, &be):
 		row.Status, row.Detail = audit.StatusTimeout, err.Error()
+	case errors.As(err, &fe):
+		row.Status, row.Detail = audit.StatusRefused, err.Error()
 	case err != nil:
 		row.Status, row.Detail = audit.StatusCancelled, err.Error()
 	}
