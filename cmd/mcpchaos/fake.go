@@ -14,9 +14,10 @@ const fakeUsage = `usage:
   mcpchaos fake upstream docmost [--listen ADDR]
         a docmost-like MCP server at http://ADDR/mcp (tools: search, update_page);
         switch a tool's behaviour with PUT /_fake/tools/{tool} {"kind":"hang|slow|error|ok"}
-  mcpchaos fake llm --provider anthropic|openai [--listen ADDR] [--default STEP]
+  mcpchaos fake llm --provider anthropic|openai [--listen ADDR] [--default STEP] [--oauth-gate]
         a fake LLM serving the provider's own paths (/v1/messages or
-        /v1/chat/completions, /v1/models); drive it over /_fake/ (see fakes/llm)
+        /v1/chat/completions, /v1/models); drive it over /_fake/ (see fakes/llm);
+        --oauth-gate: sk-ant-oat… tokens get 404 on unlisted models, 429 on listed ones
 `
 
 func runFake(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -52,6 +53,7 @@ func fakeLLM(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	provider := fs.String("provider", "", "wire format: anthropic or openai (required)")
 	listen := fs.String("listen", "127.0.0.1:0", "address to listen on")
 	def := fs.String("default", "ok", "behaviour for every model, e.g. ok, hang_before_headers, slow:2s, not_found")
+	oauthGate := fs.Bool("oauth-gate", false, "anthropic: gate subscription OAuth tokens (sk-ant-oat…) as Anthropic does outside Claude Code: 404 on unlisted models, 429 on listed ones")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -64,7 +66,7 @@ func fakeLLM(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return fmt.Errorf("--default: %w", err)
 	}
-	return fakellm.Serve(ctx, fakellm.Options{Provider: p, Addr: *listen, Default: step}, func(s *fakellm.Server) {
+	return fakellm.Serve(ctx, fakellm.Options{Provider: p, Addr: *listen, Default: step, OAuthGate: *oauthGate}, func(s *fakellm.Server) {
 		fmt.Fprintf(stdout, "fake llm (%s) serving at %s\n", p, s.BaseURL())
 	})
 }

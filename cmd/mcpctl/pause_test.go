@@ -52,3 +52,18 @@ func TestPauseAndResumeCallTheAdminAPI(t *testing.T) {
 	}
 	cli(t, "pause").wantCode(t, 2)
 }
+
+// TestGetInstancesMarksAPausedProject: a paused project's servers read
+// "(paused)" next to their health.
+func TestGetInstancesMarksAPausedProject(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = w.Write([]byte(`{"instances":[{"project":"docmost","server":"docmost","status":"live","probe":"liveness: tools/list","paused":true,"checkedAt":"2026-12-01T04:00:00Z"}],
+ "paused":[{"project":"docmost","paused":true,"since":"2026-12-01T04:00:00Z","waiting":2}]}`))
+	}))
+	defer srv.Close()
+	r := cli(t, "get", "instances", "--url", srv.URL)
+	r.wantCode(t, 0)
+	if !strings.Contains(r.stdout, "live (paused)") {
+		t.Errorf("the paused project's server is not marked:\n%s", r.stdout)
+	}
+}
