@@ -326,3 +326,45 @@ func TestPauseQueueMaxAnswersTheOverflowAtOnce(t *testing.T) {
 		t.Fatalf("the queued request did not run after resume: %v %v", r.err, r.res)
 	}
 }
+
+// TestCloseAnswersHeldRequests: a proxy shutting down answers the requests
+// held by a pause at once; they neither run nor outlive it until
+// MCPCTL_PAUSE_MAX_WAIT_MS.
+func TestCloseAnswersHeldRequests(t *testing.T) {
+	const maxWait = 5 * time.Second
+	up, err := upstream.NewDocmost(upstream.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer up.Close()
+	k := knobs.Defaults()
+	k.PauseMaxWait, k.ShutdownGrace = maxWait, time.Second
+	cfg := &config.Config{Listen: "127.0.0.1:0", Audit: "memory", Projects: map[string]*config.Project{
+		"docmost": {Servers: map[string]*config.Server{"docmost": {URL: up.URL()}}},
+	}}
+	p, err := proxy.New(context.Background(), cfg, proxy.Options{Knobs: &k})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Start(""); err != nil {
+		t.Fatal(err)
+	}
+	w := &pauseWorld{t: t, base: "http://" + p.Addr(), up: up, knobs: k}
+	cs := w.session()
+	w.pause(true)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*maxWait)
+	defer cancel()
+	got := callAsync(ctx, cs, "docmost_update_page")
+	w.waitWaiting(1)
+	start := time.Now()
+	if err := p.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	r := <-got
+	if took := time.Since(start); took >= k.ShutdownGrace {
+		t.Errorf("Close and the held request's answer took %v: the held request kept the server busy for the whole shutdown grace %v (it should be answered at once, not at the pause bound %v)", took, k.ShutdownGrace, maxWait)
+	}
+	if r.err == nil && !r.res.IsError {
+		t.Errorf("a request held by the pause ran during shutdown: %q", text(r.res))
+	}
+}

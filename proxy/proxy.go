@@ -233,6 +233,7 @@ func (p *Proxy) Close(ctx context.Context) error {
 	if prober != nil {
 		prober.Stop()
 	}
+	p.pause.Close() // held requests are answered now, not at MCPCTL_PAUSE_MAX_WAIT_MS
 	if srv != nil {
 		sctx, cancel := context.WithTimeout(ctx, p.knobs.ShutdownGrace)
 		if err := srv.Shutdown(sctx); err != nil {

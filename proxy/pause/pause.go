@@ -35,6 +35,8 @@ type Queue struct {
 
 	mu       sync.Mutex
 	projects map[string]*state
+	closing  chan struct{} // closed by Close
+	once     sync.Once
 }
 
 type state struct {
@@ -48,7 +50,19 @@ type state struct {
 // maxQueue how many may wait on one at once (knob MCPCTL_PAUSE_QUEUE_MAX):
 // a paused project must not let its clients grow the proxy without bound.
 func New(maxWait time.Duration, maxQueue int64) *Queue {
-	return &Queue{maxWait: maxWait, maxQueue: maxQueue, projects: map[string]*state{}}
+	return &Queue{maxWait: maxWait, maxQueue: maxQueue, projects: map[string]*state{}, closing: make(chan struct{})}
+}
+
+// ErrClosed answers the requests waiting when the proxy shuts down: they are
+// not run against a proxy that is closing its upstreams.
+var ErrClosed = errors.New("the proxy is shutting down; the project was paused and this request was not run")
+
+// Close ends every wait, now and later, with ErrClosed. Close may be called
+// more than once.
+func (q *Queue) Close() {
+	if q != nil {
+		q.once.Do(func() { close(q.closing) })
+	}
 }
 
 // MaxWait is the bound on one request's wait.
@@ -180,5 +194,7 @@ func (q *Queue) Wait(ctx context.Context, project string) (time.Duration, error)
 		return time.Since(start), &BoundError{Project: project, Bound: q.maxWait}
 	case <-ctx.Done():
 		return time.Since(start), fmt.Errorf("%w: %w", ErrCancelled, context.Cause(ctx))
+	case <-q.closing:
+		return time.Since(start), ErrClosed
 	}
 }
