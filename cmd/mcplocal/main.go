@@ -19,6 +19,7 @@ import (
 	"github.com/mcpchaos/mcpchaos/proxy/config"
 	"github.com/mcpchaos/mcpchaos/proxy/failpoint"
 	"github.com/mcpchaos/mcpchaos/proxy/knobs"
+	"github.com/mcpchaos/mcpchaos/proxy/profiling"
 )
 
 func main() {
@@ -33,7 +34,7 @@ func main() {
 const usage = `mcplocal — an MCP proxy where nothing optional is unbounded.
 
 Usage:
-  mcplocal serve --config FILE [--listen ADDR] [--audit DSN]
+  mcplocal serve --config FILE [--listen ADDR] [--audit DSN] [--pprof ADDR]
   mcplocal knobs        print every bound with its value (env overrides applied)
 
 Every bound is a knob read from the environment (see docs/knobs.md).
@@ -70,6 +71,7 @@ func serve(args []string, stderr io.Writer) error {
 	cfgPath := fs.String("config", "", "YAML config file (required)")
 	listen := fs.String("listen", "", "listen address, overrides the file's listen")
 	auditDSN := fs.String("audit", "", "audit store (sqlite:PATH or postgres://...), overrides the file's audit")
+	pprofAddr := fs.String("pprof", "", "serve Go profiles (/debug/pprof/) on this loopback address, e.g. 127.0.0.1:6060; off by default (see docs/performance.md)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -91,6 +93,13 @@ func serve(args []string, stderr io.Writer) error {
 		}
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	if *pprofAddr != "" {
+		stopProfiles, err := profiling.Serve(*pprofAddr, logger)
+		if err != nil {
+			return fmt.Errorf("serve --pprof: %w", err)
+		}
+		defer stopProfiles()
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	fps, err := failpoint.Parse(os.Getenv("MCPLOCAL_FAILPOINTS"))
