@@ -8,7 +8,7 @@ SUITES  := $(sort $(dir $(shell grep -rlE --include='*_test.go' '$(RUNSPECS)' pr
 SUITE_PKGS := $(patsubst %/,./%,$(SUITES))
 UNIT_PKGS  := $(filter-out $(patsubst %/,github.com/mcpchaos/mcpchaos/%,$(SUITES)),$(shell $(GO) list ./...))
 
-.PHONY: all build test check deps unit suites lint run smoke clean mutants conformance
+.PHONY: all build test check deps unit suites lint run smoke clean mutants conformance bench
 
 all: build
 
@@ -74,6 +74,12 @@ smoke: export MCPCHAOS_SMOKE_LARGE_TOOL := $(or $(LARGE_TOOL),$(MCPCHAOS_SMOKE_L
 smoke: export MCPCHAOS_SMOKE_LARGE_ARGS := $(or $(LARGE_ARGS),$(MCPCHAOS_SMOKE_LARGE_ARGS))
 smoke:
 	$(GINKGO) run --label-filter=smoke ./smoke
+
+# The upstream directly, mcplocal in front of it (and any other target),
+# side by side: latency, throughput, RSS, memory per idle session
+# (docs/performance.md). Pass flags with BENCH='--sessions 1,64,256 --json'.
+bench:
+	$(GO) run ./cmd/mcpchaos bench $(BENCH)
 
 clean:
 	rm -rf bin $(REPORTS)

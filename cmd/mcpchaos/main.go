@@ -51,6 +51,9 @@ Usage:
   mcpchaos mutants [--only NAME,...] [--parallel N]
         Apply each known regression to a copy of the tree and show that the
         suite kills it.
+  mcpchaos bench [--upstream URL --tool T] [--target NAME=URL] [--sessions 1,64] [--json]
+        Measure the upstream directly, mcplocal in front of it and other
+        targets side by side: latency, throughput, RSS, memory per session.
   mcpchaos fake upstream docmost [--listen ADDR]
   mcpchaos fake llm --provider anthropic|openai [--listen ADDR] [--default STEP]
         Serve one fake on its own, for foreign proxies and manual runs;
@@ -78,6 +81,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runMutants(ctx, args[1:], stdout, stderr)
 	case "repro":
 		return runRepro(ctx, args[1:], stdout, stderr)
+	case "bench":
+		return runBench(ctx, args[1:], stdout, stderr)
 	}
 	fmt.Fprint(stderr, usage)
 	return fmt.Errorf("unknown command %q", args[0])

@@ -1,0 +1,144 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mcpchaos/mcpchaos/fakes/upstream"
+	"github.com/mcpchaos/mcpchaos/scenarios/bench"
+	"github.com/mcpchaos/mcpchaos/scenarios/harness"
+)
+
+const benchUsage = `Usage: mcpchaos bench [flags]
+
+Measure MCP targets side by side in one run: the upstream called directly
+(the baseline), mcplocal in front of it, and any --target you add (another
+proxy in front of the same upstream). Every target gets the same raw
+Streamable HTTP load client and the same tools/call; rounds alternate
+between targets so a busy machine slows them alike.
+
+Reported per target and concurrency: calls, errors, p50/p90/p99, req/s, and
+against the baseline: added p50, req/s ratio, p99 ratio. Then RSS and
+goroutines before and after (mcplocal: from /proc and its --pprof port;
+n/a for targets the bench did not start), and the memory of an idle
+session: --idle sessions opened with one call each, the growth of the
+live heap (after a GC) and of RSS divided by their number.
+
+Upstream: an in-process fake docmost server (tool update_page) unless
+--upstream URL names one, e.g. go-sdk's conformance everything-server with
+--tool test_simple_text.
+
+Flags:
+`
+
+func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, benchUsage); fs.PrintDefaults() }
+	upstreamURL := fs.String("upstream", "", "MCP endpoint of the upstream (default: start the fake docmost in process)")
+	tool := fs.String("tool", "", "the upstream's tool to call (default update_page with the fake; required with --upstream)")
+	argsJSON := fs.String("args", "", `the tool's arguments as a JSON object (default {"page_id":"p1","content":"bench"} with the fake, {} otherwise)`)
+	mcplocalPath := fs.String("mcplocal", "", "mcplocal binary to put in front of the upstream (default: build ./cmd/mcplocal of this module)")
+	noMcplocal := fs.Bool("no-mcplocal", false, "do not start mcplocal; measure only the upstream and --target")
+	var extra []bench.Target
+	fs.Func("target", "another target: NAME=URL[#TOOL] (TOOL defaults to --tool); repeatable", func(v string) error {
+		name, rest, ok := strings.Cut(v, "=")
+		if !ok || name == "" || rest == "" {
+			return fmt.Errorf("want NAME=URL[#TOOL], got %q", v)
+		}
+		url, t, _ := strings.Cut(rest, "#")
+		extra = append(extra, bench.Target{Name: name, URL: url, Tool: t})
+		return nil
+	})
+	sessions := fs.String("sessions", "1,64", "concurrency levels: comma-separated session counts, each calling in a loop")
+	rounds := fs.Int("rounds", 3, "rounds per concurrency level (targets alternate inside each)")
+	duration := fs.Duration("duration", 2*time.Second, "one target's turn in one round")
+	idle := fs.Int("idle", 1000, "idle sessions opened to measure memory per session (0: skip)")
+	asJSON := fs.Bool("json", false, "print the report as JSON instead of a table")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return fmt.Errorf("bench: unexpected argument %q", fs.Arg(0))
+	}
+	var levels []int
+	for _, f := range strings.Split(*sessions, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n <= 0 {
+			return fmt.Errorf("bench: --sessions %q: want positive whole numbers separated by commas", *sessions)
+		}
+		levels = append(levels, n)
+	}
+	o := bench.Options{Sessions: levels, Rounds: *rounds, Duration: *duration, Idle: *idle, Progress: stderr}
+
+	url := *upstreamURL
+	if url == "" {
+		fake, err := upstream.NewDocmost(upstream.Options{})
+		if err != nil {
+			return err
+		}
+		defer fake.Close()
+		url = fake.URL()
+		if *tool == "" {
+			*tool = "update_page"
+		}
+		if *argsJSON == "" {
+			*argsJSON = `{"page_id":"p1","content":"bench"}`
+		}
+		fmt.Fprintf(stderr, "bench: upstream: the fake docmost in process at %s\n", url)
+	}
+	if *tool == "" {
+		return fmt.Errorf("bench: --tool is required with --upstream")
+	}
+	if *argsJSON == "" {
+		*argsJSON = "{}"
+	}
+	if err := json.Unmarshal([]byte(*argsJSON), &o.Args); err != nil {
+		return fmt.Errorf("bench: --args: %w", err)
+	}
+	targets := []bench.Target{{Name: "direct", URL: url, Tool: *tool}}
+	if !*noMcplocal {
+		path := *mcplocalPath
+		if path == "" {
+			dir, err := os.MkdirTemp("", "mcpchaos-bench-bin-")
+			if err != nil {
+				return err
+			}
+			defer os.RemoveAll(dir)
+			fmt.Fprintln(stderr, "bench: building ./cmd/mcplocal ...")
+			if path, err = harness.BuildMcplocal(ctx, dir); err != nil {
+				return fmt.Errorf("bench: build mcplocal (run from inside the module, or pass --mcplocal): %w", err)
+			}
+		}
+		m, err := bench.StartMcplocal(ctx, path, url, nil)
+		if err != nil {
+			return fmt.Errorf("bench: start mcplocal: %w", err)
+		}
+		defer m.Stop()
+		targets = append(targets, bench.Target{Name: "mcplocal", URL: m.URL, Tool: bench.Server + "_" + *tool, PID: m.PID(), Pprof: m.Pprof})
+	}
+	for _, t := range extra {
+		if t.Tool == "" {
+			t.Tool = *tool
+		}
+		targets = append(targets, t)
+	}
+	rep, err := bench.Run(ctx, targets, o)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	return bench.WriteTable(stdout, rep)
+}

@@ -1,0 +1,368 @@
+// Package bench measures MCP targets side by side in one run: the same raw
+// load client (package load), the same tool call, alternating rounds so
+// that a noisy machine hurts every target alike. It reports latency
+// percentiles and throughput per concurrency, the process's RSS and
+// goroutines before and after, and what an idle session costs.
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcpchaos/mcpchaos/scenarios/load"
+)
+
+// Target is one MCP endpoint to measure.
+type Target struct {
+	// Name labels the target in the table ("direct", "mcplocal", ...).
+	Name string `json:"name"`
+	// URL is the MCP endpoint.
+	URL string `json:"url"`
+	// Tool is the tool to call there (a proxy may prefix the upstream's name).
+	Tool string `json:"tool"`
+	// PID, when set, is the process whose RSS is reported.
+	PID int `json:"pid,omitempty"`
+	// Pprof, when set, is the base URL of the target's /debug/pprof/: its
+	// goroutine count and live heap are reported.
+	Pprof string `json:"pprof,omitempty"`
+}
+
+// Options shape a run.
+type Options struct {
+	// Args are the tool's arguments (the same for every target).
+	Args map[string]any
+	// Sessions are the concurrency levels: that many sessions, each calling in a loop.
+	Sessions []int
+	// Rounds per concurrency level; targets alternate inside each round.
+	Rounds int
+	// Duration of one target's turn in one round.
+	Duration time.Duration
+	// Idle sessions to open (and leave idle) to measure memory per session; 0 skips it.
+	Idle int
+	// Progress receives one line per step; nil discards.
+	Progress io.Writer
+}
+
+// Latency is the summary of one target at one concurrency.
+type Latency struct {
+	Sessions  int     `json:"sessions"`
+	Calls     int     `json:"calls"`
+	Errors    int     `json:"errors"`
+	P50Ms     float64 `json:"p50Ms"`
+	P90Ms     float64 `json:"p90Ms"`
+	P99Ms     float64 `json:"p99Ms"`
+	ReqPerSec float64 `json:"reqPerSec"`
+	// FirstError is one error seen, for the reader.
+	FirstError string `json:"firstError,omitempty"`
+}
+
+// Process is what a target's process looked like at one moment; -1 when unknown.
+type Process struct {
+	RSSBytes   int64 `json:"rssBytes"`
+	Goroutines int   `json:"goroutines"`
+	HeapBytes  int64 `json:"heapInuseBytes"`
+}
+
+// TargetReport is everything measured on one target.
+type TargetReport struct {
+	Target  Target    `json:"target"`
+	Latency []Latency `json:"latency"`
+	Before  Process   `json:"before"`
+	After   Process   `json:"after"`
+	// IdleSessions opened for the memory measurement, and what each cost:
+	// growth of the live heap (after a GC) and of RSS, divided by their number.
+	IdleSessions       int    `json:"idleSessions"`
+	IdleHeapPerSession int64  `json:"idleHeapBytesPerSession"`
+	IdleRSSPerSession  int64  `json:"idleRssBytesPerSession"`
+	IdleSessionsOpened int    `json:"idleSessionsOpened"`
+	IdleOpenFirstError string `json:"idleOpenFirstError,omitempty"`
+}
+
+// Report is a whole run.
+type Report struct {
+	Started  time.Time      `json:"started"`
+	Rounds   int            `json:"rounds"`
+	Duration time.Duration  `json:"turnDurationNs"`
+	Machine  string         `json:"machine"`
+	Targets  []TargetReport `json:"targets"`
+}
+
+// Run measures every target.
+func Run(ctx context.Context, targets []Target, o Options) (*Report, error) {
+	if len(targets) == 0 {
+		return nil, fmt.Errorf("bench: no target")
+	}
+	if o.Rounds <= 0 {
+		o.Rounds = 1
+	}
+	if o.Progress == nil {
+		o.Progress = io.Discard
+	}
+	maxSessions := slices.Max(append([]int{1}, o.Sessions...))
+	hc := load.NewHTTPClient(max(maxSessions, 8))
+	defer hc.CloseIdleConnections()
+	rep := &Report{Started: time.Now().UTC(), Rounds: o.Rounds, Duration: o.Duration, Machine: Machine()}
+	for _, t := range targets {
+		rep.Targets = append(rep.Targets, TargetReport{Target: t, Before: Snapshot(ctx, hc, t)})
+	}
+	for _, n := range o.Sessions {
+		samples := make([][]time.Duration, len(targets))
+		errs := make([]int, len(targets))
+		first := make([]string, len(targets))
+		var busy = make([]time.Duration, len(targets))
+		for round := range o.Rounds {
+			for k := range targets {
+				i := (k + round) % len(targets) // rotate who goes first
+				t := targets[i]
+				fmt.Fprintf(o.Progress, "bench: %d sessions, round %d/%d, %s ...", n, round+1, o.Rounds, t.Name)
+				lat, nerr, ferr, took, err := turn(ctx, hc, t, n, o)
+				if err != nil {
+					fmt.Fprintln(o.Progress)
+					return rep, fmt.Errorf("bench %s at %d sessions: %w", t.Name, n, err)
+				}
+				samples[i] = append(samples[i], lat...)
+				errs[i] += nerr
+				busy[i] += took
+				if first[i] == "" {
+					first[i] = ferr
+				}
+				fmt.Fprintf(o.Progress, " %d calls, %.0f req/s\n", len(lat), float64(len(lat))/took.Seconds())
+			}
+		}
+		for i := range targets {
+			rep.Targets[i].Latency = append(rep.Targets[i].Latency, summarize(n, samples[i], errs[i], first[i], busy[i]))
+		}
+	}
+	for i, t := range targets {
+		if o.Idle > 0 {
+			fmt.Fprintf(o.Progress, "bench: %d idle sessions on %s ...\n", o.Idle, t.Name)
+			idle(ctx, hc, t, o, &rep.Targets[i])
+		}
+		rep.Targets[i].After = Snapshot(ctx, hc, t)
+	}
+	return rep, nil
+}
+
+// turn runs n sessions calling the target's tool in a loop for o.Duration.
+// Sessions are opened (and closed) outside the timed part.
+func turn(ctx context.Context, hc *http.Client, t Target, n int, o Options) (lat []time.Duration, nerr int, first string, took time.Duration, err error) {
+	sessions := make([]*load.Session, n)
+	for i := range sessions {
+		s := &load.Session{HTTP: hc, URL: t.URL}
+		if err := s.Initialize(ctx); err != nil {
+			return nil, 0, "", 0, err
+		}
+		sessions[i] = s
+	}
+	defer func() {
+		for _, s := range sessions {
+			cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			_ = s.Close(cctx)
+			cancel()
+		}
+	}()
+	// Warm each session with one call, untimed (the upstream session, caches).
+	for _, s := range sessions {
+		if _, err := s.CallTool(ctx, t.Tool, o.Args); err != nil {
+			return nil, 0, "", 0, fmt.Errorf("warm-up call %s: %w", t.Tool, err)
+		}
+	}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	start := time.Now()
+	stop := start.Add(o.Duration)
+	for _, s := range sessions {
+		wg.Go(func() {
+			var mine []time.Duration
+			var bad int
+			var ferr string
+			for time.Now().Before(stop) && ctx.Err() == nil {
+				t0 := time.Now()
+				r, err := s.CallTool(ctx, t.Tool, o.Args)
+				d := time.Since(t0)
+				switch {
+				case err != nil:
+					bad++
+					if ferr == "" {
+						ferr = err.Error()
+					}
+				case r.IsError:
+					bad++
+					if ferr == "" {
+						ferr = "isError: " + r.Text
+					}
+				default:
+					mine = append(mine, d)
+				}
+			}
+			mu.Lock()
+			lat = append(lat, mine...)
+			nerr += bad
+			if first == "" {
+				first = ferr
+			}
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	return lat, nerr, first, time.Since(start), ctx.Err()
+}
+
+func summarize(n int, lat []time.Duration, nerr int, first string, busy time.Duration) Latency {
+	slices.Sort(lat)
+	l := Latency{Sessions: n, Calls: len(lat), Errors: nerr, FirstError: first}
+	if len(lat) > 0 {
+		l.P50Ms, l.P90Ms, l.P99Ms = ms(pct(lat, 50)), ms(pct(lat, 90)), ms(pct(lat, 99))
+	}
+	if busy > 0 {
+		l.ReqPerSec = float64(len(lat)) / busy.Seconds()
+	}
+	return l
+}
+
+// pct is the p-th percentile of sorted (nearest rank).
+func pct(sorted []time.Duration, p int) time.Duration {
+	i := (len(sorted)*p + 99) / 100
+	return sorted[min(max(i-1, 0), len(sorted)-1)]
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// idle opens o.Idle sessions with one call each (so any upstream session
+// behind them exists), measures the growth, and closes them.
+func idle(ctx context.Context, hc *http.Client, t Target, o Options, tr *TargetReport) {
+	before := Snapshot(ctx, hc, t)
+	var open []*load.Session
+	defer func() {
+		for _, s := range open {
+			cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			_ = s.Close(cctx)
+			cancel()
+		}
+	}()
+	for range o.Idle {
+		s := &load.Session{HTTP: hc, URL: t.URL}
+		err := s.Initialize(ctx)
+		if err == nil {
+			_, err = s.CallTool(ctx, t.Tool, o.Args)
+		}
+		if err != nil {
+			tr.IdleOpenFirstError = err.Error()
+			break
+		}
+		open = append(open, s)
+	}
+	hc.CloseIdleConnections() // idle sessions hold no connection
+	after := Snapshot(ctx, hc, t)
+	tr.IdleSessions, tr.IdleSessionsOpened = o.Idle, len(open)
+	if len(open) == 0 {
+		return
+	}
+	tr.IdleHeapPerSession, tr.IdleRSSPerSession = -1, -1
+	if before.HeapBytes >= 0 && after.HeapBytes >= 0 {
+		tr.IdleHeapPerSession = (after.HeapBytes - before.HeapBytes) / int64(len(open))
+	}
+	if before.RSSBytes >= 0 && after.RSSBytes >= 0 {
+		tr.IdleRSSPerSession = (after.RSSBytes - before.RSSBytes) / int64(len(open))
+	}
+}
+
+// Snapshot reads the target's RSS (from /proc, when PID is known) and its
+// goroutines and live heap (from pprof after a GC, when Pprof is known).
+func Snapshot(ctx context.Context, hc *http.Client, t Target) Process {
+	p := Process{RSSBytes: -1, Goroutines: -1, HeapBytes: -1}
+	if t.PID > 0 {
+		p.RSSBytes = RSS(t.PID)
+	}
+	if t.Pprof == "" {
+		return p
+	}
+	if body, err := get(ctx, hc, t.Pprof+"/goroutine?debug=1"); err == nil {
+		if rest, ok := strings.CutPrefix(body, "goroutine profile: total "); ok {
+			p.Goroutines, _ = strconv.Atoi(strings.Fields(rest)[0])
+		}
+	}
+	if body, err := get(ctx, hc, t.Pprof+"/heap?debug=1&gc=1"); err == nil {
+		for line := range strings.Lines(body) {
+			if v, ok := strings.CutPrefix(strings.TrimSpace(line), "# HeapInuse = "); ok {
+				p.HeapBytes, _ = strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			}
+		}
+	}
+	return p
+}
+
+func get(ctx context.Context, hc *http.Client, url string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 32<<20))
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	return string(b), err
+}
+
+// RSS is the resident set size of process pid in bytes, or -1 when it
+// cannot be read (not Linux, process gone).
+func RSS(pid int) int64 {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return -1
+	}
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			f := strings.Fields(v)
+			if len(f) == 2 && f[1] == "kB" {
+				n, _ := strconv.ParseInt(f[0], 10, 64)
+				return n * 1024
+			}
+		}
+	}
+	return -1
+}
+
+// Machine describes where the run happened: CPU model and count, memory,
+// and the load average at the start (a busy machine makes noisy numbers).
+func Machine() string {
+	var parts []string
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		n := 0
+		model := ""
+		for line := range strings.Lines(string(b)) {
+			if strings.HasPrefix(line, "processor") {
+				n++
+			}
+			if v, ok := strings.CutPrefix(line, "model name"); ok && model == "" {
+				model = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(v), ":"))
+			}
+		}
+		parts = append(parts, fmt.Sprintf("%d× %s", n, model))
+	}
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		if v, ok := strings.CutPrefix(strings.SplitN(string(b), "\n", 2)[0], "MemTotal:"); ok {
+			kb, _ := strconv.ParseInt(strings.Fields(v)[0], 10, 64)
+			parts = append(parts, fmt.Sprintf("%.0f GiB", float64(kb)/(1<<20)))
+		}
+	}
+	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
+		parts = append(parts, "load "+strings.Join(strings.Fields(string(b))[:3], " "))
+	}
+	return strings.Join(parts, ", ")
+}
