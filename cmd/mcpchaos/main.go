@@ -54,6 +54,10 @@ Usage:
   mcpchaos bench [--upstream URL --tool T] [--target NAME=URL] [--sessions 1,64] [--json]
         Measure the upstream directly, mcplocal in front of it and other
         targets side by side: latency, throughput, RSS, memory per session.
+  mcpchaos soak --requests N [--seed S] [--target T]
+        N tools/calls over many sessions under seeded faults, restarts and
+        kills: counts unanswered, late and lost requests and missing audit
+        rows; exit 1 on any.
   mcpchaos fake upstream docmost [--listen ADDR]
   mcpchaos fake llm --provider anthropic|openai [--listen ADDR] [--default STEP]
         Serve one fake on its own, for foreign proxies and manual runs;
@@ -83,6 +87,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runRepro(ctx, args[1:], stdout, stderr)
 	case "bench":
 		return runBench(ctx, args[1:], stdout, stderr)
+	case "soak":
+		return runSoak(ctx, args[1:], stdout, stderr)
 	}
 	fmt.Fprint(stderr, usage)
 	return fmt.Errorf("unknown command %q", args[0])
