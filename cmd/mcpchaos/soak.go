@@ -108,7 +108,9 @@ func writeSoakSummary(w io.Writer, r *soak.Report) {
 		fmt.Fprintf(w, " (+%d of the harness's toxiproxy, not counted)", r.HarnessGoroutines)
 	}
 	fmt.Fprintln(w)
-	if r.RSSWarm > 0 {
+	if r.RSSWarm > 0 && len(r.Events) > 0 && r.Target != "inprocess" {
+		fmt.Fprintf(w, "  RSS                     not comparable: the proxy's process was restarted %d times\n", len(r.Events))
+	} else if r.RSSWarm > 0 {
 		fmt.Fprintf(w, "  RSS                     %.1f MiB warm, %.1f MiB at the end (%+.1f%%, limit %.0f%%)\n",
 			float64(r.RSSWarm)/(1<<20), float64(r.RSSEnd)/(1<<20), r.RSSGrowth(), soak.RSSGrowthLimit)
 	}

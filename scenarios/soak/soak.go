@@ -535,10 +535,10 @@ func classify(calls []call, events []Event, limit time.Duration, examples *[]str
 		}
 		ev := overlapping(x, events)
 		switch {
-		case ev != nil && ev.Kind == "proxy-kill":
-			c.LostToKill++
 		case ev != nil && errors.Is(x.err, syscall.ECONNREFUSED):
 			c.Refused++
+		case ev != nil && ev.Kind == "proxy-kill":
+			c.LostToKill++
 		case ev != nil:
 			c.CutByRestart++
 		default:
