@@ -106,7 +106,8 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Proxy, error) {
 	}
 	p := &Proxy{
 		cfg: cfg, knobs: kv, logger: o.Logger, store: store,
-		rec:      audit.NewRecorder(store, audit.WithWriteTimeout(kv.AuditWriteTimeout), audit.WithLogger(o.Logger)),
+		rec: audit.NewRecorder(store, audit.WithWriteTimeout(kv.AuditWriteTimeout), audit.WithLogger(o.Logger),
+			audit.WithBatchSize(int(kv.AuditBatchMax))),
 		sessions: session.NewTable(),
 		projects: map[string]*project.Project{},
 		pause:    pause.New(kv.PauseMaxWait, kv.PauseQueueMax),

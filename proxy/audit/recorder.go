@@ -13,7 +13,15 @@ const (
 	DefaultQueueSize    = 4096
 	DefaultWriteTimeout = time.Second
 	DefaultLogInterval  = 30 * time.Second
+	DefaultBatchSize    = 256
 )
+
+// BatchWriter is a Store that can store many rows in one call (one
+// transaction): all of them, in order, or none. It must not keep rows
+// after it returns. The Recorder uses it when its Store implements it.
+type BatchWriter interface {
+	WriteBatch(ctx context.Context, rows []Row) error
+}
 
 // RecorderOption configures a Recorder.
 type RecorderOption func(*Recorder)
@@ -24,6 +32,16 @@ func WithQueueSize(n int) RecorderOption {
 	return func(r *Recorder) {
 		if n > 0 {
 			r.queueSize = n
+		}
+	}
+}
+
+// WithBatchSize sets how many queued rows the writer may store in one
+// BatchWriter call (default DefaultBatchSize). 1 writes row by row.
+func WithBatchSize(n int) RecorderOption {
+	return func(r *Recorder) {
+		if n > 0 {
+			r.batchSize = n
 		}
 	}
 }
@@ -82,11 +100,13 @@ type RecorderStats struct {
 type Recorder struct {
 	store        Store
 	queueSize    int
+	batchSize    int
 	writeTimeout time.Duration
 	logInterval  time.Duration
 	log          *slog.Logger
 
 	queue  chan item
+	batch  []Row         // reused by the writer goroutine for each batch
 	notify chan struct{} // a drop happened on a caller goroutine (capacity 1)
 
 	mu     sync.RWMutex // Record holds it shared; Close exclusively, to flip closed
@@ -113,6 +133,7 @@ func NewRecorder(store Store, opts ...RecorderOption) *Recorder {
 	r := &Recorder{
 		store:        store,
 		queueSize:    DefaultQueueSize,
+		batchSize:    DefaultBatchSize,
 		writeTimeout: DefaultWriteTimeout,
 		logInterval:  DefaultLogInterval,
 		log:          slog.Default(),
@@ -218,7 +239,7 @@ func (r *Recorder) run() {
 	for {
 		select {
 		case it := <-r.queue:
-			r.handle(it, &rep)
+			r.take(it, &rep)
 		case <-r.notify:
 			rep.maybeLog(false)
 		case <-rep.timerC():
@@ -239,32 +260,81 @@ func (r *Recorder) drain(rep *reporter) {
 	for {
 		select {
 		case it := <-r.queue:
-			r.handle(it, rep)
+			r.take(it, rep)
 		default:
 			return
 		}
 	}
 }
 
-func (r *Recorder) handle(it item, rep *reporter) {
-	if it.flushed != nil {
-		close(it.flushed)
+// take writes first and whatever else is queued right now, up to the batch
+// size, in one store call; a Flush marker ends the batch and is answered
+// once the rows before it are written.
+func (r *Recorder) take(first item, rep *reporter) {
+	rows := r.batch[:0]
+	it := first
+	for {
+		if it.flushed != nil {
+			r.write(rows, rep)
+			close(it.flushed)
+			r.batch = rows[:0]
+			return
+		}
+		rows = append(rows, it.row)
+		if len(rows) >= r.batchSize {
+			break
+		}
+		var more bool
+		select {
+		case it, more = <-r.queue:
+		default:
+		}
+		if !more {
+			break
+		}
+	}
+	r.write(rows, rep)
+	r.batch = rows[:0]
+}
+
+// write stores rows: in one BatchWriter call when the store has one, else
+// row by row; each store call bounded by the write timeout.
+func (r *Recorder) write(rows []Row, rep *reporter) {
+	if len(rows) == 0 {
 		return
 	}
 	if r.base.Err() != nil { // Close ran out of time: no more writes
-		r.dropped.Add(1)
+		r.dropped.Add(uint64(len(rows)))
 		return
 	}
-	ctx, cancel := context.WithTimeout(r.base, r.writeTimeout)
-	err := r.store.Write(ctx, it.row)
-	cancel()
+	if bw, ok := r.store.(BatchWriter); ok && len(rows) > 1 {
+		ctx, cancel := context.WithTimeout(r.base, r.writeTimeout)
+		err := bw.WriteBatch(ctx, rows)
+		cancel()
+		r.count(uint64(len(rows)), err, rep)
+		return
+	}
+	for _, row := range rows {
+		if r.base.Err() != nil {
+			r.dropped.Add(1)
+			continue
+		}
+		ctx, cancel := context.WithTimeout(r.base, r.writeTimeout)
+		err := r.store.Write(ctx, row)
+		cancel()
+		r.count(1, err, rep)
+	}
+}
+
+// count adds n rows to written, or to failed when err is set.
+func (r *Recorder) count(n uint64, err error, rep *reporter) {
 	if err != nil {
-		r.failed.Add(1)
+		r.failed.Add(n)
 		rep.lastErr = err
 		rep.maybeLog(false)
 		return
 	}
-	r.written.Add(1)
+	r.written.Add(n)
 }
 
 // reporter turns the drop/fail counters into at most one log line per

@@ -103,14 +103,50 @@ func (s *SQLite) Write(ctx context.Context, r Row) error {
 	r = normalize(r)
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	_, err := s.db.ExecContext(ctx, `INSERT INTO `+Table+` (
-		kind, correlation_id, span_id, parent_id, session_id, user_name, project, server, tool, stage,
-		start_us, duration_ns, status, degraded, degraded_reason, detail
-	) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	_, err := s.db.ExecContext(ctx, insertRow,
 		string(r.Kind), r.CorrelationID, r.SpanID, r.ParentID, r.SessionID, r.User, r.Project, r.Server, r.Tool, r.Stage,
 		r.Start.UnixMicro(), int64(r.Duration), r.Status, r.Degraded, r.DegradedReason, r.Detail)
 	if err != nil {
 		return fmt.Errorf("audit: sqlite write: %w", closedErr(err))
+	}
+	return nil
+}
+
+// insertRow is the statement Write and WriteBatch use.
+const insertRow = `INSERT INTO ` + Table + ` (
+		kind, correlation_id, span_id, parent_id, session_id, user_name, project, server, tool, stage,
+		start_us, duration_ns, status, degraded, degraded_reason, detail
+	) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+
+// WriteBatch stores rows in one transaction, in order: all of them or, on
+// error, none. One commit for many rows is what lets the writer keep up
+// under load.
+func (s *SQLite) WriteBatch(ctx context.Context, rows []Row) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("audit: sqlite write batch: %w", closedErr(err))
+	}
+	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
+	stmt, err := tx.PrepareContext(ctx, insertRow)
+	if err != nil {
+		return fmt.Errorf("audit: sqlite write batch: %w", closedErr(err))
+	}
+	defer stmt.Close()
+	for _, r := range rows {
+		r = normalize(r)
+		if _, err := stmt.ExecContext(ctx, string(r.Kind), r.CorrelationID, r.SpanID, r.ParentID, r.SessionID, r.User,
+			r.Project, r.Server, r.Tool, r.Stage, r.Start.UnixMicro(), int64(r.Duration), r.Status, r.Degraded,
+			r.DegradedReason, r.Detail); err != nil {
+			return fmt.Errorf("audit: sqlite write batch: %w", closedErr(err))
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("audit: sqlite write batch: %w", closedErr(err))
 	}
 	return nil
 }

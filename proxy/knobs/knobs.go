@@ -87,6 +87,8 @@ type Values struct {
 	MaxBodyBytes int64
 	// PauseQueueMax bounds how many requests wait on one paused project.
 	PauseQueueMax int64
+	// AuditBatchMax bounds how many audit rows one store transaction writes.
+	AuditBatchMax int64
 }
 
 // Table lists every knob, in the order docs/knobs.md shows them.
@@ -121,6 +123,8 @@ var Table = []Knob{
 		func(v *Values) *int64 { return &v.MaxBodyBytes }),
 	num("MCPCTL_PAUSE_QUEUE_MAX", Count, 1024, "requests waiting at once on one paused project (more: answered at once, not queued)",
 		func(v *Values) *int64 { return &v.PauseQueueMax }),
+	num("MCPCTL_AUDIT_BATCH_MAX", Count, 256, "audit rows written in one store transaction (the writer commits what is queued, up to this)",
+		func(v *Values) *int64 { return &v.AuditBatchMax }),
 }
 
 // Defaults returns every knob at its default.
