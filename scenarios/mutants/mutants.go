@@ -211,6 +211,12 @@ var table = []Mutant{
 	{Name: "pause-invisible", PatchFile: "52-pause-invisible.patch",
 		Regression: "a paused project does not show as paused in /readyz or /api/v1/instances, so its held requests look like a hang.",
 		Kill:       goTest("./proxy", "^TestPausedProjectShowsAsPaused$")},
+	{Name: "audit-batch-drops-rows", PatchFile: "67-audit-batch-drops-rows.patch",
+		Regression: "the audit writer stores only the first row of each batch and counts the rest as written: one row per request at idle, rows silently missing under load.",
+		Kill:       Check{Kind: GoTest, Pkg: "./proxy/audit", Run: "TestRecorderWritesABurstInFewCommitsAndKeepsEveryRowInOrder"}},
+	{Name: "pprof-on-every-interface", PatchFile: "68-pprof-on-every-interface.patch",
+		Regression: "mcplocal serve --pprof :6060 serves the process's memory and stacks on every interface instead of refusing a non-loopback address.",
+		Kill:       Check{Kind: GoTest, Pkg: "./proxy/profiling", Run: "TestCheckLoopbackRefusesEveryNonLoopbackHost"}},
 }
 
 // All returns every mutant with its patch, in patch order.
