@@ -146,6 +146,9 @@ func Run(ctx context.Context, targets []Target, o Options) (*Report, error) {
 			fmt.Fprintf(o.Progress, "bench: %d idle sessions on %s ...\n", o.Idle, t.Name)
 			idle(ctx, hc, t, o, &rep.Targets[i])
 		}
+		// Every session is closed by now; idle keep-alive connections would
+		// each hold a goroutine in the target, so they go too.
+		hc.CloseIdleConnections()
 		rep.Targets[i].After = Snapshot(ctx, hc, t)
 	}
 	return rep, nil

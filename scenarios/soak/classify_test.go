@@ -1,0 +1,59 @@
+package soak
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mcpchaos/mcpchaos/scenarios/load"
+)
+
+func TestClassifyCountsEveryRequestOnceAndJudgesOnlyWhatThePromiseCovers(t *testing.T) {
+	t0 := time.Unix(1_700_000_000, 0)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	kill := Event{Kind: "proxy-kill", Start: at(1000), End: at(1100)}
+	restart := Event{Kind: "proxy-restart", Start: at(5000), End: at(5200)}
+	reset := fmt.Errorf("read: %w", syscall.ECONNRESET)
+	refused := fmt.Errorf("dial: %w", syscall.ECONNREFUSED)
+	calls := []call{
+		{start: at(0), end: at(100)},                                    // in budget
+		{start: at(0), end: at(900)},                                    // late (limit 800 ms)
+		{start: at(0), end: at(100), err: &load.RPCError{Code: -32001}}, // answered with an error: in budget
+		{start: at(900), end: at(1050), err: reset},                     // in flight at the kill
+		{start: at(1120), end: at(1121), err: refused},                  // refused while the killed proxy restarts
+		{start: at(4900), end: at(5100), err: reset},                    // cut by the graceful restart
+		{start: at(3000), end: at(3100), err: reset},                    // the proxy was up: unanswered
+		{start: at(3000), end: at(4000), err: context.DeadlineExceeded}, // the client gave up: unanswered
+		{start: at(3000), end: at(3001), err: refused},                  // refused with no restart going on: unanswered
+		{start: at(0), end: at(100), res: load.Result{IsError: true}},   // an isError result is an answer
+	}
+	var ex []string
+	c := classify(calls, []Event{kill, restart}, 800*time.Millisecond, &ex)
+	want := Counts{Requests: 10, InBudget: 3, Late: 1, ToolErrors: 1, Unanswered: 3, Refused: 1, CutByRestart: 1, LostToKill: 1}
+	if c != want {
+		t.Fatalf("classify = %+v\nwant       %+v", c, want)
+	}
+	r := &Report{Counts: c, Budget: 500 * time.Millisecond}
+	if len(r.Problems()) != 2 { // late and unanswered
+		t.Errorf("problems %q, want the late and the unanswered ones", r.Problems())
+	}
+	if len(ex) == 0 {
+		t.Error("no examples of what went wrong")
+	}
+}
+
+func TestAnsweredSeparatesAnswersFromTransportFailures(t *testing.T) {
+	for _, err := range []error{nil, &load.RPCError{Code: -32001}, &load.HTTPError{Status: 404}} {
+		if !load.Answered(err) {
+			t.Errorf("Answered(%v) = false", err)
+		}
+	}
+	for _, err := range []error{errors.New("EOF"), context.DeadlineExceeded, syscall.ECONNREFUSED} {
+		if load.Answered(err) {
+			t.Errorf("Answered(%v) = true", err)
+		}
+	}
+}
