@@ -2,6 +2,7 @@ package audit_test
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"sync/atomic"
 	"testing"
@@ -128,5 +129,83 @@ func TestSQLiteWriteBatchStoresEveryRowWithIncreasingIDs(t *testing.T) {
 	}
 	if rows, _ := s.Query(ctx, audit.Filter{Trace: "SQLBATCH"}); len(rows) != len(batch) {
 		t.Errorf("a failed batch left %d rows, want %d: a batch is all or nothing", len(rows), len(batch))
+	}
+}
+
+// rowCostStore costs perRow for every row it stores, in Write and WriteBatch
+// alike, and honours the write's context.
+type rowCostStore struct {
+	audit.Memory
+	perRow time.Duration
+}
+
+func (s *rowCostStore) Write(ctx context.Context, r audit.Row) error {
+	return s.WriteBatch(ctx, []audit.Row{r})
+}
+
+func (s *rowCostStore) WriteBatch(ctx context.Context, rows []audit.Row) error {
+	select {
+	case <-time.After(time.Duration(len(rows)) * s.perRow):
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	for _, r := range rows {
+		if err := s.Memory.Write(ctx, r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// The write timeout bounds the write of one row (MCPCTL_AUDIT_WRITE_TIMEOUT_MS):
+// a batch of n rows that each fit in it must not fail as a whole because n of
+// them together do not.
+func TestRecorderBatchGetsTheWriteTimeoutOfEachOfItsRows(t *testing.T) {
+	noLeaks(t)
+	store := &rowCostStore{Memory: *audit.NewMemory(), perRow: 2 * time.Millisecond}
+	rec := audit.NewRecorder(store, audit.WithBatchSize(100), audit.WithWriteTimeout(20*time.Millisecond))
+	for i := range 100 {
+		rec.Record(row("ROWCOST0", i))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := rec.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if st := rec.Stats(); st.Written != 100 || st.Failed != 0 {
+		t.Fatalf("stats %+v: a batch of rows that each fit the write timeout failed as a whole", st)
+	}
+	if err := rec.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// batchRefusingStore fails every WriteBatch (say, one row of it is refused)
+// but takes rows one by one.
+type batchRefusingStore struct{ audit.Memory }
+
+func (*batchRefusingStore) WriteBatch(context.Context, []audit.Row) error {
+	return errors.New("constraint failed on one row")
+}
+
+// A batch that fails for a reason other than time is retried row by row,
+// so one bad row does not take the others with it.
+func TestRecorderRetriesAFailedBatchRowByRow(t *testing.T) {
+	noLeaks(t)
+	store := &batchRefusingStore{Memory: *audit.NewMemory()}
+	rec := audit.NewRecorder(store)
+	for i := range 50 {
+		rec.Record(row("REFUSED0", i))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := rec.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if st := rec.Stats(); st.Written != 50 || st.Failed != 0 {
+		t.Errorf("stats %+v: rows lost with a refused batch", st)
+	}
+	if err := rec.Close(ctx); err != nil {
+		t.Fatal(err)
 	}
 }

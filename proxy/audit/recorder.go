@@ -46,7 +46,8 @@ func WithBatchSize(n int) RecorderOption {
 	}
 }
 
-// WithWriteTimeout bounds each Store.Write (default DefaultWriteTimeout).
+// WithWriteTimeout bounds each Store.Write, and a WriteBatch to this much
+// per row in the batch (default DefaultWriteTimeout).
 func WithWriteTimeout(d time.Duration) RecorderOption {
 	return func(r *Recorder) {
 		if d > 0 {
@@ -298,7 +299,7 @@ func (r *Recorder) take(first item, rep *reporter) {
 }
 
 // write stores rows: in one BatchWriter call when the store has one, else
-// row by row; each store call bounded by the write timeout.
+// row by row; each row bounded by the write timeout.
 func (r *Recorder) write(rows []Row, rep *reporter) {
 	if len(rows) == 0 {
 		return
@@ -308,11 +309,18 @@ func (r *Recorder) write(rows []Row, rep *reporter) {
 		return
 	}
 	if bw, ok := r.store.(BatchWriter); ok && len(rows) > 1 {
-		ctx, cancel := context.WithTimeout(r.base, r.writeTimeout)
+		// The write timeout bounds one row: a batch gets it once per row,
+		// the same worst case as writing its rows one by one.
+		ctx, cancel := context.WithTimeout(r.base, r.writeTimeout*time.Duration(len(rows)))
 		err := bw.WriteBatch(ctx, rows)
+		timedOut := ctx.Err() != nil
 		cancel()
-		r.count(uint64(len(rows)), err, rep)
-		return
+		if err == nil || timedOut || r.base.Err() != nil {
+			r.count(uint64(len(rows)), err, rep)
+			return
+		}
+		// The batch failed as a whole (all or nothing) for a reason other
+		// than time: row by row, a row the store refuses fails alone.
 	}
 	for _, row := range rows {
 		if r.base.Err() != nil {
