@@ -247,6 +247,9 @@ func readEvent(r io.Reader, id int64) ([]byte, error) {
 		line := sc.Bytes()
 		switch {
 		case bytes.HasPrefix(line, []byte("data:")):
+			if len(data) > 0 { // an event's data lines are joined with newlines
+				data = append(data, '\n')
+			}
 			data = append(data, bytes.TrimPrefix(bytes.TrimPrefix(line, []byte("data:")), []byte(" "))...)
 		case len(line) == 0 && len(data) > 0:
 			var probe struct {
