@@ -168,6 +168,7 @@ var _ = Describe("The soak", Label("soak"), Serial, func() {
 			Target: &harness.Binary{Path: mcplocalPath, Stderr: nil}, Progress: GinkgoWriter})
 		Expect(err).NotTo(HaveOccurred())
 		AddReportEntry("soak", fmt.Sprintf("%+v", rep.Counts))
+		AddReportEntry("proxy restarts and kills", rep.Events)
 		Expect(rep.Problems()).To(BeEmpty(), "soak seed %d: %v", rep.Seed, rep.Examples)
 		Expect(rep.AuditChecked).To(BeTrue(), rep.AuditNote)
 		Expect(rep.RowsChecked).To(BeNumerically(">=", rep.InBudget-rep.ToolErrors), "every answered result's row was looked up")

@@ -43,11 +43,6 @@ const (
 	DefaultWorkers         = 16
 	DefaultCallsPerSession = 25
 	DefaultEpoch           = 250
-	// KillRowWindow is how long before a SIGKILL an answered request's audit
-	// row may still have been waiting in the recorder's queue: a missing row
-	// of a request answered that close to a kill is lost to the kill, not
-	// missing.
-	KillRowWindow = time.Second
 	// LeakWait bounds how long goroutines may take to return to the
 	// baseline after the world is torn down.
 	LeakWait = 5 * time.Second
@@ -590,13 +585,8 @@ func checkAudit(rep *Report, calls []call, events []Event, path string) {
 	}
 	rows.Close()
 	rep.AuditChecked = true
-	var kills []time.Time
-	for _, e := range events {
-		if e.Kind == "proxy-kill" {
-			kills = append(kills, e.Start)
-		}
-	}
-	sort.Slice(kills, func(i, j int) bool { return kills[i].Before(kills[j]) })
+	stops := append([]Event(nil), events...)
+	sort.Slice(stops, func(i, j int) bool { return stops[i].Start.Before(stops[j].Start) })
 	for _, x := range calls {
 		if x.err != nil || x.res.Trace == "" {
 			continue
@@ -605,10 +595,15 @@ func checkAudit(rep *Report, calls []call, events []Event, path string) {
 		if have[x.res.Trace] {
 			continue
 		}
-		lost := false
-		for _, k := range kills {
-			if !x.end.After(k) && k.Sub(x.end) <= KillRowWindow {
-				lost = true
+		// The process that answered owed the row. If the next stop of the
+		// proxy after the answer was a SIGKILL, the row died with that
+		// process (the recorder writes behind the answer); after a
+		// graceful restart, or the final graceful stop, it must be there.
+		lost, next := false, "none before the final stop"
+		for _, e := range stops {
+			if e.Start.After(x.end) {
+				lost, next = e.Kind == "proxy-kill", e.Kind+" at "+e.Start.Format("15:04:05.000")
+				break
 			}
 		}
 		if lost {
@@ -617,7 +612,8 @@ func checkAudit(rep *Report, calls []call, events []Event, path string) {
 		}
 		rep.RowsMissing++
 		if rep.RowsMissing <= 3 {
-			rep.Examples = append(rep.Examples, fmt.Sprintf("row missing: trace %s, answered %s", x.res.Trace, x.end.Format("15:04:05.000")))
+			rep.Examples = append(rep.Examples, fmt.Sprintf("row missing: trace %s, answered %s, next stop of the proxy: %s",
+				x.res.Trace, x.end.Format("15:04:05.000"), next))
 		}
 	}
 }
