@@ -213,13 +213,13 @@ var table = []Mutant{
 		Kill:       goTest("./proxy", "^TestPausedProjectShowsAsPaused$")},
 	{Name: "audit-batch-drops-rows", PatchFile: "67-audit-batch-drops-rows.patch",
 		Regression: "the audit writer stores only the first row of each batch and counts the rest as written: one row per request at idle, rows silently missing under load.",
-		Kill:       Check{Kind: GoTest, Pkg: "./proxy/audit", Run: "TestRecorderWritesABurstInFewCommitsAndKeepsEveryRowInOrder"}},
-	{Name: "batch-shares-one-row-timeout", PatchFile: "69-batch-shares-one-row-timeout.patch",
-		Regression: "a batch of audit rows gets the write timeout of one row, so under load a slow commit loses the whole batch (seen: every row of 200 requests in flight, under race).",
-		Kill:       Check{Kind: GoTest, Pkg: "./proxy/audit", Run: "TestRecorderBatchGetsTheWriteTimeoutOfEachOfItsRows"}},
+		Kill:       goTest("./proxy/audit", "^TestRecorderWritesABurstInFewCommitsAndKeepsEveryRowInOrder$")},
 	{Name: "pprof-on-every-interface", PatchFile: "68-pprof-on-every-interface.patch",
 		Regression: "mcplocal serve --pprof :6060 serves the process's memory and stacks on every interface instead of refusing a non-loopback address.",
-		Kill:       Check{Kind: GoTest, Pkg: "./proxy/profiling", Run: "TestCheckLoopbackRefusesEveryNonLoopbackHost"}},
+		Kill:       goTest("./proxy/profiling", "^TestCheckLoopbackRefusesEveryNonLoopbackHost$")},
+	{Name: "batch-shares-one-row-timeout", PatchFile: "69-batch-shares-one-row-timeout.patch",
+		Regression: "a batch of audit rows gets the write timeout of one row, so under load a slow commit loses the whole batch (seen: every row of 200 requests in flight, under race).",
+		Kill:       goTest("./proxy/audit", "^TestRecorderBatchGetsTheWriteTimeoutOfEachOfItsRows$")},
 }
 
 // All returns every mutant with its patch, in patch order.
