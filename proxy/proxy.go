@@ -184,6 +184,10 @@ func (p *Proxy) Knobs() knobs.Values { return p.knobs }
 // Sessions is the proxy's session table (read it; do not change it).
 func (p *Proxy) Sessions() *session.Table { return p.sessions }
 
+// AuditStats are the audit writer's counters: rows written, dropped (queue
+// full) and failed since the proxy started.
+func (p *Proxy) AuditStats() audit.RecorderStats { return p.rec.Stats() }
+
 // FlushAudit waits until every audit row recorded so far is written.
 func (p *Proxy) FlushAudit(ctx context.Context) error { return p.rec.Flush(ctx) }
 

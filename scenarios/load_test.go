@@ -13,7 +13,6 @@ import (
 	fakellm "github.com/mcpchaos/mcpchaos/fakes/llm"
 	"github.com/mcpchaos/mcpchaos/proxy/audit"
 	"github.com/mcpchaos/mcpchaos/proxy/config"
-	"github.com/mcpchaos/mcpchaos/scenarios/catalogue"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
 	"github.com/mcpchaos/mcpchaos/scenarios/load"
 	"github.com/mcpchaos/mcpchaos/scenarios/soak"
@@ -31,9 +30,13 @@ const (
 	// out call waits for that mutex before it returns). The specs report
 	// the overshoot against it and hold inFlightTolerance.
 	inFlightTarget = 50 * time.Millisecond
-	// inFlightTolerance is what the specs hold today: the catalogue's
-	// tolerance for a race build on two loaded cores.
-	inFlightTolerance = catalogue.Tolerance
+	// inFlightTolerance is what the specs hold today, past the request's
+	// (or the stage's) budget. Measured at load average ~20 on 2 cores: the
+	// slowest of 200 answers that time out together left up to 0.30 s past
+	// the 1.5 s request deadline (race and non-race builds alike: answering
+	// 200 requests at once is CPU the loaded machine lends slowly), so the
+	// specs hold twice that.
+	inFlightTolerance = 2 * 300 * time.Millisecond
 )
 
 // fireTogether opens n sessions (untimed), then sends one tools/call on each
@@ -146,6 +149,12 @@ func boundsUnderLoad(target func() harness.Target) {
 // request (or starting the stage) and answering it.
 func rowDurations(ctx context.Context, env *harness.Env, res []load.Result, kind audit.Kind, stage string) []time.Duration {
 	GinkgoHelper()
+	if in, ok := env.Target.(*harness.InProcess); ok {
+		Expect(in.Proxy().FlushAudit(ctx)).To(Succeed())
+		st := in.Proxy().AuditStats()
+		AddReportEntry("audit writer", fmt.Sprintf("%+v", st))
+		Expect(st.Dropped+st.Failed).To(BeZero(), "the audit trail keeps every row under load: %+v", st)
+	}
 	out := make([]time.Duration, len(res))
 	for i, r := range res {
 		rows, err := env.Audit(ctx, r.Trace)

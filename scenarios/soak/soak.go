@@ -601,7 +601,9 @@ func checkAudit(rep *Report, calls []call, events []Event, path string) {
 		// graceful restart, or the final graceful stop, it must be there.
 		lost, next := false, "none before the final stop"
 		for _, e := range stops {
-			if e.Start.After(x.end) {
+			// An answer that left while a kill was under way came from
+			// the process being killed: a new one is up only at End.
+			if e.End.After(x.end) {
 				lost, next = e.Kind == "proxy-kill", e.Kind+" at "+e.Start.Format("15:04:05.000")
 				break
 			}
