@@ -20,8 +20,17 @@ var mcplocalPath, mcpctlPath string
 var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
 	dir, err := os.MkdirTemp("", "mcpchaos-bin-")
 	Expect(err).NotTo(HaveOccurred())
-	path, err := harness.BuildMcplocal(ctx, dir)
-	Expect(err).NotTo(HaveOccurred())
+	path := filepath.Join(dir, "mcplocal")
+	if prebuilt := os.Getenv("MCPCHAOS_MCPLOCAL"); prebuilt != "" {
+		// mcpchaos canary runs these specs against a proxy built elsewhere
+		// (the baseline's, while the clients here run on a candidate SDK).
+		b, err := os.ReadFile(prebuilt)
+		Expect(err).NotTo(HaveOccurred(), "MCPCHAOS_MCPLOCAL")
+		Expect(os.WriteFile(path, b, 0o755)).To(Succeed())
+	} else {
+		_, err = harness.BuildMcplocal(ctx, dir)
+		Expect(err).NotTo(HaveOccurred())
+	}
 	_, err = harness.BuildCommand(ctx, dir, "mcpctl")
 	Expect(err).NotTo(HaveOccurred())
 	return []byte(path)

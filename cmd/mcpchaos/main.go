@@ -58,6 +58,10 @@ Usage:
         N tools/calls over many sessions under seeded faults, restarts and
         kills: counts unanswered, late and lost requests and missing audit
         rows; exit 1 on any.
+  mcpchaos canary --sdk MODULE@VERSION|MODULE=DIR [--client-sdk ...] [--allow NAME=reason]
+        Run the suite on mcplocal and the clients built with a candidate SDK
+        and on the baseline (go.mod), side by side; exit 1 if anything that
+        passed on the baseline fails on the candidate.
   mcpchaos fake upstream docmost [--listen ADDR]
   mcpchaos fake llm --provider anthropic|openai [--listen ADDR] [--default STEP]
         Serve one fake on its own, for foreign proxies and manual runs;
@@ -89,6 +93,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runBench(ctx, args[1:], stdout, stderr)
 	case "soak":
 		return runSoak(ctx, args[1:], stdout, stderr)
+	case "canary":
+		return runCanary(ctx, args[1:], stdout, stderr)
 	}
 	fmt.Fprint(stderr, usage)
 	return fmt.Errorf("unknown command %q", args[0])

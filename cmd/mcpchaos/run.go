@@ -23,6 +23,7 @@ func runCatalogue(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	seed := fs.Uint64("seed", 0, "order scenarios by this seed (0: a random seed, printed)")
 	target := fs.String("target", "inprocess", "where the proxy under test runs: inprocess, or binary:PATH (a built mcplocal)")
 	reportDir := fs.String("report", "", "write DIR/junit.xml and DIR/report.html (waterfalls) after the run")
+	jsonPath := fs.String("json", "", "write every result, audit rows included, as JSON to FILE (what mcpchaos canary compares)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -85,6 +86,12 @@ func runCatalogue(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			return err // exit 2: the table above still stands
 		}
 		fmt.Fprintf(stderr, "report: %s, %s\n", filepath.Join(*reportDir, report.HTMLFile), filepath.Join(*reportDir, report.JUnitFile))
+	}
+	if *jsonPath != "" {
+		run := report.Run{Seed: *seed, Target: *target, Started: start, Duration: took, Tolerance: catalogue.Tolerance, Results: results}
+		if err := report.WriteJSON(*jsonPath, run); err != nil {
+			return err
+		}
 	}
 	if failed > 0 {
 		return exitError(1)

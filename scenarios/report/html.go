@@ -115,6 +115,61 @@ var pageTemplate = template.Must(template.New("report").Parse(`<!DOCTYPE html>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{{.Title}}</title>
 <style>
+{{template "style"}}
+</style>
+</head>
+<body>
+<header class="{{.Status}}">
+<h1>mcpchaos run</h1>
+<div class="counts"><b>{{.Counts.Total}}</b> scenarios: <b>{{.Counts.Passed}}</b> passed, <b>{{.Counts.Failed}}</b> failed, <b>{{.Counts.NotApplicable}}</b> not applicable</div>
+<dl>
+<dt>seed</dt><dd class="mono">{{.Seed}}</dd>
+<dt>target</dt><dd class="mono">{{.Target}}</dd>
+<dt>started</dt><dd>{{.Started}}</dd>
+<dt>duration</dt><dd>{{.Duration}} (tolerance {{.Tolerance}} beyond each budget)</dd>
+<dt>replay</dt><dd><code class="replay">{{.Replay}}</code></dd>
+</dl>
+</header>
+
+<table class="summary">
+<thead><tr><th>#</th><th>fault</th><th>params</th><th>operation</th><th>budget</th><th>observed</th><th>verdict</th><th>trace</th></tr></thead>
+<tbody>
+{{- range .Scenarios}}
+<tr><td class="num"><a href="#{{.Anchor}}">{{.Index}}</a></td><td>{{.Fault}}</td><td class="mono">{{.Params}}</td><td>{{.Operation}}</td><td class="num">{{.Budget}}</td><td class="num">{{.Observed}}</td><td><span class="verdict {{.VerdictClass}}">{{.Verdict}}</span></td><td class="mono">{{if .Trace}}{{.Trace}}{{else}}-{{end}}</td></tr>
+{{- end}}
+</tbody>
+</table>
+{{range .Scenarios}}
+<section class="scenario {{.VerdictClass}}" id="{{.Anchor}}">
+<h2>{{.Index}}. <span class="verdict {{.VerdictClass}}">{{.Verdict}}</span> {{.Name}}</h2>
+<p class="facts"><span>promise: {{.Promise}}</span><span>fault: {{.Fault}} <span class="mono">{{.Params}}</span></span><span>budget {{.Budget}}</span><span>observed {{.Observed}}</span><span>trace <span class="mono">{{if .Trace}}{{.Trace}}{{else}}-{{end}}</span></span>{{if .Labels}}<span>labels: {{.Labels}}</span>{{end}}</p>
+{{- if .NotApplicable}}
+<div class="reason na">not applicable: {{.NotApplicable}}</div>
+{{- else if .Reason}}
+<div class="reason">{{.Reason}}</div>
+{{- end}}
+{{- if .Err}}
+<div class="reason">error: {{.Err}}</div>
+{{- end}}
+{{- range .Broken}}
+<div class="reason">broken: {{.}}</div>
+{{- end}}
+{{- if .NotApplicable}}
+{{- else if .Waterfall}}
+{{- template "waterfall" .Waterfall}}
+{{- else}}
+<p class="empty">{{if .Trace}}no audit rows for trace <span class="mono">{{.Trace}}</span>{{else}}no audit rows (no trace code){{end}}</p>
+{{- end}}
+{{- if .Answer}}
+<details><summary>answer{{if .IsError}} (isError){{end}}{{if .AnswerCut}}, cut{{end}}</summary>
+<pre>{{.Answer}}</pre>
+</details>
+{{- end}}
+</section>
+{{end}}
+</body>
+</html>
+{{define "style"}}
 :root { --ok:#2f9e5b; --error:#d64541; --timeout:#e8891c; --refused:#8e44ad; --cancelled:#8a949c; --other:#4a78c2; --degraded:#b8860b;
   --fg:#1d232a; --muted:#5f6b76; --line:#d9dee3; --band:#f4f6f8; }
 * { box-sizing: border-box; }
@@ -174,59 +229,7 @@ svg.waterfall .budget { stroke: var(--error); stroke-width: 1.5; stroke-dasharra
 svg.waterfall text.budget-label { fill: var(--error); font-size: 11px; }
 svg.waterfall g.span:hover .band, svg.waterfall g.span:hover .hover { fill: #e6ecf2; }
 svg.waterfall .hover { fill: transparent; }
-</style>
-</head>
-<body>
-<header class="{{.Status}}">
-<h1>mcpchaos run</h1>
-<div class="counts"><b>{{.Counts.Total}}</b> scenarios: <b>{{.Counts.Passed}}</b> passed, <b>{{.Counts.Failed}}</b> failed, <b>{{.Counts.NotApplicable}}</b> not applicable</div>
-<dl>
-<dt>seed</dt><dd class="mono">{{.Seed}}</dd>
-<dt>target</dt><dd class="mono">{{.Target}}</dd>
-<dt>started</dt><dd>{{.Started}}</dd>
-<dt>duration</dt><dd>{{.Duration}} (tolerance {{.Tolerance}} beyond each budget)</dd>
-<dt>replay</dt><dd><code class="replay">{{.Replay}}</code></dd>
-</dl>
-</header>
-
-<table class="summary">
-<thead><tr><th>#</th><th>fault</th><th>params</th><th>operation</th><th>budget</th><th>observed</th><th>verdict</th><th>trace</th></tr></thead>
-<tbody>
-{{- range .Scenarios}}
-<tr><td class="num"><a href="#{{.Anchor}}">{{.Index}}</a></td><td>{{.Fault}}</td><td class="mono">{{.Params}}</td><td>{{.Operation}}</td><td class="num">{{.Budget}}</td><td class="num">{{.Observed}}</td><td><span class="verdict {{.VerdictClass}}">{{.Verdict}}</span></td><td class="mono">{{if .Trace}}{{.Trace}}{{else}}-{{end}}</td></tr>
-{{- end}}
-</tbody>
-</table>
-{{range .Scenarios}}
-<section class="scenario {{.VerdictClass}}" id="{{.Anchor}}">
-<h2>{{.Index}}. <span class="verdict {{.VerdictClass}}">{{.Verdict}}</span> {{.Name}}</h2>
-<p class="facts"><span>promise: {{.Promise}}</span><span>fault: {{.Fault}} <span class="mono">{{.Params}}</span></span><span>budget {{.Budget}}</span><span>observed {{.Observed}}</span><span>trace <span class="mono">{{if .Trace}}{{.Trace}}{{else}}-{{end}}</span></span>{{if .Labels}}<span>labels: {{.Labels}}</span>{{end}}</p>
-{{- if .NotApplicable}}
-<div class="reason na">not applicable: {{.NotApplicable}}</div>
-{{- else if .Reason}}
-<div class="reason">{{.Reason}}</div>
-{{- end}}
-{{- if .Err}}
-<div class="reason">error: {{.Err}}</div>
-{{- end}}
-{{- range .Broken}}
-<div class="reason">broken: {{.}}</div>
-{{- end}}
-{{- if .NotApplicable}}
-{{- else if .Waterfall}}
-{{- template "waterfall" .Waterfall}}
-{{- else}}
-<p class="empty">{{if .Trace}}no audit rows for trace <span class="mono">{{.Trace}}</span>{{else}}no audit rows (no trace code){{end}}</p>
-{{- end}}
-{{- if .Answer}}
-<details><summary>answer{{if .IsError}} (isError){{end}}{{if .AnswerCut}}, cut{{end}}</summary>
-<pre>{{.Answer}}</pre>
-</details>
-{{- end}}
-</section>
 {{end}}
-</body>
-</html>
 {{define "waterfall"}}
 <p class="caption">{{.Caption}}</p>
 <svg class="waterfall" xmlns="http://www.w3.org/2000/svg" viewBox="{{.ViewBox}}" width="{{.Width}}" height="{{.Height}}" role="img" aria-label="{{.Aria}}">

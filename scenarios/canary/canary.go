@@ -1,0 +1,443 @@
+package canary
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/onsi/ginkgo/v2/types"
+
+	"github.com/mcpchaos/mcpchaos/scenarios/report"
+)
+
+// DefaultSpecs is the Ginkgo label filter of the specs the canary runs
+// besides the catalogue: the stale-session, restart and adoption specs with
+// every client, and the conformance run, as they exist. The catalogue's own
+// specs are left out (the catalogue runs directly); so are the container and
+// foreign-proxy specs, which test other targets.
+const DefaultSpecs = "(sessions || restart || adoption || conformance || clients) && !catalogue && !container && !foreign"
+
+// Options configures one canary run.
+type Options struct {
+	// SDK switches the proxy and the clients (the whole module).
+	SDK []Switch
+	// ClientSDK also switches the harness's clients; the proxy keeps SDK (or
+	// the baseline).
+	ClientSDK []Switch
+	// Label restricts the catalogue to scenarios with this label ("" all).
+	Label string
+	// Specs is the Ginkgo label filter of the specs run besides the catalogue
+	// ("" runs none).
+	Specs string
+	// Seed orders the catalogue the same way on both sides.
+	Seed uint64
+	// Tolerance: a row is slower when the candidate takes longer than the
+	// baseline by more.
+	Tolerance time.Duration
+	// Allow maps row names to the reason their change is accepted.
+	Allow map[string]string
+	// Dir is inside the module under test (default ".").
+	Dir string
+	// WorkDir keeps each side's outputs and logs (default: a temp dir,
+	// removed afterwards).
+	WorkDir string
+	// Timeout bounds each build step and each suite run.
+	Timeout time.Duration
+	// Progress gets a line per step, and the suite's own progress lines.
+	Progress io.Writer
+}
+
+// Result is a canary run's outcome.
+type Result struct {
+	Comparison report.Comparison
+	// Build is set when the candidate does not build.
+	Build *BuildError
+	// Regressions are the rows that passed on the baseline and do not on
+	// the candidate (none allowed).
+	Regressions []report.ComparedRow
+}
+
+// side is one side of the comparison, built.
+type side struct {
+	name     string
+	mcplocal string // the proxy under test
+	mcpchaos string // the harness: its clients are built with this side's SDK
+	harness  string // the module dir the Ginkgo specs run in (their clients)
+	env      []string
+}
+
+// Run builds the baseline and the candidate, runs the suite on each, one
+// after the other, and compares them. An error means the canary itself
+// could not run (the baseline does not build, a copy failed); a candidate
+// that does not build is a Result.
+func Run(ctx context.Context, o Options) (*Result, error) {
+	if o.Dir == "" {
+		o.Dir = "."
+	}
+	if len(o.SDK)+len(o.ClientSDK) == 0 {
+		return nil, errors.New("no candidate: give at least one --sdk or --client-sdk")
+	}
+	p := &progress{w: o.Progress}
+	defer p.close()
+	start := time.Now()
+	m, err := findModule(ctx, o.Dir)
+	if err != nil {
+		return nil, err
+	}
+	work := o.WorkDir
+	if work == "" {
+		if work, err = os.MkdirTemp("", "mcpchaos-canary-run-"); err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(work)
+	}
+	candName := Describe(o.SDK)
+	if len(o.ClientSDK) > 0 {
+		candName = "proxy: " + candName + "; clients: " + Describe(append(append([]Switch{}, o.SDK...), o.ClientSDK...))
+	}
+	res := &Result{Comparison: report.Comparison{Baseline: Describe(nil), Candidate: candName, Seed: o.Seed, Started: start, Tolerance: o.Tolerance}}
+
+	p.printf("canary: building the baseline (go.mod) from %s\n", m.root)
+	base, err := buildSide(ctx, m, "baseline", nil, nil, filepath.Join(work, "baseline"), o, p)
+	if err != nil {
+		return nil, fmt.Errorf("the baseline does not build, so there is nothing to compare against: %w", err)
+	}
+	p.printf("canary: building the candidate: %s\n", candName)
+	var releases []func()
+	defer func() {
+		for _, r := range releases {
+			r()
+		}
+	}()
+	cand, err := buildCandidate(ctx, m, base, filepath.Join(work, "candidate"), o, p, &releases)
+	var be *BuildError
+	switch {
+	case errors.As(err, &be):
+		res.Build = be
+		res.Comparison.CandidateBuild = be.Step + " failed:\n" + be.FirstLines()
+		res.Comparison.Duration = time.Since(start)
+		res.Comparison.Failed = true
+		res.Comparison.Verdict = "the candidate does not build"
+		return res, nil
+	case err != nil:
+		return nil, err
+	}
+
+	baseRecs := runSuite(ctx, base, filepath.Join(work, "baseline"), o, p)
+	candRecs := runSuite(ctx, cand, filepath.Join(work, "candidate"), o, p)
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	rows := Compare(baseRecs, candRecs, o.Tolerance, o.Allow)
+	res.Regressions = Regressions(rows)
+	c := &res.Comparison
+	c.Rows, c.Duration = rows, time.Since(start)
+	c.Failed = len(res.Regressions) > 0
+	c.Verdict = verdictLine(rows, res.Regressions)
+	return res, nil
+}
+
+// verdictLine sums the comparison up in one line.
+func verdictLine(rows, regressions []report.ComparedRow) string {
+	changed, allowed := 0, 0
+	for _, r := range rows {
+		if r.Change != "" {
+			changed++
+		}
+		if r.Allowed != "" {
+			allowed++
+		}
+	}
+	switch {
+	case len(regressions) > 0:
+		return fmt.Sprintf("FAIL: %d of %d rows passed on the baseline and do not on the candidate (%d changed, %d allowed)", len(regressions), len(rows), changed, allowed)
+	case changed == 0:
+		return fmt.Sprintf("no change: %d rows, same verdicts, none slower beyond the tolerance", len(rows))
+	}
+	return fmt.Sprintf("ok: %d rows, %d changed, none newly failing (%d allowed)", len(rows), changed, allowed)
+}
+
+// goflags are the flags every build in a copy runs with: -mod=mod lets a
+// switched go.mod pull in what the candidate needs.
+func copyEnv(m *module) []string {
+	flags := strings.TrimSpace(os.Getenv("GOFLAGS"))
+	return append(append([]string{}, m.env...), "GOFLAGS="+strings.TrimSpace(flags+" -mod=mod"))
+}
+
+// buildSide builds cmd/mcplocal and cmd/mcpchaos of the module in dir (the
+// work tree itself for the baseline) into out.
+func buildSide(ctx context.Context, m *module, name string, dir *string, env []string, out string, o Options, p *progress) (*side, error) {
+	src := m.root
+	if dir != nil {
+		src = *dir
+	}
+	if env == nil {
+		env = m.env
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return nil, err
+	}
+	s := &side{name: name, mcplocal: filepath.Join(out, "mcplocal"), mcpchaos: filepath.Join(out, "mcpchaos"), harness: src, env: env}
+	for _, args := range [][]string{
+		{"go", "build", "-o", out + string(filepath.Separator), "./cmd/mcplocal", "./cmd/mcpchaos"},
+	} {
+		r := runCmd(ctx, src, env, o.Timeout, p.log(out), args...)
+		if r.err != nil && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if r.failed() {
+			return nil, &BuildError{Step: strings.Join(args, " "), Output: r.out}
+		}
+		p.printf("canary: %s built (%v)\n", name, r.took.Round(100*time.Millisecond))
+	}
+	return s, nil
+}
+
+// copyWith copies the module into a slot and makes the switches there.
+func copyWith(ctx context.Context, m *module, sw []Switch, o Options, p *progress, releases *[]func()) (string, []string, error) {
+	slot, release, err := claimSlot()
+	if err != nil {
+		return "", nil, err
+	}
+	*releases = append(*releases, release)
+	dir := filepath.Join(slot, "src")
+	if err := m.copyTo(dir); err != nil {
+		return "", nil, fmt.Errorf("copying the module: %w", err)
+	}
+	env := copyEnv(m)
+	p.printf("canary: %s: %s\n", dir, Describe(sw))
+	if err := apply(ctx, dir, env, sw); err != nil {
+		return "", nil, err
+	}
+	return dir, env, nil
+}
+
+// buildCandidate builds the proxy with SDK (or reuses the baseline's when
+// there is none) and the harness with SDK + ClientSDK.
+func buildCandidate(ctx context.Context, m *module, base *side, out string, o Options, p *progress, releases *[]func()) (*side, error) {
+	var proxy *side
+	if len(o.SDK) > 0 {
+		dir, env, err := copyWith(ctx, m, o.SDK, o, p, releases)
+		if err != nil {
+			return nil, err
+		}
+		if proxy, err = buildSide(ctx, m, "candidate", &dir, env, out, o, p); err != nil {
+			return nil, err
+		}
+		if len(o.ClientSDK) == 0 {
+			return proxy, nil
+		}
+	}
+	dir, env, err := copyWith(ctx, m, append(append([]Switch{}, o.SDK...), o.ClientSDK...), o, p, releases)
+	if err != nil {
+		return nil, err
+	}
+	clients, err := buildSide(ctx, m, "candidate clients", &dir, env, filepath.Join(out, "clients"), o, p)
+	if err != nil {
+		return nil, err
+	}
+	clients.mcplocal = base.mcplocal // the proxy stays on the baseline ...
+	if proxy != nil {
+		clients.mcplocal = proxy.mcplocal // ... or on SDK
+	}
+	return clients, nil
+}
+
+// runSuite runs the catalogue and the Ginkgo specs on one side.
+func runSuite(ctx context.Context, s *side, out string, o Options, p *progress) []report.Record {
+	recs := runCatalogue(ctx, s, out, o, p)
+	if o.Specs != "" && ctx.Err() == nil {
+		recs = append(recs, runGinkgo(ctx, s, out, o, p)...)
+	}
+	return recs
+}
+
+// runCatalogue is `mcpchaos run --target binary:MCPLOCAL --json` with the
+// side's harness: the whole catalogue (or one label), as it is in the tree.
+func runCatalogue(ctx context.Context, s *side, out string, o Options, p *progress) []report.Record {
+	path := filepath.Join(out, "catalogue.json")
+	_ = os.Remove(path)
+	args := []string{s.mcpchaos, "run", "--target", "binary:" + s.mcplocal, "--seed", fmt.Sprint(o.Seed), "--json", path}
+	if o.Label != "" {
+		args = append(args, "--label", o.Label)
+	}
+	p.printf("canary: %s: the catalogue%s\n", s.name, map[bool]string{true: " (label " + o.Label + ")", false: ""}[o.Label != ""])
+	r := runCmd(ctx, s.harness, s.env, o.Timeout, p.prefixed(s.name, out), args...)
+	f, err := os.Open(path)
+	if err == nil {
+		defer f.Close()
+		recs, err := report.ReadJSON(f)
+		if err == nil {
+			return recs
+		}
+	}
+	return []report.Record{{Name: "the catalogue run", Source: "catalogue", Verdict: "FAIL",
+		Reason: fmt.Sprintf("mcpchaos run wrote no results (exit %d): %v\n%s", r.exit, err, lastLines(r.out, compilerLines))}}
+}
+
+// runGinkgo runs the scenarios suite's specs matching o.Specs in the side's
+// harness module, binary target on the side's mcplocal (MCPCHAOS_MCPLOCAL),
+// and reads Ginkgo's JSON report.
+func runGinkgo(ctx context.Context, s *side, out string, o Options, p *progress) []report.Record {
+	abs, err := filepath.Abs(out)
+	if err != nil {
+		abs = out
+	}
+	path := filepath.Join(abs, "ginkgo.json")
+	_ = os.Remove(path)
+	env := append(append([]string{}, s.env...), "MCPCHAOS_MCPLOCAL="+s.mcplocal)
+	args := []string{"go", "run", "github.com/onsi/ginkgo/v2/ginkgo", "--no-color", "--succinct",
+		"--label-filter=" + o.Specs, "--seed=" + fmt.Sprint(o.Seed), "--json-report=ginkgo.json", "--output-dir=" + abs, "./scenarios"}
+	p.printf("canary: %s: Ginkgo specs %q\n", s.name, o.Specs)
+	r := runCmd(ctx, s.harness, env, o.Timeout, p.prefixed(s.name, out), args...)
+	b, err := os.ReadFile(path)
+	if err == nil {
+		recs, perr := GinkgoRecords(b)
+		if perr == nil {
+			return recs
+		}
+		err = perr
+	}
+	return []report.Record{{Name: "the Ginkgo specs " + o.Specs, Source: "ginkgo", Verdict: "FAIL",
+		Reason: fmt.Sprintf("ginkgo wrote no report (exit %d): %v\n%s", r.exit, err, lastLines(r.out, compilerLines))}}
+}
+
+// GinkgoRecords turns a Ginkgo JSON report into records: one per spec that
+// ran (skipped and pending ones are left out), plus any failed suite-level
+// node (a failed BeforeSuite fails every spec it skipped).
+func GinkgoRecords(b []byte) ([]report.Record, error) {
+	var reports []types.Report
+	if err := json.Unmarshal(b, &reports); err != nil {
+		return nil, fmt.Errorf("ginkgo report: %w", err)
+	}
+	var out []report.Record
+	for _, rep := range reports {
+		for _, sr := range rep.SpecReports {
+			if sr.State.Is(types.SpecStateSkipped | types.SpecStatePending) {
+				continue
+			}
+			isSpec := sr.LeafNodeType.Is(types.NodeTypeIt)
+			if !isSpec && !sr.State.Is(types.SpecStateFailureStates) {
+				continue
+			}
+			name := strings.TrimSpace(strings.Join(append(append([]string{}, sr.ContainerHierarchyTexts...), sr.LeafNodeText), " "))
+			if !isSpec {
+				name = sr.LeafNodeType.String()
+			}
+			rec := report.Record{Name: name, Source: "ginkgo", Verdict: "PASS", Latency: sr.RunTime, Labels: sr.Labels()}
+			if sr.State.Is(types.SpecStateFailureStates) {
+				rec.Verdict = "FAIL"
+				rec.Reason = strings.TrimSpace(sr.State.String() + ": " + sr.Failure.Message)
+			}
+			out = append(out, rec)
+		}
+	}
+	return out, nil
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
+
+// progress writes the canary's progress lines and keeps each side's full
+// log (DIR/canary.log); safe for concurrent use. close closes the logs.
+type progress struct {
+	mu   sync.Mutex
+	w    io.Writer
+	logs map[string]*os.File
+}
+
+func (p *progress) printf(format string, a ...any) {
+	if p.w == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	fmt.Fprintf(p.w, format, a...)
+}
+
+// log is the full log of the commands run for the side whose outputs go to
+// dir; nil if it cannot be opened (the run goes on without it).
+func (p *progress) log(dir string) io.Writer {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if f, ok := p.logs[dir]; ok {
+		return f
+	}
+	f, err := os.OpenFile(filepath.Join(dir, "canary.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil
+	}
+	if p.logs == nil {
+		p.logs = map[string]*os.File{}
+	}
+	p.logs[dir] = f
+	return f
+}
+
+func (p *progress) close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, f := range p.logs {
+		_ = f.Close()
+	}
+	p.logs = nil
+}
+
+// prefixed copies a suite's output to the side's log, and its progress
+// lines (one per scenario or spec) to the progress writer, prefixed with
+// the side's name.
+func (p *progress) prefixed(name, dir string) io.Writer {
+	return &lineSink{log: p.log(dir), line: func(l string) {
+		if isProgressLine(l) {
+			p.printf("  [%s] %s\n", name, strings.TrimSpace(l))
+		}
+	}}
+}
+
+// isProgressLine picks the lines worth showing while a suite runs:
+// mcpchaos run's "[ 3/50] name PASS 12ms" and Ginkgo's summary lines.
+func isProgressLine(l string) bool {
+	t := strings.TrimSpace(l)
+	return strings.HasPrefix(t, "[") && strings.Contains(t, "/") && (strings.Contains(t, "PASS") || strings.Contains(t, "FAIL") || strings.Contains(t, "N/A")) ||
+		strings.HasPrefix(t, "Ran ") || strings.HasPrefix(t, "mcpchaos run:") || strings.HasPrefix(t, "[FAIL]") || strings.HasPrefix(t, "Running Suite")
+}
+
+// lineSink splits what is written to it into lines: each goes to log and
+// to line. A last line without a newline is kept until the next write.
+type lineSink struct {
+	mu      sync.Mutex
+	log     io.Writer
+	line    func(string)
+	partial []byte
+}
+
+func (s *lineSink) Write(b []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.log != nil {
+		_, _ = s.log.Write(b)
+	}
+	s.partial = append(s.partial, b...)
+	for {
+		i := bytes.IndexByte(s.partial, '\n')
+		if i < 0 {
+			break
+		}
+		s.line(string(s.partial[:i]))
+		s.partial = s.partial[i+1:]
+	}
+	if len(s.partial) > 64<<10 { // a runaway line: show nothing of it
+		s.partial = s.partial[:0]
+	}
+	return len(b), nil
+}

@@ -1,0 +1,116 @@
+package canary
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/mcpchaos/mcpchaos/scenarios/report"
+)
+
+// The changes a row can show.
+const (
+	NewlyFailing = "NEWLY FAILING" // passed on the baseline, fails on the candidate
+	Vanished     = "NO RESULT"     // passed on the baseline, no result on the candidate
+	NewlyPassing = "newly passing" // failed on the baseline, passes on the candidate
+	Slower       = "slower"        // same verdict, slower by more than the tolerance
+	OnlyBaseline = "baseline only" // did not pass on the baseline, absent on the candidate
+	OnlyCand     = "candidate only"
+)
+
+// Compare lines up the records of the two sides by source and name, in the
+// baseline's order (candidate-only rows last), and marks what changed. A
+// row that passed on the baseline and does not pass on the candidate (a
+// failure, not applicable, or no result at all) is a regression unless
+// allow names it; allow maps a row name to the reason the change is
+// accepted. tolerance bounds how much slower a row may get unflagged.
+func Compare(base, cand []report.Record, tolerance time.Duration, allow map[string]string) []report.ComparedRow {
+	key := func(r report.Record) string { return r.Source + "\x00" + r.Name }
+	candBy := map[string]*report.Record{}
+	for i := range cand {
+		candBy[key(cand[i])] = &cand[i]
+	}
+	seen := map[string]bool{}
+	var rows []report.ComparedRow
+	for i := range base {
+		b := &base[i]
+		k := key(*b)
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		rows = append(rows, compareOne(b.Name, b.Source, b, candBy[k], tolerance, allow))
+	}
+	for i := range cand {
+		c := &cand[i]
+		if k := key(*c); !seen[k] {
+			seen[k] = true
+			rows = append(rows, compareOne(c.Name, c.Source, nil, c, tolerance, allow))
+		}
+	}
+	return rows
+}
+
+func compareOne(name, source string, b, c *report.Record, tolerance time.Duration, allow map[string]string) report.ComparedRow {
+	row := report.ComparedRow{Name: name, Source: source, Base: b, Cand: c}
+	switch {
+	case b == nil:
+		row.Change = OnlyCand
+	case b.Passed() && c == nil:
+		row.Change, row.Regression = Vanished, true
+	case c == nil:
+		row.Change = OnlyBaseline
+	case b.Passed() && !c.Passed():
+		row.Change, row.Regression = NewlyFailing, true
+	case !b.Passed() && c.Passed() && b.Verdict != "N/A":
+		row.Change = NewlyPassing
+	case b.Verdict == c.Verdict && c.Latency-b.Latency > tolerance:
+		row.Change = fmt.Sprintf("%s by %v", Slower, (c.Latency - b.Latency).Round(time.Millisecond))
+	}
+	if reason, ok := allow[name]; ok && row.Change != "" {
+		row.Allowed, row.Regression = reason, false
+	}
+	return row
+}
+
+// Regressions are the rows that make the canary fail.
+func Regressions(rows []report.ComparedRow) []report.ComparedRow {
+	var out []report.ComparedRow
+	for _, r := range rows {
+		if r.Regression {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// UnusedAllows lists the --allow names that matched no changed row: a typo,
+// or a change that went away.
+func UnusedAllows(rows []report.ComparedRow, allow map[string]string) []string {
+	used := map[string]bool{}
+	for _, r := range rows {
+		if r.Allowed != "" {
+			used[r.Name] = true
+		}
+	}
+	var out []string
+	for n := range allow {
+		if !used[n] {
+			out = append(out, n)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// ParseAllow reads NAME=reason. The reason is required: an accepted change
+// is recorded with why.
+func ParseAllow(s string) (name, reason string, err error) {
+	name, reason, ok := strings.Cut(s, "=")
+	name, reason = strings.TrimSpace(name), strings.TrimSpace(reason)
+	if !ok || name == "" || reason == "" {
+		return "", "", fmt.Errorf("--allow %q: want NAME=reason (the row's scenario name as the table prints it, and why the change is accepted)", s)
+	}
+	return name, reason, nil
+}
