@@ -83,3 +83,22 @@ bench:
 
 clean:
 	rm -rf bin $(REPORTS)
+
+# The SDK-upgrade canary (docs/canary.md): the suite on mcplocal and the
+# clients built with a candidate SDK and on go.mod's versions, side by side.
+#   make canary SDK=github.com/modelcontextprotocol/go-sdk@v1.7.0
+#   make canary SDK="github.com/modelcontextprotocol/go-sdk=/path/to/checkout github.com/mark3labs/mcp-go@v1.2.0"
+#   make canary CLIENT_SDK=github.com/mark3labs/mcp-go@v1.2.0   (the proxy stays on go.mod's)
+#   make canary SDK=... CANARY_FLAGS='--allow "NAME=reason" --label restart'
+# Exit 1 when anything that passed on the baseline fails on the candidate.
+.PHONY: canary canary-selftest
+canary:
+	@test -n "$(SDK)$(CLIENT_SDK)" || { echo 'make canary: give SDK=MODULE@VERSION (or MODULE=/path), and/or CLIENT_SDK=...'; exit 2; }
+	$(GO) run ./cmd/mcpchaos canary $(foreach s,$(SDK),--sdk $(s)) $(foreach s,$(CLIENT_SDK),--client-sdk $(s)) \
+		--report $(REPORTS)/canary $(CANARY_FLAGS)
+
+# The canary's own proof (minutes): a go-sdk copy with the unknown-session
+# 404 patched away must fail the restart scenarios; an unpatched copy must
+# change nothing. CI calls it from .ci/run.
+canary-selftest:
+	$(GO) test -tags canaryselftest -count=1 -timeout 40m -run '^TestCanarySelftest' -v ./cmd/mcpchaos

@@ -59,7 +59,7 @@ func runCanary(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.Var(&clients, "client-sdk", "MODULE@VERSION or MODULE=DIR: switch only the harness's clients (repeatable)")
 	fs.Var(&allows, "allow", "NAME=reason: accept a change of the row NAME, recording why (repeatable)")
 	label := fs.String("label", "", "run only catalogue scenarios with this label")
-	specs := fs.String("specs", canary.DefaultSpecs, "Ginkgo label filter of the specs run besides the catalogue (\"\" runs none)")
+	specs := fs.String("specs", canary.DefaultSpecs, "Ginkgo label filter of the specs run besides the catalogue (\"\" runs none); container and foreign specs are always left out")
 	seed := fs.Uint64("seed", 0, "order the catalogue by this seed on both sides (0: random, printed)")
 	tolerance := fs.Duration("tolerance", catalogue.Tolerance, "flag a row as slower when the candidate takes longer than the baseline by more than this")
 	reportDir := fs.String("report", "", "write DIR/canary-junit.xml and DIR/canary.html (both waterfalls side by side for a changed row)")

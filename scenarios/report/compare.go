@@ -152,8 +152,8 @@ type cmpPage struct {
 
 type cmpRow struct {
 	Anchor, Name, Source, Base, Cand, BaseClass, CandClass, Change, Allowed string
-	Regression                                                                bool
-	BaseSide, CandSide                                                        *cmpSide
+	Regression                                                              bool
+	BaseSide, CandSide                                                      *cmpSide
 }
 
 type cmpSide struct {
