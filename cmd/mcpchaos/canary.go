@@ -119,15 +119,14 @@ func runCanary(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return fmt.Errorf("canary: %w", err)
 	}
 	c := res.Comparison
+	printComparison(stdout, c)
 	if res.Build != nil {
-		fmt.Fprintf(stdout, "candidate %s does not build:\n%s\n", c.Candidate, c.CandidateBuild)
-	} else {
-		printComparison(stdout, c)
+		fmt.Fprintf(stdout, "the candidate (%s) does not build:\n%s\n", c.Candidate, c.CandidateBuild)
 	}
 	for _, n := range canary.UnusedAllows(c.Rows, o.Allow) {
 		fmt.Fprintf(stdout, "note: --allow %q matched no changed row\n", n)
 	}
-	fmt.Fprintf(stdout, "canary: %s (baseline %s, candidate %s, seed %d, %v)\n", c.Verdict, c.Baseline, c.Candidate, c.Seed, c.Duration.Round(time.Second))
+	fmt.Fprintf(stdout, "canary: %s (baseline %s; candidate %s; seed %d, %v)\n", c.Verdict, c.Baseline, c.Candidate, c.Seed, c.Duration.Round(time.Second))
 	if *reportDir != "" {
 		if err := report.WriteComparison(*reportDir, c); err != nil {
 			return err

@@ -131,27 +131,38 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	var be *BuildError
 	switch {
 	case errors.As(err, &be):
+		// A result: the baseline still runs, so the table shows what the
+		// candidate would have had to keep.
 		res.Build = be
 		res.Comparison.CandidateBuild = be.Step + " failed:\n" + be.FirstLines()
-		res.Comparison.Duration = time.Since(start)
-		res.Comparison.Failed = true
-		res.Comparison.Verdict = "the candidate does not build"
-		return res, nil
+		p.printf("canary: the candidate does not build:\n%s\n", be.FirstLines())
 	case err != nil:
 		return nil, err
 	}
 
 	baseRecs := runSuite(ctx, base, filepath.Join(work, "baseline"), o, p)
-	candRecs := runSuite(ctx, cand, filepath.Join(work, "candidate"), o, p)
+	var candRecs []report.Record
+	if cand != nil {
+		candRecs = runSuite(ctx, cand, filepath.Join(work, "candidate"), o, p)
+	}
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
 	rows := Compare(baseRecs, candRecs, o.Tolerance, o.Allow)
+	if res.Build != nil {
+		for i := range rows {
+			rows[i].Change = NotBuilt
+			rows[i].Regression = rows[i].Base.Passed() && rows[i].Allowed == ""
+		}
+	}
 	res.Regressions = Regressions(rows)
 	c := &res.Comparison
 	c.Rows, c.Duration = rows, time.Since(start)
-	c.Failed = len(res.Regressions) > 0
+	c.Failed = len(res.Regressions) > 0 || res.Build != nil
 	c.Verdict = verdictLine(rows, res.Regressions)
+	if res.Build != nil {
+		c.Verdict = fmt.Sprintf("FAIL: the candidate does not build (%s); %d of %d rows passed on the baseline", be.Step, len(res.Regressions), len(rows))
+	}
 	return res, nil
 }
 

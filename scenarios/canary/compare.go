@@ -17,6 +17,7 @@ const (
 	Slower       = "slower"        // same verdict, slower by more than the tolerance
 	OnlyBaseline = "baseline only" // did not pass on the baseline, absent on the candidate
 	OnlyCand     = "candidate only"
+	NotBuilt     = "NOT BUILT" // the candidate does not build
 )
 
 // Compare lines up the records of the two sides by source and name, in the

@@ -68,10 +68,11 @@ func (s Switch) commands() [][]string {
 	}
 }
 
-// Describe names a set of switches for reports ("baseline (go.mod)" when empty).
+// Describe names a set of switches for reports ("go.mod" when empty: the
+// versions the module pins).
 func Describe(sw []Switch) string {
 	if len(sw) == 0 {
-		return "baseline (go.mod)"
+		return "go.mod"
 	}
 	parts := make([]string, len(sw))
 	for i, s := range sw {

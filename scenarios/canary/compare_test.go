@@ -1,0 +1,121 @@
+package canary
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpchaos/mcpchaos/scenarios/report"
+)
+
+const tol = 300 * time.Millisecond
+
+func rec(name, verdict string, latency time.Duration) report.Record {
+	return report.Record{Name: name, Source: "catalogue", Verdict: verdict, Latency: latency}
+}
+
+func changeOf(t *testing.T, rows []report.ComparedRow, name string) report.ComparedRow {
+	t.Helper()
+	for _, r := range rows {
+		if r.Name == name {
+			return r
+		}
+	}
+	t.Fatalf("no row %q in %+v", name, rows)
+	return report.ComparedRow{}
+}
+
+// The canary's one job: a scenario that passed on the baseline and fails on
+// the candidate makes the run fail, and says so by name.
+func TestNewlyFailingIsARegression(t *testing.T) {
+	base := []report.Record{rec("proxy-restart × reconnect", "PASS", 9*time.Millisecond), rec("none × tools/list", "PASS", 2*time.Millisecond)}
+	cand := []report.Record{rec("proxy-restart × reconnect", "FAIL", time.Millisecond), rec("none × tools/list", "PASS", 3*time.Millisecond)}
+	rows := Compare(base, cand, tol, nil)
+	if r := changeOf(t, rows, "proxy-restart × reconnect"); r.Change != NewlyFailing || !r.Regression {
+		t.Errorf("PASS → FAIL: change %q, regression %v; want %q and a regression", r.Change, r.Regression, NewlyFailing)
+	}
+	if r := changeOf(t, rows, "none × tools/list"); r.Change != "" || r.Regression {
+		t.Errorf("PASS → PASS 1 ms slower: change %q, regression %v; want no change", r.Change, r.Regression)
+	}
+	regs := Regressions(rows)
+	if len(regs) != 1 || regs[0].Name != "proxy-restart × reconnect" {
+		t.Errorf("regressions %+v, want exactly the restart row", regs)
+	}
+	if v := verdictLine(rows, regs); !strings.HasPrefix(v, "FAIL") {
+		t.Errorf("verdict %q does not start with FAIL", v)
+	}
+}
+
+// A scenario the candidate's suite did not report at all (it crashed, or the
+// scenario is gone) cannot count as passing.
+func TestAMissingResultIsARegression(t *testing.T) {
+	rows := Compare([]report.Record{rec("a", "PASS", 0), rec("b", "FAIL", 0)}, nil, tol, nil)
+	if r := changeOf(t, rows, "a"); r.Change != Vanished || !r.Regression {
+		t.Errorf("PASS → nothing: %q regression=%v", r.Change, r.Regression)
+	}
+	if r := changeOf(t, rows, "b"); r.Regression {
+		t.Errorf("FAIL → nothing is not a regression: %+v", r)
+	}
+	rows = Compare([]report.Record{rec("a", "PASS", 0)}, []report.Record{rec("a", "N/A", 0)}, tol, nil)
+	if r := changeOf(t, rows, "a"); !r.Regression {
+		t.Errorf("PASS → N/A must count as not passing: %+v", r)
+	}
+}
+
+func TestNewlyPassingAndCandidateOnlyAreReportedNotFailed(t *testing.T) {
+	rows := Compare([]report.Record{rec("a", "FAIL", 0)}, []report.Record{rec("a", "PASS", 0), rec("new spec", "PASS", 0)}, tol, nil)
+	if r := changeOf(t, rows, "a"); r.Change != NewlyPassing || r.Regression {
+		t.Errorf("FAIL → PASS: %+v", r)
+	}
+	if r := changeOf(t, rows, "new spec"); r.Change != OnlyCand || r.Regression {
+		t.Errorf("candidate only: %+v", r)
+	}
+	if len(Regressions(rows)) != 0 {
+		t.Errorf("no regression expected: %+v", Regressions(rows))
+	}
+}
+
+// The latency column flags a row only beyond the stated tolerance: the noise
+// floor of two runs of the same build stays quiet.
+func TestSlowerOnlyBeyondTheTolerance(t *testing.T) {
+	base := []report.Record{rec("within", "PASS", 1500*time.Millisecond), rec("beyond", "PASS", 10*time.Millisecond), rec("faster", "PASS", time.Second)}
+	cand := []report.Record{rec("within", "PASS", 1500*time.Millisecond+tol), rec("beyond", "PASS", 10*time.Millisecond+tol+time.Millisecond), rec("faster", "PASS", 0)}
+	rows := Compare(base, cand, tol, nil)
+	if r := changeOf(t, rows, "within"); r.Change != "" {
+		t.Errorf("exactly the tolerance slower is noise, got %q", r.Change)
+	}
+	if r := changeOf(t, rows, "beyond"); !strings.HasPrefix(r.Change, Slower) || r.Regression {
+		t.Errorf("beyond the tolerance: change %q regression %v, want %q and no regression", r.Change, r.Regression, Slower)
+	}
+	if r := changeOf(t, rows, "faster"); r.Change != "" {
+		t.Errorf("faster is no change, got %q", r.Change)
+	}
+}
+
+// --allow NAME=reason turns a regression into an accepted, recorded change.
+func TestAllowRecordsAnAcceptedChange(t *testing.T) {
+	allow := map[string]string{"a": "go-sdk 1.9 answers 400 by design", "typo": "x"}
+	rows := Compare([]report.Record{rec("a", "PASS", 0)}, []report.Record{rec("a", "FAIL", 0)}, tol, allow)
+	r := changeOf(t, rows, "a")
+	if r.Regression || r.Allowed != allow["a"] || r.Change != NewlyFailing {
+		t.Errorf("allowed row: %+v", r)
+	}
+	if got := UnusedAllows(rows, allow); len(got) != 1 || got[0] != "typo" {
+		t.Errorf("unused allows %v, want [typo]", got)
+	}
+	if _, _, err := ParseAllow("name-without-reason"); err == nil {
+		t.Error("an --allow without a reason must be refused")
+	}
+	if n, why, err := ParseAllow("proxy-restart × reconnect after restart=known: go-sdk#715"); err != nil || n != "proxy-restart × reconnect after restart" || why != "known: go-sdk#715" {
+		t.Errorf("ParseAllow: %q %q %v", n, why, err)
+	}
+}
+
+// Rows with the same name from different sources are different rows.
+func TestRowsAreKeyedBySourceAndName(t *testing.T) {
+	g := report.Record{Name: "x", Source: "ginkgo", Verdict: "PASS"}
+	rows := Compare([]report.Record{rec("x", "PASS", 0), g}, []report.Record{rec("x", "PASS", 0), {Name: "x", Source: "ginkgo", Verdict: "FAIL"}}, tol, nil)
+	if len(rows) != 2 || len(Regressions(rows)) != 1 || Regressions(rows)[0].Source != "ginkgo" {
+		t.Errorf("rows %+v", rows)
+	}
+}

@@ -1,0 +1,56 @@
+package canary
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/onsi/ginkgo/v2/types"
+)
+
+// Ginkgo's JSON report becomes one record per spec that ran; skipped specs
+// are left out, and a failed BeforeSuite (which skips everything) is a
+// failed record of its own, never silence.
+func TestGinkgoRecords(t *testing.T) {
+	reports := []types.Report{{SpecReports: types.SpecReports{
+		{LeafNodeType: types.NodeTypeIt, ContainerHierarchyTexts: []string{"Stale sessions"}, LeafNodeText: "recreates the session for the mark3labs client too",
+			State: types.SpecStatePassed, RunTime: 61 * time.Millisecond},
+		{LeafNodeType: types.NodeTypeIt, ContainerHierarchyTexts: []string{"Stale sessions"}, LeafNodeText: "answers unknown ids with a JSON-RPC 404 in strict mode",
+			State: types.SpecStateFailed, RunTime: 28 * time.Millisecond, Failure: types.Failure{Message: "body is JSON: session not found"}},
+		{LeafNodeType: types.NodeTypeIt, LeafNodeText: "skipped", State: types.SpecStateSkipped},
+		{LeafNodeType: types.NodeTypeSynchronizedBeforeSuite, State: types.SpecStatePassed},
+	}}}
+	b, err := json.Marshal(reports)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := GinkgoRecords(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 2 {
+		t.Fatalf("records %+v, want the two specs that ran", recs)
+	}
+	if recs[0].Name != "Stale sessions recreates the session for the mark3labs client too" || recs[0].Verdict != "PASS" || recs[0].Latency != 61*time.Millisecond || recs[0].Source != "ginkgo" {
+		t.Errorf("passed spec: %+v", recs[0])
+	}
+	if recs[1].Verdict != "FAIL" || recs[1].Reason != "failed: body is JSON: session not found" {
+		t.Errorf("failed spec: %+v", recs[1])
+	}
+
+	reports[0].SpecReports = types.SpecReports{{LeafNodeType: types.NodeTypeSynchronizedBeforeSuite, State: types.SpecStateFailed, Failure: types.Failure{Message: "build failed"}}}
+	b, _ = json.Marshal(reports)
+	recs, err = GinkgoRecords(b)
+	if err != nil || len(recs) != 1 || recs[0].Verdict != "FAIL" {
+		t.Errorf("a failed BeforeSuite: %+v %v", recs, err)
+	}
+	if _, err := GinkgoRecords([]byte("not json")); err == nil {
+		t.Error("a broken report must be an error")
+	}
+}
+
+func TestSpecFilterAlwaysLeavesOutOtherTargets(t *testing.T) {
+	if got, want := SpecFilter("sessions"), "(sessions) && !container && !foreign"; got != want {
+		t.Errorf("SpecFilter = %q, want %q", got, want)
+	}
+}
