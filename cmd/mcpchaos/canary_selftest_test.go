@@ -1,0 +1,118 @@
+//go:build canaryselftest
+
+// The canary's own proof, too slow for make test (make canary-selftest): a
+// candidate SDK that breaks the unknown-session 404 must turn the restart
+// scenarios red, and an unpatched copy of the same SDK must change nothing.
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+const sdkModule = "github.com/modelcontextprotocol/go-sdk"
+
+// The line of the pinned go-sdk that answers an unknown session id, and the
+// patch that breaks it: a 400 instead of the 404 mcplocal's entry recreates
+// sessions on (proxy/entry intercepts the 404).
+const (
+	sdkNotFoundLine = `http.Error(w, "session not found", http.StatusNotFound)`
+	sdkBrokenLine   = `http.Error(w, "session not found", http.StatusBadRequest)`
+	sdkStreamable   = "mcp/streamable.go"
+)
+
+// sdkCopy copies the pinned go-sdk from the module cache into a writable
+// temp dir, patched with broken if set.
+func sdkCopy(t *testing.T, broken bool) string {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", sdkModule).Output()
+	if err != nil {
+		t.Fatalf("go list -m %s: %v", sdkModule, err)
+	}
+	src := strings.TrimSpace(string(out))
+	dst := filepath.Join(t.TempDir(), "go-sdk")
+	if out, err := exec.Command("cp", "-r", src, dst).CombinedOutput(); err != nil {
+		t.Fatalf("cp -r %s: %v\n%s", src, err, out)
+	}
+	if out, err := exec.Command("chmod", "-R", "u+w", dst).CombinedOutput(); err != nil {
+		t.Fatalf("chmod: %v\n%s", err, out)
+	}
+	if !broken {
+		return dst
+	}
+	file := filepath.Join(dst, sdkStreamable)
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(b), sdkNotFoundLine); n != 1 {
+		t.Fatalf("%s of the pinned go-sdk has %d copies of %q, want 1: update this selftest's patch to the SDK in go.mod", sdkStreamable, n, sdkNotFoundLine)
+	}
+	if err := os.WriteFile(file, []byte(strings.Replace(string(b), sdkNotFoundLine, sdkBrokenLine, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+func runCanaryCLI(t *testing.T, args ...string) (stdout string, err error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	var out bytes.Buffer
+	start := time.Now()
+	err = run(ctx, append([]string{"canary"}, args...), &out, testWriter{t})
+	t.Logf("mcpchaos canary %s: %v, took %v\n%s", strings.Join(args, " "), err, time.Since(start).Round(time.Second), out.String())
+	return out.String(), err
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(b []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(b), "\n"))
+	return len(b), nil
+}
+
+// A go-sdk whose handler no longer 404s an unknown session id: mcplocal
+// cannot tell a lost session any more, so recreation never triggers. The
+// canary must fail, naming the restart scenarios as newly failing.
+func TestCanarySelftestBrokenSDKFailsTheRestartScenarios(t *testing.T) {
+	out, err := runCanaryCLI(t, "--sdk", sdkModule+"="+sdkCopy(t, true), "--label", "restart", "--seed", "1")
+	var exit exitError
+	if !errors.As(err, &exit) || exit != 1 {
+		t.Fatalf("the canary against a go-sdk without the unknown-session 404 returned %v, want exit status 1", err)
+	}
+	for _, name := range []string{"proxy-restart × reconnect after restart", "proxy-kill × reconnect after restart"} {
+		if !strings.Contains(out, "NEWLY FAILING "+name+":") {
+			t.Errorf("the output does not name %q as newly failing", name)
+		}
+	}
+	if !strings.Contains(out, "canary: FAIL:") {
+		t.Error("the verdict line does not say FAIL")
+	}
+}
+
+// The same SDK, unpatched: no change at all, not even a latency flag at the
+// stated tolerance (the canary's noise floor), over the whole catalogue and
+// the default specs.
+func TestCanarySelftestUnpatchedSDKChangesNothing(t *testing.T) {
+	out, err := runCanaryCLI(t, "--sdk", sdkModule+"="+sdkCopy(t, false), "--seed", "1")
+	if err != nil {
+		t.Fatalf("the canary against an unpatched copy of the pinned go-sdk returned %v, want success", err)
+	}
+	if !strings.Contains(out, "canary: no change:") {
+		t.Errorf("the verdict is not \"no change\"")
+	}
+	for _, l := range strings.Split(out, "\n") {
+		if strings.Contains(l, "slower by") || strings.Contains(l, "NEWLY") {
+			t.Errorf("a row changed against the unpatched SDK: %s", l)
+		}
+	}
+}
