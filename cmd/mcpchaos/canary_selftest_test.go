@@ -116,3 +116,22 @@ func TestCanarySelftestUnpatchedSDKChangesNothing(t *testing.T) {
 		}
 	}
 }
+
+// --client-sdk switches the harness alone: with the same broken go-sdk given
+// to the clients only, the proxy stays on go.mod's and still recreates
+// sessions, so the restart scenarios keep passing. (The Ginkgo specs are
+// left out: their in-process proxy is built with the harness's SDK.)
+func TestCanarySelftestClientSDKLeavesTheProxyOnTheBaseline(t *testing.T) {
+	out, err := runCanaryCLI(t, "--client-sdk", sdkModule+"="+sdkCopy(t, true), "--label", "restart", "--specs", "", "--seed", "1")
+	if err != nil {
+		t.Fatalf("the canary with a broken server half in the clients' SDK only returned %v, want success: the proxy must stay on the baseline", err)
+	}
+	for _, name := range []string{"proxy-restart × reconnect after restart", "proxy-kill × reconnect after restart"} {
+		if !strings.Contains(out, name) {
+			t.Errorf("the table has no row %q", name)
+		}
+	}
+	if strings.Contains(out, "NEWLY FAILING") {
+		t.Error("a row newly fails although the proxy is the baseline's")
+	}
+}

@@ -116,7 +116,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	res := &Result{Comparison: report.Comparison{Baseline: Describe(nil), Candidate: candName, Seed: o.Seed, Started: start, Tolerance: o.Tolerance}}
 
 	p.printf("canary: building the baseline (go.mod) from %s\n", m.root)
-	base, err := buildSide(ctx, m, "baseline", nil, nil, filepath.Join(work, "baseline"), o, p)
+	base, err := buildSide(ctx, m, "baseline", nil, nil, filepath.Join(work, "baseline"), false, o, p)
 	if err != nil {
 		return nil, fmt.Errorf("the baseline does not build, so there is nothing to compare against: %w", err)
 	}
@@ -194,8 +194,9 @@ func copyEnv(m *module) []string {
 }
 
 // buildSide builds cmd/mcplocal and cmd/mcpchaos of the module in dir (the
-// work tree itself for the baseline) into out.
-func buildSide(ctx context.Context, m *module, name string, dir *string, env []string, out string, o Options, p *progress) (*side, error) {
+// work tree itself for the baseline) into out; clientsOnly builds the
+// harness alone (its proxy comes from elsewhere).
+func buildSide(ctx context.Context, m *module, name string, dir *string, env []string, out string, clientsOnly bool, o Options, p *progress) (*side, error) {
 	src := m.root
 	if dir != nil {
 		src = *dir
@@ -207,8 +208,12 @@ func buildSide(ctx context.Context, m *module, name string, dir *string, env []s
 		return nil, err
 	}
 	s := &side{name: name, mcplocal: filepath.Join(out, "mcplocal"), mcpchaos: filepath.Join(out, "mcpchaos"), harness: src, env: env}
+	pkgs := []string{"./cmd/mcplocal", "./cmd/mcpchaos"}
+	if clientsOnly {
+		pkgs = pkgs[1:]
+	}
 	for _, args := range [][]string{
-		{"go", "build", "-o", out + string(filepath.Separator), "./cmd/mcplocal", "./cmd/mcpchaos"},
+		append([]string{"go", "build", "-o", out + string(filepath.Separator)}, pkgs...),
 	} {
 		r := runCmd(ctx, src, env, o.Timeout, p.log(out), args...)
 		if r.err != nil && ctx.Err() != nil {
@@ -250,7 +255,7 @@ func buildCandidate(ctx context.Context, m *module, base *side, out string, o Op
 		if err != nil {
 			return nil, err
 		}
-		if proxy, err = buildSide(ctx, m, "candidate", &dir, env, out, o, p); err != nil {
+		if proxy, err = buildSide(ctx, m, "candidate", &dir, env, out, false, o, p); err != nil {
 			return nil, err
 		}
 		if len(o.ClientSDK) == 0 {
@@ -261,7 +266,7 @@ func buildCandidate(ctx context.Context, m *module, base *side, out string, o Op
 	if err != nil {
 		return nil, err
 	}
-	clients, err := buildSide(ctx, m, "candidate clients", &dir, env, filepath.Join(out, "clients"), o, p)
+	clients, err := buildSide(ctx, m, "candidate clients", &dir, env, filepath.Join(out, "clients"), true, o, p)
 	if err != nil {
 		return nil, err
 	}
