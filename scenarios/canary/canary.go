@@ -186,11 +186,11 @@ func verdictLine(rows, regressions []report.ComparedRow) string {
 	return fmt.Sprintf("ok: %d rows, %d changed, none newly failing (%d allowed)", len(rows), changed, allowed)
 }
 
-// goflags are the flags every build in a copy runs with: -mod=mod lets a
-// switched go.mod pull in what the candidate needs.
+// copyEnv is the environment of the go commands in a copy: the module's
+// GOFLAGS plus -mod=mod, which lets a switched go.mod pull in what the
+// candidate needs.
 func copyEnv(m *module) []string {
-	flags := strings.TrimSpace(os.Getenv("GOFLAGS"))
-	return append(append([]string{}, m.env...), "GOFLAGS="+strings.TrimSpace(flags+" -mod=mod"))
+	return append(append([]string{}, m.env...), "GOFLAGS="+strings.TrimSpace(m.goflags+" -mod=mod"))
 }
 
 // buildSide builds cmd/mcplocal and cmd/mcpchaos of the module in dir (the
