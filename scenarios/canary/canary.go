@@ -149,21 +149,33 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return nil, ctx.Err()
 	}
 	rows := Compare(baseRecs, candRecs, o.Tolerance, o.Allow)
+	c := &res.Comparison
 	if res.Build != nil {
-		for i := range rows {
-			rows[i].Change = NotBuilt
-			rows[i].Regression = rows[i].Base.Passed() && rows[i].Allowed == ""
-		}
+		rows = NotBuiltRows(baseRecs, o.Allow)
 	}
 	res.Regressions = Regressions(rows)
-	c := &res.Comparison
 	c.Rows, c.Duration = rows, time.Since(start)
 	c.Failed = len(res.Regressions) > 0 || res.Build != nil
 	c.Verdict = verdictLine(rows, res.Regressions)
 	if res.Build != nil {
-		c.Verdict = fmt.Sprintf("FAIL: the candidate does not build (%s); %d of %d rows passed on the baseline", be.Step, len(res.Regressions), len(rows))
+		c.Verdict = fmt.Sprintf("FAIL: the candidate does not build (%s); the baseline passed %d of its %d rows", res.Build.Step, len(res.Regressions), len(rows))
 	}
 	return res, nil
+}
+
+// NotBuiltRows is the comparison when the candidate does not build: every
+// baseline row reads NOT BUILT, and each one that passed is a regression
+// unless allowed. The run fails in any case.
+func NotBuiltRows(base []report.Record, allow map[string]string) []report.ComparedRow {
+	rows := Compare(base, nil, 0, nil)
+	for i := range rows {
+		r := &rows[i]
+		r.Change, r.Regression, r.Allowed = NotBuilt, r.Base.Passed(), ""
+		if why, ok := allow[r.Name]; ok {
+			r.Allowed, r.Regression = why, false
+		}
+	}
+	return rows
 }
 
 // verdictLine sums the comparison up in one line.

@@ -119,3 +119,20 @@ func TestRowsAreKeyedBySourceAndName(t *testing.T) {
 		t.Errorf("rows %+v", rows)
 	}
 }
+
+// A candidate that does not build is a result: every baseline row is shown
+// NOT BUILT, and each one that passed counts against it.
+func TestNotBuiltRowsCountEveryPassAgainstTheCandidate(t *testing.T) {
+	rows := NotBuiltRows([]report.Record{rec("a", "PASS", 0), rec("b", "FAIL", 0), rec("c", "PASS", 0)}, map[string]string{"c": "dropped on purpose"})
+	if len(rows) != 3 {
+		t.Fatalf("rows %+v", rows)
+	}
+	for _, r := range rows {
+		if r.Change != NotBuilt || r.Cand != nil {
+			t.Errorf("row %s: change %q cand %v, want %q and no candidate result", r.Name, r.Change, r.Cand, NotBuilt)
+		}
+	}
+	if regs := Regressions(rows); len(regs) != 1 || regs[0].Name != "a" {
+		t.Errorf("regressions %+v, want only a (b failed on the baseline, c is allowed)", regs)
+	}
+}
