@@ -135,3 +135,22 @@ func TestCanarySelftestClientSDKLeavesTheProxyOnTheBaseline(t *testing.T) {
 		t.Error("a row newly fails although the proxy is the baseline's")
 	}
 }
+
+// A candidate that does not compile is a result, not a crash: exit status
+// 1, the compiler's first lines, and the baseline's rows marked NOT BUILT.
+func TestCanarySelftestABuildFailureIsAResult(t *testing.T) {
+	sdk := sdkCopy(t, false)
+	if err := os.WriteFile(filepath.Join(sdk, "mcp", "canary_broken.go"), []byte("package mcp\n\nvar _ = canaryUndefinedName\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := runCanaryCLI(t, "--sdk", sdkModule+"="+sdk, "--label", "baseline", "--specs", "", "--seed", "1")
+	var exit exitError
+	if !errors.As(err, &exit) || exit != 1 {
+		t.Fatalf("the canary against a go-sdk that does not compile returned %v, want exit status 1", err)
+	}
+	for _, want := range []string{"does not build", "undefined: canaryUndefinedName", "none × tools/list", "NOT BUILT", "canary: FAIL: the candidate does not build"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the output lacks %q", want)
+		}
+	}
+}
