@@ -250,6 +250,9 @@ func copyWith(ctx context.Context, m *module, sw []Switch, o Options, p *progres
 	if err := m.copyTo(dir); err != nil {
 		return "", nil, fmt.Errorf("copying the module: %w", err)
 	}
+	if err := m.linkNodeModules(dir); err != nil {
+		return "", nil, fmt.Errorf("linking node_modules into the copy: %w", err)
+	}
 	env := copyEnv(m)
 	p.printf("canary: %s: %s\n", dir, Describe(sw))
 	if err := apply(ctx, dir, env, sw); err != nil {

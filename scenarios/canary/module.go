@@ -107,6 +107,31 @@ func (m *module) copyTo(dst string) error {
 	return nil
 }
 
+// linkNodeModules links the work tree's installed npm dependencies
+// (tools/*/node_modules, ignored by git, so not copied) into the copy at
+// dst: the npm clients and the conformance suite run there without a fresh
+// npm ci. Their versions are the lockfiles', the same on both sides.
+func (m *module) linkNodeModules(dst string) error {
+	dirs, _ := filepath.Glob(filepath.Join(m.root, "tools", "*", "node_modules"))
+	for _, d := range dirs {
+		rel, err := filepath.Rel(m.root, d)
+		if err != nil {
+			return err
+		}
+		to := filepath.Join(dst, rel)
+		if _, err := os.Lstat(to); err == nil {
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+			return err
+		}
+		if err := os.Symlink(d, to); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // BuildError is a side that could not be built: the step that failed and
 // its output. For a candidate it is the canary's result, not a crash.
 type BuildError struct {
