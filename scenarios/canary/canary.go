@@ -7,8 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -334,10 +337,16 @@ func runGinkgo(ctx context.Context, s *side, out string, o Options, p *progress)
 	}
 	path := filepath.Join(abs, "ginkgo.json")
 	_ = os.Remove(path)
-	env := append(append([]string{}, s.env...), "MCPCHAOS_MCPLOCAL="+s.mcplocal)
-	args := []string{"go", "run", "github.com/onsi/ginkgo/v2/ginkgo", "--no-color", "--succinct",
-		"--label-filter=" + SpecFilter(o.Specs), "--seed=" + fmt.Sprint(o.Seed), "--json-report=ginkgo.json", "--output-dir=" + abs, "./scenarios"}
-	p.printf("canary: %s: Ginkgo specs %q\n", s.name, SpecFilter(o.Specs))
+	suites, err := ginkgoSuites(s.harness)
+	if err != nil || len(suites) == 0 {
+		return []report.Record{{Name: "the Ginkgo suites", Source: "ginkgo", Verdict: "FAIL", Reason: fmt.Sprintf("no Ginkgo suite found under scenarios/: %v", err)}}
+	}
+	// Every suite that can hold the proxy under test to its specs takes a
+	// prebuilt mcplocal from one of these.
+	env := append(append([]string{}, s.env...), "MCPCHAOS_MCPLOCAL="+s.mcplocal, "MCPCHAOS_CONFORMANCE_MCPLOCAL="+s.mcplocal)
+	args := append([]string{"go", "run", "github.com/onsi/ginkgo/v2/ginkgo", "--no-color", "--succinct",
+		"--label-filter=" + SpecFilter(o.Specs), "--seed=" + fmt.Sprint(o.Seed), "--json-report=ginkgo.json", "--output-dir=" + abs}, suites...)
+	p.printf("canary: %s: Ginkgo specs %q in %s\n", s.name, SpecFilter(o.Specs), strings.Join(suites, " "))
 	r := runCmd(ctx, s.harness, env, o.Timeout, p.prefixed(s.name, out), args...)
 	b, err := os.ReadFile(path)
 	if err == nil {
@@ -350,6 +359,45 @@ func runGinkgo(ctx context.Context, s *side, out string, o Options, p *progress)
 	return []report.Record{{Name: "the Ginkgo specs " + o.Specs, Source: "ginkgo", Verdict: "FAIL",
 		Reason: fmt.Sprintf("ginkgo wrote no report (exit %d): %v\n%s", r.exit, err, lastLines(r.out, compilerLines))}}
 }
+
+// ginkgoSuites lists the Ginkgo suites under dir/scenarios (the packages
+// whose tests call RunSpecs), as ./relative paths: suites that land later
+// (the conformance run, new spec packages) are picked up by themselves.
+func ginkgoSuites(dir string) ([]string, error) {
+	var out []string
+	err := filepath.WalkDir(filepath.Join(dir, "scenarios"), func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if n := d.Name(); n == "testdata" || n == "node_modules" || strings.HasPrefix(n, ".") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if bytes.Contains(b, []byte("RunSpecs(")) {
+			rel, err := filepath.Rel(dir, filepath.Dir(path))
+			if err != nil {
+				return err
+			}
+			out = append(out, "./"+filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	sort.Strings(out)
+	return slices.Compact(out), err
+}
+
+// mainSuite is the description of ./scenarios' suite, whose spec names are
+// used as they are; other suites' names get their description first.
+const mainSuite = "Scenarios"
 
 // GinkgoRecords turns a Ginkgo JSON report into records: one per spec that
 // ran (skipped and pending ones are left out), plus any failed suite-level
@@ -372,6 +420,9 @@ func GinkgoRecords(b []byte) ([]report.Record, error) {
 			name := strings.TrimSpace(strings.Join(append(append([]string{}, sr.ContainerHierarchyTexts...), sr.LeafNodeText), " "))
 			if !isSpec {
 				name = sr.LeafNodeType.String()
+			}
+			if rep.SuiteDescription != "" && rep.SuiteDescription != mainSuite {
+				name = rep.SuiteDescription + ": " + name
 			}
 			rec := report.Record{Name: name, Source: "ginkgo", Verdict: "PASS", Latency: sr.RunTime, Labels: sr.Labels()}
 			if sr.State.Is(types.SpecStateFailureStates) {

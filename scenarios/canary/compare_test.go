@@ -136,3 +136,24 @@ func TestNotBuiltRowsCountEveryPassAgainstTheCandidate(t *testing.T) {
 		t.Errorf("regressions %+v, want only a (b failed on the baseline, c is allowed)", regs)
 	}
 }
+
+// A spec's run time includes its world's set-up: it is flagged only when it
+// more than doubled beyond the tolerance (the TypeScript client's spec took
+// 813 ms, then 1.367 s, on two builds of the same SDK).
+func TestSpecRowsAreSlowerOnlyWhenTheirRunTimeMoreThanDoubles(t *testing.T) {
+	spec := func(name string, d time.Duration) report.Record {
+		return report.Record{Name: name, Source: "ginkgo", Verdict: "PASS", Latency: d}
+	}
+	base := []report.Record{spec("noise", 813*time.Millisecond), spec("doubled", 813*time.Millisecond), spec("small", 20*time.Millisecond)}
+	cand := []report.Record{spec("noise", 1367*time.Millisecond), spec("doubled", 1700*time.Millisecond), spec("small", 20*time.Millisecond+tol+time.Millisecond)}
+	rows := Compare(base, cand, tol, nil)
+	if r := changeOf(t, rows, "noise"); r.Change != "" {
+		t.Errorf("813 ms → 1.367 s is set-up noise for a spec, got %q", r.Change)
+	}
+	if r := changeOf(t, rows, "doubled"); !strings.HasPrefix(r.Change, Slower) {
+		t.Errorf("813 ms → 1.7 s more than doubled: got %q", r.Change)
+	}
+	if r := changeOf(t, rows, "small"); !strings.HasPrefix(r.Change, Slower) {
+		t.Errorf("a short spec slower by more than the tolerance: got %q", r.Change)
+	}
+}

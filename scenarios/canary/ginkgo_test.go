@@ -2,6 +2,9 @@ package canary
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
 	"testing"
 	"time"
 
@@ -52,5 +55,44 @@ func TestGinkgoRecords(t *testing.T) {
 func TestSpecFilterAlwaysLeavesOutOtherTargets(t *testing.T) {
 	if got, want := SpecFilter("sessions"), "(sessions) && !container && !foreign"; got != want {
 		t.Errorf("SpecFilter = %q, want %q", got, want)
+	}
+}
+
+// The canary runs every Ginkgo suite under scenarios/, so a suite that lands
+// later (the conformance run) is in the next canary run by itself.
+func TestGinkgoSuitesFindsEverySuiteUnderScenarios(t *testing.T) {
+	dir := t.TempDir()
+	write := func(rel, body string) {
+		t.Helper()
+		p := filepath.Join(dir, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("scenarios/suite_test.go", "package s\nfunc TestS(t *testing.T) { RunSpecs(t, \"Scenarios\") }\n")
+	write("scenarios/conformance/conformance_suite_test.go", "package c\nfunc TestC(t *testing.T) { RunSpecs(t, \"Conformance\") }\n")
+	write("scenarios/report/report_test.go", "package r\nfunc TestR(t *testing.T) {}\n")
+	write("proxy/x/x_test.go", "package x\nfunc TestX(t *testing.T) { RunSpecs(t, \"X\") }\n")
+	got, err := ginkgoSuites(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"./scenarios", "./scenarios/conformance"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("suites %v, want %v", got, want)
+	}
+}
+
+// Specs of another suite than ./scenarios carry its name, so two suites'
+// specs never share a row.
+func TestGinkgoRecordsNameOtherSuites(t *testing.T) {
+	b, _ := json.Marshal([]types.Report{{SuiteDescription: "Conformance", SpecReports: types.SpecReports{
+		{LeafNodeType: types.NodeTypeIt, ContainerHierarchyTexts: []string{"The official MCP conformance suite"}, LeafNodeText: "passes through mcplocal", State: types.SpecStatePassed},
+	}}})
+	recs, err := GinkgoRecords(b)
+	if err != nil || len(recs) != 1 || recs[0].Name != "Conformance: The official MCP conformance suite passes through mcplocal" {
+		t.Errorf("records %+v %v", recs, err)
 	}
 }

@@ -79,7 +79,10 @@ func SideText(r *Record) string {
 	if r.Verdict == string(verdictNA) {
 		return r.Verdict
 	}
-	return r.Verdict + " " + observed(r.Latency)
+	if r.Latency < time.Millisecond {
+		return r.Verdict + " <1ms"
+	}
+	return r.Verdict + " " + r.Latency.Round(time.Millisecond).String()
 }
 
 // WriteComparisonJUnit writes c as JUnit XML: one testcase per row, failed
