@@ -8,6 +8,7 @@
 #   - Node.js 20+ and npm, for the official MCP conformance suite (apt: nodejs npm);
 #   - the conformance suite itself: `npm ci` in tools/conformance, from its
 #     lockfile, only when node_modules is missing or older than the lockfile;
+#   - the official TypeScript SDK client (tools/tsclient), the same way;
 #   - the Go modules (go mod download).
 # Docker is not installed here: `make test` starts (and afterwards stops) one
 # for the container specs through scripts/docker.sh.
@@ -62,6 +63,16 @@ if [ -x "$CONFORMANCE_DIR/node_modules/.bin/conformance" ] && [ "$installed" -nt
 else
   say "npm ci in $CONFORMANCE_DIR"
   (cd "$CONFORMANCE_DIR" && npm ci --no-audit --no-fund --loglevel=error) || die "npm ci in $CONFORMANCE_DIR failed"
+fi
+
+# The official TypeScript SDK client of the stale-session specs
+# (tools/tsclient), the same way. The spec installs it itself when missing.
+TSCLIENT_DIR=tools/tsclient
+if [ -f "$TSCLIENT_DIR/node_modules/@modelcontextprotocol/sdk/package.json" ] && [ "$TSCLIENT_DIR/node_modules/.package-lock.json" -nt "$TSCLIENT_DIR/package-lock.json" ]; then
+  say "typescript sdk client: installed ($TSCLIENT_DIR)"
+else
+  say "npm ci in $TSCLIENT_DIR"
+  (cd "$TSCLIENT_DIR" && npm ci --no-audit --no-fund --loglevel=error) || die "npm ci in $TSCLIENT_DIR failed"
 fi
 
 go mod download

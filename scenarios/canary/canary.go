@@ -344,7 +344,9 @@ func runGinkgo(ctx context.Context, s *side, out string, o Options, p *progress)
 	// Every suite that can hold the proxy under test to its specs takes a
 	// prebuilt mcplocal from one of these.
 	env := append(append([]string{}, s.env...), "MCPCHAOS_MCPLOCAL="+s.mcplocal, "MCPCHAOS_CONFORMANCE_MCPLOCAL="+s.mcplocal)
-	args := append([]string{"go", "run", "github.com/onsi/ginkgo/v2/ginkgo", "--no-color", "--succinct",
+	// --keep-going: a suite with failures must not hide the next suite's
+	// results (they would read NO RESULT).
+	args := append([]string{"go", "run", "github.com/onsi/ginkgo/v2/ginkgo", "--no-color", "--succinct", "--keep-going",
 		"--label-filter=" + SpecFilter(o.Specs), "--seed=" + fmt.Sprint(o.Seed), "--json-report=ginkgo.json", "--output-dir=" + abs}, suites...)
 	p.printf("canary: %s: Ginkgo specs %q in %s\n", s.name, SpecFilter(o.Specs), strings.Join(suites, " "))
 	r := runCmd(ctx, s.harness, env, o.Timeout, p.prefixed(s.name, out), args...)
