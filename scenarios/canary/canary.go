@@ -313,13 +313,17 @@ func runCatalogue(ctx context.Context, s *side, out string, o Options, p *progre
 	if o.Label != "" {
 		args = append(args, "--label", o.Label)
 	}
-	p.printf("canary: %s: the catalogue%s\n", s.name, map[bool]string{true: " (label " + o.Label + ")", false: ""}[o.Label != ""])
+	what := "the catalogue"
+	if o.Label != "" {
+		what += " (label " + o.Label + ")"
+	}
+	p.printf("canary: %s: %s\n", s.name, what)
 	r := runCmd(ctx, s.harness, s.env, o.Timeout, p.prefixed(s.name, out), args...)
 	f, err := os.Open(path)
 	if err == nil {
 		defer f.Close()
-		recs, err := report.ReadJSON(f)
-		if err == nil {
+		var recs []report.Record
+		if recs, err = report.ReadJSON(f); err == nil {
 			return recs
 		}
 	}
@@ -411,6 +415,16 @@ func GinkgoRecords(b []byte) ([]report.Record, error) {
 	}
 	var out []report.Record
 	for _, rep := range reports {
+		if !rep.SuiteSucceeded && len(rep.SpecReports) == 0 {
+			// It did not even run (a compile failure): say so in a row.
+			name := rep.SuiteDescription
+			if name == "" { // the path differs between the sides: its last element does not
+				name = filepath.Base(rep.SuitePath)
+			}
+			out = append(out, report.Record{Name: name + ": the suite", Source: "ginkgo", Verdict: "FAIL",
+				Reason: "the suite did not run: " + strings.Join(rep.SpecialSuiteFailureReasons, "; ")})
+			continue
+		}
 		for _, sr := range rep.SpecReports {
 			if sr.State.Is(types.SpecStateSkipped | types.SpecStatePending) {
 				continue

@@ -96,3 +96,13 @@ func TestGinkgoRecordsNameOtherSuites(t *testing.T) {
 		t.Errorf("records %+v %v", recs, err)
 	}
 }
+
+// A suite that did not run at all (its test code does not compile against
+// the candidate) is a failed row, with Ginkgo's reason.
+func TestGinkgoRecordsASuiteThatDidNotRun(t *testing.T) {
+	b, _ := json.Marshal([]types.Report{{SuitePath: "/src/scenarios/conformance", SuiteSucceeded: false, SpecialSuiteFailureReasons: []string{"Failed to compile conformance:"}}})
+	recs, err := GinkgoRecords(b)
+	if err != nil || len(recs) != 1 || recs[0].Verdict != "FAIL" || recs[0].Name != "conformance: the suite" || recs[0].Reason != "the suite did not run: Failed to compile conformance:" {
+		t.Errorf("records %+v %v", recs, err)
+	}
+}
