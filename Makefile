@@ -8,7 +8,7 @@ SUITES  := $(sort $(dir $(shell grep -rlE --include='*_test.go' '$(RUNSPECS)' pr
 SUITE_PKGS := $(patsubst %/,./%,$(SUITES))
 UNIT_PKGS  := $(filter-out $(patsubst %/,github.com/mcpchaos/mcpchaos/%,$(SUITES)),$(shell $(GO) list ./...))
 
-.PHONY: all build test check deps unit suites lint run smoke clean mutants conformance bench
+.PHONY: all build test check deps unit suites lint run smoke clean mutants conformance bench flake-check
 
 all: build
 
@@ -80,6 +80,14 @@ smoke:
 # (docs/performance.md). Pass flags with BENCH='--sessions 1,64,256 --json'.
 bench:
 	$(GO) run ./cmd/mcpchaos bench $(BENCH)
+
+# The Ginkgo suites (containers left out) run RUNS times with race on and a
+# seed each, then STRESS_RUNS more times beside one busy loop per core; every
+# failed spec is listed with the seed that replays it (scripts/flake-check.sh).
+#   make flake-check [RUNS=20] [STRESS_RUNS=1] [SEED=N]
+flake-check:
+	FLAKE_RUNS=$(or $(RUNS),20) FLAKE_STRESS_RUNS=$(or $(STRESS_RUNS),1) FLAKE_SEED=$(SEED) \
+		FLAKE_DIR=$(REPORTS)/flake GO=$(GO) bash scripts/flake-check.sh
 
 clean:
 	rm -rf bin $(REPORTS)
