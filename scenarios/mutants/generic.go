@@ -307,8 +307,8 @@ func RunGeneric(ctx context.Context, opts GenericOptions) ([]GenericOutcome, err
 }
 
 // judgeGeneric applies mu in w, runs the checks, and restores the file.
-func judgeGeneric(ctx context.Context, w *workspace, mu GenericMutant, opts GenericOptions) GenericOutcome {
-	o := GenericOutcome{Mutant: mu}
+func judgeGeneric(ctx context.Context, w *workspace, mu GenericMutant, opts GenericOptions) (o GenericOutcome) {
+	o.Mutant = mu
 	start := time.Now()
 	defer func() { o.Took = time.Since(start) }()
 	path := filepath.Join(w.dir, mu.File)
