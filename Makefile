@@ -8,7 +8,7 @@ SUITES  := $(sort $(dir $(shell grep -rlE --include='*_test.go' '$(RUNSPECS)' pr
 SUITE_PKGS := $(patsubst %/,./%,$(SUITES))
 UNIT_PKGS  := $(filter-out $(patsubst %/,github.com/mcpchaos/mcpchaos/%,$(SUITES)),$(shell $(GO) list ./...))
 
-.PHONY: all build test check deps unit suites lint run smoke clean mutants conformance bench flake-check
+.PHONY: all build test check deps unit suites lint run smoke clean mutants conformance bench flake-check mutants-generic
 
 all: build
 
@@ -57,6 +57,15 @@ run:
 # (minutes); make test only checks that every patch still applies.
 mutants:
 	$(GO) run ./cmd/mcpchaos mutants
+
+# Generic mutation testing (scenarios/mutants/generic.go): every operator
+# swapped, ! dropped and call removed in the packages, each judged in a copy
+# of the module by the package's tests, then the scenarios. Prints every
+# survivor and the score. Very slow over all of proxy/ (hours on 2 cores):
+#   make mutants-generic [PKGS=proxy/trace,proxy/degrade] [ARGS='--limit 50']
+mutants-generic:
+	pkgs="$(PKGS)"; [ -n "$$pkgs" ] || pkgs=$$($(GO) list ./proxy/... | sed 's|^github.com/mcpchaos/mcpchaos/||' | paste -sd, -); \
+	$(GO) run ./cmd/mcpchaos mutants --generic "$$pkgs" $(ARGS)
 
 # The smoke checks against a running proxy (a deployment): read-only tools
 # only, fewer than 20 requests, no faults. Without URL they check a local

@@ -77,12 +77,12 @@ build are not counted. Exit 1 if any mutant survived.
 		return err
 	}
 	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SURVIVOR\tCHANGE")
+	fmt.Fprintln(tw, "MUTANT\tCHANGE\tVERDICT\tWHY")
 	counts := map[mutants.GenericVerdict]int{}
 	for _, o := range outs {
 		counts[o.Verdict]++
-		if o.Verdict == mutants.GSurvived || o.Verdict == mutants.GError {
-			fmt.Fprintf(tw, "%s\t%s %s\n", o.Mutant.ID(), o.Mutant.Op, o.Detail)
+		if o.Verdict != mutants.GKilled && o.Verdict != mutants.GTimedOut {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", o.Mutant.ID(), o.Mutant.Op, o.Verdict, firstLine(o.Detail))
 		}
 	}
 	if err := tw.Flush(); err != nil {
@@ -101,4 +101,14 @@ build are not counted. Exit 1 if any mutant survived.
 		return fmt.Errorf("%d generic mutant(s) survived, %d could not be judged", counts[mutants.GSurvived], counts[mutants.GError])
 	}
 	return nil
+}
+
+// firstLine is the first non-empty line of s.
+func firstLine(s string) string {
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			return l
+		}
+	}
+	return ""
 }
