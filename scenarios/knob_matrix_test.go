@@ -204,10 +204,16 @@ var _ = Describe("The knob matrix", Label("knobs"), func() {
 			Expect(err).To(HaveOccurred(), "the turn fails: %s", out)
 			m := regexp.MustCompile(`\[trace ([0-9A-Z]{8})\]`).FindSubmatch(out)
 			Expect(m).NotTo(BeNil(), "%s", out)
-			rows, err := env.Audit(ctx, string(m[1]))
-			Expect(err).NotTo(HaveOccurred())
-			turn, ok := rowOf(rows, audit.KindChatTurn, "")
-			Expect(ok).To(BeTrue())
+			// The CLI may exit on the stream's end before the proxy has
+			// recorded the turn: wait for the row, then judge its duration.
+			var turn audit.Row
+			Eventually(func() bool {
+				rows, err := env.Audit(ctx, string(m[1]))
+				Expect(err).NotTo(HaveOccurred())
+				var ok bool
+				turn, ok = rowOf(rows, audit.KindChatTurn, "")
+				return ok
+			}).WithTimeout(3*time.Second).Should(BeTrue(), "a chat_turn row under %s", m[1])
 			within(turn.Duration, bound, "the chat turn (its audit row's duration)")
 		},
 		Entry("plain (MCPCTL_CHAT_BUDGET_MS)", false),

@@ -217,18 +217,29 @@ var _ = Describe("The whole answer", Label("whole-answer"), func() {
 					o = alice
 				}
 				env := newWorld(o)
-				var seen bool
-				for _, code := range recipe(ctx, env) {
-					rows, err := env.Audit(ctx, code)
-					Expect(err).NotTo(HaveOccurred())
+				codes := recipe(ctx, env)
+				// A row may be recorded just after its client saw the answer
+				// (a streamed chat turn): wait for the kind, then judge all.
+				byCode := map[string][]audit.Row{}
+				Eventually(func() bool {
+					seen := false
+					for _, code := range codes {
+						rows, err := env.Audit(ctx, code)
+						Expect(err).NotTo(HaveOccurred())
+						byCode[code] = rows
+						for _, r := range rows {
+							seen = seen || r.Kind == kind
+						}
+					}
+					return seen
+				}).WithTimeout(3*time.Second).Should(BeTrue(), "the recipe wrote a %s row", kind)
+				for code, rows := range byCode {
 					Expect(rows).NotTo(BeEmpty(), "rows under %s", code)
 					for _, r := range rows {
 						Expect(r.CorrelationID).To(Equal(code), "%s row", r.Kind)
 						Expect(r.User).To(Equal("alice"), "%s row of %s carries the user", r.Kind, code)
-						seen = seen || r.Kind == kind
 					}
 				}
-				Expect(seen).To(BeTrue(), "the recipe wrote a %s row", kind)
 			},
 			entries,
 		)
