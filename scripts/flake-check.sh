@@ -72,7 +72,8 @@ run_one() { # run_one INDEX SEED MODE
 	n=$(grep '<testcase ' "$DIR/$xml" | grep -cv 'status="skipped"\|status="pending"')
 	specs=$((specs + n))
 	f=$(grep '<testcase ' "$DIR/$xml" | grep -E 'status="(failed|panicked|timedout|interrupted|aborted)"' |
-		sed -E 's/.*name="([^"]*)" classname="([^"]*)".*/\2 \1/')
+		sed -E 's/.*name="([^"]*)" classname="([^"]*)".*/\2 \1/' |
+		sed -e "s/&#39;/'/g" -e 's/&quot;/"/g' -e 's/&lt;/</g' -e 's/&gt;/>/g' -e 's/&amp;/\&/g')
 	if [ -n "$f" ]; then
 		while IFS= read -r line; do
 			report+="seed $seed ($mode): $line"$'\n'

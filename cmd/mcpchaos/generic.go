@@ -22,10 +22,11 @@ func runGenericMutants(ctx context.Context, args []string, stdout, stderr io.Wri
 	parallel := fs.Int("parallel", 1, "copies of the module working at once")
 	timeout := fs.Duration("timeout", 3*time.Minute, "bound on each check of each mutant")
 	limit := fs.Int("limit", 0, "judge only the first N mutants (0: all)")
+	at := fs.String("at", "", "judge only the mutants at these FILE:LINE:COL positions (comma-separated, as --list prints them)")
 	quick := fs.Bool("package-tests-only", false, "run only the mutated package's own tests, not the scenarios as well")
 	list := fs.Bool("list", false, "list the mutants, run nothing")
 	fs.Usage = func() {
-		fmt.Fprint(stderr, `usage: mcpchaos mutants --generic PKG[,PKG...] [--parallel N] [--timeout D] [--limit N] [--package-tests-only] [--list]
+		fmt.Fprint(stderr, `usage: mcpchaos mutants --generic PKG[,PKG...] [--parallel N] [--timeout D] [--limit N] [--at FILE:LINE:COL,...] [--package-tests-only] [--list]
 
 Generic mutation testing: finds every small slip in the packages' code (a
 comparison or arithmetic operator swapped, && and || swapped, a ! dropped, a
@@ -44,12 +45,7 @@ build are not counted. Exit 1 if any mutant survived.
 		fs.Usage()
 		return fmt.Errorf("mutants --generic: unexpected argument %q", fs.Arg(0))
 	}
-	var dirs []string
-	for _, p := range strings.Split(*pkgs, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			dirs = append(dirs, p)
-		}
-	}
+	dirs := splitList(*pkgs)
 	if len(dirs) == 0 {
 		fs.Usage()
 		return fmt.Errorf("mutants --generic: name at least one package directory")
@@ -71,7 +67,7 @@ build are not counted. Exit 1 if any mutant survived.
 	}
 	start := time.Now()
 	outs, err := mutants.RunGeneric(ctx, mutants.GenericOptions{
-		Pkgs: dirs, Checks: checks, Parallel: *parallel, Timeout: *timeout, Progress: stderr, Limit: *limit,
+		Pkgs: dirs, Checks: checks, Parallel: *parallel, Timeout: *timeout, Progress: stderr, Limit: *limit, IDs: splitList(*at),
 	})
 	if err != nil {
 		return err
@@ -111,4 +107,15 @@ func firstLine(s string) string {
 		}
 	}
 	return ""
+}
+
+// splitList splits a comma-separated flag value, dropping empty items.
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
 }

@@ -184,6 +184,8 @@ type GenericOptions struct {
 	// Limit, if positive, judges only the first Limit mutants (by file and
 	// position): a bounded sample.
 	Limit int
+	// IDs, if set, judges only the mutants at these FILE:LINE:COL positions.
+	IDs []string
 }
 
 // DefaultGenericChecks are the checks of a generic run: the package's own
@@ -254,6 +256,19 @@ func RunGeneric(ctx context.Context, opts GenericOptions) ([]GenericOutcome, err
 	if err != nil {
 		return nil, err
 	}
+	if len(opts.IDs) > 0 {
+		want := map[string]bool{}
+		for _, id := range opts.IDs {
+			want[id] = true
+		}
+		var kept []GenericMutant
+		for _, mu := range muts {
+			if want[mu.ID()] {
+				kept = append(kept, mu)
+			}
+		}
+		muts = kept
+	}
 	if opts.Limit > 0 && len(muts) > opts.Limit {
 		muts = muts[:opts.Limit]
 	}
@@ -284,6 +299,10 @@ func RunGeneric(ctx context.Context, opts GenericOptions) ([]GenericOutcome, err
 					o := out[i]
 					fmt.Fprintf(opts.Progress, "[%d/%d] %s %s: %s %s (%v)\n", i+1, len(muts), o.Mutant.ID(), o.Mutant.Op,
 						o.Verdict, o.KilledBy, o.Took.Round(100*time.Millisecond))
+					if o.Verdict == GKilled && o.Detail != "" {
+						// What failed, so a kill by a timing flake can be told from a real one.
+						fmt.Fprintf(opts.Progress, "        %s\n", strings.SplitN(o.Detail, "\n", 2)[0])
+					}
 					mu.Unlock()
 				}
 			}
@@ -351,6 +370,11 @@ func judgeGeneric(ctx context.Context, w *workspace, mu GenericMutant, opts Gene
 	o.Verdict = GSurvived
 	return o
 }
+
+// A kill by the scenarios on a loaded machine may be a timing flake rather
+// than the mutant: the progress line shows what failed, and a doubtful kill
+// is re-judged alone with GenericOptions.IDs (mutants --generic --at) or
+// triaged by reading the change.
 
 // GenericScore is killed (timed-out included) over killed plus survived:
 // mutants that do not build are no program and do not count.
