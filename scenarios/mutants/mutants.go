@@ -211,7 +211,7 @@ var table = []Mutant{
 	{Name: "pause-invisible", PatchFile: "52-pause-invisible.patch",
 		Regression: "a paused project does not show as paused in /readyz or /api/v1/instances, so its held requests look like a hang.",
 		Kill:       goTest("./proxy", "^TestPausedProjectShowsAsPaused$")},
-	// 53-63: issue 17, each class of slip the suite used to let through,
+	// 53-64: issue 17, each class of slip the suite used to let through,
 	// killed by the spec that states the whole promise.
 	{Name: "notice-without-reason", PatchFile: "53-notice-without-reason.patch",
 		Regression: "the gate's degradation loses its reason: the notice reads \"⚠ Smart prompt-selection unavailable ()\", which a prefix check passes.",
@@ -246,6 +246,9 @@ var table = []Mutant{
 	{Name: "stage-budget-capped-at-knob", PatchFile: "63-stage-budget-capped-at-knob.patch",
 		Regression: "a stage's own budgetMs is capped at MCPCTL_STAGE_LLM_BUDGET_MS, so a budget above the default is silently cut.",
 		Kill:       Check{Kind: Ginkgo, Label: "knobs", Focus: "MCPCTL_STAGE_LLM_BUDGET_MS"}},
+	{Name: "drain-for-a-whole-deadline", PatchFile: "64-drain-for-a-whole-deadline.patch",
+		Regression: "a stop drains requests in flight for the request deadline instead of MCPCTL_SHUTDOWN_GRACE_MS, so a restart behind a hanging request takes as long as that request.",
+		Kill:       Check{Kind: Ginkgo, Label: "knobs", Focus: "MCPCTL_SHUTDOWN_GRACE_MS"}},
 	{Name: "audit-batch-drops-rows", PatchFile: "67-audit-batch-drops-rows.patch",
 		Regression: "the audit writer stores only the first row of each batch and counts the rest as written: one row per request at idle, rows silently missing under load.",
 		Kill:       goTest("./proxy/audit", "^TestRecorderWritesABurstInFewCommitsAndKeepsEveryRowInOrder$")},
