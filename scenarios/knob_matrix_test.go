@@ -247,6 +247,16 @@ var _ = Describe("The knob matrix", Label("knobs"), func() {
 		Expect(send(body(4200))).To(Equal(http.StatusRequestEntityTooLarge), "a body over the knob is refused")
 	})
 
+	It("MCPCTL_UPSTREAM_CONNECT_TIMEOUT_MS alone ends a connection to an upstream that never answers", func(ctx SpecContext) {
+		env := newWorld(harness.EnvOptions{Knobs: narrow("MCPCTL_UPSTREAM_CONNECT_TIMEOUT_MS", bound)})
+		cs := connect(ctx, env, "")
+		By("the upstream accepts connections and never answers, before the proxy's first connection to it")
+		Expect(harness.Blackhole{Link: harness.LinkDocmost}.Inject(ctx, env)).To(Succeed())
+		var a answer
+		within(timed(func() { a = callTool(ctx, cs, "docmost_update_page", map[string]any{"page_id": "p"}) }), bound, "a call that must connect first")
+		Expect(a.IsError).To(BeTrue(), a.Text)
+	})
+
 	It("MCPCTL_SHUTDOWN_GRACE_MS alone bounds how long a stop waits for a request in flight", func(ctx SpecContext) {
 		o := paginateFeature.Env
 		o.Knobs = narrow("MCPCTL_SHUTDOWN_GRACE_MS", bound)
@@ -270,9 +280,8 @@ var _ = Describe("The knob matrix", Label("knobs"), func() {
 		// uncovered are knobs whose deciding spec is still to be written
 		// (issue 17); the check fails if one gets a spec and stays listed.
 		uncovered := map[string]string{
-			"MCPCTL_UPSTREAM_CONNECT_TIMEOUT_MS": "needs an upstream that accepts and never initializes",
-			"MCPCTL_AUDIT_WRITE_TIMEOUT_MS":      "off the request path: needs a stalled audit store",
-			"MCPCTL_AUDIT_QUERY_TIMEOUT_MS":      "needs a stalled audit store",
+			"MCPCTL_AUDIT_WRITE_TIMEOUT_MS": "off the request path: needs a stalled audit store",
+			"MCPCTL_AUDIT_QUERY_TIMEOUT_MS": "needs a stalled audit store",
 		}
 		named := knobsNamedBySpecs()
 		var missing, stale []string
