@@ -1,6 +1,8 @@
 package scenarios_test
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -276,6 +278,40 @@ var _ = Describe("The knob matrix", Label("knobs"), func() {
 		Eventually(done).Should(BeClosed(), "the request in flight was ended")
 	})
 
+	It("MCPCTL_PAUSE_MAX_WAIT_MS alone ends a request's wait on a paused project", func(ctx SpecContext) {
+		env := newWorld(harness.EnvOptions{Knobs: narrow("MCPCTL_PAUSE_MAX_WAIT_MS", bound)})
+		cs := connect(ctx, env, "")
+		pauseAPI(ctx, env, "", "pause")
+		var a answer
+		within(timed(func() { a = callTool(ctx, cs, "docmost_update_page", map[string]any{"page_id": "p"}) }), bound, "a call on a paused project")
+		Expect(a.IsError).To(BeTrue())
+		Expect(a.Text).To(ContainSubstring("paused for longer than 300ms"))
+	})
+
+	It("MCPCTL_PAUSE_QUEUE_MAX alone decides how many requests may wait on a paused project", func(ctx SpecContext) {
+		v := wideKnobs()
+		Expect(v.SetRaw("MCPCTL_PAUSE_QUEUE_MAX", 2)).To(BeTrue())
+		env := newWorld(harness.EnvOptions{Knobs: &v})
+		cs := connect(ctx, env, "")
+		pauseAPI(ctx, env, "", "pause")
+		waited := make(chan answer, 2)
+		for range 2 {
+			go func() {
+				defer GinkgoRecover()
+				waited <- callTool(ctx, cs, "docmost_update_page", map[string]any{"page_id": "p"})
+			}()
+		}
+		Eventually(func() int { return pauseAPI(ctx, env, "", "pause") }).Should(Equal(2), "two requests wait")
+		var third answer
+		Expect(timed(func() { third = callTool(ctx, cs, "docmost_update_page", map[string]any{"page_id": "p"}) })).
+			To(BeNumerically("<", matrixSlack), "the third is answered at once, not queued")
+		Expect(third.IsError).To(BeTrue(), third.Text)
+		pauseAPI(ctx, env, "", "resume")
+		for range 2 {
+			Expect((<-waited).IsError).To(BeFalse(), "the two that waited are served after the resume")
+		}
+	})
+
 	It("names a spec after every knob in proxy/knobs.Table", func() {
 		// uncovered are knobs whose deciding spec is still to be written
 		// (issue 17); the check fails if one gets a spec and stays listed.
@@ -325,4 +361,21 @@ func knobsNamedBySpecs() map[string]bool {
 	}
 	Expect(out).NotTo(BeEmpty(), fmt.Sprintf("no spec names a knob in %d files", len(files)))
 	return out
+}
+
+// pauseAPI posts /api/v1/projects/docmost/{action} (pause or resume) and
+// returns how many requests wait on the project.
+func pauseAPI(ctx context.Context, env *harness.Env, token, action string) int {
+	GinkgoHelper()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, env.Target.URL()+"/api/v1/projects/"+harness.Project+"/"+action, nil)
+	Expect(err).NotTo(HaveOccurred())
+	resp, err := harness.HTTPClient(token).Do(req)
+	Expect(err).NotTo(HaveOccurred())
+	defer resp.Body.Close()
+	var st struct {
+		Waiting int `json:"waiting"`
+	}
+	Expect(json.NewDecoder(resp.Body).Decode(&st)).To(Succeed())
+	Expect(resp.StatusCode).To(Equal(http.StatusOK))
+	return st.Waiting
 }

@@ -198,10 +198,19 @@ var _ = Describe("The whole answer", Label("whole-answer"), func() {
 		recipes[audit.KindGateDecision] = gated
 		recipes[audit.KindSessionRecreated] = recreated
 		recipes[audit.KindChatTurn] = chatted
+		recipes[audit.KindPauseWait] = func(ctx context.Context, env *harness.Env) []string {
+			cs := connect(ctx, env, "alice-token")
+			pauseAPI(ctx, env, "alice-token", "pause")
+			DeferCleanup(func(ctx context.Context) { pauseAPI(ctx, env, "alice-token", "resume") })
+			return []string{callTool(ctx, cs, "docmost_update_page", map[string]any{"page_id": "p"}).Code}
+		}
+		pausing := harness.Compressed()
+		pausing.PauseMaxWait = 200 * time.Millisecond // the paused call is answered then
 		envFor := map[audit.Kind]harness.EnvOptions{
 			audit.KindPipelineExecution: paginateFeature.Env, audit.KindStageExecution: paginateFeature.Env,
 			audit.KindLLMAttempt: paginateFeature.Env, audit.KindGateDecision: gateFeature.Env,
-			audit.KindChatTurn: {Users: alice.Users, LLM: true},
+			audit.KindChatTurn:  {Users: alice.Users, LLM: true},
+			audit.KindPauseWait: {Users: alice.Users, Knobs: &pausing},
 		}
 
 		var entries []TableEntry
