@@ -8,7 +8,7 @@ SUITES  := $(sort $(dir $(shell grep -rlE --include='*_test.go' '$(RUNSPECS)' pr
 SUITE_PKGS := $(patsubst %/,./%,$(SUITES))
 UNIT_PKGS  := $(filter-out $(patsubst %/,github.com/mcpchaos/mcpchaos/%,$(SUITES)),$(shell $(GO) list ./...))
 
-.PHONY: all build test check deps unit suites lint run smoke clean mutants conformance bench
+.PHONY: all build test check deps unit suites lint run smoke clean mutants conformance bench flake-check mutants-generic
 
 all: build
 
@@ -58,6 +58,15 @@ run:
 mutants:
 	$(GO) run ./cmd/mcpchaos mutants
 
+# Generic mutation testing (scenarios/mutants/generic.go): every operator
+# swapped, ! dropped and call removed in the packages, each judged in a copy
+# of the module by the package's tests, then the scenarios. Prints every
+# survivor and the score. Very slow over all of proxy/ (hours on 2 cores):
+#   make mutants-generic [PKGS=proxy/trace,proxy/degrade] [ARGS='--limit 50']
+mutants-generic:
+	pkgs="$(PKGS)"; [ -n "$$pkgs" ] || pkgs=$$($(GO) list ./proxy/... | sed 's|^github.com/mcpchaos/mcpchaos/||' | paste -sd, -); \
+	$(GO) run ./cmd/mcpchaos mutants --generic "$$pkgs" $(ARGS)
+
 # The smoke checks against a running proxy (a deployment): read-only tools
 # only, fewer than 20 requests, no faults. Without URL they check a local
 # mcplocal the suite starts itself.
@@ -80,6 +89,14 @@ smoke:
 # (docs/performance.md). Pass flags with BENCH='--sessions 1,64,256 --json'.
 bench:
 	$(GO) run ./cmd/mcpchaos bench $(BENCH)
+
+# The Ginkgo suites (containers left out) run RUNS times with race on and a
+# seed each, then STRESS_RUNS more times beside one busy loop per core; every
+# failed spec is listed with the seed that replays it (scripts/flake-check.sh).
+#   make flake-check [RUNS=20] [STRESS_RUNS=1] [SEED=N]
+flake-check:
+	FLAKE_RUNS=$(or $(RUNS),20) FLAKE_STRESS_RUNS=$(or $(STRESS_RUNS),1) FLAKE_SEED=$(SEED) \
+		FLAKE_DIR=$(REPORTS)/flake GO=$(GO) bash scripts/flake-check.sh
 
 clean:
 	rm -rf bin $(REPORTS)

@@ -16,6 +16,11 @@ import (
 // of the module, one at a time, and the check of the suite that must kill it
 // run there. Exit 1 if any mutant survived or could not be judged.
 func runMutants(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	for _, a := range args {
+		if a == "--generic" || a == "-generic" || strings.HasPrefix(a, "--generic=") || strings.HasPrefix(a, "-generic=") {
+			return runGenericMutants(ctx, args, stdout, stderr)
+		}
+	}
 	fs := flag.NewFlagSet("mutants", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	only := fs.String("only", "", "run only these mutants (comma-separated names)")
@@ -26,6 +31,7 @@ func runMutants(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	list := fs.Bool("list", false, "list the mutants and their checks, run nothing")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, `usage: mcpchaos mutants [--only NAME,...] [--parallel N] [--timeout D] [--control] [--logs DIR] [--list]
+       mcpchaos mutants --generic PKG[,PKG...] ...   (generic mutation testing; --generic --help says more)
 
 Applies each known regression (scenarios/mutants/patches) to a copy of the
 module and runs the check of the suite that must kill it. Prints one row per

@@ -159,6 +159,8 @@ func mustJSON(v any) []byte {
 // exchange is one request being answered.
 type exchange struct {
 	c      *gin.Context
+	seq    int       // the request's record
+	start  time.Time // when the request arrived
 	step   Step
 	reqID  string
 	model  string
@@ -192,7 +194,7 @@ func (s *Server) handleCompletion(c *gin.Context) {
 			step = s.step(ch.Model)
 		}
 	}
-	seq := s.record(Request{
+	seq := s.begin(c, Request{
 		Time: start, Method: c.Request.Method, Path: c.Request.URL.Path,
 		Model: ch.Model, Stream: ch.Stream, Step: step, Prompt: excerpt(ch.Prompt),
 	})
@@ -202,7 +204,7 @@ func (s *Server) handleCompletion(c *gin.Context) {
 		text = step.Text
 	}
 	x := &exchange{
-		c: c, step: step, reqID: reqID, model: ch.Model, stream: ch.Stream,
+		c: c, seq: seq, start: start, step: step, reqID: reqID, model: ch.Model, stream: ch.Stream,
 		answer: func(empty bool) ([]byte, *apiError) {
 			if empty {
 				return s.dialect.message(ch, msgID, ""), nil
@@ -231,9 +233,9 @@ func (s *Server) handleModels(c *gin.Context) {
 	} else if s.authorized(c) {
 		step = s.step(ListModels)
 	}
-	seq := s.record(Request{Time: start, Method: c.Request.Method, Path: c.Request.URL.Path, Model: id, Step: step})
+	seq := s.begin(c, Request{Time: start, Method: c.Request.Method, Path: c.Request.URL.Path, Model: id, Step: step})
 	x := &exchange{
-		c: c, step: step, reqID: reqID, model: id,
+		c: c, seq: seq, start: start, step: step, reqID: reqID, model: id,
 		answer: func(empty bool) ([]byte, *apiError) {
 			models := s.Models()
 			if empty {
@@ -264,7 +266,7 @@ func (s *Server) handleNoRoute(c *gin.Context) {
 	}
 	start := time.Now()
 	step := Step{Kind: NotFound, Text: "Not Found"}
-	seq := s.record(Request{Time: start, Method: c.Request.Method, Path: c.Request.URL.Path, Step: step})
+	seq := s.begin(c, Request{Time: start, Method: c.Request.Method, Path: c.Request.URL.Path, Step: step})
 	e, _ := s.dialect.errorFor(NotFound, "", step.Text)
 	e.Code = ""
 	status := s.sendError(c, e, s.newID("req_"))
@@ -283,10 +285,11 @@ func (s *Server) unauthorizedText() string {
 	return "invalid x-api-key"
 }
 
-// done completes the record of a request and logs it.
+// done completes the record of a request and logs it, once: later calls for
+// the same request change nothing.
 func (s *Server) done(ctx context.Context, seq, status int, start time.Time) {
-	r := s.finish(ctx, seq, status, time.Since(start))
-	if r.Seq == 0 {
+	r, first := s.finish(ctx, seq, status, time.Since(start))
+	if !first {
 		return
 	}
 	s.log.Info("llm request", "seq", r.Seq, "method", r.Method, "path", r.Path, "model", r.Model,
@@ -304,7 +307,9 @@ func (s *Server) play(x *exchange) int {
 		<-ctx.Done()
 		return 0
 	case Reset:
-		return resetConn(c)
+		// The record is done before the reset reaches the client, which may
+		// read it the moment its call fails.
+		return resetConn(c, func() { s.done(ctx, x.seq, 0, x.start) })
 	case Slow:
 		if !sleep(ctx, step.delay()) {
 			return 0
@@ -407,8 +412,9 @@ func (s *Server) playStream(x *exchange) int {
 }
 
 // resetConn closes the request's connection with a TCP reset, answering
-// nothing, and returns 0. A connection that cannot be hijacked gets a 500.
-func resetConn(c *gin.Context) int {
+// nothing, and returns 0; it calls before just ahead of the reset. A
+// connection that cannot be hijacked gets a 500.
+func resetConn(c *gin.Context, before func()) int {
 	conn, _, err := c.Writer.Hijack()
 	if err != nil {
 		c.Status(http.StatusInternalServerError)
@@ -417,6 +423,7 @@ func resetConn(c *gin.Context) int {
 	if tc, ok := conn.(*net.TCPConn); ok {
 		_ = tc.SetLinger(0)
 	}
+	before()
 	_ = conn.Close()
 	return 0
 }

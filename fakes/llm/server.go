@@ -443,14 +443,42 @@ func (s *Server) record(r Request) int {
 	return r.Seq
 }
 
-// finish completes the record seq once its handler is done.
-func (s *Server) finish(ctx context.Context, seq, status int, took time.Duration) Request {
+// begin records r, the request c is serving, and returns its Seq. From then
+// on the record's Status is set the moment c's headers go out, before the
+// client can see any of the answer: a client that has read a streamed answer
+// to its end finds its status recorded, though the handler may still run.
+func (s *Server) begin(c *gin.Context, r Request) int {
+	seq := s.record(r)
+	c.Writer = &statusWriter{ResponseWriter: c.Writer, sent: func(status int) { s.sent(seq, status) }}
+	return seq
+}
+
+// sent sets the status of the record seq, unless it is already done.
+func (s *Server) sent(seq, status int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := len(s.requests) - 1; i >= 0; i-- {
+		if r := &s.requests[i]; r.Seq == seq {
+			if !r.Done {
+				r.Status = status
+			}
+			return
+		}
+	}
+}
+
+// finish completes the record seq once its handler is done; first is false
+// when it was already complete (or forgotten by ClearRequests meanwhile).
+func (s *Server) finish(ctx context.Context, seq, status int, took time.Duration) (r Request, first bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for i := len(s.requests) - 1; i >= 0; i-- {
 		r := &s.requests[i]
 		if r.Seq != seq {
 			continue
+		}
+		if r.Done {
+			return *r, false
 		}
 		r.Status, r.Done, r.Duration = status, true, took
 		if ctx.Err() != nil {
@@ -460,9 +488,48 @@ func (s *Server) finish(ctx context.Context, seq, status int, took time.Duration
 				r.ClientGone = true
 			}
 		}
-		return *r
+		return *r, true
 	}
-	return Request{} // forgotten by ClearRequests meanwhile
+	return Request{}, false // forgotten by ClearRequests meanwhile
+}
+
+// statusWriter reports the status of a response once, the first time its
+// headers may go out (a write or a flush); a hijacked connection sends none.
+type statusWriter struct {
+	gin.ResponseWriter
+	sent     func(status int)
+	reported bool
+}
+
+func (w *statusWriter) report() {
+	if !w.reported {
+		w.reported = true
+		w.sent(w.ResponseWriter.Status())
+	}
+}
+
+// WriteHeaderNow sends the headers, reporting the status first.
+func (w *statusWriter) WriteHeaderNow() {
+	w.report()
+	w.ResponseWriter.WriteHeaderNow()
+}
+
+// Write sends body bytes (and the headers first), reporting the status first.
+func (w *statusWriter) Write(b []byte) (int, error) {
+	w.report()
+	return w.ResponseWriter.Write(b)
+}
+
+// WriteString is Write for a string.
+func (w *statusWriter) WriteString(str string) (int, error) {
+	w.report()
+	return w.ResponseWriter.WriteString(str)
+}
+
+// Flush sends what was written (and the headers), reporting the status first.
+func (w *statusWriter) Flush() {
+	w.report()
+	w.ResponseWriter.Flush()
 }
 
 // trackingListener registers every accepted connection with the server, so

@@ -185,10 +185,12 @@ func fromError(method, code string, err error, deadline time.Duration) (mcp.Resu
 	var werr *jsonrpc.Error
 	if method != "tools/call" && errors.As(err, &werr) {
 		// A protocol error the SDK or a handler chose deliberately (invalid
-		// params, unknown method): keep its code, add the trace code.
+		// params, unknown method): keep its code and data, add the trace code
+		// to both the data and the message, as every other error has it.
 		out := *werr
-		if len(out.Data) == 0 {
-			out.Data = traceData(code)
+		out.Data = withTrace(out.Data, code)
+		if !strings.Contains(out.Message, code) {
+			out.Message = fmt.Sprintf("%s [trace %s]", out.Message, code)
 		}
 		return nil, &out
 	}
@@ -209,6 +211,25 @@ func failure(method, code, text string) (mcp.Result, error) {
 		Message: fmt.Sprintf("%s [trace %s]", text, code),
 		Data:    traceData(code),
 	}
+}
+
+// withTrace adds the trace code to an error's data: a JSON object keeps its
+// fields and gains traceCode; anything else (nothing, a string, a list) is
+// kept under "data" next to it.
+func withTrace(data json.RawMessage, code string) json.RawMessage {
+	if len(data) == 0 {
+		return traceData(code)
+	}
+	var obj map[string]any
+	if err := json.Unmarshal(data, &obj); err != nil || obj == nil {
+		obj = map[string]any{"data": data}
+	}
+	obj[trace.MetaKey] = code
+	b, err := json.Marshal(obj)
+	if err != nil {
+		return traceData(code)
+	}
+	return b
 }
 
 func traceData(code string) json.RawMessage {

@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# scripts/flake-check.sh — run the Ginkgo suites again and again and name every
+# spec that failed, with the seed that replays it.
+#
+#   FLAKE_RUNS=N          quiet runs (default 20), each with a seed of its own
+#   FLAKE_STRESS_RUNS=M   runs under CPU load (default 1): one busy loop per core
+#                         runs beside the suites, started and ended by this
+#                         script (by pid), never longer than the run itself
+#   FLAKE_SEED=S          first seed (default: the clock); run i uses S+i
+#   FLAKE_PKGS="..."      the suites (default: ./scenarios ./smoke ./fakes/llm)
+#   FLAKE_LABELS=...      Ginkgo label filter (default: !container — no Docker)
+#   FLAKE_RUN_TIMEOUT=D   ginkgo --timeout of one run (default 15m)
+#   FLAKE_DIR=dir         where the JUnit reports go (default reports/flake)
+#
+# Every run is race-enabled and randomized (--randomize-all) and keeps going
+# past a failing suite (--keep-going), so one flake does not hide the next.
+# ginkgo --repeat is not used: it stops at the first failure, which hides the
+# rate we measure. The last line is "flake-check: R runs × S specs, F failures";
+# each failure is listed above it as "seed S (quiet|stress): <suite> <spec>",
+# and `ginkgo --seed=S` replays its order. Exit 1 when any spec failed.
+set -uo pipefail
+
+RUNS=${FLAKE_RUNS:-20}
+STRESS_RUNS=${FLAKE_STRESS_RUNS:-1}
+SEED=${FLAKE_SEED:-}
+SEED=${SEED:-$(date +%s)}
+PKGS=${FLAKE_PKGS:-./scenarios ./smoke ./fakes/llm}
+LABELS=${FLAKE_LABELS:-!container}
+RUN_TIMEOUT=${FLAKE_RUN_TIMEOUT:-15m}
+DIR=${FLAKE_DIR:-reports/flake}
+GO=${GO:-go}
+
+mkdir -p "$DIR"
+rm -f "$DIR"/run-*.xml "$DIR"/run-*.log
+
+load_pids=()
+stop_load() {
+	for p in "${load_pids[@]}"; do kill "$p" 2>/dev/null; done
+	for p in "${load_pids[@]}"; do wait "$p" 2>/dev/null; done
+	load_pids=()
+}
+trap stop_load EXIT
+trap 'exit 130' INT TERM
+
+start_load() {
+	local n
+	n=$(nproc 2>/dev/null || echo 2)
+	for _ in $(seq "$n"); do
+		( while :; do :; done ) &
+		load_pids+=("$!")
+	done
+}
+
+failures=0 specs=0 runs=0 report=""
+run_one() { # run_one INDEX SEED MODE
+	local i=$1 seed=$2 mode=$3 xml="run-$1.xml"
+	[ "$mode" = stress ] && start_load
+	$GO run github.com/onsi/ginkgo/v2/ginkgo run --race --randomize-all --keep-going \
+		--seed="$seed" --timeout="$RUN_TIMEOUT" --label-filter="$LABELS" \
+		--junit-report="$xml" --output-dir="$DIR" $PKGS >"$DIR/run-$i.log" 2>&1
+	local rc=$?
+	[ "$mode" = stress ] && stop_load
+	runs=$((runs + 1))
+	if [ ! -s "$DIR/$xml" ]; then
+		echo "flake-check: run $i (seed $seed, $mode) wrote no report (exit $rc); see $DIR/run-$i.log"
+		failures=$((failures + 1))
+		report+="seed $seed ($mode): no report, exit $rc (build failure or timeout?)"$'\n'
+		return
+	fi
+	local n f
+	# Specs that ran (skipped ones do not count) and the ones that failed.
+	n=$(grep '<testcase ' "$DIR/$xml" | grep -cv 'status="skipped"\|status="pending"')
+	specs=$((specs + n))
+	f=$(grep '<testcase ' "$DIR/$xml" | grep -E 'status="(failed|panicked|timedout|interrupted|aborted)"' |
+		sed -E 's/.*name="([^"]*)" classname="([^"]*)".*/\2 \1/' |
+		sed -e "s/&#39;/'/g" -e 's/&quot;/"/g' -e 's/&lt;/</g' -e 's/&gt;/>/g' -e 's/&amp;/\&/g')
+	if [ -n "$f" ]; then
+		while IFS= read -r line; do
+			report+="seed $seed ($mode): $line"$'\n'
+			failures=$((failures + 1))
+		done <<<"$f"
+	elif [ "$rc" -ne 0 ]; then
+		report+="seed $seed ($mode): exit $rc with no failed spec; see $DIR/run-$i.log"$'\n'
+		failures=$((failures + 1))
+	fi
+	echo "flake-check: run $i seed $seed ($mode): $n specs, exit $rc"
+}
+
+i=0
+for _ in $(seq "$RUNS"); do run_one "$i" $((SEED + i)) quiet; i=$((i + 1)); done
+for _ in $(seq "$STRESS_RUNS"); do run_one "$i" $((SEED + i)) stress; i=$((i + 1)); done
+
+printf '%s' "$report"
+echo "flake-check: $runs runs × $((runs > 0 ? specs / runs : 0)) specs ($specs in all), $failures failures"
+[ "$failures" -eq 0 ]
