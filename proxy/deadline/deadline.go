@@ -80,7 +80,7 @@ func Middleware(o Options) mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			if strings.HasPrefix(method, "notifications/") {
-				return next(ctx, method, req)
+				return notify(ctx, next, method, req)
 			}
 			return handle(ctx, o, next, method, req)
 		}
@@ -165,14 +165,35 @@ func handle(ctx context.Context, o Options, next mcp.MethodHandler, method strin
 			res, err = failure(method, code, "the request was cancelled")
 		}
 	}
+	return settle(ctx, o, a, res, err)
+}
+
+// settle stamps the answer and reports it. A recover guards all of it: the
+// request has an answer by now, and nothing done after the handler (stamping
+// a result type the proxy did not expect, an OnAnswer hook) may take the
+// process down with it.
+func settle(ctx context.Context, o Options, a Answer, res mcp.Result, err error) (out mcp.Result, outErr error) {
+	out, outErr = res, err // decided: a panic below leaves the answer standing
+	defer func() { _ = recover() }()
 	if res != nil {
-		stamp(res, code)
+		stamp(res, a.Trace)
 	}
-	a.Result, a.Err, a.Duration = res, err, time.Since(start)
+	a.Result, a.Err, a.Duration = res, err, time.Since(a.Start)
 	if o.OnAnswer != nil {
 		o.OnAnswer(ctx, a)
 	}
 	return res, err
+}
+
+// notify runs a notification's handler. A notification has no answer, but a
+// panic in its handler must not end the process either.
+func notify(ctx context.Context, next mcp.MethodHandler, method string, req mcp.Request) (res mcp.Result, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			res, err = nil, fmt.Errorf("%s: panic: %v", method, p)
+		}
+	}()
+	return next(ctx, method, req)
 }
 
 var errDeadline = errors.New("request deadline expired")
@@ -237,8 +258,11 @@ func traceData(code string) json.RawMessage {
 	return b
 }
 
-// stamp puts the trace code in the result's _meta.
+// stamp puts the trace code in the result's _meta. Some results have no
+// _meta: the SDK's empty result (ping, logging/setLevel, resources/subscribe)
+// panics on GetMeta. Those are answered as they are, so stamp recovers.
 func stamp(res mcp.Result, code string) {
+	defer func() { _ = recover() }()
 	m := res.GetMeta()
 	if m == nil {
 		m = map[string]any{}

@@ -74,3 +74,34 @@ func TestNotificationsPassThrough(t *testing.T) {
 		t.Fatalf("notification: err %v called %v", err, called)
 	}
 }
+
+// metaless stands for the SDK's empty result (ping, logging/setLevel), whose
+// GetMeta and SetMeta panic: it has no _meta to stamp.
+type metaless struct{ *mcp.ListToolsResult }
+
+func (metaless) GetMeta() map[string]any { panic("no _meta on this result") }
+func (metaless) SetMeta(map[string]any)  { panic("no _meta on this result") }
+
+// A result without _meta is answered as it is, and a panicking OnAnswer
+// hook does not take the answer (or the process) with it.
+func TestWorkAfterTheHandlerNeverPanics(t *testing.T) {
+	want := metaless{&mcp.ListToolsResult{}}
+	h := func(context.Context, string, mcp.Request) (mcp.Result, error) { return want, nil }
+	for _, hook := range []func(context.Context, Answer){nil, func(context.Context, Answer) { panic("hook") }} {
+		m := Middleware(Options{Deadline: time.Second, OnAnswer: hook})(h)
+		res, err := m(context.Background(), "ping", &mcp.ListToolsRequest{})
+		if err != nil || res != want {
+			t.Fatalf("ping answered %v, %v; want the handler's own result", res, err)
+		}
+	}
+}
+
+// A panicking notification handler is recovered: notifications have no
+// answer, but the process must outlive them.
+func TestNotificationPanicIsRecovered(t *testing.T) {
+	h := func(context.Context, string, mcp.Request) (mcp.Result, error) { panic("boom") }
+	m := Middleware(Options{Deadline: time.Second})(h)
+	if _, err := m(context.Background(), "notifications/cancelled", &mcp.InitializedRequest{}); err == nil {
+		t.Fatal("a panicking notification handler reported no error")
+	}
+}
