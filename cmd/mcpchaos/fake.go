@@ -14,6 +14,11 @@ const fakeUsage = `usage:
   mcpchaos fake upstream docmost [--listen ADDR]
         a docmost-like MCP server at http://ADDR/mcp (tools: search, update_page);
         switch a tool's behaviour with PUT /_fake/tools/{tool} {"kind":"hang|slow|error|ok"}
+  mcpchaos fake upstream everything [--listen ADDR]
+        an MCP server with one of every feature a proxy must forward, at
+        http://ADDR/mcp: resources (text, binary, a template, subscriptions),
+        prompts (arguments, an embedded resource), completion, logging, and
+        tools echo, progress, sample, elicit, roots, log and touch
   mcpchaos fake llm --provider anthropic|openai [--listen ADDR] [--default STEP] [--oauth-gate]
         a fake LLM serving the provider's own paths (/v1/messages or
         /v1/chat/completions, /v1/models); drive it over /_fake/ (see fakes/llm);
@@ -22,8 +27,8 @@ const fakeUsage = `usage:
 
 func runFake(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	switch {
-	case len(args) >= 2 && args[0] == "upstream" && args[1] == "docmost":
-		return fakeUpstream(ctx, args[2:], stdout, stderr)
+	case len(args) >= 2 && args[0] == "upstream" && (args[1] == "docmost" || args[1] == "everything"):
+		return fakeUpstream(ctx, args[1], args[2:], stdout, stderr)
 	case len(args) >= 1 && args[0] == "llm":
 		return fakeLLM(ctx, args[1:], stdout, stderr)
 	}
@@ -31,18 +36,22 @@ func runFake(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	return exitError(2)
 }
 
-func fakeUpstream(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("fake upstream docmost", flag.ContinueOnError)
+func fakeUpstream(ctx context.Context, kind string, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("fake upstream "+kind, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	listen := fs.String("listen", "127.0.0.1:0", "address to listen on")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	s, err := upstream.NewDocmost(upstream.Options{Addr: *listen})
+	start := upstream.NewDocmost
+	if kind == "everything" {
+		start = upstream.NewEverything
+	}
+	s, err := start(upstream.Options{Addr: *listen})
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "fake upstream docmost serving MCP at %s\n", s.URL())
+	fmt.Fprintf(stdout, "fake upstream %s serving MCP at %s\n", kind, s.URL())
 	<-ctx.Done()
 	return s.Close()
 }

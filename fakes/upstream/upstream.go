@@ -62,6 +62,7 @@ type Server struct {
 	behaviors map[string]Behavior
 	calls     []Call
 	inflight  sync.WaitGroup
+	sse       bool // answer with SSE streams (the everything fake), not JSON
 }
 
 // Options configures a fake upstream.
@@ -203,7 +204,7 @@ func (s *Server) start(addr string) error {
 	}
 	s.ln = ln
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{JSONResponse: true}))
+	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{JSONResponse: !s.sse}))
 	mux.HandleFunc("PUT /_fake/tools/{tool}", s.handleSet)
 	mux.HandleFunc("GET /_fake/calls", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
