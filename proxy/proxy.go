@@ -40,6 +40,7 @@ import (
 	"github.com/mcpchaos/mcpchaos/proxy/session"
 	"github.com/mcpchaos/mcpchaos/proxy/stage"
 	"github.com/mcpchaos/mcpchaos/proxy/trace"
+	"github.com/mcpchaos/mcpchaos/proxy/upstream"
 )
 
 // Options configures a Proxy beyond its config file.
@@ -130,6 +131,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Proxy, error) {
 		p.llm = a
 	}
 	cache := stage.NewCache(stage.CacheEntries)
+	limit := upstream.NewLimit(kv.UpstreamSessionsMax) // shared by every project
 	routes := map[string]entry.Project{}
 	for name, pc := range cfg.Projects {
 		servers := map[string]string{}
@@ -147,7 +149,8 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Proxy, error) {
 			g = gate.New(pc.Prompts, p.llm, kv.GateLLMTimeout, p.rec)
 		}
 		pr := project.New(name, project.Options{
-			Servers: servers, Sessions: p.sessions, Audit: p.rec, Knobs: kv, Logger: o.Logger,
+			Servers: servers, NoPrefix: pc.Prefix != nil && !*pc.Prefix, UpstreamSessions: limit,
+			Sessions: p.sessions, Audit: p.rec, Knobs: kv, Logger: o.Logger,
 			Failpoints: o.Failpoints, Pipeline: pipe, Pages: pages, Gate: g, Pause: p.pause,
 		})
 		p.projects[name] = pr

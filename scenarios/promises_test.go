@@ -44,8 +44,23 @@ func post(ctx context.Context, url, token, session, body string) (int, map[strin
 	b, err := io.ReadAll(resp.Body)
 	Expect(err).NotTo(HaveOccurred())
 	var m map[string]any
-	Expect(json.Unmarshal(b, &m)).To(Succeed(), "body is JSON: %s", b)
+	Expect(json.Unmarshal(sseData(b), &m)).To(Succeed(), "body is JSON: %s", b)
 	return resp.StatusCode, m
+}
+
+// sseData is the JSON of a body: the body itself, or the data of the last
+// SSE event carrying one when the server answered with a stream.
+func sseData(b []byte) []byte {
+	var last []byte
+	for _, line := range strings.Split(string(b), "\n") {
+		if d, ok := strings.CutPrefix(strings.TrimRight(line, "\r"), "data:"); ok && strings.TrimSpace(d) != "" {
+			last = []byte(strings.TrimSpace(d))
+		}
+	}
+	if last == nil {
+		return b
+	}
+	return last
 }
 
 // jsonrpcError checks m is a JSON-RPC error quoting a trace code, and returns the code.

@@ -67,7 +67,7 @@ func (s *rawSession) request(ctx context.Context, id int, method, params string)
 	status, _, b := s.send(ctx, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, id, method, params))
 	Expect(status).To(Equal(http.StatusOK), "%s answered %d: %s", method, status, b)
 	var m map[string]any
-	Expect(json.Unmarshal(b, &m)).To(Succeed(), "%s: the answer is JSON: %s", method, b)
+	Expect(json.Unmarshal(sseData(b), &m)).To(Succeed(), "%s: the answer is JSON: %s", method, b)
 	Expect(m).To(HaveKeyWithValue("id", BeEquivalentTo(id)), "%s: answered on its own id", method)
 	return m
 }

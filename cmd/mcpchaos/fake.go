@@ -18,7 +18,7 @@ const fakeUsage = `usage:
         an MCP server with one of every feature a proxy must forward, at
         http://ADDR/mcp: resources (text, binary, a template, subscriptions),
         prompts (arguments, an embedded resource), completion, logging, and
-        tools echo, progress, sample, elicit, roots, log and touch
+        tools echo, whoami, progress, sample, elicit, roots, log and touch
   mcpchaos fake llm --provider anthropic|openai [--listen ADDR] [--default STEP] [--oauth-gate]
         a fake LLM serving the provider's own paths (/v1/messages or
         /v1/chat/completions, /v1/models); drive it over /_fake/ (see fakes/llm);

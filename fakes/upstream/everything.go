@@ -124,6 +124,10 @@ func (s *Server) everythingTools() {
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return s.run(ctx, "echo", func() *mcp.CallToolResult { return text(str(args(req)["text"])) }), nil
 		})
+	s.mcp.AddTool(&mcp.Tool{Name: "whoami", Description: "Answers with the id of the MCP session that called it.", InputSchema: empty},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return s.run(ctx, "whoami", func() *mcp.CallToolResult { return text(req.Session.ID()) }), nil
+		})
 	s.mcp.AddTool(&mcp.Tool{Name: "progress", Description: fmt.Sprintf("Reports %d progress steps, then answers.", ProgressSteps), InputSchema: empty},
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			tok := req.Params.GetProgressToken()

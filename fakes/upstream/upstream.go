@@ -188,6 +188,18 @@ func (s *Server) Calls() []Call {
 	return append([]Call(nil), s.calls...)
 }
 
+// Sessions is how many MCP sessions the fake holds open now.
+func (s *Server) Sessions() int { return len(s.SessionIDs()) }
+
+// SessionIDs are the ids of the MCP sessions the fake holds open now.
+func (s *Server) SessionIDs() []string {
+	var ids []string
+	for ss := range s.mcp.Sessions() {
+		ids = append(ids, ss.ID())
+	}
+	return ids
+}
+
 // Addr is the host:port the server listens on.
 func (s *Server) Addr() string { return s.ln.Addr().String() }
 

@@ -53,6 +53,10 @@ const (
 	// (mcpctl pause); Status ok (resumed), timeout (MCPCTL_PAUSE_MAX_WAIT_MS
 	// passed) or cancelled.
 	KindPauseWait Kind = "pause_wait"
+	// KindMCPRequest is the root row of every MCP request other than
+	// tools/call (resources/read, prompts/get, ping, ...): Tool holds the
+	// method, Server the upstream it went to ("" when the proxy answered).
+	KindMCPRequest Kind = "mcp_request"
 )
 
 // Kinds lists every Kind the proxy writes, in the order above.
@@ -60,6 +64,7 @@ var Kinds = []Kind{
 	KindToolCallTrace, KindPipelineExecution, KindStageExecution, KindGateDecision,
 	KindSessionRecreated, KindLLMAttempt, KindUpstreamCall, KindChatTurn,
 	KindPauseWait,
+	KindMCPRequest,
 }
 
 // Common Row.Status values. The store accepts any string.

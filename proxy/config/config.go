@@ -52,6 +52,10 @@ type Project struct {
 	// RequireAuth refuses requests without a valid bearer token. It defaults to
 	// true when the file declares users.
 	RequireAuth *bool `yaml:"requireAuth"`
+	// Prefix names tools, prompts and resource templates server_name (the
+	// default). A project with exactly one server may set it false to pass
+	// the upstream's names through unchanged.
+	Prefix *bool `yaml:"prefix"`
 }
 
 // Server is one upstream MCP server of a project.
@@ -223,6 +227,17 @@ func (c *Config) Validate() error {
 			if h := s.HealthCheck; h != nil {
 				if h.IntervalSeconds < 0 || h.TimeoutSeconds < 0 || h.FailureThreshold < 0 {
 					bad(sf+".healthCheck", "intervalSeconds, timeoutSeconds and failureThreshold must not be negative")
+				}
+			}
+		}
+		if p.Prefix != nil && !*p.Prefix && len(p.Servers) != 1 {
+			bad(field+".prefix", "false needs exactly one server (this project has %d): with several, names must say which server they belong to", len(p.Servers))
+		}
+		sns := sortedKeys(p.Servers)
+		for _, a := range sns {
+			for _, b := range sns {
+				if a != b && strings.HasPrefix(b, a+"_") {
+					bad(field+".servers", "%q and %q collide: the prefix %s_ of one starts the names of the other, so a name like %s_x could belong to either; rename one", a, b, a, b)
 				}
 			}
 		}

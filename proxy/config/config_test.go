@@ -75,3 +75,30 @@ func TestParseErrorsNameTheField(t *testing.T) {
 		})
 	}
 }
+
+func TestPrefixFalseNeedsOneServerAndCollidingServersAreNamed(t *testing.T) {
+	_, err := Parse([]byte(`
+projects:
+  p:
+    prefix: false
+    servers:
+      a: {url: http://127.0.0.1:1/mcp}
+      b: {url: http://127.0.0.1:2/mcp}
+`))
+	if err == nil || !strings.Contains(err.Error(), "projects.p.prefix") {
+		t.Fatalf("prefix: false with two servers: %v", err)
+	}
+	_, err = Parse([]byte(`
+projects:
+  p:
+    servers:
+      wiki: {url: http://127.0.0.1:1/mcp}
+      wiki_admin: {url: http://127.0.0.1:2/mcp}
+`))
+	if err == nil || !strings.Contains(err.Error(), `"wiki" and "wiki_admin" collide`) {
+		t.Fatalf("servers wiki and wiki_admin: %v", err)
+	}
+	if _, err := Parse([]byte("projects:\n  p:\n    prefix: false\n    servers:\n      a: {url: http://127.0.0.1:1/mcp}\n")); err != nil {
+		t.Fatalf("prefix: false with one server: %v", err)
+	}
+}

@@ -32,6 +32,7 @@ projects:
     prompts:
       - {name: onboarding, text: "Read the space index first.\nThen search.", priority: 2, keywords: [start, "yes"]}
     requireAuth: false
+    prefix: false
 sessions: {strict: true}
 `
 
@@ -76,6 +77,7 @@ func TestMarshalRoundTripsConfigBuiltInCode(t *testing.T) {
 				Pipeline:    []Stage{{Name: "paginate"}, {Name: "summarize-tree", Options: map[string]any{}}, {Name: "paginate", Options: map[string]any{"thresholdBytes": 8192, "nested": map[string]any{"f": 1.5, "l": []any{"x", 2, true}}}}},
 				Prompts:     []Prompt{},
 				RequireAuth: &no,
+				Prefix:      &no,
 			},
 			"other": {Servers: map[string]*Server{"s": {URL: "https://example.invalid/mcp", HealthCheck: &HealthCheck{Tool: "ping"}}}},
 		},

@@ -76,7 +76,7 @@ func New(o Options) *Handler {
 				return s
 			}
 			return p.Server()
-		}, &mcp.StreamableHTTPOptions{JSONResponse: true, Logger: o.Logger, MaxRequestBodyBytes: o.MaxBodyBytes})
+		}, &mcp.StreamableHTTPOptions{Logger: o.Logger, MaxRequestBodyBytes: o.MaxBodyBytes}) // SSE answers: progress and server-to-client requests ride the call's own stream
 	}
 	return h
 }

@@ -157,7 +157,7 @@ func run(ctx context.Context, t Target, conn *upstream.Conn) error {
 	if err != nil {
 		return fmt.Errorf("%w: healthCheck.arguments: %v", errMisconfigured, err)
 	}
-	res, err := conn.CallTool(ctx, t.Check.Tool, args)
+	res, err := conn.CallTool(ctx, t.Check.Tool, args, nil)
 	if err != nil {
 		return err
 	}

@@ -89,6 +89,9 @@ type Values struct {
 	PauseQueueMax int64
 	// AuditBatchMax bounds how many audit rows one store transaction writes.
 	AuditBatchMax int64
+	// UpstreamSessionsMax bounds the upstream sessions the proxy holds at
+	// once, over every client session and server.
+	UpstreamSessionsMax int64
 }
 
 // Table lists every knob, in the order docs/knobs.md shows them.
@@ -125,6 +128,8 @@ var Table = []Knob{
 		func(v *Values) *int64 { return &v.PauseQueueMax }),
 	num("MCPCTL_AUDIT_BATCH_MAX", Count, 256, "audit rows written in one store transaction (the writer commits what is queued, up to this)",
 		func(v *Values) *int64 { return &v.AuditBatchMax }),
+	num("MCPCTL_UPSTREAM_SESSIONS_MAX", Count, 20000, "upstream sessions held at once (one per client session and server it touched); past it a request needing a new one fails, readably",
+		func(v *Values) *int64 { return &v.UpstreamSessionsMax }),
 }
 
 // Defaults returns every knob at its default.

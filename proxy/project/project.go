@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"sort"
 	"strings"
 	"sync"
@@ -46,31 +47,48 @@ type Recorder interface {
 }
 
 // Project serves one project's MCP endpoint.
+//
+// Every client session gets an MCP server of its own (so list_changed and
+// resources/updated reach exactly that session) and, lazily, one upstream
+// session per server it touches (so server-to-client requests and
+// notifications have exactly one place to go). Release frees both.
 type Project struct {
-	Name     string
-	conns    map[string]*upstream.Conn
-	sessions *session.Table
-	audit    Recorder
-	knobs    knobs.Values
-	logger   *slog.Logger
-	server   *mcp.Server
-	fail     *failpoint.Set
-	pipeline *stage.Pipeline
-	pages    *stage.Pages
-	gate     *gate.Gate
-	pause    *pause.Queue
+	Name      string
+	servers   map[string]string // server name -> MCP URL
+	names     []string          // server names, sorted
+	prefix    bool              // tools, prompts and templates are named server_name
+	sessions  *session.Table
+	audit     Recorder
+	knobs     knobs.Values
+	logger    *slog.Logger
+	fail      *failpoint.Set
+	pipeline  *stage.Pipeline
+	pages     *stage.Pages
+	gate      *gate.Gate
+	transport *http.Transport // shared by every upstream session of the project
+	limit     *upstream.Limit
+	pause     *pause.Queue
 
 	mu      sync.Mutex
-	adopted map[string]*mcp.Server // session id -> the server minting it
+	clients map[string]*client                 // session id -> its state
+	caps    map[string]*mcp.ServerCapabilities // server -> what it advertised
+	closed  bool
+	closing sync.WaitGroup // upstream sessions being closed
 }
 
 // Options are what a Project needs from the proxy around it.
 type Options struct {
-	Servers  map[string]string // server name -> MCP URL
-	Sessions *session.Table
-	Audit    Recorder
-	Knobs    knobs.Values
-	Logger   *slog.Logger
+	Servers map[string]string // server name -> MCP URL
+	// NoPrefix passes the names of a one-server project through unchanged
+	// (config `prefix: false`); with several servers names are always prefixed.
+	NoPrefix bool
+	// UpstreamSessions bounds the upstream sessions held at once, shared by
+	// every project of the proxy (knob MCPCTL_UPSTREAM_SESSIONS_MAX); nil: unbounded.
+	UpstreamSessions *upstream.Limit
+	Sessions         *session.Table
+	Audit            Recorder
+	Knobs            knobs.Values
+	Logger           *slog.Logger
 	// Failpoints lets the chaos harness make handlers misbehave; nil in production.
 	Failpoints *failpoint.Set
 	// Pipeline post-processes tool results; nil or empty: results pass through.
@@ -87,42 +105,57 @@ type Options struct {
 // New builds a project; upstreams connect on first use.
 func New(name string, o Options) *Project {
 	p := &Project{
-		Name:     name,
-		conns:    map[string]*upstream.Conn{},
-		sessions: o.Sessions,
-		audit:    o.Audit,
-		knobs:    o.Knobs,
-		logger:   o.Logger.With("project", name),
-		fail:     o.Failpoints,
-		pipeline: o.Pipeline,
-		pages:    o.Pages,
-		gate:     o.Gate,
-		pause:    o.Pause,
-		adopted:  map[string]*mcp.Server{},
+		Name:      name,
+		servers:   map[string]string{},
+		prefix:    !(o.NoPrefix && len(o.Servers) == 1),
+		sessions:  o.Sessions,
+		audit:     o.Audit,
+		knobs:     o.Knobs,
+		logger:    o.Logger.With("project", name),
+		fail:      o.Failpoints,
+		pipeline:  o.Pipeline,
+		pages:     o.Pages,
+		gate:      o.Gate,
+		transport: http.DefaultTransport.(*http.Transport).Clone(),
+		limit:     o.UpstreamSessions,
+		pause:     o.Pause,
+		clients:   map[string]*client{},
+		caps:      map[string]*mcp.ServerCapabilities{},
 	}
 	for sn, u := range o.Servers {
-		p.conns[sn] = upstream.New(sn, u, upstream.Options{
-			ConnectTimeout: o.Knobs.UpstreamConnect,
-			CallTimeout:    o.Knobs.UpstreamCallTimeout,
-			CloseGrace:     o.Knobs.ShutdownGrace,
-			Logger:         p.logger,
-		})
+		p.servers[sn] = u
+		p.names = append(p.names, sn)
 	}
-	p.server = p.NewServer("")
+	sort.Strings(p.names)
 	return p
 }
 
-// Server is the project's shared MCP server, for sessions created by initialize.
-func (p *Project) Server() *mcp.Server { return p.server }
+// Server returns a new MCP server for a session created by initialize: each
+// session has a server of its own.
+func (p *Project) Server() *mcp.Server { return p.NewServer("") }
 
-// NewServer returns an MCP server for this project. With a non-empty id, the
-// server mints exactly that session id: the entry uses one such server per
-// recreated session, so the session keeps the id its client already holds.
+// serverCapabilities is what the SDK server may handle; what a session is
+// told at initialize is narrowed to its upstreams' union (see advertise).
+var serverCapabilities = &mcp.ServerCapabilities{
+	Tools:       &mcp.ToolCapabilities{ListChanged: true},
+	Resources:   &mcp.ResourceCapabilities{Subscribe: true, ListChanged: true},
+	Prompts:     &mcp.PromptCapabilities{ListChanged: true},
+	Completions: &mcp.CompletionCapabilities{},
+	Logging:     &mcp.LoggingCapabilities{},
+}
+
+// NewServer returns an MCP server for one session of this project. With a
+// non-empty id, the server mints exactly that session id: the entry uses it
+// to recreate a session under the id its client already holds.
 func (p *Project) NewServer(id string) *mcp.Server {
 	opts := &mcp.ServerOptions{
 		Logger:                    p.logger,
-		Capabilities:              &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
+		Capabilities:              serverCapabilities,
 		SupportedProtocolVersions: ProtocolVersions,
+		// The dispatch middleware forwards subscriptions upstream first; the
+		// SDK then records them, so resources/updated reaches the subscriber.
+		SubscribeHandler:   func(context.Context, *mcp.SubscribeRequest) error { return nil },
+		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
 	}
 	if id != "" {
 		opts.GetSessionID = func() string { return id }
@@ -130,40 +163,54 @@ func (p *Project) NewServer(id string) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "mcplocal/" + p.Name, Version: "0.1.0"}, opts)
 	s.AddReceivingMiddleware(
 		deadline.Middleware(deadline.Options{Deadline: p.knobs.RequestDeadline, Begin: p.begin, OnAnswer: p.answered, Hold: p.hold}),
-		p.track,
+		p.track(s),
 		p.dispatch,
 	)
-	if id != "" {
-		p.mu.Lock()
-		p.adopted[id] = s
-		p.mu.Unlock()
-	}
 	return s
 }
 
-// Release forgets the server of a recreated session once that session is
-// closed, so recreated sessions do not accumulate servers.
+// Release frees everything a client session holds in the project: its MCP
+// server and its upstream sessions (closed in the background, each bounded
+// by the shutdown grace). The entry calls it when the client DELETEs the
+// session; idle expiry calls it too. Release may be called more than once.
 func (p *Project) Release(id string) {
 	p.mu.Lock()
-	delete(p.adopted, id)
+	c := p.clients[id]
+	delete(p.clients, id)
 	p.mu.Unlock()
+	if c != nil {
+		p.closeClient(c)
+	}
 }
 
-// Close closes every session of the project, recreated ones included, and
-// the upstream connections. Close may be called more than once.
+// UpstreamSessions is how many upstream sessions the project's clients hold.
+func (p *Project) UpstreamSessions() int {
+	p.mu.Lock()
+	cs := make([]*client, 0, len(p.clients))
+	for _, c := range p.clients {
+		cs = append(cs, c)
+	}
+	p.mu.Unlock()
+	n := 0
+	for _, c := range cs {
+		n += c.upstreams()
+	}
+	return n
+}
+
+// Close closes every session of the project and their upstream sessions.
+// Close may be called more than once.
 func (p *Project) Close() {
 	p.mu.Lock()
-	servers := []*mcp.Server{p.server}
-	for _, s := range p.adopted {
-		servers = append(servers, s)
-	}
-	p.adopted = map[string]*mcp.Server{}
+	clients := p.clients
+	p.clients = map[string]*client{}
+	p.closed = true
 	p.mu.Unlock()
 	// ServerSession.Close waits for the session's in-flight handlers; one
 	// stuck past every bound must not hold the proxy's shutdown forever.
 	var wg sync.WaitGroup
-	for _, s := range servers {
-		for ss := range s.Sessions() {
+	for _, c := range clients {
+		for ss := range c.srv.Sessions() {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -180,9 +227,11 @@ func (p *Project) Close() {
 		p.logger.Error("sessions still busy after the shutdown grace; leaving them", "grace", p.knobs.ShutdownGrace)
 	}
 	t.Stop()
-	for _, c := range p.conns {
-		_ = c.Close()
+	for _, c := range clients {
+		p.closeClient(c)
 	}
+	p.closing.Wait()
+	p.transport.CloseIdleConnections()
 }
 
 // call is the per-request state the handlers fill in and the audit row reads.
@@ -228,7 +277,8 @@ func (p *Project) begin(ctx context.Context, method string, req mcp.Request) con
 	return context.WithValue(ctx, callKey{}, c)
 }
 
-// answered logs every request and writes the tool_call_trace row of tools/call.
+// answered logs every request and writes its root audit row:
+// tool_call_trace for tools/call, mcp_request for every other method.
 func (p *Project) answered(ctx context.Context, a deadline.Answer) {
 	c := callFrom(ctx)
 	c.mu.Lock()
@@ -252,99 +302,68 @@ func (p *Project) answered(ctx context.Context, a deadline.Answer) {
 				row.Tool = r.Params.Name
 			}
 		}
-		p.audit.Record(row)
+	} else {
+		row.Kind, row.Tool = audit.KindMCPRequest, a.Method
 	}
+	p.audit.Record(row)
 }
 
-// track registers sessions created by initialize in the session table.
-func (p *Project) track(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		res, err := next(ctx, method, req)
-		if method != "initialize" || err != nil {
+// track registers sessions created by initialize in the session table and
+// gives each its client state, bound to srv, the session's own server.
+func (p *Project) track(srv *mcp.Server) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			res, err := next(ctx, method, req)
+			if method != "initialize" || err != nil {
+				return res, err
+			}
+			ss, _ := req.GetSession().(*mcp.ServerSession)
+			info := session.Info{ID: req.GetSession().ID(), Project: p.Name}
+			if ex := req.GetExtra(); ex != nil && ex.Header != nil {
+				info.User = ex.Header.Get(HeaderUser)
+				if why := ex.Header.Get(HeaderRecreated); why != "" {
+					info.Recreated, info.Reason = true, why
+				}
+			}
+			if info.ID == "" || ss == nil {
+				return res, err
+			}
+			p.sessions.Add(info)
+			c := p.newClient(info.ID, srv, ss)
+			if r, ok := res.(*mcp.InitializeResult); ok {
+				r.Capabilities = p.advertise(ctx, c)
+			}
 			return res, err
 		}
-		info := session.Info{ID: req.GetSession().ID(), Project: p.Name}
-		if ex := req.GetExtra(); ex != nil && ex.Header != nil {
-			info.User = ex.Header.Get(HeaderUser)
-			if why := ex.Header.Get(HeaderRecreated); why != "" {
-				info.Recreated, info.Reason = true, why
-			}
-		}
-		if info.ID != "" {
-			p.sessions.Add(info)
-		}
-		return res, err
 	}
 }
 
-// dispatch answers tools/list and tools/call itself; every other method goes
-// to the SDK's own handler.
-func (p *Project) dispatch(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		switch method {
-		case "tools/list":
-			if p.gated(ctx) {
-				return p.listProxyTools(), nil
-			}
-			return p.listTools(ctx)
-		case "tools/call":
-			return p.callTool(ctx, req.(*mcp.CallToolRequest))
-		}
-		return next(ctx, method, req)
-	}
-}
-
-func (p *Project) listTools(ctx context.Context) (*mcp.ListToolsResult, error) {
-	type listed struct {
-		server string
-		tools  []*mcp.Tool
-		err    error
-	}
-	ch := make(chan listed, len(p.conns))
-	for name, c := range p.conns {
-		go func() {
-			ts, err := c.ListTools(ctx)
-			ch <- listed{name, ts, err}
-		}()
-	}
+func (p *Project) listTools(ctx context.Context, cl *client) (*mcp.ListToolsResult, error) {
 	var out []*mcp.Tool
-	var failed []string
-	for range p.conns {
-		l := <-ch
-		if l.err != nil {
-			p.logger.Warn("tools/list: upstream failed", "trace", trace.From(ctx), "server", l.server, "err", l.err)
-			failed = append(failed, fmt.Sprintf("%s: %v", l.server, l.err))
-			continue
-		}
-		for _, t := range l.tools {
+	err := p.each(ctx, cl, "tools/list", hasTools, func(ctx context.Context, server string, s *mcp.ClientSession) error {
+		var got []*mcp.Tool
+		for t, err := range s.Tools(ctx, nil) {
+			if err != nil {
+				return err
+			}
 			cp := *t
-			cp.Name = l.server + "_" + t.Name
-			out = append(out, &cp)
+			cp.Name = p.external(server, t.Name)
+			got = append(got, &cp)
 		}
-	}
-	if len(out) == 0 && len(failed) > 0 {
-		return nil, fmt.Errorf("no upstream server of project %s answered tools/list: %s", p.Name, strings.Join(failed, "; "))
+		cl.mu.Lock()
+		out = append(out, got...)
+		cl.mu.Unlock()
+		return nil
+	})
+	if len(out) == 0 && err != nil {
+		return nil, fmt.Errorf("no upstream server of project %s answered tools/list: %w", p.Name, err)
 	}
 	out = append(out, p.listProxyTools().Tools...)
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return &mcp.ListToolsResult{Tools: out}, nil
 }
 
-// route splits a prefixed tool name into its server and upstream tool name.
-func (p *Project) route(name string) (*upstream.Conn, string, bool) {
-	var best *upstream.Conn
-	for sn, c := range p.conns {
-		if strings.HasPrefix(name, sn+"_") && (best == nil || len(sn) > len(best.Name)) {
-			best = c
-		}
-	}
-	if best == nil {
-		return nil, "", false
-	}
-	return best, strings.TrimPrefix(name, best.Name+"_"), true
-}
-
-func (p *Project) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (p *Project) callTool(ctx context.Context, cl *client, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	c := callFrom(ctx)
 	code := trace.From(ctx)
 	p.fail.Eval(ctx, failpoint.ToolCall, req.Params.Name)
@@ -354,13 +373,13 @@ func (p *Project) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 		c.mu.Unlock()
 		return pt.call(ctx, req), nil
 	}
-	conn, tool, ok := p.route(req.Params.Name)
+	server, tool, ok := p.internal(req.Params.Name)
 	if !ok {
 		return errorResult(fmt.Sprintf("unknown tool %q in project %s; call tools/list for the tools it has [trace %s]", req.Params.Name, p.Name, code)), nil
 	}
 	if p.gated(ctx) {
 		c.mu.Lock()
-		c.server, c.tool, c.status = conn.Name, req.Params.Name, audit.StatusRefused
+		c.server, c.tool, c.status = server, req.Params.Name, audit.StatusRefused
 		c.mu.Unlock()
 		res := errorResult(fmt.Sprintf("project %s is gated: call %s first (with your intent) to open its tools [trace %s]", p.Name, gate.BeginSession, code))
 		if why, owed := p.sessions.TakeNotice(c.session); owed {
@@ -370,12 +389,12 @@ func (p *Project) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 		return res, nil
 	}
 	c.mu.Lock()
-	c.server, c.tool = conn.Name, req.Params.Name // the row names the tool as the client called it
+	c.server, c.tool = server, req.Params.Name // the row names the tool as the client called it
 	c.mu.Unlock()
 
-	res, err := p.upstreamCall(ctx, conn, tool, req)
+	res, err := p.upstreamCall(ctx, cl, server, tool, req)
 	if err != nil {
-		res = errorResult(fmt.Sprintf("%v; retry, and if it keeps failing the upstream %s may be down [trace %s]", err, conn.Name, code))
+		res = errorResult(fmt.Sprintf("%v; retry, and if it keeps failing the upstream %s may be down [trace %s]", err, server, code))
 	} else if !res.IsError && !p.pipeline.Empty() {
 		res = p.postProcess(ctx, c, res)
 	}
@@ -425,15 +444,22 @@ func (p *Project) postProcess(ctx context.Context, c *call, res *mcp.CallToolRes
 	return &cp
 }
 
-// upstreamCall forwards one tools/call and writes its upstream_call row.
-func (p *Project) upstreamCall(ctx context.Context, conn *upstream.Conn, tool string, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+// upstreamCall forwards one tools/call on the session's own upstream session
+// and writes its upstream_call row. The client's _meta (its progressToken)
+// goes upstream with it, and the upstream's progress comes back to this call.
+func (p *Project) upstreamCall(ctx context.Context, cl *client, server, tool string, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	c := callFrom(ctx)
 	ctx, span, parent := trace.StartSpan(ctx)
 	start := time.Now()
-	res, err := conn.CallTool(ctx, tool, req.Params.Arguments)
+	var res *mcp.CallToolResult
+	err := cl.do(ctx, server, req.Params.GetProgressToken(), func(ctx context.Context, conn *upstream.Conn) error {
+		var err error
+		res, err = conn.CallTool(ctx, tool, req.Params.Arguments, upstreamMeta(req.Params.Meta))
+		return err
+	})
 	row := audit.Row{
 		Kind: audit.KindUpstreamCall, CorrelationID: trace.From(ctx), SpanID: span, ParentID: parent,
-		SessionID: c.session, User: c.user, Project: p.Name, Server: conn.Name, Tool: tool,
+		SessionID: c.session, User: c.user, Project: p.Name, Server: server, Tool: tool,
 		Start: start, Duration: time.Since(start), Status: audit.StatusOK,
 	}
 	switch {
@@ -450,4 +476,11 @@ func (p *Project) upstreamCall(ctx context.Context, conn *upstream.Conn, tool st
 
 func errorResult(text string) *mcp.CallToolResult {
 	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: text}}}
+}
+
+// at records the upstream server a request went to, for its audit row.
+func (c *call) at(server string) {
+	c.mu.Lock()
+	c.server = server
+	c.mu.Unlock()
 }

@@ -91,6 +91,12 @@ func (p *Project) beginSession(ctx context.Context, req *mcp.CallToolRequest) *m
 	c.mu.Unlock()
 	d := p.gate.Begin(ctx, args.Intent, row)
 	p.sessions.OpenGate(c.session)
+	p.mu.Lock()
+	cl := p.clients[c.session]
+	p.mu.Unlock()
+	if cl != nil {
+		cl.listChanged("tools") // the upstream tools just became visible
+	}
 	content := []mcp.Content{}
 	if d.Degraded != nil {
 		content = append(content, &mcp.TextContent{Text: d.Degraded.Notice(trace.From(ctx))})

@@ -42,10 +42,30 @@ type Conn struct {
 	closeGrace time.Duration
 	closing    context.Context // ends every HTTP request of this Conn
 	abort      context.CancelFunc
+	standalone bool
+	limit      *Limit
+	ownHTTP    bool // the transport is the Conn's own: Close closes its idle connections
+	onConnect  func(context.Context, *mcp.ClientSession)
 }
 
 // Options bounds a Conn.
 type Options struct {
+	// Client configures the go-sdk client of this Conn: the handlers for what
+	// the upstream sends (server-to-client requests, notifications) and the
+	// capabilities it advertises. Nil: a client with no handlers.
+	Client *mcp.ClientOptions
+	// Transport is the HTTP transport the Conn's requests go through, shared
+	// by the Conns of many sessions; nil: a transport of its own.
+	Transport http.RoundTripper
+	// Standalone opens the upstream's standalone SSE stream, for what it sends
+	// outside any request (resources/updated, list_changed).
+	Standalone bool
+	// Limit, if set, is taken while the Conn holds an upstream session.
+	Limit *Limit
+	// Receiving middleware of the client, for requests the upstream sends
+	// that have no handler option (roots/list).
+	Receiving []mcp.Middleware
+
 	ConnectTimeout time.Duration // knob MCPCTL_UPSTREAM_CONNECT_TIMEOUT_MS
 	CallTimeout    time.Duration // knob MCPCTL_UPSTREAM_CALL_TIMEOUT_MS
 	// CloseGrace bounds Close: the session's DELETE gets this long before
@@ -63,7 +83,22 @@ func New(name, url string, o Options) *Conn {
 		o.CloseGrace = time.Second
 	}
 	closing, abort := context.WithCancel(context.Background())
+	co := &mcp.ClientOptions{}
+	if o.Client != nil {
+		cp := *o.Client
+		co = &cp
+	}
+	co.Logger = o.Logger
+	var base http.RoundTripper = o.Transport
+	if base == nil {
+		base = http.DefaultTransport.(*http.Transport).Clone()
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "mcplocal", Version: "0.1.0"}, co)
+	client.AddReceivingMiddleware(o.Receiving...)
 	return &Conn{
+		ownHTTP:        o.Transport == nil,
+		standalone:     o.Standalone,
+		limit:          o.Limit,
 		closeGrace:     o.CloseGrace,
 		closing:        closing,
 		abort:          abort,
@@ -72,8 +107,8 @@ func New(name, url string, o Options) *Conn {
 		connectTimeout: o.ConnectTimeout,
 		callTimeout:    o.CallTimeout,
 		logger:         o.Logger,
-		client:         mcp.NewClient(&mcp.Implementation{Name: "mcplocal", Version: "0.1.0"}, &mcp.ClientOptions{Logger: o.Logger}),
-		httpClient:     &http.Client{Transport: Shape(abortable{base: http.DefaultTransport.(*http.Transport).Clone(), closing: closing})},
+		client:         client,
+		httpClient:     &http.Client{Transport: Shape(abortable{base: base, closing: closing})},
 		lock:           make(chan struct{}, 1),
 	}
 }
@@ -98,28 +133,65 @@ func (c *Conn) get(ctx context.Context) (*mcp.ClientSession, error) {
 	if s != nil {
 		return s, nil
 	}
+	if !c.limit.take() {
+		return nil, &LimitError{Server: c.Name, Max: c.limit.Max()}
+	}
 	cctx, cancel := context.WithTimeout(ctx, c.connectTimeout)
 	defer cancel()
 	s, err := c.client.Connect(cctx, &mcp.StreamableClientTransport{
 		Endpoint:             c.URL,
 		HTTPClient:           c.httpClient,
-		DisableStandaloneSSE: true,
+		DisableStandaloneSSE: !c.standalone,
 		MaxRetries:           -1,
 	}, &mcp.ClientSessionOptions{ProtocolVersion: ProtocolVersion})
 	if err != nil {
+		c.limit.give()
 		if cctx.Err() != nil && ctx.Err() == nil {
 			return nil, fmt.Errorf("upstream %s: connect did not finish within %v: %w", c.Name, c.connectTimeout, err)
 		}
 		return nil, fmt.Errorf("upstream %s: connect: %w", c.Name, err)
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if c.closed {
+		c.mu.Unlock()
 		_ = s.Close()
+		c.limit.give()
 		return nil, ErrClosed
 	}
 	c.session = s
+	hook := c.onConnect
+	c.mu.Unlock()
+	if hook != nil {
+		hook(ctx, s)
+	}
 	return s, nil
+}
+
+// OnConnect sets f to run after every new upstream session is established
+// (first use and every reconnect), on the path of the call that connected:
+// the proxy replays per-session state there (the client's log level).
+func (c *Conn) OnConnect(f func(context.Context, *mcp.ClientSession)) {
+	c.mu.Lock()
+	c.onConnect = f
+	c.mu.Unlock()
+}
+
+// Init is what the upstream answered to initialize on the current session,
+// or nil when the Conn holds none.
+func (c *Conn) Init() *mcp.InitializeResult {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.session == nil {
+		return nil
+	}
+	return c.session.InitializeResult()
+}
+
+// Connect establishes the upstream session now, if there is none, bounded by
+// the connect timeout and ctx.
+func (c *Conn) Connect(ctx context.Context) error {
+	_, err := c.get(ctx)
+	return err
 }
 
 // drop forgets s (if it is still current) so the next call reconnects.
@@ -132,6 +204,7 @@ func (c *Conn) drop(s *mcp.ClientSession) {
 	}
 	c.mu.Unlock()
 	if s != nil {
+		c.limit.give()
 		go s.Close() // Close sends a DELETE; never on the caller's path
 	}
 }
@@ -153,19 +226,26 @@ func (c *Conn) ListTools(ctx context.Context) ([]*mcp.Tool, error) {
 }
 
 // CallTool calls tool (its upstream name, unprefixed) with raw JSON arguments,
-// bounded by the call timeout and by ctx.
-func (c *Conn) CallTool(ctx context.Context, tool string, args json.RawMessage) (*mcp.CallToolResult, error) {
+// bounded by the call timeout and by ctx. meta (the client's _meta, with its
+// progressToken) is passed on as it is.
+func (c *Conn) CallTool(ctx context.Context, tool string, args json.RawMessage, meta mcp.Meta) (*mcp.CallToolResult, error) {
 	var res *mcp.CallToolResult
 	err := c.do(ctx, func(ctx context.Context, s *mcp.ClientSession) error {
 		var a any = args
 		if len(args) == 0 {
 			a = map[string]any{}
 		}
-		r, err := s.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: a})
+		r, err := s.CallTool(ctx, &mcp.CallToolParams{Meta: meta, Name: tool, Arguments: a})
 		res = r
 		return err
 	})
 	return res, err
+}
+
+// Do runs f on a live upstream session, bounded by the call timeout and by
+// ctx, reconnecting once if the upstream forgot the session.
+func (c *Conn) Do(ctx context.Context, f func(context.Context, *mcp.ClientSession) error) error {
+	return c.do(ctx, f)
 }
 
 // do runs f on a live session under the call timeout. If the upstream says
@@ -230,6 +310,7 @@ func (c *Conn) Close() error {
 	c.mu.Unlock()
 	var err error
 	if s != nil {
+		defer c.limit.give()
 		done := make(chan error, 1)
 		go func() { done <- s.Close() }()
 		t := time.NewTimer(c.closeGrace)
@@ -242,14 +323,16 @@ func (c *Conn) Close() error {
 		t.Stop()
 	}
 	c.abort()
-	c.httpClient.CloseIdleConnections()
+	if c.ownHTTP {
+		c.httpClient.CloseIdleConnections()
+	}
 	return err
 }
 
 // abortable ends each request when the Conn is closing, whatever context the
 // SDK gave it.
 type abortable struct {
-	base    *http.Transport
+	base    http.RoundTripper
 	closing context.Context
 }
 
@@ -266,7 +349,11 @@ func (a abortable) RoundTrip(r *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-func (a abortable) CloseIdleConnections() { a.base.CloseIdleConnections() }
+func (a abortable) CloseIdleConnections() {
+	if c, ok := a.base.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}
 
 // releaseBody releases a request's context when its body is closed.
 type releaseBody struct {
@@ -279,4 +366,59 @@ func (b *releaseBody) Close() error {
 	err := b.ReadCloser.Close()
 	b.once.Do(b.release)
 	return err
+}
+
+// Limit bounds how many upstream sessions the Conns sharing it hold at once
+// (knob MCPCTL_UPSTREAM_SESSIONS_MAX). A nil Limit bounds nothing. It is safe
+// for concurrent use.
+type Limit struct {
+	slots chan struct{}
+}
+
+// NewLimit returns a Limit of max sessions.
+func NewLimit(max int64) *Limit { return &Limit{slots: make(chan struct{}, max)} }
+
+// Max is the bound; 0 for a nil Limit.
+func (l *Limit) Max() int {
+	if l == nil {
+		return 0
+	}
+	return cap(l.slots)
+}
+
+// InUse is how many upstream sessions are held now.
+func (l *Limit) InUse() int {
+	if l == nil {
+		return 0
+	}
+	return len(l.slots)
+}
+
+func (l *Limit) take() bool {
+	if l == nil {
+		return true
+	}
+	select {
+	case l.slots <- struct{}{}:
+		return true
+	default:
+		return false
+	}
+}
+
+func (l *Limit) give() {
+	if l != nil {
+		<-l.slots
+	}
+}
+
+// LimitError says a new upstream session was refused because the proxy
+// already holds as many as MCPCTL_UPSTREAM_SESSIONS_MAX allows.
+type LimitError struct {
+	Server string
+	Max    int
+}
+
+func (e *LimitError) Error() string {
+	return fmt.Sprintf("upstream %s: the proxy already holds %d upstream sessions (knob MCPCTL_UPSTREAM_SESSIONS_MAX); close idle sessions or raise the knob", e.Server, e.Max)
 }

@@ -71,3 +71,17 @@ func Mark3Client(ctx context.Context, url, token, sessionID string) (*mcpgoclien
 	}
 	return c, nil
 }
+
+// SDKClientWith connects the go-sdk client to url with opts (handlers for
+// sampling, elicitation, logging, progress, ...). The client opens the
+// standalone SSE stream, for what the server sends outside any request
+// (resources/updated, list_changed).
+func SDKClientWith(ctx context.Context, url, token string, opts *mcp.ClientOptions, roots ...*mcp.Root) (*mcp.ClientSession, error) {
+	c := mcp.NewClient(&mcp.Implementation{Name: "mcpchaos-sdk", Version: "0.1.0"}, opts)
+	c.AddRoots(roots...)
+	return c.Connect(ctx, &mcp.StreamableClientTransport{
+		Endpoint:   url,
+		HTTPClient: HTTPClient(token),
+		MaxRetries: -1,
+	}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+}

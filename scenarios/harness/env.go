@@ -47,6 +47,10 @@ type Env struct {
 	Unifi          *upstream.Server
 	Controller     *upstream.Controller
 	ControllerLink *Link
+	// Everything is the everything fake (server "everything" of the project)
+	// behind EverythingLink. Nil unless asked for.
+	Everything     *upstream.Server
+	EverythingLink *Link
 	// pending is a Midway fault waiting for the operation to call Strike.
 	pending Fault
 	// closers stop what faults started (a hairpin server); Close runs them.
@@ -63,6 +67,11 @@ func (e *Env) link(name string) (*Link, error) {
 			return nil, fmt.Errorf("link %q: this env has no unifi controller", name)
 		}
 		return e.ControllerLink, nil
+	case LinkEverything:
+		if e.EverythingLink == nil {
+			return nil, fmt.Errorf("link %q: this env has no everything fake", name)
+		}
+		return e.EverythingLink, nil
 	case LinkLLM:
 		if e.LLMLink == nil {
 			return nil, fmt.Errorf("link %q: this env has no LLM", name)
@@ -130,6 +139,10 @@ type EnvOptions struct {
 	// Gate enables begin_session gating with Prompts.
 	Gate    bool
 	Prompts []config.Prompt
+	// Everything adds the everything fake as server "everything" of the
+	// project (every MCP feature: resources, prompts, completion, logging,
+	// progress, sampling, elicitation, roots), behind EverythingLink.
+	Everything bool
 }
 
 // The fake LLMs' model names, as the proxy's config names them.
@@ -242,6 +255,15 @@ func NewEnv(ctx context.Context, o EnvOptions) (e *Env, err error) {
 			return e, err
 		}
 		pc.Servers["unifi"] = &config.Server{URL: e.Unifi.URL(), HealthCheck: o.Unifi}
+	}
+	if o.Everything {
+		if e.Everything, err = upstream.NewEverything(upstream.Options{}); err != nil {
+			return e, err
+		}
+		if e.EverythingLink, err = e.Toxi.Link("everything", e.Everything.Addr()); err != nil {
+			return e, err
+		}
+		pc.Servers["everything"] = &config.Server{URL: "http://" + e.EverythingLink.Addr() + "/mcp"}
 	}
 	pc.Pipeline, pc.Gate.Enabled, pc.Prompts = o.Pipeline, o.Gate, o.Prompts
 	if e.LLM != nil {
@@ -356,7 +378,7 @@ func (e *Env) Close(ctx context.Context) error {
 		errs = append(errs, c())
 	}
 	e.closers = nil
-	for _, u := range []*upstream.Server{e.Docmost, e.Unifi} {
+	for _, u := range []*upstream.Server{e.Docmost, e.Unifi, e.Everything} {
 		if u != nil {
 			errs = append(errs, u.Close())
 		}

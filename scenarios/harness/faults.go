@@ -30,6 +30,7 @@ const (
 	LinkDocmost    = "docmost"
 	LinkLLM        = "llm"
 	LinkController = "controller" // the unifi-like server's controller
+	LinkEverything = "everything" // the everything fake (EnvOptions.Everything)
 )
 
 // Latency delays every byte coming back over the link (toxiproxy latency).

@@ -1,0 +1,345 @@
+package project
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpchaos/mcpchaos/proxy/trace"
+	"github.com/mcpchaos/mcpchaos/proxy/upstream"
+)
+
+// client is what the proxy holds for one client session: its own MCP server
+// and session, and its upstream sessions, one per server it touched.
+type client struct {
+	p   *Project
+	id  string
+	srv *mcp.Server
+	ss  *mcp.ServerSession
+	// caps are the client's own capabilities, mirrored to its upstream
+	// sessions: an upstream never learns of more than the client offers.
+	caps *mcp.ClientCapabilities
+
+	mu        sync.Mutex
+	conns     map[string]*upstream.Conn
+	level     mcp.LoggingLevel  // the client's logging/setLevel, replayed on new upstream sessions
+	uris      map[string]string // resource URI -> the server that listed it
+	templates map[string]string // resource URI template -> its server
+	active    []*inflight       // requests being forwarded, oldest first
+	closed    bool
+}
+
+// inflight is one client request being forwarded to server: what the
+// upstream sends meanwhile (progress, log messages, sampling, elicitation,
+// roots) is related to it, so it travels on that request's own stream.
+type inflight struct {
+	ctx    context.Context
+	server string
+	token  any // the client's progressToken, if it gave one
+}
+
+func (p *Project) newClient(id string, srv *mcp.Server, ss *mcp.ServerSession) *client {
+	c := &client{p: p, id: id, srv: srv, ss: ss, conns: map[string]*upstream.Conn{},
+		uris: map[string]string{}, templates: map[string]string{}, caps: &mcp.ClientCapabilities{}}
+	if ip := ss.InitializeParams(); ip != nil && ip.Capabilities != nil {
+		cp := *ip.Capabilities
+		c.caps = &cp
+	}
+	p.mu.Lock()
+	old := p.clients[id]
+	p.clients[id] = c
+	closed := p.closed
+	p.mu.Unlock()
+	if old != nil {
+		p.closeClient(old)
+	}
+	if closed {
+		p.closeClient(c)
+	}
+	return c
+}
+
+// clientOf returns the state of the request's session, or nil.
+func (p *Project) clientOf(req mcp.Request) *client {
+	s := req.GetSession()
+	if s == nil {
+		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.clients[s.ID()]
+}
+
+func (p *Project) closeClient(c *client) {
+	c.mu.Lock()
+	conns := c.conns
+	c.conns, c.closed = map[string]*upstream.Conn{}, true
+	c.mu.Unlock()
+	for _, conn := range conns {
+		p.closing.Add(1)
+		go func() {
+			defer p.closing.Done()
+			_ = conn.Close() // bounded by the shutdown grace
+		}()
+	}
+}
+
+func (c *client) upstreams() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, conn := range c.conns {
+		if conn.Init() != nil {
+			n++
+		}
+	}
+	return n
+}
+
+// conn returns the session's upstream connection to server, creating it
+// (unconnected) on first use.
+func (c *client) conn(server string) (*upstream.Conn, error) {
+	url, ok := c.p.servers[server]
+	if !ok {
+		return nil, fmt.Errorf("project %s has no server %q", c.p.Name, server)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil, upstream.ErrClosed
+	}
+	if conn := c.conns[server]; conn != nil {
+		return conn, nil
+	}
+	conn := upstream.New(server, url, upstream.Options{
+		ConnectTimeout: c.p.knobs.UpstreamConnect,
+		CallTimeout:    c.p.knobs.UpstreamCallTimeout,
+		CloseGrace:     c.p.knobs.ShutdownGrace,
+		Logger:         c.p.logger,
+		Transport:      c.p.transport,
+		Limit:          c.p.limit,
+		Standalone:     true,
+		Client:         c.clientOptions(server),
+		Receiving:      []mcp.Middleware{c.rootsMiddleware(server)},
+	})
+	conn.OnConnect(func(ctx context.Context, s *mcp.ClientSession) {
+		if r := s.InitializeResult(); r != nil && r.Capabilities != nil {
+			c.p.mu.Lock()
+			c.p.caps[server] = r.Capabilities
+			c.p.mu.Unlock()
+		}
+		c.mu.Lock()
+		level := c.level
+		c.mu.Unlock()
+		if level != "" && hasLogging(s) {
+			_ = s.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: level})
+		}
+	})
+	c.conns[server] = conn
+	return conn, nil
+}
+
+func hasLogging(s *mcp.ClientSession) bool {
+	r := s.InitializeResult()
+	return r != nil && r.Capabilities != nil && r.Capabilities.Logging != nil
+}
+
+// do runs f on the session's upstream connection to server, with the
+// request registered as in flight there (see inflight).
+func (c *client) do(ctx context.Context, server string, token any, f func(context.Context, *upstream.Conn) error) error {
+	conn, err := c.conn(server)
+	if err != nil {
+		return err
+	}
+	done := c.begin(ctx, server, token)
+	defer done()
+	return f(ctx, conn)
+}
+
+func (c *client) begin(ctx context.Context, server string, token any) func() {
+	in := &inflight{ctx: ctx, server: server, token: token}
+	c.mu.Lock()
+	c.active = append(c.active, in)
+	c.mu.Unlock()
+	return func() {
+		c.mu.Lock()
+		for i, a := range c.active {
+			if a == in {
+				c.active = append(c.active[:i], c.active[i+1:]...)
+				break
+			}
+		}
+		c.mu.Unlock()
+	}
+}
+
+// related returns the context of the client request that what server just
+// sent belongs to: the one with the progress token, else the newest request
+// in flight to that server. ok is false when none is in flight; the message
+// then goes to the client's standalone stream.
+func (c *client) related(server string, token any) (context.Context, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if token != nil {
+		for _, a := range c.active {
+			if a.server == server && sameToken(a.token, token) {
+				return a.ctx, true
+			}
+		}
+	}
+	for i := len(c.active) - 1; i >= 0; i-- {
+		if c.active[i].server == server {
+			return c.active[i].ctx, true
+		}
+	}
+	return context.Background(), false
+}
+
+// sameToken compares progress tokens as JSON does: 7 and 7.0 are one token.
+func sameToken(a, b any) bool {
+	if a == nil {
+		return false
+	}
+	return fmt.Sprint(a) == fmt.Sprint(b)
+}
+
+// clientOptions are the handlers of the session's upstream client for
+// server: everything the upstream sends goes to this client session, and
+// only to it.
+func (c *client) clientOptions(server string) *mcp.ClientOptions {
+	caps := &mcp.ClientCapabilities{}
+	if c.caps != nil {
+		cp := *c.caps
+		caps = &cp
+	}
+	o := &mcp.ClientOptions{
+		Capabilities: caps,
+		LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) {
+			ctx, _ := c.related(server, nil)
+			_ = c.ss.Log(ctx, r.Params)
+		},
+		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+			ctx, _ := c.related(server, r.Params.ProgressToken)
+			_ = c.ss.NotifyProgress(ctx, r.Params)
+		},
+		ResourceUpdatedHandler: func(ctx context.Context, r *mcp.ResourceUpdatedNotificationRequest) {
+			_ = c.srv.ResourceUpdated(ctx, r.Params)
+		},
+		ToolListChangedHandler:     func(context.Context, *mcp.ToolListChangedRequest) { c.listChanged("tools") },
+		PromptListChangedHandler:   func(context.Context, *mcp.PromptListChangedRequest) { c.listChanged("prompts") },
+		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { c.listChanged("resources") },
+	}
+	if caps.Sampling != nil {
+		o.CreateMessageHandler = func(ctx context.Context, r *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			rel, cancel := c.toClient(ctx, server)
+			defer cancel()
+			return c.ss.CreateMessage(rel, r.Params)
+		}
+	}
+	if caps.Elicitation != nil {
+		o.ElicitationHandler = func(ctx context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			rel, cancel := c.toClient(ctx, server)
+			defer cancel()
+			return c.ss.Elicit(rel, r.Params)
+		}
+	}
+	return o
+}
+
+// toClient is the context of a server-to-client request relayed from server:
+// related to the client request in flight (so it rides its stream), ended
+// by that request's deadline, or by the upstream's cancel, or by the request
+// deadline knob when nothing is in flight.
+func (c *client) toClient(upstreamCtx context.Context, server string) (context.Context, context.CancelFunc) {
+	rel, ok := c.related(server, nil)
+	var cancel context.CancelFunc
+	if ok {
+		rel, cancel = context.WithCancel(rel)
+	} else {
+		rel, cancel = context.WithTimeout(rel, c.p.knobs.RequestDeadline)
+	}
+	stop := context.AfterFunc(upstreamCtx, cancel)
+	return rel, func() { stop(); cancel() }
+}
+
+// rootsMiddleware answers the upstream's roots/list with the client's own
+// roots, asked of the client session that owns this upstream session.
+func (c *client) rootsMiddleware(server string) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method != "roots/list" {
+				return next(ctx, method, req)
+			}
+			if c.caps == nil || c.caps.RootsV2 == nil {
+				return nil, errors.New("the client behind this proxy offers no roots")
+			}
+			rel, cancel := c.toClient(ctx, server)
+			defer cancel()
+			var params *mcp.ListRootsParams
+			if r, ok := req.(*mcp.ListRootsRequest); ok {
+				params = r.Params
+			}
+			return c.ss.ListRoots(rel, params)
+		}
+	}
+}
+
+// listSentinel names the placeholder the proxy adds to and removes from a
+// session's own server to make the SDK send that session a list_changed.
+const listSentinel = "mcplocal-list-changed"
+
+// listChanged sends the session notifications/{kind}/list_changed. The SDK
+// sends those only when a server's feature set changes, and each session has
+// a server of its own, so a placeholder added and removed at once reaches
+// exactly this session (the SDK folds the two changes into one notification).
+func (c *client) listChanged(kind string) {
+	switch kind {
+	case "tools":
+		c.srv.AddTool(&mcp.Tool{Name: listSentinel, InputSchema: map[string]any{"type": "object"}},
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return nil, nil })
+		c.srv.RemoveTools(listSentinel)
+	case "prompts":
+		c.srv.AddPrompt(&mcp.Prompt{Name: listSentinel},
+			func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) { return nil, nil })
+		c.srv.RemovePrompts(listSentinel)
+	case "resources":
+		uri := "mcplocal://" + listSentinel
+		c.srv.AddResource(&mcp.Resource{URI: uri, Name: listSentinel},
+			func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) { return nil, nil })
+		c.srv.RemoveResources(uri)
+	}
+}
+
+// setLevel remembers the client's log level and passes it to every upstream
+// session it holds that does logging; new upstream sessions get it on connect.
+func (c *client) setLevel(ctx context.Context, level mcp.LoggingLevel) {
+	c.mu.Lock()
+	c.level = level
+	conns := make([]*upstream.Conn, 0, len(c.conns))
+	for _, conn := range c.conns {
+		if conn.Init() != nil {
+			conns = append(conns, conn)
+		}
+	}
+	c.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, conn := range conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := conn.Do(ctx, func(ctx context.Context, s *mcp.ClientSession) error {
+				if !hasLogging(s) {
+					return nil
+				}
+				return s.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: level})
+			})
+			if err != nil {
+				c.p.logger.Warn("logging/setLevel: upstream failed", "trace", trace.From(ctx), "server", conn.Name, "err", err)
+			}
+		}()
+	}
+	wg.Wait()
+}
