@@ -229,9 +229,9 @@ var _ = Describe("The whole MCP surface through the proxy", Label("surface", "fo
 		a, b := connect(ctx, env, "a"), connect(ctx, env, "b")
 		Expect(a.cs.Subscribe(ctx, &mcp.SubscribeParams{URI: upstream.ReadmeURI})).To(Succeed())
 		b.call(ctx, "everything_touch", map[string]any{"uri": upstream.ReadmeURI})
-		Eventually(func() []string { return a.snapshot(&a.updated) }).WithTimeout(2 * time.Second).
+		Eventually(func() []string { return a.snapshot(&a.updated) }).WithTimeout(2*time.Second).
 			Should(Equal([]string{upstream.ReadmeURI}), "the subscriber hears of the update, once")
-		Consistently(func() []string { return b.snapshot(&b.updated) }).WithTimeout(300 * time.Millisecond).
+		Consistently(func() []string { return b.snapshot(&b.updated) }).WithTimeout(300*time.Millisecond).
 			Should(BeEmpty(), "a session that did not subscribe hears nothing")
 		Expect(a.cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: upstream.ReadmeURI})).To(Succeed())
 	}, SpecTimeout(fwdTimeout))
@@ -280,7 +280,7 @@ var _ = Describe("Upstream sessions per client session", Label("surface", "sessi
 		Eventually(func() bool {
 			r, err := b.cs.CallTool(ctx, &mcp.CallToolParams{Name: "everything_echo", Arguments: map[string]any{"text": "y"}})
 			return err == nil && !r.IsError
-		}).WithTimeout(env.Knobs.ShutdownGrace + 2*Tolerance).Should(BeTrue(), "a freed slot serves the next session")
+		}).WithTimeout(env.Knobs.ShutdownGrace+2*Tolerance).Should(BeTrue(), "a freed slot serves the next session")
 	}, SpecTimeout(fwdTimeout))
 })
 
