@@ -106,6 +106,8 @@ func All() []Scenario {
 			Promise: "4 bounded, falls back, says so", Labels: []string{"gate", "llm"}, Env: gateEnv(true),
 			Budget: gateBudget, Expect: fallbackWithNotice})
 	}
+	// Promise 7: every method family, healthy and under network faults.
+	out = append(out, surfaceScenarios()...)
 	return out
 }
 

@@ -87,6 +87,9 @@ type ToolSlow struct {
 // caller cancels).
 type ToolHang struct {
 	Tool string `json:"tool"`
+	// Server is the fake the tool belongs to: "" is docmost, "everything"
+	// the everything fake.
+	Server string `json:"server,omitempty"`
 }
 
 // ToolError makes one upstream tool answer with isError: true.
@@ -220,7 +223,12 @@ func (f LinkDown) Params() string     { return "link=" + link(f.Link) }
 func (ToolSlow) Name() string         { return "tool-slow" }
 func (f ToolSlow) Params() string     { return fmt.Sprintf("tool=%s delay=%v", f.Tool, f.Delay) }
 func (ToolHang) Name() string         { return "tool-hang" }
-func (f ToolHang) Params() string     { return "tool=" + f.Tool }
+func (f ToolHang) Params() string {
+	if f.Server != "" {
+		return "server=" + f.Server + " tool=" + f.Tool
+	}
+	return "tool=" + f.Tool
+}
 func (ToolError) Name() string        { return "tool-error" }
 func (f ToolError) Params() string    { return "tool=" + f.Tool }
 func (HandlerPanic) Name() string     { return "handler-panic" }
@@ -272,7 +280,14 @@ func toxic(e *Env, name, typ, stream string, attrs map[string]any) error {
 	return l.Toxic(typ, typ, stream, attrs)
 }
 func (f ToolHang) Inject(_ context.Context, e *Env) error {
-	e.Docmost.Set(f.Tool, upstream.Behavior{Kind: upstream.Hang})
+	fake := e.Docmost
+	if f.Server == LinkEverything {
+		if e.Everything == nil {
+			return fmt.Errorf("tool-hang: this env has no everything fake")
+		}
+		fake = e.Everything
+	}
+	fake.Set(f.Tool, upstream.Behavior{Kind: upstream.Hang})
 	return nil
 }
 func (f ToolError) Inject(_ context.Context, e *Env) error {

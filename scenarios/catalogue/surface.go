@@ -1,0 +1,293 @@
+package catalogue
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpchaos/mcpchaos/fakes/upstream"
+	"github.com/mcpchaos/mcpchaos/proxy/trace"
+	"github.com/mcpchaos/mcpchaos/scenarios/harness"
+)
+
+// The whole MCP surface, one operation per method family, each against the
+// everything fake (server "everything" of the project). Every one checks
+// afterwards that the proxy process still serves.
+var (
+	Ping = surfaceOp("ping", func(ctx context.Context, s *surfaceSession) Observation {
+		start := time.Now()
+		err := s.cs.Ping(ctx, nil)
+		return Observation{Latency: time.Since(start), Err: err}
+	})
+	ReadResource = surfaceOp("resources/read", func(ctx context.Context, s *surfaceSession) Observation {
+		start := time.Now()
+		res, err := s.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: upstream.ReadmeURI})
+		o := Observation{Latency: time.Since(start), Err: err}
+		if err == nil {
+			o.Trace, _ = res.Meta[trace.MetaKey].(string)
+			if len(res.Contents) != 1 || res.Contents[0].Text != upstream.ReadmeText {
+				o.Broken = append(o.Broken, fmt.Sprintf("resources/read returned %d contents, not the readme", len(res.Contents)))
+			}
+		}
+		return o
+	})
+	GetPrompt = surfaceOp("prompts/get", func(ctx context.Context, s *surfaceSession) Observation {
+		start := time.Now()
+		res, err := s.cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "everything_greet", Arguments: map[string]string{"name": "ana"}})
+		o := Observation{Latency: time.Since(start), Err: err}
+		if err == nil {
+			o.Trace, _ = res.Meta[trace.MetaKey].(string)
+			if len(res.Messages) == 0 {
+				o.Broken = append(o.Broken, "prompts/get returned no messages")
+			}
+		}
+		return o
+	})
+	Complete = surfaceOp("completion/complete", func(ctx context.Context, s *surfaceSession) Observation {
+		start := time.Now()
+		res, err := s.cs.Complete(ctx, &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/prompt", Name: "everything_greet"},
+			Argument: mcp.CompleteParamsArgument{Name: "name", Value: "b"}})
+		o := Observation{Latency: time.Since(start), Err: err}
+		if err == nil {
+			o.Trace, _ = res.Meta[trace.MetaKey].(string)
+			if len(res.Completion.Values) != 1 || res.Completion.Values[0] != "bob" {
+				o.Broken = append(o.Broken, fmt.Sprintf("completion of b gave %v, not [bob]", res.Completion.Values))
+			}
+		}
+		return o
+	})
+	SetLevelAndLog = surfaceOp("logging/setLevel + a log message", func(ctx context.Context, s *surfaceSession) Observation {
+		start := time.Now()
+		if err := s.cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "error"}); err != nil {
+			return Observation{Latency: time.Since(start), Err: err}
+		}
+		o := s.timedCall(ctx, start, "everything_log", map[string]any{"text": "catalogue"})
+		if o.Err == nil && !o.IsError && !s.waitFor(ctx, func() bool { return len(s.logs) > 0 }) {
+			o.Broken = append(o.Broken, "7 the error-level log message never reached the client")
+		}
+		return o
+	})
+	ProgressCall = surfaceOp("tools/call with progress", func(ctx context.Context, s *surfaceSession) Observation {
+		start := time.Now()
+		res, err := s.cs.CallTool(ctx, &mcp.CallToolParams{Name: "everything_progress", Arguments: map[string]any{}, Meta: mcp.Meta{"progressToken": "cat"}})
+		o := observeCall(start, res, err)
+		s.mu.Lock()
+		n := s.progress
+		s.mu.Unlock()
+		if err == nil && !res.IsError && n != upstream.ProgressSteps {
+			o.Broken = append(o.Broken, fmt.Sprintf("7 %d of %d progress notifications arrived before the result", n, upstream.ProgressSteps))
+		}
+		return o
+	})
+	Sampling = surfaceOp("sampling round trip", func(ctx context.Context, s *surfaceSession) Observation {
+		o := s.timedCall(ctx, time.Now(), "everything_sample", map[string]any{"prompt": "hi"})
+		if o.Err == nil && !o.IsError && o.Text != "sampled: "+samplingReply {
+			o.Broken = append(o.Broken, "7 the sampling answer did not come back: "+excerpt(o.Text))
+		}
+		return o
+	})
+	Elicitation = surfaceOp("elicitation round trip", func(ctx context.Context, s *surfaceSession) Observation {
+		o := s.timedCall(ctx, time.Now(), "everything_elicit", map[string]any{"question": "name?"})
+		if o.Err == nil && !o.IsError && o.Text != "elicited: accept "+samplingReply {
+			o.Broken = append(o.Broken, "7 the elicitation answer did not come back: "+excerpt(o.Text))
+		}
+		return o
+	})
+	SubscribeUpdate = surfaceOp("resources/subscribe + update", func(ctx context.Context, s *surfaceSession) Observation {
+		start := time.Now()
+		if err := s.cs.Subscribe(ctx, &mcp.SubscribeParams{URI: upstream.ReadmeURI}); err != nil {
+			return Observation{Latency: time.Since(start), Err: err}
+		}
+		o := s.timedCall(ctx, start, "everything_touch", map[string]any{"uri": upstream.ReadmeURI})
+		if o.Err == nil && !o.IsError && !s.waitFor(ctx, func() bool { return s.updated > 0 }) {
+			o.Broken = append(o.Broken, "7 notifications/resources/updated never reached the subscriber")
+		}
+		return o
+	})
+)
+
+// SurfaceOperations are the surface operations, in catalogue order.
+var SurfaceOperations = []Operation{Ping, ReadResource, GetPrompt, Complete, SetLevelAndLog, ProgressCall, Sampling, Elicitation, SubscribeUpdate}
+
+// samplingReply is what the catalogue's client answers to sampling and
+// elicitation.
+const samplingReply = "catalogue"
+
+// notifyWait bounds the wait for a notification the upstream sent during a
+// call that has already answered.
+const notifyWait = time.Second
+
+// surfaceSession is a client session with handlers for everything the
+// upstream may send through the proxy, counting what arrived.
+type surfaceSession struct {
+	cs *mcp.ClientSession
+
+	mu       sync.Mutex
+	progress int
+	logs     []string
+	updated  int
+}
+
+func (s *surfaceSession) waitFor(ctx context.Context, cond func() bool) bool {
+	deadline := time.Now().Add(notifyWait)
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		s.mu.Lock()
+		ok := cond()
+		s.mu.Unlock()
+		if ok {
+			return true
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return false
+}
+
+func (s *surfaceSession) timedCall(ctx context.Context, start time.Time, tool string, args map[string]any) Observation {
+	res, err := s.cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+	return observeCall(start, res, err)
+}
+
+func observeCall(start time.Time, res *mcp.CallToolResult, err error) Observation {
+	o := Observation{Latency: time.Since(start), Err: err}
+	if err == nil {
+		o.IsError, o.Text, o.Trace = res.IsError, textOf(res), traceOf(res)
+	}
+	return o
+}
+
+// surfaceOp wraps f: a session with every client handler is opened
+// (untimed), f runs, and the proxy must still answer /healthz afterwards.
+func surfaceOp(name string, f func(context.Context, *surfaceSession) Observation) Operation {
+	return Operation{Name: name, Do: func(ctx context.Context, env *harness.Env) Observation {
+		s := &surfaceSession{}
+		opts := &mcp.ClientOptions{
+			CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+				return &mcp.CreateMessageResult{Role: "assistant", Model: "catalogue", Content: &mcp.TextContent{Text: samplingReply}}, nil
+			},
+			ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": samplingReply}}, nil
+			},
+			ProgressNotificationHandler: func(context.Context, *mcp.ProgressNotificationClientRequest) {
+				s.mu.Lock()
+				s.progress++
+				s.mu.Unlock()
+			},
+			LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) {
+				s.mu.Lock()
+				s.logs = append(s.logs, string(r.Params.Level))
+				s.mu.Unlock()
+			},
+			ResourceUpdatedHandler: func(context.Context, *mcp.ResourceUpdatedNotificationRequest) {
+				s.mu.Lock()
+				s.updated++
+				s.mu.Unlock()
+			},
+		}
+		cs, err := harness.SDKClientWith(ctx, env.ProjectURL(), env.Token("alice"), opts)
+		if err != nil {
+			return Observation{Err: err}
+		}
+		s.cs = cs
+		o := f(ctx, s)
+		_ = cs.Close()
+		if why := dead(ctx, env); why != "" {
+			o.Broken = append(o.Broken, why)
+		}
+		return o
+	}}
+}
+
+// dead says why the proxy no longer serves ("" when it does): /healthz
+// answers 200 within the request deadline.
+func dead(ctx context.Context, env *harness.Env) string {
+	ctx, cancel := context.WithTimeout(ctx, env.Knobs.RequestDeadline)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, env.Target.URL()+"/healthz", nil)
+	if err != nil {
+		return err.Error()
+	}
+	hc := harness.HTTPClient("")
+	defer hc.CloseIdleConnections()
+	resp, err := hc.Do(req)
+	if err != nil {
+		return "1 the proxy no longer answers /healthz after the operation: " + err.Error()
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Sprintf("1 /healthz answered %d after the operation", resp.StatusCode)
+	}
+	return ""
+}
+
+// answeredOrRPCError: the request succeeded with a trace code where the
+// result has a _meta, or failed as the promise says: a tools/call as an
+// isError result quoting its trace code, any other method as a JSON-RPC error
+// carrying the trace code in error.data. Never silence, never a transport
+// failure.
+func answeredOrRPCError(o Observation) error {
+	if o.Err == nil {
+		if o.IsError {
+			return answeredWithRecovery(o)
+		}
+		return nil
+	}
+	var werr *jsonrpc.Error
+	if !errors.As(o.Err, &werr) {
+		return fmt.Errorf("not answered as JSON-RPC: %v", o.Err)
+	}
+	var data map[string]string
+	if json.Unmarshal(werr.Data, &data) != nil || !trace.Valid(data[trace.MetaKey]) {
+		return fmt.Errorf("JSON-RPC error %d without a trace code in error.data: %s", werr.Code, excerpt(werr.Message))
+	}
+	if !strings.Contains(werr.Message, data[trace.MetaKey]) {
+		return fmt.Errorf("JSON-RPC error does not quote its trace code: %s", excerpt(werr.Message))
+	}
+	return nil
+}
+
+// answeredWithTrace: the request succeeded; results that carry a _meta
+// carry the trace code (ping's empty result has none).
+func answeredWithTrace(o Observation) error {
+	if o.Err != nil {
+		return fmt.Errorf("not answered: %v", o.Err)
+	}
+	if o.IsError {
+		return fmt.Errorf("isError result: %s", excerpt(o.Text))
+	}
+	return nil
+}
+
+// surfaceScenarios: every surface operation on a healthy link, then under
+// the network faults on the everything fake's link and a hung upstream tool.
+func surfaceScenarios() []Scenario {
+	env := harness.EnvOptions{Everything: true}
+	var out []Scenario
+	for _, op := range SurfaceOperations {
+		out = append(out, Scenario{Fault: harness.None{}, Operation: op, Promise: "7 every method forwarded and answered",
+			Labels: []string{"surface", "baseline"}, Env: env, Budget: requestDeadline, Expect: answeredWithTrace})
+	}
+	faults := []harness.Fault{
+		harness.Latency{Link: harness.LinkEverything, Ms: 100},
+		harness.LinkDown{Link: harness.LinkEverything},
+		harness.ResetPeer{Link: harness.LinkEverything, TimeoutMs: 1},
+		harness.Blackhole{Link: harness.LinkEverything},
+	}
+	for _, f := range faults {
+		for _, op := range SurfaceOperations {
+			out = append(out, Scenario{Fault: f, Operation: op, Promise: "1 answered within budget, 7 never a dead proxy",
+				Labels: []string{"surface", "network", "deadline"}, Env: env, Budget: requestDeadline, Expect: answeredOrRPCError})
+		}
+	}
+	out = append(out, Scenario{Fault: harness.ToolHang{Tool: "progress", Server: harness.LinkEverything}, Operation: ProgressCall,
+		Promise: "1 answered within budget", Labels: []string{"surface", "upstream", "deadline"}, Env: env,
+		Budget: requestDeadline, Expect: answeredWithRecovery})
+	return out
+}
