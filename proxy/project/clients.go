@@ -266,10 +266,19 @@ func (c *client) toClient(upstreamCtx context.Context, server string) (context.C
 }
 
 // rootsMiddleware answers the upstream's roots/list with the client's own
-// roots, asked of the client session that owns this upstream session.
+// roots, asked of the client session that owns this upstream session, and
+// relays elicitation/create to it as it came.
 func (c *client) rootsMiddleware(server string) mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if r, ok := req.(*mcp.ElicitRequest); ok && method == "elicitation/create" && c.caps != nil && c.caps.Elicitation != nil {
+				// Straight to the client: the SDK client would first re-check
+				// the schema against its own reading of it, and refuse forms
+				// (titled enums) the client itself accepts.
+				rel, cancel := c.toClient(ctx, server)
+				defer cancel()
+				return c.ss.Elicit(rel, r.Params)
+			}
 			if method != "roots/list" {
 				return next(ctx, method, req)
 			}
