@@ -121,7 +121,7 @@ func (p *Project) each(ctx context.Context, cl *client, method string, want func
 			})
 			if errs[i] != nil {
 				p.logger.Warn(method+": upstream failed", "trace", trace.From(ctx), "server", sn, "err", errs[i])
-				errs[i] = fmt.Errorf("%s: %w", sn, errs[i])
+				errs[i] = fmt.Errorf("%s: %v", sn, errs[i]) // text: the answer's code is the proxy's
 			}
 		}()
 	}
@@ -129,9 +129,32 @@ func (p *Project) each(ctx context.Context, cl *client, method string, want func
 	return errors.Join(errs...)
 }
 
-// onOne runs f on server's upstream session for the session cl.
+// onOne runs f on server's upstream session for the session cl. A JSON-RPC
+// error the upstream answered with (invalid params, resource not found)
+// reaches the client with its code; a failure to reach the upstream becomes
+// the proxy's own failure (-32001, via the deadline middleware), never the
+// SDK's internal transport codes.
 func (p *Project) onOne(ctx context.Context, cl *client, server string, f func(ctx context.Context, s *mcp.ClientSession) error) error {
-	return cl.do(ctx, server, nil, func(ctx context.Context, conn *upstream.Conn) error { return conn.Do(ctx, f) })
+	err := cl.do(ctx, server, nil, func(ctx context.Context, conn *upstream.Conn) error { return conn.Do(ctx, f) })
+	if err == nil {
+		return nil
+	}
+	var werr *jsonrpc.Error
+	if errors.As(err, &werr) && upstreamAnswered(werr.Code) {
+		return werr
+	}
+	return fmt.Errorf("upstream %s: %v", server, err)
+}
+
+// upstreamAnswered reports whether a JSON-RPC error code is one a server
+// answers with (the spec's codes and MCP's resource not found), not one the
+// SDK makes up for a transport failure.
+func upstreamAnswered(code int64) bool {
+	switch code {
+	case -32700, -32600, -32601, -32602, -32603, -32002:
+		return true
+	}
+	return false
 }
 
 func hasResources(c *mcp.ServerCapabilities) bool { return c.Resources != nil }
