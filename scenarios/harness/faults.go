@@ -216,13 +216,13 @@ func (Slicer) Name() string { return "slicer" }
 func (f Slicer) Params() string {
 	return fmt.Sprintf("link=%s size=%dB delay=%dµs", link(f.Link), f.AvgBytes, f.DelayUs)
 }
-func (LimitData) Name() string        { return "limit-data" }
-func (f LimitData) Params() string    { return fmt.Sprintf("link=%s bytes=%d", link(f.Link), f.Bytes) }
-func (LinkDown) Name() string         { return "down" }
-func (f LinkDown) Params() string     { return "link=" + link(f.Link) }
-func (ToolSlow) Name() string         { return "tool-slow" }
-func (f ToolSlow) Params() string     { return fmt.Sprintf("tool=%s delay=%v", f.Tool, f.Delay) }
-func (ToolHang) Name() string         { return "tool-hang" }
+func (LimitData) Name() string     { return "limit-data" }
+func (f LimitData) Params() string { return fmt.Sprintf("link=%s bytes=%d", link(f.Link), f.Bytes) }
+func (LinkDown) Name() string      { return "down" }
+func (f LinkDown) Params() string  { return "link=" + link(f.Link) }
+func (ToolSlow) Name() string      { return "tool-slow" }
+func (f ToolSlow) Params() string  { return fmt.Sprintf("tool=%s delay=%v", f.Tool, f.Delay) }
+func (ToolHang) Name() string      { return "tool-hang" }
 func (f ToolHang) Params() string {
 	if f.Server != "" {
 		return "server=" + f.Server + " tool=" + f.Tool
