@@ -13,6 +13,8 @@ import (
 
 	"github.com/mcpchaos/mcpchaos/fakes/upstream"
 	"github.com/mcpchaos/mcpchaos/proxy/audit"
+	"github.com/mcpchaos/mcpchaos/proxy/config"
+	"github.com/mcpchaos/mcpchaos/proxy/gate"
 	"github.com/mcpchaos/mcpchaos/proxy/knobs"
 	"github.com/mcpchaos/mcpchaos/proxy/trace"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
@@ -247,6 +249,32 @@ var _ = Describe("The whole MCP surface through the proxy", Label("surface", "fo
 		Expect(rows).To(ContainElement(And(
 			HaveField("Kind", audit.KindMCPRequest), HaveField("Tool", "resources/read"),
 			HaveField("Server", "everything"), HaveField("SessionID", a.cs.ID()), HaveField("Status", "ok"))))
+	}, SpecTimeout(fwdTimeout))
+})
+
+var _ = Describe("list_changed", Label("surface", "forward"), func() {
+	It("tells the session its tools changed when begin_session opens the gate", func(ctx SpecContext) {
+		env := newWorld(harness.EnvOptions{Gate: true, Prompts: []config.Prompt{{Name: "start", Text: "read first", Priority: 1}}})
+		var mu sync.Mutex
+		changed := 0
+		cs, err := harness.SDKClientWith(ctx, env.ProjectURL(), "", &mcp.ClientOptions{
+			ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+				mu.Lock()
+				changed++
+				mu.Unlock()
+			}})
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(cs.Close)
+		Expect(cs.InitializeResult().Capabilities.Tools.ListChanged).To(BeTrue(), "a gated project advertises tools.listChanged")
+		count := func() int { mu.Lock(); defer mu.Unlock(); return changed }
+		Consistently(count).WithTimeout(200 * time.Millisecond).Should(BeZero())
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: gate.BeginSession, Arguments: map[string]any{"intent": "read"}})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res.IsError).To(BeFalse(), textOf(res))
+		Eventually(count).WithTimeout(2*time.Second).Should(Equal(1), "one notifications/tools/list_changed")
+		tools, err := cs.ListTools(ctx, nil)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(tools.Tools).To(ContainElement(HaveField("Name", "docmost_search")), "and the tools are there")
 	}, SpecTimeout(fwdTimeout))
 })
 
