@@ -160,6 +160,9 @@ func (s Scenario) Requires() []string {
 	if s.Env.Gate {
 		caps = append(caps, harness.CapGate, harness.CapAuditAPI)
 	}
+	if s.Env.Everything {
+		caps = append(caps, harness.CapEverything)
+	}
 	switch s.Fault.(type) {
 	case harness.ProxyRestart:
 		caps = append(caps, harness.CapSessionAdoption, harness.CapAuditAPI)

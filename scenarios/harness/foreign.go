@@ -44,10 +44,14 @@ const (
 	// CapKill: the proxy may be SIGKILLed and started again on its address
 	// (the target is then a Killer).
 	CapKill = "kill"
+	// CapEverything: the proxy fronts the everything fake ({{.EverythingURL}})
+	// as server "everything" beside docmost, naming its tools, prompts and
+	// resource templates everything_NAME.
+	CapEverything = "everything"
 )
 
 // AllCapabilities lists every capability, in the order docs/targets.md gives them.
-var AllCapabilities = []string{CapLLMStages, CapAuditAPI, CapSessionAdoption, CapGate, CapFailpoints, CapKill}
+var AllCapabilities = []string{CapLLMStages, CapAuditAPI, CapSessionAdoption, CapGate, CapFailpoints, CapKill, CapEverything}
 
 // Capabilities is implemented by targets whose proxy claims only some
 // features (a foreign proxy). Targets that do not implement it run mcplocal
@@ -150,6 +154,9 @@ type ForeignVars struct {
 	// DocmostURL is the fake docmost upstream's MCP endpoint, through its
 	// toxiproxy link (http://127.0.0.1:P/mcp).
 	DocmostURL string
+	// EverythingURL is the everything fake's MCP endpoint, through its link;
+	// empty unless the scenario's world has one.
+	EverythingURL string
 	// LLMURL is the primary fake LLM's base URL (OpenAI wire format, ending in
 	// /v1), through its link; LLMModel its model. Empty without an LLM.
 	LLMURL, LLMModel string
@@ -379,6 +386,9 @@ func (f *Foreign) prepareLocked(cfg *config.Config, spec Spec, addr string) erro
 	if p := cfg.Projects[Project]; p != nil {
 		if s := p.Servers["docmost"]; s != nil {
 			v.DocmostURL = s.URL
+		}
+		if s := p.Servers["everything"]; s != nil {
+			v.EverythingURL = s.URL
 		}
 	}
 	if cfg.LLM != nil {
