@@ -227,6 +227,23 @@ var _ = Describe("The whole MCP surface through the proxy", Label("surface", "fo
 		}
 	}, SpecTimeout(fwdTimeout))
 
+	It("passes the client's notifications/roots/list_changed to its upstream session, which then sees the new roots", func(ctx SpecContext) {
+		cl := mcp.NewClient(&mcp.Implementation{Name: "roots", Version: "0"}, nil)
+		cl.AddRoots(&mcp.Root{URI: "file:///one"})
+		cs, err := cl.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: env.ProjectURL(), HTTPClient: harness.HTTPClient(""), MaxRetries: -1}, nil)
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(cs.Close)
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "everything_roots", Arguments: map[string]any{}})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(textOf(res)).To(Equal("roots: file:///one"))
+		Expect(env.Everything.RootsChanged()).To(BeZero())
+		cl.AddRoots(&mcp.Root{URI: "file:///two"})
+		Eventually(env.Everything.RootsChanged).WithTimeout(2*time.Second).Should(Equal(1), "one roots/list_changed reached the upstream")
+		res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "everything_roots", Arguments: map[string]any{}})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(textOf(res)).To(Equal("roots: file:///one, file:///two"), "the upstream sees the client's roots, never the proxy's placeholder")
+	}, SpecTimeout(fwdTimeout))
+
 	It("sends notifications/resources/updated to the subscriber only", func(ctx SpecContext) {
 		a, b := connect(ctx, env, "a"), connect(ctx, env, "b")
 		Expect(a.cs.Subscribe(ctx, &mcp.SubscribeParams{URI: upstream.ReadmeURI})).To(Succeed())

@@ -57,6 +57,11 @@ func NewEverything(opts Options) (*Server, error) {
 		SubscribeHandler:   func(context.Context, *mcp.SubscribeRequest) error { return nil },
 		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
 		CompletionHandler:  complete,
+		RootsListChangedHandler: func(context.Context, *mcp.RootsListChangedRequest) {
+			s.mu.Lock()
+			s.rootsChanged++
+			s.mu.Unlock()
+		},
 		Capabilities: &mcp.ServerCapabilities{
 			Logging:     &mcp.LoggingCapabilities{},
 			Completions: &mcp.CompletionCapabilities{},
@@ -106,6 +111,13 @@ func complete(_ context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult,
 		vals = []string{}
 	}
 	return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: vals, Total: len(vals)}}, nil
+}
+
+// RootsChanged is how many notifications/roots/list_changed the fake got.
+func (s *Server) RootsChanged() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.rootsChanged
 }
 
 // everythingTools adds the tools of the everything fake.

@@ -63,6 +63,8 @@ type Server struct {
 	calls     []Call
 	inflight  sync.WaitGroup
 	sse       bool // answer with SSE streams (the everything fake), not JSON
+
+	rootsChanged int // notifications/roots/list_changed received (everything)
 }
 
 // Options configures a fake upstream.

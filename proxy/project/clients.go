@@ -87,6 +87,19 @@ func (p *Project) closeClient(c *client) {
 	}
 }
 
+// connected are the session's upstream connections that hold a session.
+func (c *client) connected() []*upstream.Conn {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]*upstream.Conn, 0, len(c.conns))
+	for _, conn := range c.conns {
+		if conn.Init() != nil {
+			out = append(out, conn)
+		}
+	}
+	return out
+}
+
 func (c *client) upstreams() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -61,6 +61,11 @@ func (p *Project) dispatch(next mcp.MethodHandler) mcp.MethodHandler {
 			return p.getPrompt(ctx, cl, req.(*mcp.GetPromptRequest))
 		case "completion/complete":
 			return p.complete(ctx, cl, req.(*mcp.CompleteRequest))
+		case "notifications/roots/list_changed":
+			for _, conn := range cl.connected() {
+				conn.NotifyRootsListChanged()
+			}
+			return next(ctx, method, req)
 		case "logging/setLevel":
 			res, err := next(ctx, method, req) // the SDK filters what reaches the client by it
 			if err == nil {

@@ -45,7 +45,10 @@ type Conn struct {
 	standalone bool
 	limit      *Limit
 	ownHTTP    bool // the transport is the Conn's own: Close closes its idle connections
-	onConnect  func(context.Context, *mcp.ClientSession)
+
+	rootsMu   sync.Mutex // one roots/list_changed at a time
+	rootsSet  bool       // the placeholder root is in the client's set
+	onConnect func(context.Context, *mcp.ClientSession)
 }
 
 // Options bounds a Conn.
@@ -174,6 +177,26 @@ func (c *Conn) OnConnect(f func(context.Context, *mcp.ClientSession)) {
 	c.mu.Lock()
 	c.onConnect = f
 	c.mu.Unlock()
+}
+
+// rootPlaceholder is toggled in the client's root set to make the SDK send
+// notifications/roots/list_changed; the proxy answers roots/list itself (with
+// the client's own roots), so the upstream never sees it.
+const rootPlaceholder = "mcplocal://roots-changed"
+
+// NotifyRootsListChanged tells the upstream that the client's roots changed,
+// so it asks roots/list again. The SDK sends that notification only when its
+// own root set changes (and only if the client said it would), so each call
+// toggles a placeholder root: one notification per call.
+func (c *Conn) NotifyRootsListChanged() {
+	c.rootsMu.Lock()
+	defer c.rootsMu.Unlock()
+	if c.rootsSet {
+		c.client.RemoveRoots(rootPlaceholder)
+	} else {
+		c.client.AddRoots(&mcp.Root{URI: rootPlaceholder})
+	}
+	c.rootsSet = !c.rootsSet
 }
 
 // Init is what the upstream answered to initialize on the current session,
