@@ -115,14 +115,28 @@ var _ = Describe("Every MCP method is answered and the proxy survives it", Label
 				alive(ctx, env, "a second ping")
 			}, SpecTimeout(surfaceSpecTimeout))
 
-			It("refuses an unknown method and accepts notifications with 202", func(ctx SpecContext) {
+			It("refuses an unknown method and malformed JSON with JSON-RPC errors, and accepts notifications with 202", func(ctx SpecContext) {
 				s := openRaw(ctx, env.ProjectURL())
-				// The SDK refuses an unknown method before any handler runs
-				// (400, plain text); what matters here is that it is answered
-				// and the process lives on.
-				status, _, b := s.send(ctx, `{"jsonrpc":"2.0","id":7,"method":"no/such/method","params":{}}`)
-				Expect(status).To(BeNumerically("<", 500), "an unknown method is refused, not a server failure: %s", b)
-				alive(ctx, env, "an unknown method")
+				// The SDK refuses these before any handler runs, in plain
+				// text; the client gets JSON-RPC errors with a trace code.
+				for _, c := range []struct {
+					msg  string
+					code int
+				}{
+					{`{"jsonrpc":"2.0","id":7,"method":"no/such/method","params":{}}`, -32601},
+					{`{"jsonrpc":"2.0","id":8,"method":`, -32700},
+				} {
+					status, _, b := s.send(ctx, c.msg)
+					Expect(status).To(BeNumerically("<", 500), "%s is refused, not a server failure: %s", c.msg, b)
+					var m map[string]any
+					Expect(json.Unmarshal(b, &m)).To(Succeed(), "%s: the refusal is JSON-RPC: %s", c.msg, b)
+					e, ok := m["error"].(map[string]any)
+					Expect(ok).To(BeTrue(), "%s: an error object: %s", c.msg, b)
+					Expect(e["code"]).To(BeEquivalentTo(c.code), "%s", c.msg)
+					data, _ := e["data"].(map[string]any)
+					Expect(trace.Valid(fmt.Sprint(data[trace.MetaKey]))).To(BeTrue(), "%s: error.data carries a trace code: %s", c.msg, b)
+					alive(ctx, env, c.msg)
+				}
 
 				for _, n := range []string{
 					`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":99,"reason":"none in flight"}}`,

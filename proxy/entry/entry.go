@@ -106,6 +106,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if user != "" {
 		r.Header.Set(project.HeaderUser, user)
 	}
+	rw := &rpcErrors{w: w} // the SDK's plain-text refusals become JSON-RPC errors
+	defer rw.finish()
+	w = rw
 	sdk := h.sdk[name]
 	id := r.Header.Get(sessionHeader)
 	if id == "" {
@@ -153,6 +156,9 @@ func (h *Handler) serveSession(w http.ResponseWriter, r *http.Request, p *projec
 		}
 		body = b
 		r.Body = io.NopCloser(bytes.NewReader(body))
+		if rw, ok := w.(*rpcErrors); ok {
+			rw.id = requestID(body)
+		}
 	}
 	iw := &intercept{w: w, h: http.Header{}}
 	sdk.ServeHTTP(iw, r)

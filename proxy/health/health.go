@@ -91,10 +91,12 @@ func Start(targets []Target, connect, grace time.Duration) *Prober {
 	for _, t := range targets {
 		in := &Instance{Project: t.Project, Server: t.Server, Status: Unknown, Probe: probeName(t.Check), ChangedAt: time.Now()}
 		p.instances[key(t.Project, t.Server)] = in
-		conn := upstream.New(t.Server, t.URL, upstream.Options{ConnectTimeout: connect, CallTimeout: t.Check.Timeout(), CloseGrace: grace})
-		p.conns = append(p.conns, conn)
+		p.conns = append(p.conns, upstream.New(t.Server, t.URL, upstream.Options{ConnectTimeout: connect, CallTimeout: t.Check.Timeout(), CloseGrace: grace}))
+	}
+	// Probes start once the table is whole: a probe records into it.
+	for i, t := range targets {
 		p.wg.Add(1)
-		go p.loop(ctx, t, conn)
+		go p.loop(ctx, t, p.conns[i])
 	}
 	return p
 }
