@@ -48,7 +48,10 @@ func (r *rpcErrors) WriteHeader(status int) {
 		return
 	}
 	r.status = status
-	if status >= 400 && strings.HasPrefix(r.w.Header().Get("Content-Type"), "text/plain") {
+	// 404 is left alone: the entry answers unknown and deleted sessions
+	// itself (adoption, or a JSON-RPC 404), and a bare 404 reaching the
+	// client is the regression mutant 8 and the hang-1800s repro show.
+	if status >= 400 && status != http.StatusNotFound && strings.HasPrefix(r.w.Header().Get("Content-Type"), "text/plain") {
 		r.rewrite = true // held until finish, which knows the whole message
 		return
 	}
