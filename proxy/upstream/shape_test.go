@@ -25,7 +25,7 @@ func callThrough(t *testing.T, url string) error {
 	t.Helper()
 	c := New("docmost", url, Options{ConnectTimeout: 2 * time.Second, CallTimeout: 2 * time.Second, CloseGrace: 100 * time.Millisecond})
 	defer c.Close()
-	_, err := c.CallTool(context.Background(), "search", nil)
+	_, err := c.CallTool(context.Background(), "search", nil, nil)
 	if err == nil {
 		t.Fatal("a call through a misshapen answer succeeded")
 	}
