@@ -267,6 +267,12 @@ func (s *Server) Close() error {
 		_ = s.http.Close()
 		s.wg.Wait()
 		s.inflight.Wait()
+		// An initialize that raced the first sweep (a proxy reconnecting
+		// while the fake stops) made a session after it: close those too,
+		// now that nothing can arrive any more.
+		for ss := range s.mcp.Sessions() {
+			_ = ss.Close()
+		}
 	})
 	return err
 }
