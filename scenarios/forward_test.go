@@ -49,9 +49,9 @@ func (pt *party) snapshot(list *[]string) []string {
 	return append([]string(nil), *list...)
 }
 
-// connect opens a session for a party whose sampling and elicitation
+// connectParty opens a session for a party whose sampling and elicitation
 // handlers answer with its own name, and whose root is file:///NAME.
-func connect(ctx context.Context, env *harness.Env, name string) *party {
+func connectParty(ctx context.Context, env *harness.Env, name string) *party {
 	GinkgoHelper()
 	pt := &party{name: name}
 	opts := &mcp.ClientOptions{
@@ -97,7 +97,7 @@ var _ = Describe("The whole MCP surface through the proxy", Label("surface", "fo
 	BeforeEach(func() { env = newWorld(harness.EnvOptions{Everything: true}) })
 
 	It("forwards resources, resource templates, prompts and completion, prefixing only names", func(ctx SpecContext) {
-		a := connect(ctx, env, "a")
+		a := connectParty(ctx, env, "a")
 		cs := a.cs
 
 		By("resources keep their URIs; text and binary read back whole")
@@ -148,7 +148,7 @@ var _ = Describe("The whole MCP surface through the proxy", Label("surface", "fo
 	}, SpecTimeout(fwdTimeout))
 
 	It("advertises the union of its upstreams' capabilities, never more", func(ctx SpecContext) {
-		a := connect(ctx, env, "a")
+		a := connectParty(ctx, env, "a")
 		caps := a.cs.InitializeResult().Capabilities
 		Expect(caps.Tools).NotTo(BeNil())
 		Expect(caps.Resources).NotTo(BeNil())
@@ -175,7 +175,7 @@ var _ = Describe("The whole MCP surface through the proxy", Label("surface", "fo
 	}, SpecTimeout(fwdTimeout))
 
 	It("relays a long call's progress notifications before its result", func(ctx SpecContext) {
-		a := connect(ctx, env, "a")
+		a := connectParty(ctx, env, "a")
 		res, err := a.cs.CallTool(ctx, &mcp.CallToolParams{Name: "everything_progress", Arguments: map[string]any{},
 			Meta: mcp.Meta{"progressToken": "tok-1"}})
 		a.note(&a.events, "result")
@@ -186,7 +186,7 @@ var _ = Describe("The whole MCP surface through the proxy", Label("surface", "fo
 	}, SpecTimeout(fwdTimeout))
 
 	It("passes logging/setLevel upstream and relays the log messages at or above it", func(ctx SpecContext) {
-		a := connect(ctx, env, "a")
+		a := connectParty(ctx, env, "a")
 		Expect(a.cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "warning"})).To(Succeed())
 		a.call(ctx, "everything_log", map[string]any{"text": "hi"})
 		Eventually(func() []string { return a.snapshot(&a.logs) }).WithTimeout(2 * time.Second).
@@ -194,7 +194,7 @@ var _ = Describe("The whole MCP surface through the proxy", Label("surface", "fo
 	}, SpecTimeout(fwdTimeout))
 
 	It("routes sampling, elicitation and roots to the client session that made the call, never the other", func(ctx SpecContext) {
-		a, b := connect(ctx, env, "a"), connect(ctx, env, "b")
+		a, b := connectParty(ctx, env, "a"), connectParty(ctx, env, "b")
 		got := map[string][]string{}
 		var mu sync.Mutex
 		var wg sync.WaitGroup
@@ -245,7 +245,7 @@ var _ = Describe("The whole MCP surface through the proxy", Label("surface", "fo
 	}, SpecTimeout(fwdTimeout))
 
 	It("sends notifications/resources/updated to the subscriber only", func(ctx SpecContext) {
-		a, b := connect(ctx, env, "a"), connect(ctx, env, "b")
+		a, b := connectParty(ctx, env, "a"), connectParty(ctx, env, "b")
 		Expect(a.cs.Subscribe(ctx, &mcp.SubscribeParams{URI: upstream.ReadmeURI})).To(Succeed())
 		b.call(ctx, "everything_touch", map[string]any{"uri": upstream.ReadmeURI})
 		Eventually(func() []string { return a.snapshot(&a.updated) }).WithTimeout(2*time.Second).
@@ -256,7 +256,7 @@ var _ = Describe("The whole MCP surface through the proxy", Label("surface", "fo
 	}, SpecTimeout(fwdTimeout))
 
 	It("writes an mcp_request audit row, with trace code, session and server, for a request other than tools/call", func(ctx SpecContext) {
-		a := connect(ctx, env, "a")
+		a := connectParty(ctx, env, "a")
 		rr, err := a.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: upstream.ReadmeURI})
 		Expect(err).NotTo(HaveOccurred())
 		code, _ := rr.Meta[trace.MetaKey].(string)
@@ -298,7 +298,7 @@ var _ = Describe("list_changed", Label("surface", "forward"), func() {
 var _ = Describe("Upstream sessions per client session", Label("surface", "sessions"), func() {
 	It("gives each client session its own upstream session, closed when the client session closes", func(ctx SpecContext) {
 		env := newWorld(harness.EnvOptions{Everything: true})
-		a, b := connect(ctx, env, "a"), connect(ctx, env, "b")
+		a, b := connectParty(ctx, env, "a"), connectParty(ctx, env, "b")
 		ida, idb := a.call(ctx, "everything_whoami", nil), b.call(ctx, "everything_whoami", nil)
 		Expect(ida).NotTo(Equal(idb), "two client sessions, two upstream sessions")
 		Expect(a.call(ctx, "everything_whoami", nil)).To(Equal(ida), "a client session keeps its upstream session")
@@ -314,9 +314,9 @@ var _ = Describe("Upstream sessions per client session", Label("surface", "sessi
 		kv := harness.Compressed()
 		kv.UpstreamSessionsMax = 2 // docmost and everything for one client session
 		env := newWorld(harness.EnvOptions{Everything: true, Knobs: &kv})
-		a := connect(ctx, env, "a")
+		a := connectParty(ctx, env, "a")
 		a.call(ctx, "everything_echo", map[string]any{"text": "x"})
-		b := connect(ctx, env, "b")
+		b := connectParty(ctx, env, "b")
 		res, err := b.cs.CallTool(ctx, &mcp.CallToolParams{Name: "everything_echo", Arguments: map[string]any{"text": "y"}})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(res.IsError).To(BeTrue())

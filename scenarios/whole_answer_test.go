@@ -204,6 +204,12 @@ var _ = Describe("The whole answer", Label("whole-answer"), func() {
 			DeferCleanup(func(ctx context.Context) { pauseAPI(ctx, env, "alice-token", "resume") })
 			return []string{callTool(ctx, cs, "docmost_update_page", map[string]any{"page_id": "p"}).Code}
 		}
+		recipes[audit.KindMCPRequest] = func(ctx context.Context, env *harness.Env) []string {
+			res, err := connect(ctx, env, "alice-token").ListTools(ctx, nil) // any method but tools/call
+			Expect(err).NotTo(HaveOccurred())
+			code, _ := res.Meta[trace.MetaKey].(string)
+			return []string{code}
+		}
 		pausing := harness.Compressed()
 		pausing.PauseMaxWait = 200 * time.Millisecond // the paused call is answered then
 		envFor := map[audit.Kind]harness.EnvOptions{
