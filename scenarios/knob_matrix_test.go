@@ -251,9 +251,13 @@ var _ = Describe("The knob matrix", Label("knobs"), func() {
 
 	It("MCPCTL_UPSTREAM_CONNECT_TIMEOUT_MS alone ends a connection to an upstream that never answers", func(ctx SpecContext) {
 		env := newWorld(harness.EnvOptions{Knobs: narrow("MCPCTL_UPSTREAM_CONNECT_TIMEOUT_MS", bound)})
-		cs := connect(ctx, env, "")
-		By("the upstream accepts connections and never answers, before the proxy's first connection to it")
+		// Each client session has upstream sessions of its own, and the
+		// first one connects at initialize (the proxy learns the upstream's
+		// capabilities); a second session connects on its first call.
+		connect(ctx, env, "")
+		By("the upstream accepts connections and never answers, before the session's first connection to it")
 		Expect(harness.Blackhole{Link: harness.LinkDocmost}.Inject(ctx, env)).To(Succeed())
+		cs := connect(ctx, env, "")
 		var a answer
 		within(timed(func() { a = callTool(ctx, cs, "docmost_update_page", map[string]any{"page_id": "p"}) }), bound, "a call that must connect first")
 		Expect(a.IsError).To(BeTrue(), a.Text)
