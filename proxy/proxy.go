@@ -53,6 +53,10 @@ type Options struct {
 	Getenv func(string) string
 	// Failpoints arms chaos failpoints inside handlers; nil in production.
 	Failpoints *failpoint.Set
+	// ServersFile persists the servers an operator creates, replaces and
+	// deletes through /api/v1/servers (config.ServersFile names it beside
+	// the config); read at start. "": changes last until the proxy stops.
+	ServersFile string
 }
 
 // Proxy is a configured mcplocal. Start serves it; Close stops it.
@@ -68,6 +72,9 @@ type Proxy struct {
 	llm      *llm.Adapter // nil: no LLM configured
 	pause    *pause.Queue // projects an operator paused (mcpctl pause)
 	users    map[string]string
+
+	serversMu   sync.Mutex // guards cfg.Projects[*].Servers, changed by /api/v1/servers
+	serversFile string
 
 	mu     sync.Mutex
 	srv    *http.Server
@@ -95,6 +102,18 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Proxy, error) {
 		}
 		kv = v
 	}
+	if o.ServersFile != "" {
+		replaced, ignored, err := cfg.OverlayServers(o.ServersFile)
+		if err != nil {
+			return nil, err
+		}
+		if len(replaced) > 0 {
+			o.Logger.Info("servers managed by mcpctl replace the config's", "file", o.ServersFile, "projects", replaced)
+		}
+		if len(ignored) > 0 {
+			o.Logger.Warn("servers file names projects the config does not have; ignored", "file", o.ServersFile, "projects", ignored)
+		}
+	}
 	var store audit.Store
 	if cfg.Audit == "memory" {
 		store = audit.NewMemory()
@@ -109,9 +128,10 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Proxy, error) {
 		cfg: cfg, knobs: kv, logger: o.Logger, store: store,
 		rec: audit.NewRecorder(store, audit.WithWriteTimeout(kv.AuditWriteTimeout), audit.WithLogger(o.Logger),
 			audit.WithBatchSize(int(kv.AuditBatchMax))),
-		sessions: session.NewTable(),
-		projects: map[string]*project.Project{},
-		pause:    pause.New(kv.PauseMaxWait, kv.PauseQueueMax),
+		sessions:    session.NewTable(),
+		projects:    map[string]*project.Project{},
+		serversFile: o.ServersFile,
+		pause:       pause.New(kv.PauseMaxWait, kv.PauseQueueMax),
 	}
 	users := map[string]string{}
 	for name, u := range cfg.Users {
@@ -174,6 +194,10 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Proxy, error) {
 	mux.HandleFunc("GET /api/v1/instances", p.serveInstances)
 	mux.HandleFunc("POST /api/v1/projects/{project}/pause", p.servePause)
 	mux.HandleFunc("POST /api/v1/projects/{project}/resume", p.servePause)
+	mux.HandleFunc("GET /api/v1/servers", p.serveServers)
+	mux.HandleFunc("POST /api/v1/servers", p.serveServers)
+	mux.HandleFunc("PUT /api/v1/servers/{project}/{server}", p.serveServers)
+	mux.HandleFunc("DELETE /api/v1/servers/{project}/{server}", p.serveServers)
 	p.handler = mux
 	return p, nil
 }
@@ -270,6 +294,8 @@ func (p *Proxy) Close(ctx context.Context) error {
 
 // healthTargets lists every configured upstream server with its probe.
 func (p *Proxy) healthTargets() []health.Target {
+	p.serversMu.Lock()
+	defer p.serversMu.Unlock()
 	var out []health.Target
 	for pn, pc := range p.cfg.Projects {
 		for sn, s := range pc.Servers {

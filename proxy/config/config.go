@@ -60,8 +60,8 @@ type Project struct {
 
 // Server is one upstream MCP server of a project.
 type Server struct {
-	URL         string       `yaml:"url"`
-	HealthCheck *HealthCheck `yaml:"healthCheck"`
+	URL         string       `yaml:"url" json:"url"`
+	HealthCheck *HealthCheck `yaml:"healthCheck,omitempty" json:"healthCheck,omitempty"`
 }
 
 // HealthCheck configures the probe of one upstream server. With Tool, the
@@ -69,11 +69,11 @@ type Server struct {
 // server's own upstream); without, liveness (tools/list). Seconds may be
 // fractional (0.05), which tests use to compress time.
 type HealthCheck struct {
-	Tool             string         `yaml:"tool"`
-	Arguments        map[string]any `yaml:"arguments"`
-	IntervalSeconds  float64        `yaml:"intervalSeconds"`
-	TimeoutSeconds   float64        `yaml:"timeoutSeconds"`
-	FailureThreshold int            `yaml:"failureThreshold"`
+	Tool             string         `yaml:"tool,omitempty" json:"tool,omitempty"`
+	Arguments        map[string]any `yaml:"arguments,omitempty" json:"arguments,omitempty"`
+	IntervalSeconds  float64        `yaml:"intervalSeconds,omitempty" json:"intervalSeconds,omitempty"`
+	TimeoutSeconds   float64        `yaml:"timeoutSeconds,omitempty" json:"timeoutSeconds,omitempty"`
+	FailureThreshold int            `yaml:"failureThreshold,omitempty" json:"failureThreshold,omitempty"`
 }
 
 // Probe defaults, from the seed's reliability notes.

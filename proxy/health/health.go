@@ -77,9 +77,19 @@ type Target struct {
 type Prober struct {
 	mu        sync.Mutex
 	instances map[string]*Instance // project/server
+	probes    map[string]*probing  // project/server
+	ctx       context.Context
 	stop      context.CancelFunc
 	wg        sync.WaitGroup
-	conns     []*upstream.Conn
+	connect   time.Duration
+	grace     time.Duration
+}
+
+// probing is one target's running probe loop.
+type probing struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+	conn   *upstream.Conn
 }
 
 // Start begins probing every target at once, then at each target's interval.
@@ -87,18 +97,49 @@ type Prober struct {
 // session when the prober stops.
 func Start(targets []Target, connect, grace time.Duration) *Prober {
 	ctx, cancel := context.WithCancel(context.Background())
-	p := &Prober{instances: map[string]*Instance{}, stop: cancel}
+	p := &Prober{instances: map[string]*Instance{}, probes: map[string]*probing{}, ctx: ctx, stop: cancel, connect: connect, grace: grace}
 	for _, t := range targets {
-		in := &Instance{Project: t.Project, Server: t.Server, Status: Unknown, Probe: probeName(t.Check), ChangedAt: time.Now()}
-		p.instances[key(t.Project, t.Server)] = in
-		p.conns = append(p.conns, upstream.New(t.Server, t.URL, upstream.Options{ConnectTimeout: connect, CallTimeout: t.Check.Timeout(), CloseGrace: grace}))
-	}
-	// Probes start once the table is whole: a probe records into it.
-	for i, t := range targets {
-		p.wg.Add(1)
-		go p.loop(ctx, t, p.conns[i])
+		p.Put(t)
 	}
 	return p
+}
+
+// Put starts probing t, or restarts it when a target of that project and
+// server is probed already (a server an operator replaced): the old probe
+// loop is stopped and its session closed first, and the instance starts
+// over as unknown with its new probe.
+func (p *Prober) Put(t Target) {
+	p.Remove(t.Project, t.Server)
+	k := key(t.Project, t.Server)
+	ctx, cancel := context.WithCancel(p.ctx)
+	pr := &probing{cancel: cancel, done: make(chan struct{}),
+		conn: upstream.New(t.Server, t.URL, upstream.Options{ConnectTimeout: p.connect, CallTimeout: t.Check.Timeout(), CloseGrace: p.grace})}
+	p.mu.Lock()
+	p.instances[k] = &Instance{Project: t.Project, Server: t.Server, Status: Unknown, Probe: probeName(t.Check), ChangedAt: time.Now()}
+	p.probes[k] = pr
+	p.wg.Add(1)
+	p.mu.Unlock()
+	go func() {
+		defer close(pr.done)
+		p.loop(ctx, t, pr.conn)
+	}()
+}
+
+// Remove stops probing a server and forgets its instance. It waits for the
+// server's probe loop to end and closes its session.
+func (p *Prober) Remove(project, server string) {
+	k := key(project, server)
+	p.mu.Lock()
+	pr := p.probes[k]
+	delete(p.probes, k)
+	delete(p.instances, k)
+	p.mu.Unlock()
+	if pr == nil {
+		return
+	}
+	pr.cancel()
+	<-pr.done
+	_ = pr.conn.Close()
 }
 
 func key(project, server string) string { return project + "/" + server }
@@ -173,6 +214,9 @@ func (p *Prober) record(t Target, latency time.Duration, err error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	in := p.instances[key(t.Project, t.Server)]
+	if in == nil {
+		return // removed while probing
+	}
 	prev := in.Status
 	in.CheckedAt, in.Latency, in.Note = time.Now(), latency, ""
 	switch {
@@ -228,8 +272,12 @@ func (p *Prober) NotReady() []string {
 func (p *Prober) Stop() {
 	p.stop()
 	p.wg.Wait()
-	for _, c := range p.conns {
-		_ = c.Close()
+	p.mu.Lock()
+	probes := p.probes
+	p.probes = map[string]*probing{}
+	p.mu.Unlock()
+	for _, pr := range probes {
+		_ = pr.conn.Close()
 	}
 }
 

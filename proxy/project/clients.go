@@ -115,7 +115,9 @@ func (c *client) upstreams() int {
 // conn returns the session's upstream connection to server, creating it
 // (unconnected) on first use.
 func (c *client) conn(server string) (*upstream.Conn, error) {
+	c.p.mu.Lock()
 	url, ok := c.p.servers[server]
+	c.p.mu.Unlock()
 	if !ok {
 		return nil, fmt.Errorf("project %s has no server %q", c.p.Name, server)
 	}

@@ -91,10 +91,14 @@ func (p *Project) external(server, name string) string {
 // internal splits a name the client used into its server and the upstream's
 // own name (the longest server prefix wins).
 func (p *Project) internal(name string) (server, upstreamName string, ok bool) {
+	names := p.serverNames()
 	if !p.prefix {
-		return p.names[0], name, true
+		if len(names) == 0 {
+			return "", "", false
+		}
+		return names[0], name, true
 	}
-	for _, sn := range p.names {
+	for _, sn := range names {
 		if strings.HasPrefix(name, sn+"_") && len(sn) > len(server) {
 			server = sn
 		}
@@ -110,9 +114,10 @@ func (p *Project) internal(name string) (server, upstreamName string, ok bool) {
 // upstream session. Servers that fail are logged; err joins their errors.
 func (p *Project) each(ctx context.Context, cl *client, method string, want func(*mcp.ServerCapabilities) bool,
 	f func(ctx context.Context, server string, s *mcp.ClientSession) error) error {
-	errs := make([]error, len(p.names))
+	names := p.serverNames()
+	errs := make([]error, len(names))
 	var wg sync.WaitGroup
-	for i, sn := range p.names {
+	for i, sn := range names {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -243,8 +248,8 @@ func (p *Project) resourceServer(ctx context.Context, cl *client, uri string) (s
 		}
 		return best, best != ""
 	}
-	if len(p.names) == 1 {
-		return p.names[0], nil
+	if names := p.serverNames(); len(names) == 1 {
+		return names[0], nil
 	}
 	if sn, ok := lookup(); ok {
 		return sn, nil
@@ -379,7 +384,7 @@ func (p *Project) advertise(ctx context.Context, cl *client) *mcp.ServerCapabili
 	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), p.knobs.UpstreamConnect)
 	var wg sync.WaitGroup
-	for _, sn := range p.names {
+	for _, sn := range p.serverNames() {
 		p.mu.Lock()
 		known := p.caps[sn] != nil
 		p.mu.Unlock()
@@ -407,7 +412,7 @@ func (p *Project) advertise(ctx context.Context, cl *client) *mcp.ServerCapabili
 	out := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: p.gate != nil}}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for _, sn := range p.names {
+	for _, sn := range p.names { // p.mu held
 		c := p.caps[sn]
 		if c == nil {
 			continue

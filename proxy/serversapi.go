@@ -1,0 +1,232 @@
+package proxy
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"reflect"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/mcpchaos/mcpchaos/proxy/config"
+	"github.com/mcpchaos/mcpchaos/proxy/health"
+	"github.com/mcpchaos/mcpchaos/proxy/upstream"
+)
+
+// serveServers answers /api/v1/servers, the servers of every project as
+// resources an operator manages while the proxy runs:
+//
+//	GET    /api/v1/servers[?project=P]      list them (config.ServerSpec)
+//	POST   /api/v1/servers[?force=true]     create one; force replaces it
+//	PUT    /api/v1/servers/{project}/{name} create or replace one
+//	DELETE /api/v1/servers/{project}/{name} delete one
+//
+// A change is validated (the field at fault named), its readiness probe's
+// tool checked against the server's tools/list, persisted to the servers
+// file, and then applied without a restart: the project's clients get
+// list_changed and the health prober probes the new server.
+func (p *Proxy) serveServers(w http.ResponseWriter, r *http.Request) {
+	if user, ok := p.admin(r); !ok {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="mcplocal"`)
+		writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "managing servers requires an admin bearer token (Authorization: Bearer <token>)"})
+		return
+	} else if user != "" && r.Method != http.MethodGet {
+		p.logger.Info("admin", "user", user, "method", r.Method, "path", r.URL.Path)
+	}
+	switch r.Method {
+	case http.MethodGet:
+		proj := r.URL.Query().Get("project")
+		if proj != "" && p.projects[proj] == nil {
+			writeJSON(w, http.StatusNotFound, map[string]string{"error": p.unknownProject(proj)})
+			return
+		}
+		p.serversMu.Lock()
+		specs := p.cfg.Specs(proj)
+		p.serversMu.Unlock()
+		writeJSON(w, http.StatusOK, map[string]any{"servers": specs})
+	case http.MethodDelete:
+		status, err := p.deleteServer(r.PathValue("project"), r.PathValue("server"))
+		if err != nil {
+			writeJSON(w, status, map[string]string{"error": err.Error()})
+			return
+		}
+		writeJSON(w, status, map[string]any{"deleted": true, "project": r.PathValue("project"), "name": r.PathValue("server"), "persisted": p.serversFile != ""})
+	default:
+		var spec config.ServerSpec
+		dec := json.NewDecoder(io.LimitReader(r.Body, p.knobs.MaxBodyBytes))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&spec); err != nil {
+			writeJSON(w, http.StatusBadRequest, map[string]string{"error": fmt.Sprintf("the body is not a server spec (name, project, url, healthCheck): %v", err)})
+			return
+		}
+		force := r.Method == http.MethodPut || r.URL.Query().Get("force") == "true"
+		if r.Method == http.MethodPut {
+			if spec.Project == "" {
+				spec.Project = r.PathValue("project")
+			}
+			if spec.Name == "" {
+				spec.Name = r.PathValue("server")
+			}
+			if spec.Project != r.PathValue("project") || spec.Name != r.PathValue("server") {
+				writeJSON(w, http.StatusBadRequest, map[string]string{"error": fmt.Sprintf("the body names server %s/%s but the path %s/%s", spec.Project, spec.Name, r.PathValue("project"), r.PathValue("server"))})
+				return
+			}
+		}
+		status, created, err := p.putServer(r.Context(), spec, force)
+		if err != nil {
+			writeJSON(w, status, map[string]string{"error": err.Error()})
+			return
+		}
+		writeJSON(w, status, map[string]any{"server": spec, "created": created, "persisted": p.serversFile != ""})
+	}
+}
+
+func (p *Proxy) unknownProject(name string) string {
+	known := make([]string, 0, len(p.projects))
+	for n := range p.projects {
+		known = append(known, n)
+	}
+	sort.Strings(known)
+	return fmt.Sprintf("unknown project %q (projects: %s)", name, strings.Join(known, ", "))
+}
+
+// putServer creates or (with force) replaces one server. It returns the
+// HTTP status to answer and whether the server is new.
+func (p *Proxy) putServer(ctx context.Context, spec config.ServerSpec, force bool) (int, bool, error) {
+	switch {
+	case spec.Project == "":
+		return http.StatusUnprocessableEntity, false, errors.New("project: required")
+	case spec.Name == "":
+		return http.StatusUnprocessableEntity, false, errors.New("name: required")
+	case p.projects[spec.Project] == nil:
+		return http.StatusNotFound, false, fmt.Errorf("project: %s", p.unknownProject(spec.Project))
+	}
+	p.serversMu.Lock()
+	defer p.serversMu.Unlock()
+	old := p.cfg.Projects[spec.Project].Servers[spec.Name]
+	if old != nil && !force {
+		return http.StatusConflict, false, fmt.Errorf("server %s already exists in project %s; replace it with --force (or mcpctl apply)", spec.Name, spec.Project)
+	}
+	srv := &config.Server{URL: spec.URL, HealthCheck: spec.HealthCheck}
+	cand := p.candidate(spec.Project, func(m map[string]*config.Server) { m[spec.Name] = srv })
+	if err := cand.Validate(); err != nil {
+		return http.StatusUnprocessableEntity, false, err
+	}
+	if err := p.verifyProbe(ctx, spec); err != nil {
+		return http.StatusUnprocessableEntity, false, err
+	}
+	if old != nil && reflect.DeepEqual(old, srv) {
+		return http.StatusOK, false, nil // unchanged: nothing to persist or apply
+	}
+	if err := p.commitServers(cand); err != nil {
+		return http.StatusInternalServerError, false, err
+	}
+	p.projects[spec.Project].PutServer(spec.Name, spec.URL)
+	p.probeServer(health.Target{Project: spec.Project, Server: spec.Name, URL: spec.URL, Check: spec.HealthCheck})
+	if old == nil {
+		return http.StatusCreated, true, nil
+	}
+	return http.StatusOK, false, nil
+}
+
+// deleteServer deletes one server of a project.
+func (p *Proxy) deleteServer(project, name string) (int, error) {
+	if p.projects[project] == nil {
+		return http.StatusNotFound, errors.New(p.unknownProject(project))
+	}
+	p.serversMu.Lock()
+	defer p.serversMu.Unlock()
+	if p.cfg.Projects[project].Servers[name] == nil {
+		return http.StatusNotFound, fmt.Errorf("project %s has no server %q", project, name)
+	}
+	cand := p.candidate(project, func(m map[string]*config.Server) { delete(m, name) })
+	if err := cand.Validate(); err != nil {
+		return http.StatusUnprocessableEntity, err
+	}
+	if err := p.commitServers(cand); err != nil {
+		return http.StatusInternalServerError, err
+	}
+	p.projects[project].RemoveServer(name)
+	p.mu.Lock()
+	prober := p.prober
+	p.mu.Unlock()
+	if prober != nil {
+		prober.Remove(project, name)
+	}
+	return http.StatusOK, nil
+}
+
+// candidate is the config as it would be with project's servers changed by
+// edit; the live config is not touched. Called with serversMu held.
+func (p *Proxy) candidate(project string, edit func(map[string]*config.Server)) *config.Config {
+	cand := *p.cfg
+	cand.Projects = make(map[string]*config.Project, len(p.cfg.Projects))
+	for pn, pc := range p.cfg.Projects {
+		cand.Projects[pn] = pc
+	}
+	pc := *p.cfg.Projects[project]
+	pc.Servers = make(map[string]*config.Server, len(pc.Servers)+1)
+	for sn, s := range p.cfg.Projects[project].Servers {
+		pc.Servers[sn] = s
+	}
+	edit(pc.Servers)
+	cand.Projects[project] = &pc
+	return &cand
+}
+
+// commitServers persists cand's servers (when the proxy has a servers file)
+// and makes them the live config's. Persisting comes first: a change that
+// cannot be saved is refused rather than lost at the next restart.
+func (p *Proxy) commitServers(cand *config.Config) error {
+	if p.serversFile != "" {
+		if err := cand.SaveServers(p.serversFile); err != nil {
+			return fmt.Errorf("the change was not applied: %w", err)
+		}
+	}
+	for pn, pc := range cand.Projects {
+		p.cfg.Projects[pn].Servers = pc.Servers
+	}
+	return nil
+}
+
+// probeServer has the running health prober probe t from now on.
+func (p *Proxy) probeServer(t health.Target) {
+	p.mu.Lock()
+	prober := p.prober
+	p.mu.Unlock()
+	if prober != nil {
+		prober.Put(t)
+	}
+}
+
+// verifyProbe refuses a readiness probe naming a tool the server does not
+// expose: such a probe can never pass, and the seed's lesson is that it
+// must be caught when configured, not found misconfigured later. The check
+// is one tools/list, bounded by the connect knob plus the probe's timeout.
+func (p *Proxy) verifyProbe(ctx context.Context, spec config.ServerSpec) error {
+	h := spec.HealthCheck
+	if h == nil || h.Tool == "" {
+		return nil // liveness: nothing to verify
+	}
+	ctx, cancel := context.WithTimeout(ctx, p.knobs.UpstreamConnect+h.Timeout())
+	defer cancel()
+	conn := upstream.New(spec.Name, spec.URL, upstream.Options{ConnectTimeout: p.knobs.UpstreamConnect, CallTimeout: h.Timeout(), CloseGrace: p.knobs.ShutdownGrace})
+	defer func() { _ = conn.Close() }()
+	tools, err := conn.ListTools(ctx)
+	if err != nil {
+		return fmt.Errorf("healthCheck.tool: cannot verify %q: tools/list on %s failed: %v (omit tool to keep a liveness probe)", h.Tool, spec.URL, err)
+	}
+	names := make([]string, len(tools))
+	for i, t := range tools {
+		names[i] = t.Name
+	}
+	if !slices.Contains(names, h.Tool) {
+		sort.Strings(names)
+		return fmt.Errorf("healthCheck.tool: %q is not a tool of server %s (it has: %s); a probe on it could never pass", h.Tool, spec.Name, strings.Join(names, ", "))
+	}
+	return nil
+}
