@@ -76,12 +76,12 @@ func (p *Proxy) serveServers(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		}
-		status, created, err := p.putServer(r.Context(), spec, force)
+		status, outcome, err := p.putServer(r.Context(), spec, force)
 		if err != nil {
 			writeJSON(w, status, map[string]string{"error": err.Error()})
 			return
 		}
-		writeJSON(w, status, map[string]any{"server": spec, "created": created, "persisted": p.serversFile != ""})
+		writeJSON(w, status, map[string]any{"server": spec, "outcome": outcome, "persisted": p.serversFile != ""})
 	}
 }
 
@@ -94,43 +94,50 @@ func (p *Proxy) unknownProject(name string) string {
 	return fmt.Sprintf("unknown project %q (projects: %s)", name, strings.Join(known, ", "))
 }
 
+// Outcomes of putServer.
+const (
+	outcomeCreated   = "created"
+	outcomeReplaced  = "replaced"
+	outcomeUnchanged = "unchanged"
+)
+
 // putServer creates or (with force) replaces one server. It returns the
-// HTTP status to answer and whether the server is new.
-func (p *Proxy) putServer(ctx context.Context, spec config.ServerSpec, force bool) (int, bool, error) {
+// HTTP status to answer and what happened (outcomeCreated, ...).
+func (p *Proxy) putServer(ctx context.Context, spec config.ServerSpec, force bool) (int, string, error) {
 	switch {
 	case spec.Project == "":
-		return http.StatusUnprocessableEntity, false, errors.New("project: required")
+		return http.StatusUnprocessableEntity, "", errors.New("project: required")
 	case spec.Name == "":
-		return http.StatusUnprocessableEntity, false, errors.New("name: required")
+		return http.StatusUnprocessableEntity, "", errors.New("name: required")
 	case p.projects[spec.Project] == nil:
-		return http.StatusNotFound, false, fmt.Errorf("project: %s", p.unknownProject(spec.Project))
+		return http.StatusNotFound, "", fmt.Errorf("project: %s", p.unknownProject(spec.Project))
 	}
 	p.serversMu.Lock()
 	defer p.serversMu.Unlock()
 	old := p.cfg.Projects[spec.Project].Servers[spec.Name]
 	if old != nil && !force {
-		return http.StatusConflict, false, fmt.Errorf("server %s already exists in project %s; replace it with --force (or mcpctl apply)", spec.Name, spec.Project)
+		return http.StatusConflict, "", fmt.Errorf("server %s already exists in project %s; replace it with --force (or mcpctl apply)", spec.Name, spec.Project)
 	}
 	srv := &config.Server{URL: spec.URL, HealthCheck: spec.HealthCheck}
 	cand := p.candidate(spec.Project, func(m map[string]*config.Server) { m[spec.Name] = srv })
 	if err := cand.Validate(); err != nil {
-		return http.StatusUnprocessableEntity, false, err
+		return http.StatusUnprocessableEntity, "", err
 	}
 	if err := p.verifyProbe(ctx, spec); err != nil {
-		return http.StatusUnprocessableEntity, false, err
+		return http.StatusUnprocessableEntity, "", err
 	}
 	if old != nil && reflect.DeepEqual(old, srv) {
-		return http.StatusOK, false, nil // unchanged: nothing to persist or apply
+		return http.StatusOK, outcomeUnchanged, nil // nothing to persist or apply
 	}
 	if err := p.commitServers(cand); err != nil {
-		return http.StatusInternalServerError, false, err
+		return http.StatusInternalServerError, "", err
 	}
 	p.projects[spec.Project].PutServer(spec.Name, spec.URL)
 	p.probeServer(health.Target{Project: spec.Project, Server: spec.Name, URL: spec.URL, Check: spec.HealthCheck})
 	if old == nil {
-		return http.StatusCreated, true, nil
+		return http.StatusCreated, outcomeCreated, nil
 	}
-	return http.StatusOK, false, nil
+	return http.StatusOK, outcomeReplaced, nil
 }
 
 // deleteServer deletes one server of a project.

@@ -27,11 +27,17 @@ threshold), unhealthy (failed threshold times in a row), misconfigured (the
 probe names a tool the server does not expose), unknown (not probed yet).
 "(paused)" after a status: an operator paused the server's project (mcpctl
 pause); its requests wait in the pause queue.
+
+For the servers themselves (URL, healthCheck) see 'mcpctl get servers'
+('mcpctl help create').
 `
 
 func runGet(args []string, stdout io.Writer, getenv func(string) string) error {
+	if len(args) > 0 && args[0] == "servers" {
+		return runGetServers(args[1:], stdout, getenv)
+	}
 	if len(args) == 0 || args[0] != "instances" {
-		return usagef("get", "get: want 'get instances'")
+		return usagef("get", "get: want 'get instances' or 'get servers'")
 	}
 	fs := flag.NewFlagSet("get instances", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)

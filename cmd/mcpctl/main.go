@@ -1,6 +1,7 @@
 // Command mcpctl is the operator CLI for the mcplocal proxy.
 //
 //	mcpctl trace CODE [--url URL] [--timeout D] [--json]
+//	mcpctl create server NAME ... | get servers | delete server NAME | apply -f FILE
 //	mcpctl help [COMMAND]
 //
 // Exit status: 0 on success, 1 when the command failed (proxy unreachable, an
@@ -87,6 +88,16 @@ Usage:
         clocks suspended), or let them run; waits are bounded by
         MCPCTL_PAUSE_MAX_WAIT_MS.
 
+  mcpctl create server NAME [--project P] [--url U] [--health-check-tool T
+        --health-check-interval S --health-check-timeout S
+        --health-check-failure-threshold N] [--force]
+  mcpctl get servers [-o table|yaml|json]
+  mcpctl delete server NAME | mcpctl apply -f FILE
+        Manage a project's upstream servers and their probes while the
+        proxy runs; changes persist beside its config and reach connected
+        clients as tools/list_changed. 'get servers -o yaml | apply -f -'
+        round-trips. See 'mcpctl help create'.
+
   mcpctl help [COMMAND]
         Show this help, or one command's help.
 
@@ -141,8 +152,14 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return runChat(rest, stdout, os.Getenv)
 	case "pause", "resume":
 		return runPause(cmd, rest, stdout, os.Getenv)
+	case "create":
+		return runCreate(rest, stdout, os.Getenv)
+	case "delete":
+		return runDelete(rest, stdout, os.Getenv)
+	case "apply":
+		return runApply(rest, stdout, os.Getenv)
 	default:
-		return usagef("", "unknown command %q (commands: trace, get, chat, pause, resume, help)", cmd)
+		return usagef("", "unknown command %q (commands: trace, get, chat, pause, resume, create, delete, apply, help)", cmd)
 	}
 }
 
@@ -160,10 +177,12 @@ func help(args []string, stdout io.Writer) error {
 		fmt.Fprint(stdout, chatUsage)
 	case args[0] == "pause" || args[0] == "resume":
 		fmt.Fprint(stdout, pauseUsage)
+	case args[0] == "create" || args[0] == "delete" || args[0] == "apply" || args[0] == "servers":
+		fmt.Fprint(stdout, serversUsage)
 	case args[0] == "help":
 		fmt.Fprint(stdout, usage)
 	default:
-		return usagef("", "no help for unknown command %q (commands: trace, get, chat, pause, resume, help)", args[0])
+		return usagef("", "no help for unknown command %q (commands: trace, get, chat, pause, resume, create, delete, apply, help)", args[0])
 	}
 	return nil
 }

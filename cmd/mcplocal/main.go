@@ -34,7 +34,7 @@ func main() {
 const usage = `mcplocal — an MCP proxy where nothing optional is unbounded.
 
 Usage:
-  mcplocal serve --config FILE [--listen ADDR] [--audit DSN] [--pprof ADDR]
+  mcplocal serve --config FILE [--listen ADDR] [--audit DSN] [--servers-file FILE] [--pprof ADDR]
   mcplocal knobs        print every bound with its value (env overrides applied)
 
 Every bound is a knob read from the environment (see docs/knobs.md).
@@ -71,6 +71,7 @@ func serve(args []string, stderr io.Writer) error {
 	cfgPath := fs.String("config", "", "YAML config file (required)")
 	listen := fs.String("listen", "", "listen address, overrides the file's listen")
 	auditDSN := fs.String("audit", "", "audit store (sqlite:PATH or postgres://...), overrides the file's audit")
+	serversFile := fs.String("servers-file", "", "where servers managed by mcpctl (create/apply/delete server) persist; default CONFIG.servers.yaml beside --config")
 	pprofAddr := fs.String("pprof", "", "serve Go profiles (/debug/pprof/) on this loopback address, e.g. 127.0.0.1:6060; off by default (see docs/performance.md)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -106,7 +107,10 @@ func serve(args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	p, err := proxy.New(ctx, cfg, proxy.Options{Logger: logger, Failpoints: fps})
+	if *serversFile == "" {
+		*serversFile = config.ServersFile(*cfgPath)
+	}
+	p, err := proxy.New(ctx, cfg, proxy.Options{Logger: logger, Failpoints: fps, ServersFile: *serversFile})
 	if err != nil {
 		return err
 	}
