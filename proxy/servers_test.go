@@ -212,7 +212,10 @@ func TestServersRunningClientSeesListChanged(t *testing.T) {
 			<-changed
 		}
 	}
+	// A liveness probe: it calls no tool, so the upstreams' call counts
+	// below are the client's alone.
 	spec := w.extraSpec()
+	spec.HealthCheck = &config.HealthCheck{IntervalSeconds: 0.05}
 	if code, body := w.api(http.MethodPost, "/api/v1/servers", spec); code != http.StatusCreated {
 		t.Fatalf("create: %d %s", code, body)
 	}
@@ -225,11 +228,27 @@ func TestServersRunningClientSeesListChanged(t *testing.T) {
 		t.Fatalf("calling the new server's tool: %v %+v", err, res)
 	}
 	budget := time.Now().Add(w.knobs.UpstreamConnect + serversTolerance)
-	for status, _ := w.instance("wiki"); status != "healthy"; status, _ = w.instance("wiki") {
+	for status, _ := w.instance("wiki"); status != "live"; status, _ = w.instance("wiki") {
 		if time.Now().After(budget) {
 			t.Fatalf("the prober did not pick up server wiki: status %q", status)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+	// Replaced by a server at another URL, wiki's tools reach the new
+	// upstream: the client's session to the old one was closed, not reused.
+	moved := spec
+	moved.URL = w.up.URL()
+	if code, body := w.api(http.MethodPut, "/api/v1/servers/docmost/wiki", moved); code != http.StatusOK || !strings.Contains(body, `"outcome":"replaced"`) {
+		t.Fatalf("replace: %d %s", code, body)
+	}
+	wait("replace")
+	oldCalls, newCalls := len(w.extra.Calls()), len(w.up.Calls())
+	res, err = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "wiki_search", Arguments: map[string]any{"query": "x"}})
+	if err != nil || res.IsError {
+		t.Fatalf("calling the replaced server's tool: %v %+v", err, res)
+	}
+	if len(w.extra.Calls()) != oldCalls || len(w.up.Calls()) != newCalls+1 {
+		t.Fatalf("after replace, wiki_search went to the old upstream (old %d→%d calls, new %d→%d)", oldCalls, len(w.extra.Calls()), newCalls, len(w.up.Calls()))
 	}
 	if code, body := w.api(http.MethodDelete, "/api/v1/servers/docmost/wiki", nil); code != http.StatusOK {
 		t.Fatalf("delete: %d %s", code, body)
