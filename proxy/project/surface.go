@@ -412,7 +412,7 @@ func (p *Project) advertise(ctx context.Context, cl *client) *mcp.ServerCapabili
 	out := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: p.gate != nil}}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for _, sn := range p.names { // p.mu held
+	for _, sn := range p.names {
 		c := p.caps[sn]
 		if c == nil {
 			continue

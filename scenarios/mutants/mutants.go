@@ -288,6 +288,21 @@ var table = []Mutant{
 	{Name: "batch-shares-one-row-timeout", PatchFile: "69-batch-shares-one-row-timeout.patch",
 		Regression: "a batch of audit rows gets the write timeout of one row, so under load a slow commit loses the whole batch (seen: every row of 200 requests in flight, under race).",
 		Kill:       goTest("./proxy/audit", "^TestRecorderBatchGetsTheWriteTimeoutOfEachOfItsRows$")},
+	{Name: "replaced-server-keeps-sessions", PatchFile: "75-replaced-server-keeps-sessions.patch",
+		Regression: "a server replaced through mcpctl keeps its clients' upstream sessions, so their calls still go to the old URL.",
+		Kill:       goTest("./proxy", "^TestServersRunningClientSeesListChanged$")},
+	{Name: "server-change-not-notified", PatchFile: "76-server-change-not-notified.patch",
+		Regression: "a server created or deleted through mcpctl reaches no connected client: no notifications/tools/list_changed, so they never see the new tools.",
+		Kill:       goTest("./proxy", "^TestServersRunningClientSeesListChanged$")},
+	{Name: "probe-tool-not-verified", PatchFile: "77-probe-tool-not-verified.patch",
+		Regression: "mcpctl create server accepts a readiness probe on a tool the server does not expose, the false green (here: a probe that can never pass) the seed warns of.",
+		Kill:       goTest("./proxy", "^TestServersRefuseBadSpecs$")},
+	{Name: "server-changes-not-persisted", PatchFile: "78-server-changes-not-persisted.patch",
+		Regression: "servers created with mcpctl are lost at the next restart: the change is applied but not written beside the config.",
+		Kill:       goTest("./proxy", "^TestServersCreateDeleteApplyRestart$")},
+	{Name: "prober-misses-server-changes", PatchFile: "79-prober-misses-server-changes.patch",
+		Regression: "the health prober keeps probing the servers it had at start: a server added or re-probed with mcpctl is never probed.",
+		Kill:       goTest("./proxy", "^TestServersRunningClientSeesListChanged$")},
 }
 
 // All returns every mutant with its patch, in patch order.
