@@ -126,7 +126,7 @@ func TestUsageErrors(t *testing.T) {
 		want []string
 	}{
 		{nil, []string{"missing command", "Run 'mcpctl help'"}},
-		{[]string{"frobnicate"}, []string{`unknown command "frobnicate"`, "trace, get, chat, pause, resume, help"}},
+		{[]string{"frobnicate"}, []string{`unknown command "frobnicate"`, "trace, get, chat, pause, resume, create, delete, apply, help"}},
 		{[]string{"get"}, []string{`want 'get instances'`}},
 		{[]string{"get", "pods"}, []string{`want 'get instances'`}},
 		{[]string{"get", "instances", "extra"}, []string{`unexpected arguments: extra`}},

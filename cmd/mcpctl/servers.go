@@ -88,6 +88,9 @@ func (a *adminClient) flags(fs *flag.FlagSet) {
 // do sends one request to the servers API and decodes a 2xx answer into
 // out; an error answer becomes an error carrying the proxy's own message.
 func (a *adminClient) do(method, path string, body any, out any) (int, error) {
+	if a.timeout <= 0 {
+		return 0, usagef("", "--timeout must be positive, got %v", a.timeout)
+	}
 	if a.token == "" {
 		a.token = a.getenv("MCPCTL_TOKEN")
 	}
