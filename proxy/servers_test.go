@@ -289,3 +289,20 @@ func TestServersRefuseBadSpecs(t *testing.T) {
 		t.Errorf("refused changes changed the servers: %+v", got)
 	}
 }
+
+// TestServersAPIIsAdminOnly: with users configured, /api/v1/servers wants an
+// admin bearer token for reading as for changing.
+func TestServersAPIIsAdminOnly(t *testing.T) {
+	w := newPauseWorld(t, 2*time.Second, 2*time.Second, true)
+	for _, m := range []string{http.MethodGet, http.MethodPost} {
+		if code, body := w.api(m, "/api/v1/servers", ""); code != http.StatusUnauthorized || !strings.Contains(body, "admin bearer token") {
+			t.Errorf("%s without a token: %d %s", m, code, body)
+		}
+	}
+	if code, body := w.api(http.MethodDelete, "/api/v1/servers/docmost/docmost", ""); code != http.StatusUnauthorized {
+		t.Errorf("DELETE without a token: %d %s", code, body)
+	}
+	if code, body := w.api(http.MethodGet, "/api/v1/servers", w.token); code != http.StatusOK || !strings.Contains(body, `"name":"docmost"`) {
+		t.Errorf("GET with the admin token: %d %s", code, body)
+	}
+}
