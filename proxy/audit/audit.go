@@ -156,6 +156,21 @@ type Store interface {
 	Query(ctx context.Context, f Filter) ([]Row, error)
 	// Close releases the store. Later calls fail.
 	Close() error
+
+	// ClaimSession stores rec unless (rec.Project, rec.ID) has a record
+	// already, and returns the record the store holds afterwards: the first
+	// claim of an id wins, so its owner cannot change.
+	ClaimSession(ctx context.Context, rec SessionRecord) (SessionRecord, error)
+	// CloseSession records that (rec.Project, rec.ID) was closed by its
+	// client at rec.Closed (a tombstone), creating the record with rec.Owner
+	// if it had none.
+	CloseSession(ctx context.Context, rec SessionRecord) error
+	// LookupSession returns the records of id in every project, ordered by
+	// project name.
+	LookupSession(ctx context.Context, id string) ([]SessionRecord, error)
+	// PruneSessions forgets the records whose last event (Closed, or Created
+	// while open) is before cutoff and reports how many it forgot.
+	PruneSessions(ctx context.Context, cutoff time.Time) (int64, error)
 }
 
 // ErrClosed is returned by a Store or Recorder used after Close.

@@ -16,6 +16,7 @@ type Memory struct {
 	rows   []Row
 	nextID int64
 	closed bool
+	sessions memorySessions
 }
 
 // NewMemory returns an empty in-memory store.

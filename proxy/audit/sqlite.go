@@ -86,7 +86,7 @@ func OpenSQLite(ctx context.Context, path string) (*SQLite, error) {
 		db.SetMaxIdleConns(4)
 	}
 	s := &SQLite{db: db, path: path}
-	for _, stmt := range sqliteSchema {
+	for _, stmt := range append(sqliteSchema, sqliteSessionSchema...) {
 		if _, err := db.ExecContext(ctx, stmt); err != nil {
 			db.Close()
 			return nil, fmt.Errorf("audit: open sqlite %q: create schema: %w", path, err)

@@ -320,6 +320,8 @@ func RunStoreConformance(t *testing.T, b Backend) {
 		}
 	})
 
+	runSessionConformance(t, b)
+
 	if b.NewDSN == nil {
 		return
 	}
