@@ -12,10 +12,10 @@ import (
 // same ordering) but keeps nothing across processes. The zero value is not
 // usable; call NewMemory.
 type Memory struct {
-	mu     sync.Mutex
-	rows   []Row
-	nextID int64
-	closed bool
+	mu       sync.Mutex
+	rows     []Row
+	nextID   int64
+	closed   bool
 	sessions memorySessions
 }
 

@@ -202,4 +202,3 @@ func (p *Postgres) PruneSessions(ctx context.Context, cutoff time.Time) (int64, 
 	}
 	return tag.RowsAffected(), nil
 }
-
