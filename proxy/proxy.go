@@ -66,7 +66,8 @@ type Proxy struct {
 	logger   *slog.Logger
 	store    audit.Store
 	rec      *audit.Recorder
-	sessions *session.Table
+	sessions *session.Registry
+	entry    *entry.Handler
 	projects map[string]*project.Project
 	handler  http.Handler
 	llm      *llm.Adapter // nil: no LLM configured
@@ -81,6 +82,9 @@ type Proxy struct {
 	ln     net.Listener
 	served chan struct{}
 	prober *health.Prober // probes upstreams while serving
+	// stopJanitor ends the idle-session janitor; janitorDone closes when it has.
+	stopJanitor context.CancelFunc
+	janitorDone chan struct{}
 }
 
 // New builds a proxy from cfg. It opens the audit store but connects to no
@@ -128,14 +132,24 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Proxy, error) {
 		cfg: cfg, knobs: kv, logger: o.Logger, store: store,
 		rec: audit.NewRecorder(store, audit.WithWriteTimeout(kv.AuditWriteTimeout), audit.WithLogger(o.Logger),
 			audit.WithBatchSize(int(kv.AuditBatchMax))),
-		sessions:    session.NewTable(),
+		sessions:    session.NewRegistry(session.Limits{MaxTotal: kv.SessionsMax, MaxPerUser: kv.SessionsPerUserMax, Idle: kv.SessionIdle}),
 		projects:    map[string]*project.Project{},
 		serversFile: o.ServersFile,
 		pause:       pause.New(kv.PauseMaxWait, kv.PauseQueueMax),
 	}
 	users := map[string]string{}
-	for name, u := range cfg.Users {
+	names := make([]string, 0, len(cfg.Users))
+	for name := range cfg.Users {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		u := cfg.Users[name]
 		if tok := u.Resolve(o.Getenv); tok != "" {
+			if other, dup := users[tok]; dup {
+				_ = p.Close(ctx)
+				return nil, fmt.Errorf("users %s and %s have the same token: each user needs a token of their own, or one would act as the other", other, name)
+			}
 			users[tok] = name
 		} else {
 			o.Logger.Warn("user has no token; it cannot authenticate", "user", name, "tokenEnv", u.TokenEnv)
@@ -168,19 +182,21 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Proxy, error) {
 		if pc.Gate.Enabled {
 			g = gate.New(pc.Prompts, p.llm, kv.GateLLMTimeout, p.rec)
 		}
+		tbl := p.sessions.Table(name)
 		pr := project.New(name, project.Options{
 			Servers: servers, NoPrefix: pc.Prefix != nil && !*pc.Prefix, UpstreamSessions: limit,
-			Sessions: p.sessions, Audit: p.rec, Knobs: kv, Logger: o.Logger,
+			Sessions: tbl, Audit: p.rec, Knobs: kv, Logger: o.Logger,
 			Failpoints: o.Failpoints, Pipeline: pipe, Pages: pages, Gate: g, Pause: p.pause,
 		})
 		p.projects[name] = pr
-		routes[name] = entry.Project{P: pr, RequireAuth: cfg.AuthRequired(pc)}
+		routes[name] = entry.Project{P: pr, RequireAuth: cfg.AuthRequired(pc), Sessions: tbl}
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/projects/{project}/mcp", entry.New(entry.Options{
-		Projects: routes, Users: users, Sessions: p.sessions, Audit: p.rec, Strict: cfg.Sessions.Strict, Logger: o.Logger,
-		MaxBodyBytes: kv.MaxBodyBytes,
-	}))
+	p.entry = entry.New(entry.Options{
+		Projects: routes, Users: users, Registry: p.sessions, Records: store, RecordTimeout: kv.AuditWriteTimeout,
+		Audit: p.rec, Strict: cfg.Sessions.Strict, Logger: o.Logger, MaxBodyBytes: kv.MaxBodyBytes,
+	})
+	mux.Handle("/projects/{project}/mcp", p.entry)
 	mux.HandleFunc("GET /api/v1/audit", p.serveAudit)
 	ch := &chat.Handler{LLM: p.llm, Budget: kv.ChatBudget, Audit: p.rec, Logger: o.Logger}
 	if len(cfg.Users) > 0 {
@@ -208,8 +224,8 @@ func (p *Proxy) Handler() http.Handler { return p.handler }
 // Knobs are the bounds this proxy runs with.
 func (p *Proxy) Knobs() knobs.Values { return p.knobs }
 
-// Sessions is the proxy's session table (read it; do not change it).
-func (p *Proxy) Sessions() *session.Table { return p.sessions }
+// Sessions is the proxy's session registry (read it; do not change it).
+func (p *Proxy) Sessions() *session.Registry { return p.sessions }
 
 // AuditStats are the audit writer's counters: rows written, dropped (queue
 // full) and failed since the proxy started.
@@ -231,8 +247,12 @@ func (p *Proxy) Start(addr string) error {
 	srv := &http.Server{Handler: p.handler, ReadHeaderTimeout: 10 * time.Second}
 	served := make(chan struct{})
 	prober := health.Start(p.healthTargets(), p.knobs.UpstreamConnect, p.knobs.ShutdownGrace)
+	jctx, stop := context.WithCancel(context.Background())
+	jdone := make(chan struct{})
+	go p.janitor(jctx, jdone)
 	p.mu.Lock()
 	p.srv, p.ln, p.served, p.prober = srv, ln, served, prober
+	p.stopJanitor, p.janitorDone = stop, jdone
 	p.mu.Unlock()
 	go func() {
 		defer close(served)
@@ -260,12 +280,17 @@ func (p *Proxy) Close(ctx context.Context) error {
 	var errs []error
 	p.mu.Lock()
 	srv, served, prober := p.srv, p.served, p.prober
-	p.srv, p.prober = nil, nil
+	stopJanitor, janitorDone := p.stopJanitor, p.janitorDone
+	p.srv, p.prober, p.stopJanitor = nil, nil, nil
 	p.mu.Unlock()
 	if prober != nil {
 		prober.Stop()
 	}
 	p.pause.Close() // held requests are answered now, not at MCPCTL_PAUSE_MAX_WAIT_MS
+	if stopJanitor != nil {
+		stopJanitor()
+		<-janitorDone
+	}
 	if srv != nil {
 		sctx, cancel := context.WithTimeout(ctx, p.knobs.ShutdownGrace)
 		if err := srv.Shutdown(sctx); err != nil {

@@ -1,10 +1,17 @@
 // Package entry is where an MCP request enters the proxy: the HTTP handler
 // for /projects/{project}/mcp.
 //
-// It authenticates the client, answers an unknown project or a deleted
-// session with a JSON-RPC error body (never a bare 404), recreates sessions
-// the proxy lost (after a restart) under the client's own id, and hands
-// everything else to the go-sdk Streamable HTTP handler of the project.
+// It authenticates the client, checks the session id (its form, then its
+// owner), answers every refusal with a JSON-RPC error body (never a bare
+// status or plain text), recreates sessions the proxy lost (after a restart)
+// under the client's own id for their own user only, and hands everything
+// else to the go-sdk Streamable HTTP handler of the project.
+//
+// A session belongs to the user who opened it. Two layers hold that: the
+// proxy's session table (per project) refuses any other user before the SDK
+// sees the request, and the SDK's own auth seam (auth.TokenInfo) binds each
+// SDK session to its user's id. Who owns an id, and which ids their clients
+// DELETEd, is kept in the audit store so that it survives restarts.
 package entry
 
 import (
@@ -12,6 +19,7 @@ import (
 	"context"
 	"crypto/subtle"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -22,10 +30,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpchaos/mcpchaos/proxy/audit"
-	"github.com/mcpchaos/mcpchaos/proxy/deadline"
 	"github.com/mcpchaos/mcpchaos/proxy/knobs"
 	"github.com/mcpchaos/mcpchaos/proxy/project"
 	"github.com/mcpchaos/mcpchaos/proxy/session"
@@ -38,14 +46,30 @@ const sessionHeader = "Mcp-Session-Id"
 type Project struct {
 	P           *project.Project
 	RequireAuth bool
+	// Sessions is the project's own session table.
+	Sessions *session.Table
+}
+
+// Records is where the entry keeps who owns a session and which sessions
+// their clients closed (audit.Store implements it).
+type Records interface {
+	ClaimSession(ctx context.Context, rec audit.SessionRecord) (audit.SessionRecord, error)
+	CloseSession(ctx context.Context, rec audit.SessionRecord) error
+	LookupSession(ctx context.Context, id string) ([]audit.SessionRecord, error)
 }
 
 // Options configures the entry handler.
 type Options struct {
 	Projects map[string]Project
 	Users    map[string]string // bearer token -> user name
-	Sessions *session.Table
-	Audit    project.Recorder
+	// Registry holds every project's session table and its caps.
+	Registry *session.Registry
+	// Records keeps session owners and tombstones durably.
+	Records Records
+	// RecordTimeout bounds one read or write of Records (knob
+	// MCPCTL_AUDIT_WRITE_TIMEOUT_MS).
+	RecordTimeout time.Duration
+	Audit         project.Recorder
 	// Strict answers unknown session ids with a JSON-RPC 404 instead of
 	// recreating them.
 	Strict bool
@@ -57,8 +81,10 @@ type Options struct {
 // Handler serves /projects/{project}/mcp. It is safe for concurrent use.
 type Handler struct {
 	o        Options
-	sdk      map[string]*mcp.StreamableHTTPHandler
-	adopting sync.Map // session id -> *sync.Mutex, one adoption at a time per id
+	sdk      map[string]http.Handler // anonymous requests
+	sdkUser  map[string]http.Handler // authenticated: the SDK binds the session to the user
+	tokens   map[string]string       // user -> token, to act for a user (expiry)
+	adopting sync.Map                // session id -> *sync.Mutex, one adoption at a time per id
 }
 
 type adoptKey struct{}
@@ -68,21 +94,52 @@ func New(o Options) *Handler {
 	if o.MaxBodyBytes <= 0 {
 		o.MaxBodyBytes = knobs.Defaults().MaxBodyBytes
 	}
-	h := &Handler{o: o, sdk: map[string]*mcp.StreamableHTTPHandler{}}
+	if o.RecordTimeout <= 0 {
+		o.RecordTimeout = knobs.Defaults().AuditWriteTimeout
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Registry == nil {
+		o.Registry = session.NewRegistry(session.Limits{})
+	}
+	if o.Records == nil {
+		o.Records = audit.NewMemory()
+	}
+	h := &Handler{o: o, sdk: map[string]http.Handler{}, sdkUser: map[string]http.Handler{}, tokens: map[string]string{}}
+	for tok, user := range o.Users {
+		h.tokens[user] = tok
+	}
+	verify := func(_ context.Context, tok string, _ *http.Request) (*auth.TokenInfo, error) {
+		user, ok := lookupToken(tok, o.Users)
+		if !ok {
+			return nil, auth.ErrInvalidToken
+		}
+		return &auth.TokenInfo{UserID: user}, nil
+	}
 	for name, pr := range o.Projects {
 		p := pr.P
-		h.sdk[name] = mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
+		if pr.Sessions == nil {
+			pr.Sessions = o.Registry.Table(name)
+			h.o.Projects[name] = pr
+		}
+		sdk := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
 			if s, ok := r.Context().Value(adoptKey{}).(*mcp.Server); ok {
 				return s
 			}
 			return p.Server()
 		}, &mcp.StreamableHTTPOptions{Logger: o.Logger, MaxRequestBodyBytes: o.MaxBodyBytes}) // SSE answers: progress and server-to-client requests ride the call's own stream
+		h.sdk[name] = sdk
+		h.sdkUser[name] = auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(sdk)
 	}
 	return h
 }
 
 // ServeHTTP implements http.Handler for the pattern /projects/{project}/mcp.
-func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
+	pe := &rpcErrors{w: rw} // the SDK's plain-text refusals become JSON-RPC errors (rpcerrors.go)
+	defer pe.finish()
+	var w http.ResponseWriter = pe
 	name := r.PathValue("project")
 	pr, ok := h.o.Projects[name]
 	if !ok {
@@ -103,86 +160,252 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusUnauthorized, trace.New(), fmt.Sprintf("project %s requires a bearer token (Authorization: Bearer <token>)", name))
 		return
 	}
+	sdk := h.sdk[name]
 	if user != "" {
 		r.Header.Set(project.HeaderUser, user)
+		sdk = h.sdkUser[name]
 	}
-	rw := &rpcErrors{w: w} // the SDK's plain-text refusals become JSON-RPC errors
-	defer rw.finish()
-	w = rw
-	sdk := h.sdk[name]
 	id := r.Header.Get(sessionHeader)
+	if len(r.Header.Values(sessionHeader)) > 1 || (id == "" && r.Header.Values(sessionHeader) != nil) || (id != "" && !session.ValidID(id)) {
+		// Never looked up, never stored, never echoed.
+		writeRPCError(w, http.StatusBadRequest, CodeInvalidRequest, trace.New(),
+			fmt.Sprintf("invalid Mcp-Session-Id: one id of 1 to %d visible ASCII characters (0x21-0x7E) is required", session.MaxIDBytes))
+		return
+	}
 	if id == "" {
+		h.serveNew(w, r, pr, sdk, user)
+		return
+	}
+	tbl := pr.Sessions
+	if info, live := tbl.Get(id); live {
+		if info.User != user {
+			h.refuse(w, id)
+			return
+		}
+		done := tbl.Use(id)
+		defer done()
+		if r.Method == http.MethodDelete {
+			h.delete(w, r, pr, sdk, id, user)
+			return
+		}
+		if h.serveLive(w, r, sdk, id) {
+			return
+		}
+		// The SDK no longer knows the session (it closed): recreate it below.
+		tbl.Forget(id)
+	}
+	h.serveUnknown(w, r, pr, sdk, id, user)
+}
+
+// serveNew serves a request without a session id: an initialize opens a
+// session, within the caps, and its owner is recorded before the client
+// learns the id.
+func (h *Handler) serveNew(w http.ResponseWriter, r *http.Request, pr Project, sdk http.Handler, user string) {
+	if r.Method != http.MethodPost {
 		sdk.ServeHTTP(w, r)
 		return
 	}
-	if h.o.Sessions.WasDeleted(id) {
-		writeError(w, http.StatusNotFound, trace.New(), fmt.Sprintf("session %s was closed by its client; initialize a new session", id))
+	body, ok := h.readBody(w, r)
+	if !ok {
 		return
 	}
-	switch r.Method {
-	case http.MethodDelete:
-		h.delete(w, r, sdk, id)
-		pr.P.Release(id)
-	case http.MethodPost, http.MethodGet:
-		h.serveSession(w, r, pr.P, sdk, id, user)
-	default:
+	if !isInitialize(body) {
+		// The SDK opens no session for anything else (it closes one that
+		// never initialized): nothing to count or to record.
 		sdk.ServeHTTP(w, r)
+		return
+	}
+	release, err := h.o.Registry.Admit(user)
+	if err != nil {
+		writeError(w, http.StatusTooManyRequests, trace.New(), err.Error())
+		return
+	}
+	defer release()
+	cw := &claimWriter{ResponseWriter: w, claim: func(id string) {
+		h.claim(r.Context(), pr.P.Name, id, user)
+	}}
+	sdk.ServeHTTP(cw, r)
+}
+
+// isInitialize reports whether body is one JSON-RPC initialize request.
+func isInitialize(body []byte) bool {
+	var m struct {
+		Method string `json:"method"`
+	}
+	return json.Unmarshal(body, &m) == nil && m.Method == "initialize"
+}
+
+// claim records the owner of a session the SDK just opened.
+func (h *Handler) claim(ctx context.Context, projectName, id, user string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), h.o.RecordTimeout)
+	defer cancel()
+	if _, err := h.o.Records.ClaimSession(ctx, audit.SessionRecord{Project: projectName, ID: id, Owner: user, Created: time.Now()}); err != nil {
+		h.o.Logger.Error("session owner not recorded: after a restart this session cannot be recreated", "project", projectName, "session", id, "user", user, "err", err)
 	}
 }
 
-// delete closes a session whatever the body and Content-Type say: some
-// clients send Content-Type: application/json with an empty body, and
-// rejecting that leaks the session.
-func (h *Handler) delete(w http.ResponseWriter, r *http.Request, sdk http.Handler, id string) {
+// refuse answers a session id the caller may not use. It says the same
+// whether the id belongs to another user, was closed by its client or was
+// never issued, so that nobody learns which ids exist.
+func (h *Handler) refuse(w http.ResponseWriter, id string) {
+	writeError(w, http.StatusNotFound, trace.New(), fmt.Sprintf("session %s is not open for this client; initialize a new session", id))
+}
+
+// delete closes a live session of the caller whatever the body and
+// Content-Type say (some clients send Content-Type: application/json with an
+// empty body, and rejecting that leaks the session). Only a DELETE the SDK
+// accepted leaves a tombstone.
+func (h *Handler) delete(w http.ResponseWriter, r *http.Request, pr Project, sdk http.Handler, id, user string) {
 	r.Body = http.NoBody
 	iw := &intercept{w: w, h: http.Header{}}
 	sdk.ServeHTTP(iw, r)
-	h.o.Sessions.Delete(id)
-	if iw.notFound {
-		writeError(w, http.StatusNotFound, trace.New(), fmt.Sprintf("session %s is not open; initialize a new session", id))
+	if iw.refused() {
+		iw.replayNon404(w)
+		if iw.status == http.StatusNotFound || iw.mismatch() {
+			h.refuse(w, id)
+		}
+		return
+	}
+	if iw.passed/100 == 2 {
+		h.tombstone(r.Context(), pr, id, user)
 	}
 }
 
-// serveSession forwards a request on an existing session id. If the SDK does
-// not know the id (the proxy restarted, or the session was lost), the session
-// is recreated under that id and the request replayed on it.
-func (h *Handler) serveSession(w http.ResponseWriter, r *http.Request, p *project.Project, sdk http.Handler, id, user string) {
-	var body []byte
-	if r.Method == http.MethodPost {
-		b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.o.MaxBodyBytes))
-		if err != nil {
-			writeError(w, http.StatusRequestEntityTooLarge, trace.New(), fmt.Sprintf("request body: %v", err))
-			return
-		}
-		body = b
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		if rw, ok := w.(*rpcErrors); ok {
-			rw.id = requestID(body)
-		}
+// tombstone remembers, durably, that the client closed id, and frees what
+// the session held.
+func (h *Handler) tombstone(ctx context.Context, pr Project, id, user string) {
+	now := time.Now()
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), h.o.RecordTimeout)
+	defer cancel()
+	if err := h.o.Records.CloseSession(ctx, audit.SessionRecord{Project: pr.P.Name, ID: id, Owner: user, Created: now, Closed: now}); err != nil {
+		h.o.Logger.Error("tombstone not recorded: the closed id could be recreated after a restart", "project", pr.P.Name, "session", id, "err", err)
+	}
+	pr.Sessions.Forget(id)
+	pr.P.Release(id)
+}
+
+// serveLive forwards a request on a session the table holds; it reports
+// false when the SDK does not know the session (nothing was written then).
+func (h *Handler) serveLive(w http.ResponseWriter, r *http.Request, sdk http.Handler, id string) bool {
+	body, ok := h.readBody(w, r)
+	if !ok {
+		return true
 	}
 	iw := &intercept{w: w, h: http.Header{}}
 	sdk.ServeHTTP(iw, r)
-	if !iw.notFound {
+	if !iw.refused() {
+		return true
+	}
+	if iw.mismatch() {
+		h.refuse(w, id)
+		return true
+	}
+	if iw.status != http.StatusNotFound {
+		iw.replayNon404(w)
+		return true
+	}
+	if body != nil {
+		r.Body = io.NopCloser(bytes.NewReader(body))
+	}
+	return false
+}
+
+func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	if r.Method != http.MethodPost {
+		return nil, true
+	}
+	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.o.MaxBodyBytes))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			writeRPCError(w, http.StatusRequestEntityTooLarge, CodeInvalidRequest, trace.New(),
+				fmt.Sprintf("request body exceeds %d bytes (knob MCPCTL_MAX_BODY_BYTES)", mbe.Limit))
+		} else {
+			writeRPCError(w, http.StatusBadRequest, CodeInvalidRequest, trace.New(), fmt.Sprintf("reading the request body: %v", err))
+		}
+		return nil, false
+	}
+	r.Body = io.NopCloser(bytes.NewReader(b))
+	if rw, ok := w.(*rpcErrors); ok {
+		rw.id = requestID(b)
+	}
+	return b, true
+}
+
+// serveUnknown answers a request on an id the proxy holds no live session
+// for: refused if its client closed it or another user owns it, recreated
+// under the caller otherwise (unless sessions are strict).
+func (h *Handler) serveUnknown(w http.ResponseWriter, r *http.Request, pr Project, sdk http.Handler, id, user string) {
+	ctx, cancel := context.WithTimeout(r.Context(), h.o.RecordTimeout)
+	recs, err := h.o.Records.LookupSession(ctx, id)
+	cancel()
+	if err != nil {
+		h.o.Logger.Error("session owner lookup failed", "project", pr.P.Name, "err", err)
+		writeError(w, http.StatusServiceUnavailable, trace.New(), "cannot check who owns this session: the audit store is unavailable; retry later")
+		return
+	}
+	var own *audit.SessionRecord
+	for i := range recs {
+		rec := recs[i]
+		if rec.Owner != user || (rec.Project == pr.P.Name && rec.Tombstone()) {
+			h.refuse(w, id)
+			return
+		}
+		if rec.Project == pr.P.Name {
+			own = &rec
+		}
+	}
+	if r.Method == http.MethodDelete {
+		if own == nil {
+			h.refuse(w, id) // nothing of the caller's to close: no tombstone
+			return
+		}
+		h.tombstone(r.Context(), pr, id, user)
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	if r.Method != http.MethodPost && r.Method != http.MethodGet {
+		sdk.ServeHTTP(w, r)
 		return
 	}
 	if h.o.Strict {
 		writeError(w, http.StatusNotFound, trace.New(), fmt.Sprintf("session %s is not known to this proxy (strict sessions); initialize a new session", id))
 		return
 	}
+	body, ok := h.readBody(w, r)
+	if !ok {
+		return
+	}
+	release, err := h.o.Registry.Admit(user)
+	if err != nil {
+		writeError(w, http.StatusTooManyRequests, trace.New(), err.Error())
+		return
+	}
+	defer release()
 	code := trace.New()
-	if err := h.adopt(r, p, sdk, id, user, code); err != nil {
-		p.Release(id)
+	if err := h.adopt(r, pr, sdk, id, user, code); err != nil {
+		pr.P.Release(id)
+		if errors.Is(err, errNotOwner) {
+			h.refuse(w, id)
+			return
+		}
 		writeError(w, http.StatusNotFound, code, fmt.Sprintf("session %s is not known and could not be recreated: %v", id, err))
 		return
 	}
+	done := pr.Sessions.Use(id)
+	defer done()
 	if body != nil {
 		r.Body = io.NopCloser(bytes.NewReader(body))
 	}
 	r.Header.Set(trace.Header, code) // the replayed request's rows share the recreation's code
-	iw = &intercept{w: w, h: http.Header{}}
+	iw := &intercept{w: w, h: http.Header{}}
 	sdk.ServeHTTP(iw, r)
-	if iw.notFound {
-		writeError(w, http.StatusNotFound, code, fmt.Sprintf("session %s was recreated but is gone again; initialize a new session", id))
+	if iw.refused() {
+		if iw.status == http.StatusNotFound || iw.mismatch() {
+			writeError(w, http.StatusNotFound, code, fmt.Sprintf("session %s was recreated but is gone again; initialize a new session", id))
+			return
+		}
+		iw.replayNon404(w)
 	}
 }
 
@@ -190,10 +413,14 @@ func (h *Handler) serveSession(w http.ResponseWriter, r *http.Request, p *projec
 // adopted session.
 const RecreatedReason = "the proxy did not know this session id, most likely because it restarted"
 
-// adopt recreates session id: it replays an initialize handshake through the
-// SDK handler with a server that mints exactly id, registers the session with
-// the requesting user, and writes a session_recreated audit row.
-func (h *Handler) adopt(r *http.Request, p *project.Project, sdk http.Handler, id, user, code string) error {
+var errNotOwner = errors.New("the session belongs to another user")
+
+// adopt recreates session id for user: it claims the id's record (the first
+// claim wins, so a concurrent claim by another user refuses this one),
+// replays an initialize handshake through the SDK handler with a server
+// that mints exactly id, and writes a session_recreated audit row.
+func (h *Handler) adopt(r *http.Request, pr Project, sdk http.Handler, id, user, code string) error {
+	p := pr.P
 	muAny, _ := h.adopting.LoadOrStore(id, &sync.Mutex{})
 	mu := muAny.(*sync.Mutex)
 	mu.Lock()
@@ -201,10 +428,22 @@ func (h *Handler) adopt(r *http.Request, p *project.Project, sdk http.Handler, i
 		mu.Unlock()
 		h.adopting.CompareAndDelete(id, mu)
 	}()
-	if _, ok := h.o.Sessions.Get(id); ok {
+	if info, ok := pr.Sessions.Get(id); ok {
+		if info.User != user {
+			return errNotOwner
+		}
 		return nil // a concurrent request on the same id adopted it first
 	}
 	start := time.Now()
+	cctx, cancel := context.WithTimeout(r.Context(), h.o.RecordTimeout)
+	rec, err := h.o.Records.ClaimSession(cctx, audit.SessionRecord{Project: p.Name, ID: id, Owner: user, Created: start})
+	cancel()
+	if err != nil {
+		return fmt.Errorf("cannot record its owner: %w", err)
+	}
+	if rec.Owner != user || rec.Tombstone() {
+		return errNotOwner
+	}
 	pv := r.Header.Get("Mcp-Protocol-Version")
 	if !slices.Contains(project.ProtocolVersions, pv) {
 		pv = "2025-03-26" // clients of the first Streamable HTTP version send no header
@@ -217,6 +456,7 @@ func (h *Handler) adopt(r *http.Request, p *project.Project, sdk http.Handler, i
 		hd.Set(project.HeaderRecreated, RecreatedReason)
 		if user != "" {
 			hd.Set(project.HeaderUser, user)
+			hd.Set("Authorization", "Bearer "+h.tokens[user])
 		}
 		if withSession {
 			hd.Set(sessionHeader, id)
@@ -225,15 +465,15 @@ func (h *Handler) adopt(r *http.Request, p *project.Project, sdk http.Handler, i
 		return hd
 	}
 	init := fmt.Sprintf(`{"jsonrpc":"2.0","id":"mcplocal-recreate","method":"initialize","params":{"protocolVersion":%q,"capabilities":{},"clientInfo":{"name":"recreated-session","version":"0"}}}`, pv)
-	rec := &recorder{h: http.Header{}}
-	sdk.ServeHTTP(rec, synthetic(ctx, r, hdr(false), init))
-	if rec.status != http.StatusOK || rec.h.Get(sessionHeader) != id {
-		return fmt.Errorf("replayed initialize answered %d with session %q: %s", rec.status, rec.h.Get(sessionHeader), strings.TrimSpace(rec.body.String()))
+	rc := &recorder{h: http.Header{}}
+	sdk.ServeHTTP(rc, synthetic(ctx, r, hdr(false), init))
+	if rc.status != http.StatusOK || rc.h.Get(sessionHeader) != id {
+		return fmt.Errorf("replayed initialize answered %d with session %q: %s", rc.status, rc.h.Get(sessionHeader), strings.TrimSpace(rc.body.String()))
 	}
-	rec = &recorder{h: http.Header{}}
-	sdk.ServeHTTP(rec, synthetic(ctx, r, hdr(true), `{"jsonrpc":"2.0","method":"notifications/initialized"}`))
-	if rec.status/100 != 2 {
-		return fmt.Errorf("replayed notifications/initialized answered %d: %s", rec.status, strings.TrimSpace(rec.body.String()))
+	rc = &recorder{h: http.Header{}}
+	sdk.ServeHTTP(rc, synthetic(ctx, r, hdr(true), `{"jsonrpc":"2.0","method":"notifications/initialized"}`))
+	if rc.status/100 != 2 {
+		return fmt.Errorf("replayed notifications/initialized answered %d: %s", rc.status, strings.TrimSpace(rc.body.String()))
 	}
 	h.o.Audit.Record(audit.Row{
 		Kind: audit.KindSessionRecreated, CorrelationID: code, SpanID: trace.NewSpanID(),
@@ -253,80 +493,167 @@ func synthetic(ctx context.Context, orig *http.Request, hd http.Header, body str
 	return r
 }
 
+// ExpireIdle closes every session nobody used for longer than the idle knob
+// (MCPCTL_SESSION_IDLE_MS) and releases what it held upstream. The client
+// did not close it, so it leaves no tombstone: the owner may come back with
+// the id and have it recreated. It returns how many sessions it closed.
+func (h *Handler) ExpireIdle(ctx context.Context) int {
+	n := 0
+	for _, k := range h.o.Registry.Idle() {
+		pr, ok := h.o.Projects[k.Project]
+		if !ok {
+			continue
+		}
+		sdk := h.sdk[k.Project]
+		req, err := http.NewRequestWithContext(ctx, http.MethodDelete, "/projects/"+k.Project+"/mcp", http.NoBody)
+		if err != nil {
+			continue
+		}
+		req.Header.Set(sessionHeader, k.ID)
+		if k.User != "" {
+			sdk = h.sdkUser[k.Project]
+			req.Header.Set("Authorization", "Bearer "+h.tokens[k.User])
+		}
+		sdk.ServeHTTP(&recorder{h: http.Header{}}, req)
+		pr.Sessions.Forget(k.ID)
+		pr.P.Release(k.ID)
+		n++
+		h.o.Logger.Info("session expired after idling", "project", k.Project, "session", k.ID, "user", k.User)
+	}
+	return n
+}
+
 func (h *Handler) authenticate(r *http.Request) (string, bool) {
 	return Authenticate(r, h.o.Users)
 }
 
 // Authenticate maps the request's bearer token to its user; ok is false
-// when the token is missing or unknown. Tokens are compared in constant time.
+// when the token is missing or unknown. The scheme is case-insensitive
+// (RFC 6750); tokens are compared in constant time.
 func Authenticate(r *http.Request, users map[string]string) (string, bool) {
-	auth := r.Header.Get("Authorization")
-	tok, ok := strings.CutPrefix(auth, "Bearer ")
-	if !ok || tok == "" {
+	fields := strings.Fields(r.Header.Get("Authorization"))
+	if len(fields) != 2 || !strings.EqualFold(fields[0], "Bearer") {
 		return "", false
 	}
+	return lookupToken(fields[1], users)
+}
+
+func lookupToken(tok string, users map[string]string) (string, bool) {
+	if tok == "" {
+		return "", false
+	}
+	found, name := 0, ""
 	for t, user := range users {
 		if subtle.ConstantTimeCompare([]byte(t), []byte(tok)) == 1 {
-			return user, true
+			found, name = 1, user
 		}
 	}
-	return "", false
+	return name, found == 1
 }
 
-// writeError writes a JSON-RPC error body with id null, quoting the trace code.
-func writeError(w http.ResponseWriter, status int, code, msg string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(map[string]any{
-		"jsonrpc": "2.0",
-		"id":      nil,
-		"error": map[string]any{
-			"code":    deadline.CodeRequestFailed,
-			"message": fmt.Sprintf("%s [trace %s]", msg, code),
-			"data":    map[string]string{trace.MetaKey: code},
-		},
-	})
+// claimWriter calls claim with the session id of a response that opens a
+// session, before the client can read the id.
+type claimWriter struct {
+	http.ResponseWriter
+	claim   func(id string)
+	claimed bool
 }
 
-// intercept passes a response through unless its status is 404, which the
-// SDK's handler sends (as plain text) for a session id it does not know.
+func (c *claimWriter) WriteHeader(status int) {
+	if !c.claimed {
+		c.claimed = true
+		if id := c.Header().Get(sessionHeader); id != "" && status/100 == 2 {
+			c.claim(id)
+		}
+	}
+	c.ResponseWriter.WriteHeader(status)
+}
+
+func (c *claimWriter) Write(b []byte) (int, error) {
+	if !c.claimed {
+		c.WriteHeader(http.StatusOK)
+	}
+	return c.ResponseWriter.Write(b)
+}
+
+func (c *claimWriter) Flush() {
+	if !c.claimed {
+		c.WriteHeader(http.StatusOK)
+	}
+	if f, ok := c.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (c *claimWriter) Unwrap() http.ResponseWriter { return c.ResponseWriter }
+
+// intercept passes a response through unless its status is 404 or 403,
+// which the SDK's handler sends (as plain text) for a session id it does not
+// know or that belongs to another user; those are held for the entry to
+// decide on.
 type intercept struct {
-	w        http.ResponseWriter
-	h        http.Header
-	wrote    bool
-	notFound bool
+	w      http.ResponseWriter
+	h      http.Header
+	wrote  bool
+	passed int // the status passed through
+	status int // 404 or 403 once held
+	body   bytes.Buffer
+}
+
+func (i *intercept) refused() bool { return i.status != 0 }
+
+// mismatch reports whether the SDK refused the request because the session
+// belongs to another user.
+func (i *intercept) mismatch() bool {
+	return i.status == http.StatusForbidden && strings.Contains(i.body.String(), "session user mismatch")
+}
+
+// replayNon404 writes a held 403 that was not about the session's user (a
+// Host or Origin refusal) as it was.
+func (i *intercept) replayNon404(w http.ResponseWriter) {
+	if i.status == http.StatusNotFound || i.mismatch() {
+		return
+	}
+	for k, v := range i.h {
+		w.Header()[k] = v
+	}
+	w.WriteHeader(i.status)
+	_, _ = w.Write(i.body.Bytes())
 }
 
 func (i *intercept) Header() http.Header { return i.h }
 
 func (i *intercept) WriteHeader(status int) {
-	if i.wrote || i.notFound {
+	if i.wrote || i.status != 0 {
 		return
 	}
-	if status == http.StatusNotFound {
-		i.notFound = true
+	if status == http.StatusNotFound || status == http.StatusForbidden {
+		i.status = status
 		return
 	}
 	dst := i.w.Header()
 	for k, v := range i.h {
 		dst[k] = v
 	}
-	i.wrote = true
+	i.wrote, i.passed = true, status
 	i.w.WriteHeader(status)
 }
 
 func (i *intercept) Write(b []byte) (int, error) {
-	if !i.wrote && !i.notFound {
+	if !i.wrote && i.status == 0 {
 		i.WriteHeader(http.StatusOK)
 	}
-	if i.notFound {
+	if i.status != 0 {
+		if i.body.Len() < 4096 {
+			i.body.Write(b[:min(len(b), 4096-i.body.Len())])
+		}
 		return len(b), nil
 	}
 	return i.w.Write(b)
 }
 
 func (i *intercept) Flush() {
-	if i.notFound {
+	if i.status != 0 {
 		return
 	}
 	if !i.wrote {

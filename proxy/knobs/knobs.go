@@ -92,6 +92,16 @@ type Values struct {
 	// UpstreamSessionsMax bounds the upstream sessions the proxy holds at
 	// once, over every client session and server.
 	UpstreamSessionsMax int64
+
+	// SessionIdle closes a session nobody used for this long.
+	SessionIdle time.Duration
+	// SessionsMax caps live sessions in the whole proxy.
+	SessionsMax int64
+	// SessionsPerUserMax caps the live sessions of one user.
+	SessionsPerUserMax int64
+	// SessionRecordTTL is how long a session's owner and a DELETEd id
+	// (its tombstone) are remembered in the audit store.
+	SessionRecordTTL time.Duration
 }
 
 // Table lists every knob, in the order docs/knobs.md shows them.
@@ -130,6 +140,14 @@ var Table = []Knob{
 		func(v *Values) *int64 { return &v.AuditBatchMax }),
 	num("MCPCTL_UPSTREAM_SESSIONS_MAX", Count, 20000, "upstream sessions held at once (one per client session and server it touched); past it a request needing a new one fails, readably",
 		func(v *Values) *int64 { return &v.UpstreamSessionsMax }),
+	dur("MCPCTL_SESSION_IDLE_MS", 30*time.Minute, "a session nobody uses; then it is closed and its upstream sessions released",
+		func(v *Values) *time.Duration { return &v.SessionIdle }),
+	num("MCPCTL_SESSIONS_MAX", Count, 10_000, "live sessions in the whole proxy (more: a JSON-RPC error naming this knob)",
+		func(v *Values) *int64 { return &v.SessionsMax }),
+	num("MCPCTL_SESSIONS_PER_USER_MAX", Count, 1_000, "live sessions of one user (more: a JSON-RPC error naming this knob)",
+		func(v *Values) *int64 { return &v.SessionsPerUserMax }),
+	dur("MCPCTL_SESSION_RECORD_TTL_MS", 7*24*time.Hour, "how long a session's owner and a DELETEd id (tombstone) are remembered in the audit store",
+		func(v *Values) *time.Duration { return &v.SessionRecordTTL }),
 }
 
 // Defaults returns every knob at its default.

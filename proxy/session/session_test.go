@@ -1,8 +1,10 @@
 package session
 
 import (
-	"fmt"
+	"errors"
+	"strings"
 	"testing"
+	"time"
 )
 
 func TestRecreatedSessionOwesOneNotice(t *testing.T) {
@@ -23,24 +25,100 @@ func TestRecreatedSessionOwesOneNotice(t *testing.T) {
 	}
 }
 
-func TestDeletedIdsAreRememberedAndBounded(t *testing.T) {
-	tb := NewTable()
-	tb.Add(Info{ID: "x"})
-	tb.Delete("x")
-	if _, ok := tb.Get("x"); ok || !tb.WasDeleted("x") || tb.Len() != 0 {
-		t.Fatal("deleted session still live or not remembered")
+func TestTablesArePerProject(t *testing.T) {
+	r := NewRegistry(Limits{})
+	docs, wiki := r.Table("docs"), r.Table("wiki")
+	docs.Add(Info{ID: "s", User: "alice"})
+	if _, ok := wiki.Get("s"); ok {
+		t.Fatal("a session of project docs is live in project wiki")
 	}
-	tb.Forget("y")
-	if tb.WasDeleted("y") {
-		t.Fatal("Forget remembered an id as deleted")
+	if r.Table("docs") != docs {
+		t.Fatal("Table(docs) returned another table the second time")
 	}
-	for i := 0; i < DeletedMemory+10; i++ {
-		tb.Delete(fmt.Sprintf("id-%d", i))
+	wiki.Add(Info{ID: "s", User: "bob"})
+	docs.Forget("s")
+	if i, ok := wiki.Get("s"); !ok || i.User != "bob" || r.Len() != 1 {
+		t.Fatalf("after forgetting docs/s: wiki/s = %+v %v, registry holds %d", i, ok, r.Len())
 	}
-	if len(tb.deleted) != DeletedMemory || len(tb.ring) != DeletedMemory {
-		t.Fatalf("deleted memory holds %d ids (ring %d), want %d", len(tb.deleted), len(tb.ring), DeletedMemory)
+}
+
+func TestValidIDIsVisibleASCIIUpTo128Bytes(t *testing.T) {
+	for _, id := range []string{"a", "ABCDEFGHJKMNPQRSTVWXYZ0123", "!~", strings.Repeat("x", MaxIDBytes)} {
+		if !ValidID(id) {
+			t.Errorf("ValidID(%q) = false, want true", id)
+		}
 	}
-	if tb.WasDeleted("x") {
-		t.Fatal("oldest deleted id was not evicted")
+	for _, id := range []string{"", "a b", "ünï😀", "tab\there", "nul\x00", "del\x7f", strings.Repeat("x", MaxIDBytes+1)} {
+		if ValidID(id) {
+			t.Errorf("ValidID(%q) = true, want false", id)
+		}
+	}
+}
+
+func TestAdmitNamesTheCapThatIsFull(t *testing.T) {
+	r := NewRegistry(Limits{MaxTotal: 3, MaxPerUser: 2})
+	tb := r.Table("p")
+	open := func(id, user string) error {
+		release, err := r.Admit(user)
+		if err != nil {
+			return err
+		}
+		defer release()
+		tb.Add(Info{ID: id, User: user})
+		return nil
+	}
+	for _, s := range []struct{ id, user string }{{"a1", "alice"}, {"a2", "alice"}} {
+		if err := open(s.id, s.user); err != nil {
+			t.Fatalf("open %s: %v", s.id, err)
+		}
+	}
+	var ce *CapError
+	if err := open("a3", "alice"); !errors.As(err, &ce) || ce.Knob != KnobPerUser || !strings.Contains(err.Error(), "MCPCTL_SESSIONS_PER_USER_MAX=2") {
+		t.Fatalf("alice's third session: %v, want the per-user cap named", err)
+	}
+	if err := open("b1", "bob"); err != nil {
+		t.Fatalf("bob's first session: %v", err)
+	}
+	if err := open("c1", "carol"); !errors.As(err, &ce) || ce.Knob != KnobTotal || !strings.Contains(err.Error(), "MCPCTL_SESSIONS_MAX=3") {
+		t.Fatalf("the fourth session: %v, want the total cap named", err)
+	}
+	// A reservation counts until released, so concurrent opens cannot overshoot.
+	tb.Forget("b1")
+	release, err := r.Admit("carol")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Admit("dave"); err == nil {
+		t.Fatal("a pending reservation did not count against the total cap")
+	}
+	release()
+	release() // twice is harmless
+	if _, err := r.Admit("dave"); err != nil {
+		t.Fatalf("after release: %v", err)
+	}
+}
+
+func TestIdleSkipsSessionsInUse(t *testing.T) {
+	now := time.Unix(1000, 0)
+	r := NewRegistry(Limits{Idle: time.Minute})
+	r.now = func() time.Time { return now }
+	tb := r.Table("p")
+	tb.Add(Info{ID: "idle", User: "alice"})
+	tb.Add(Info{ID: "streaming", User: "bob"})
+	done := tb.Use("streaming")
+	now = now.Add(2 * time.Minute)
+	if got := r.Idle(); len(got) != 1 || got[0] != (Key{Project: "p", ID: "idle", User: "alice"}) {
+		t.Fatalf("Idle() = %+v, want only p/idle", got)
+	}
+	done()
+	if got := r.Idle(); len(got) != 1 {
+		t.Fatalf("right after its request ended, streaming is idle already: %+v", got)
+	}
+	now = now.Add(2 * time.Minute)
+	if got := r.Idle(); len(got) != 2 {
+		t.Fatalf("Idle() = %+v, want both", got)
+	}
+	if NewRegistry(Limits{}).Idle() != nil {
+		t.Fatal("without an idle limit nothing expires")
 	}
 }

@@ -175,6 +175,8 @@ var offRequestPath = map[string]bool{
 	"MCPCTL_AUDIT_WRITE_TIMEOUT_MS": true,
 	"MCPCTL_AUDIT_QUERY_TIMEOUT_MS": true,
 	"MCPCTL_SHUTDOWN_GRACE_MS":      true,
+	"MCPCTL_SESSION_IDLE_MS":        true,
+	"MCPCTL_SESSION_RECORD_TTL_MS":  true,
 }
 
 // CompressBy returns the default knobs with every request-path bound
