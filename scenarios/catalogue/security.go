@@ -1,0 +1,348 @@
+package catalogue
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/mcpchaos/mcpchaos/proxy/knobs"
+	"github.com/mcpchaos/mcpchaos/scenarios/harness"
+)
+
+// twoUsers is the world of the attacks: alice and bob, each with a valid
+// token of their own.
+var twoUsers = harness.EnvOptions{Users: map[string]string{"alice": "alice-token", "bob": "bob-token"}}
+
+// ownsSessions says why a target cannot run an ownership scenario: the
+// attacks need a proxy that recreates sessions and serves the audit API.
+func ownsSessions(t harness.Target) string {
+	return harness.Lacks(t, harness.CapSessionAdoption, harness.CapAuditAPI)
+}
+
+// securityScenarios are the attacks of issue 12, each a scenario with the
+// "security" label, run on every target that claims what they need.
+func securityScenarios() []Scenario {
+	withKnobs := func(o harness.EnvOptions, set func(*knobs.Values)) harness.EnvOptions {
+		kv := harness.Compressed()
+		set(&kv)
+		o.Knobs = &kv
+		return o
+	}
+	caps := withKnobs(twoUsers, func(v *knobs.Values) { v.SessionsPerUserMax, v.SessionsMax = 2, 3 })
+	idle := withKnobs(twoUsers, func(v *knobs.Values) { v.SessionIdle = idleForScenario })
+	sec := func(more ...string) []string { return append([]string{"security", "sessions"}, more...) }
+	return []Scenario{
+		{Fault: harness.None{}, Operation: Hijack, Promise: "8 a session belongs to its user",
+			Labels: sec("ownership"), Env: twoUsers, Budget: requestDeadline, Expect: sessionAnswered, Needs: ownsSessions},
+		{Fault: harness.ProxyRestart{}, Operation: AdoptOthers, Promise: "8 ownership survives a restart",
+			Labels: sec("ownership", "restart"), Env: twoUsers, Budget: requestDeadline, Expect: sessionAnswered, Needs: ownsSessions},
+		{Fault: harness.ProxyKill{}, Operation: AdoptOthers, Promise: "8 ownership survives a restart",
+			Labels: sec("ownership", "restart", "kill"), Env: twoUsers, Budget: requestDeadline, Expect: sessionAnswered, Needs: ownsSessions},
+		{Fault: harness.ProxyRestart{}, Operation: DeletedStaysDeleted, Promise: "2 a DELETEd id is never adopted, across restarts",
+			Labels: sec("delete", "restart"), Env: twoUsers, Budget: requestDeadline, Expect: sessionAnswered, Needs: ownsSessions},
+		{Fault: harness.None{}, Operation: BadSessionIDs, Promise: "8 session ids are validated before any lookup",
+			Labels: sec("ids"), Env: twoUsers, Budget: requestDeadline, Expect: sessionAnswered, Needs: ownsSessions},
+		{Fault: harness.None{}, Operation: SessionCaps, Promise: "8 sessions are capped per user and in total",
+			Labels: sec("caps", "knob"), Env: caps, Budget: requestDeadline, Expect: sessionAnswered, Needs: ownsSessions},
+		{Fault: harness.None{}, Operation: IdleExpiry, Promise: "8 idle sessions expire and are released",
+			Labels: sec("idle", "knob"), Env: idle, Budget: requestDeadline, Expect: sessionAnswered, Needs: ownsSessions},
+	}
+}
+
+// idleForScenario is the idle knob of the expiry scenario: long enough that
+// a call is never mistaken for idleness, short enough to wait out.
+const idleForScenario = 400 * time.Millisecond
+
+// mcpRequest sends one MCP HTTP request as user's client would, with a
+// session id if given ("" sends none), and returns the status and body.
+func mcpRequest(ctx context.Context, env *harness.Env, user, method, session, body string) (int, string, error) {
+	hc := harness.HTTPClient(env.Token(user))
+	defer hc.CloseIdleConnections()
+	req, err := http.NewRequestWithContext(ctx, method, env.ProjectURL(), strings.NewReader(body))
+	if err != nil {
+		return 0, "", err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	if session != "" {
+		req.Header["Mcp-Session-Id"] = []string{session} // as sent, even when not canonical
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	return resp.StatusCode, string(b), err
+}
+
+const toolsCall = `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"docmost_update_page","arguments":{"page_id":"p1","content":"mine now"}}}`
+
+// rpcError checks that an answer has status want and a JSON-RPC error body;
+// it returns what is wrong ("" if nothing) and the error's message.
+func rpcError(status int, body string, want int) (string, string) {
+	var e struct {
+		JSONRPC string `json:"jsonrpc"`
+		Error   *struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if status != want {
+		return fmt.Sprintf("answered %d, want %d: %s", status, want, excerpt(body)), ""
+	}
+	if json.Unmarshal([]byte(body), &e) != nil || e.JSONRPC != "2.0" || e.Error == nil {
+		return "the body is not a JSON-RPC error: " + excerpt(body), ""
+	}
+	return "", e.Error.Message
+}
+
+// Hijack: bob, with his own valid token, presents alice's live session id.
+// His tools/call and his DELETE are refused with a JSON-RPC 404; alice's
+// session keeps working and no audit row of it names bob.
+var Hijack = Operation{Name: "another user's tools/call and DELETE on a live session", Do: func(ctx context.Context, env *harness.Env) Observation {
+	cs, err := harness.SDKClient(ctx, env.ProjectURL(), env.Token("alice"))
+	if err != nil {
+		return Observation{Err: err}
+	}
+	defer cs.Close()
+	id := cs.ID()
+	args := map[string]any{"page_id": "p1", "content": "alice's"}
+	if o := timedCall(ctx, cs, "docmost_update_page", args); o.Err != nil || o.IsError {
+		return Observation{Err: fmt.Errorf("alice's own call: %v %s", o.Err, o.Text)}
+	}
+	start := time.Now()
+	status, body, err := mcpRequest(ctx, env, "bob", http.MethodPost, id, toolsCall)
+	o := Observation{Latency: time.Since(start), Err: err}
+	if err != nil {
+		return o
+	}
+	if bad, msg := rpcError(status, body, http.StatusNotFound); bad != "" {
+		o.Broken = append(o.Broken, "bob's tools/call on alice's session "+bad)
+	} else {
+		o.Text = msg
+	}
+	status, body, err = mcpRequest(ctx, env, "bob", http.MethodDelete, id, "")
+	if err != nil {
+		o.Broken = append(o.Broken, "bob's DELETE: "+err.Error())
+	} else if bad, _ := rpcError(status, body, http.StatusNotFound); bad != "" {
+		o.Broken = append(o.Broken, "bob's DELETE of alice's session "+bad)
+	}
+	if again := timedCall(ctx, cs, "docmost_update_page", args); again.Err != nil || again.IsError {
+		o.Broken = append(o.Broken, fmt.Sprintf("alice's session after bob's attempts: %v %s", again.Err, again.Text))
+	}
+	o.Broken = append(o.Broken, rowsOnlyOf(ctx, env, id, "alice")...)
+	return o
+}}
+
+// rowsOnlyOf lists what is wrong with session id's audit rows if any names
+// a user other than owner.
+func rowsOnlyOf(ctx context.Context, env *harness.Env, id, owner string) []string {
+	rows, err := env.AuditSession(ctx, id)
+	if err != nil {
+		return []string{"audit: " + err.Error()}
+	}
+	for _, r := range rows {
+		if r.User != owner {
+			return []string{fmt.Sprintf("the %s row %s of %s's session names user %q", r.Kind, r.CorrelationID, owner, r.User)}
+		}
+	}
+	return nil
+}
+
+// AdoptOthers: after the proxy lost every session (the pending fault), bob
+// presents alice's id first. He is refused; alice's own next call recreates
+// her session, and the session_recreated row names her.
+var AdoptOthers = Operation{Name: "another user presents a lost session's id first", Do: func(ctx context.Context, env *harness.Env) Observation {
+	cs, err := harness.SDKClient(ctx, env.ProjectURL(), env.Token("alice"))
+	if err != nil {
+		return Observation{Err: err}
+	}
+	defer cs.Close()
+	id := cs.ID()
+	args := map[string]any{"page_id": "p1", "content": "alice's"}
+	if o := timedCall(ctx, cs, "docmost_update_page", args); o.Err != nil || o.IsError {
+		return Observation{Err: fmt.Errorf("alice's call before the fault: %v %s", o.Err, o.Text)}
+	}
+	if _, err := env.Strike(ctx); err != nil {
+		return Observation{Err: fmt.Errorf("fault: %w", err)}
+	}
+	start := time.Now()
+	status, body, err := mcpRequest(ctx, env, "bob", http.MethodPost, id, toolsCall)
+	o := Observation{Latency: time.Since(start), Err: err}
+	if err != nil {
+		return o
+	}
+	if bad, msg := rpcError(status, body, http.StatusNotFound); bad != "" {
+		o.Broken = append(o.Broken, "bob adopting alice's id after the restart "+bad)
+	} else {
+		o.Text = msg
+	}
+	mine := timedCall(ctx, cs, "docmost_update_page", args)
+	switch {
+	case mine.Err != nil || mine.IsError:
+		o.Broken = append(o.Broken, fmt.Sprintf("alice's own call after the restart: %v %s", mine.Err, mine.Text))
+	case !strings.Contains(mine.Text, NoticePrefix):
+		o.Broken = append(o.Broken, "alice's session was not recreated for her (no ⚠ notice)")
+	}
+	o.Broken = append(o.Broken, rowsOnlyOf(ctx, env, id, "alice")...)
+	return o
+}}
+
+// DeletedStaysDeleted: alice DELETEs her session, the proxy restarts (the
+// pending fault), and the id is answered with a JSON-RPC 404, never adopted.
+// Bob's DELETE of an id that was never issued leaves nothing behind.
+var DeletedStaysDeleted = Operation{Name: "a DELETEd id presented after a restart", Do: func(ctx context.Context, env *harness.Env) Observation {
+	cs, err := harness.SDKClient(ctx, env.ProjectURL(), env.Token("alice"))
+	if err != nil {
+		return Observation{Err: err}
+	}
+	id := cs.ID()
+	if err := cs.Close(); err != nil { // the go-sdk client's DELETE
+		return Observation{Err: fmt.Errorf("alice's DELETE: %w", err)}
+	}
+	var o Observation
+	status, body, err := mcpRequest(ctx, env, "bob", http.MethodDelete, "NEVER-ISSUED-"+id, "")
+	if err != nil {
+		return Observation{Err: err}
+	}
+	if bad, _ := rpcError(status, body, http.StatusNotFound); bad != "" {
+		o.Broken = append(o.Broken, "bob's DELETE of a never-issued id "+bad)
+	}
+	if _, err := env.Strike(ctx); err != nil {
+		return Observation{Err: fmt.Errorf("fault: %w", err)}
+	}
+	start := time.Now()
+	status, body, err = mcpRequest(ctx, env, "alice", http.MethodPost, id, toolsCall)
+	o.Latency, o.Err = time.Since(start), err
+	if err != nil {
+		return o
+	}
+	if bad, msg := rpcError(status, body, http.StatusNotFound); bad != "" {
+		o.Broken = append(o.Broken, "the DELETEd id after the restart "+bad)
+	} else {
+		o.Text = msg
+	}
+	// A never-issued id nobody DELETEd is still recreated for its presenter:
+	// bob's refused DELETE above left no tombstone.
+	status, body, err = mcpRequest(ctx, env, "bob", http.MethodPost, "NEVER-ISSUED-"+id,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+	if err == nil && status != http.StatusOK {
+		o.Broken = append(o.Broken, fmt.Sprintf("an id whose DELETE was refused was tombstoned: later answered %d: %s", status, excerpt(body)))
+	}
+	return o
+}}
+
+// BadSessionIDs: ids that are not 1-128 visible ASCII characters get a 400
+// JSON-RPC error and are never stored (no session, no audit row).
+var BadSessionIDs = Operation{Name: "malformed and oversized session ids", Do: func(ctx context.Context, env *harness.Env) Observation {
+	before, counted := env.LiveSessions()
+	bad := []string{"ünï😀", "a b/../c", strings.Repeat("x", 129), strings.Repeat("y", 1<<16), "tab\tid"}
+	var o Observation
+	for i, id := range bad {
+		start := time.Now()
+		status, body, err := mcpRequest(ctx, env, "alice", http.MethodPost, id, toolsCall)
+		if i == 0 {
+			o.Latency, o.Err = time.Since(start), err
+		}
+		if err != nil {
+			o.Broken = append(o.Broken, fmt.Sprintf("id %q: %v", excerpt(id), err))
+			continue
+		}
+		if why, msg := rpcError(status, body, http.StatusBadRequest); why != "" {
+			o.Broken = append(o.Broken, fmt.Sprintf("id %q %s", excerpt(id), why))
+		} else {
+			o.Text = msg
+		}
+		if rows, err := env.AuditSession(ctx, id); err == nil && len(rows) > 0 {
+			o.Broken = append(o.Broken, fmt.Sprintf("id %q left %d audit rows", excerpt(id), len(rows)))
+		}
+	}
+	if after, _ := env.LiveSessions(); counted && after != before {
+		o.Broken = append(o.Broken, fmt.Sprintf("the proxy holds %d sessions after the bad ids, had %d", after, before))
+	}
+	return o
+}}
+
+const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"caps","version":"0"}}}`
+
+// SessionCaps: with MCPCTL_SESSIONS_PER_USER_MAX=2 and MCPCTL_SESSIONS_MAX=3,
+// alice's third session and then the fourth in all are refused with a
+// JSON-RPC error naming the cap that is full; closing one makes room.
+var SessionCaps = Operation{Name: "MCPCTL_SESSIONS_PER_USER_MAX and MCPCTL_SESSIONS_MAX decide: sessions over a cap are refused naming it", Do: func(ctx context.Context, env *harness.Env) Observation {
+	open := func(user string) (int, string) {
+		status, body, err := mcpRequest(ctx, env, user, http.MethodPost, "", initialize)
+		if err != nil {
+			return 0, err.Error()
+		}
+		return status, body
+	}
+	var o Observation
+	for range 2 {
+		status, body := open("alice")
+		if status != http.StatusOK {
+			return Observation{Err: fmt.Errorf("alice's session under the cap answered %d: %s", status, excerpt(body))}
+		}
+	}
+	start := time.Now()
+	status, body := open("alice")
+	o.Latency = time.Since(start)
+	if bad, msg := rpcError(status, body, http.StatusTooManyRequests); bad != "" {
+		o.Broken = append(o.Broken, "alice's 3rd session "+bad)
+	} else if o.Text = msg; !strings.Contains(msg, "MCPCTL_SESSIONS_PER_USER_MAX") {
+		o.Broken = append(o.Broken, "alice's 3rd session was refused without naming MCPCTL_SESSIONS_PER_USER_MAX: "+msg)
+	}
+	if status, body := open("bob"); status != http.StatusOK {
+		o.Broken = append(o.Broken, fmt.Sprintf("bob's 1st session (3rd in all) answered %d: %s", status, excerpt(body)))
+	}
+	status, body = open("bob")
+	if bad, msg := rpcError(status, body, http.StatusTooManyRequests); bad != "" {
+		o.Broken = append(o.Broken, "the 4th session in all "+bad)
+	} else if !strings.Contains(msg, "MCPCTL_SESSIONS_MAX") {
+		o.Broken = append(o.Broken, "the 4th session was refused without naming MCPCTL_SESSIONS_MAX: "+msg)
+	}
+	return o
+}}
+
+// IdleExpiry: with MCPCTL_SESSION_IDLE_MS, a session nobody uses is closed
+// once the knob (plus the janitor's sweep, a quarter of it, and the
+// tolerance) has passed; its owner's next call recreates it, with the ⚠
+// notice, and a call before the knob expires does not.
+var IdleExpiry = Operation{Name: "MCPCTL_SESSION_IDLE_MS decides: a session idle past it is closed and recreated on its next call", Do: func(ctx context.Context, env *harness.Env) Observation {
+	cs, err := harness.SDKClient(ctx, env.ProjectURL(), env.Token("alice"))
+	if err != nil {
+		return Observation{Err: err}
+	}
+	defer cs.Close()
+	args := map[string]any{"page_id": "p1", "content": "x"}
+	if o := timedCall(ctx, cs, "docmost_update_page", args); o.Err != nil || o.IsError {
+		return Observation{Err: fmt.Errorf("first call: %v %s", o.Err, o.Text)}
+	}
+	var o Observation
+	if early := timedCall(ctx, cs, "docmost_update_page", args); early.Err != nil || strings.Contains(early.Text, NoticePrefix) {
+		o.Broken = append(o.Broken, fmt.Sprintf("a call well inside MCPCTL_SESSION_IDLE_MS found the session expired: %v %s", early.Err, excerpt(early.Text)))
+	}
+	idle := env.Knobs.SessionIdle
+	wait := idle + idle/4 + Tolerance
+	t := time.NewTimer(wait)
+	select {
+	case <-ctx.Done():
+		t.Stop()
+		return Observation{Err: ctx.Err()}
+	case <-t.C:
+	}
+	if n, counted := env.LiveSessions(); counted && n != 0 {
+		o.Broken = append(o.Broken, fmt.Sprintf("%v after the last use (MCPCTL_SESSION_IDLE_MS=%v + sweep + tolerance) the proxy still holds %d sessions", wait, idle, n))
+	}
+	late := timedCall(ctx, cs, "docmost_update_page", args)
+	o.Latency, o.Err, o.Text, o.Trace = late.Latency, late.Err, late.Text, late.Trace
+	if late.Err == nil && !strings.Contains(late.Text, NoticePrefix) {
+		o.Broken = append(o.Broken, "the call after the idle expiry carries no ⚠ notice: the session was never closed")
+	}
+	return o
+}}
