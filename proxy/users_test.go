@@ -11,7 +11,7 @@ import (
 func TestTwoUsersWithOneTokenIsAConfigError(t *testing.T) {
 	cfg := &config.Config{
 		Listen: "127.0.0.1:0", Audit: "memory",
-		Users: map[string]config.User{"alice": {Token: "same"}, "bob": {Token: "same"}},
+		Users:    map[string]config.User{"alice": {Token: "same"}, "bob": {Token: "same"}},
 		Projects: map[string]*config.Project{"p": {Servers: map[string]*config.Server{"s": {URL: "http://127.0.0.1:1/mcp"}}}},
 	}
 	p, err := New(context.Background(), cfg, Options{Getenv: func(string) string { return "" }})
