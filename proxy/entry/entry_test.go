@@ -214,3 +214,16 @@ func TestOnlyTheOwnerUsesOrClosesASession(t *testing.T) {
 		t.Errorf("alice's request on her DELETEd id: %d %s, want a JSON-RPC 404", a.status, a.msg)
 	}
 }
+
+func TestPingIsAnswered(t *testing.T) {
+	srv, _, _ := newServer(t, 1<<20)
+	a := send(t, srv, http.MethodPost, jsonHeaders, initBody)
+	id := a.header.Get("Mcp-Session-Id")
+	if a.status != http.StatusOK || id == "" {
+		t.Fatalf("initialize: %d %s", a.status, a.msg)
+	}
+	hdr := with(map[string]string{"Mcp-Session-Id": id, "Mcp-Protocol-Version": "2025-11-25"})
+	if a := send(t, srv, http.MethodPost, hdr, `{"jsonrpc":"2.0","id":5,"method":"ping"}`); a.status != http.StatusOK || a.code != 0 {
+		t.Fatalf("ping: %d code %d %s", a.status, a.code, a.msg)
+	}
+}
