@@ -72,7 +72,10 @@ type Proxy struct {
 	handler  http.Handler
 	llm      *llm.Adapter // nil: no LLM configured
 	pause    *pause.Queue // projects an operator paused (mcpctl pause)
-	users    map[string]string
+	// users maps a bearer token to its user; admins are the users who read
+	// every audit row. With no users configured the API is open (one local user).
+	users  map[string]string
+	admins map[string]bool
 
 	serversMu   sync.Mutex // guards cfg.Projects[*].Servers, changed by /api/v1/servers
 	serversFile string
@@ -136,6 +139,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Proxy, error) {
 		projects:    map[string]*project.Project{},
 		serversFile: o.ServersFile,
 		pause:       pause.New(kv.PauseMaxWait, kv.PauseQueueMax),
+		admins:      map[string]bool{},
 	}
 	users := map[string]string{}
 	names := make([]string, 0, len(cfg.Users))
@@ -151,6 +155,9 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Proxy, error) {
 				return nil, fmt.Errorf("users %s and %s have the same token: each user needs a token of their own, or one would act as the other", other, name)
 			}
 			users[tok] = name
+			if u.Admin {
+				p.admins[name] = true
+			}
 		} else {
 			o.Logger.Warn("user has no token; it cannot authenticate", "user", name, "tokenEnv", u.TokenEnv)
 		}
@@ -197,7 +204,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Proxy, error) {
 		Audit: p.rec, Strict: cfg.Sessions.Strict, Logger: o.Logger, MaxBodyBytes: kv.MaxBodyBytes,
 	})
 	mux.Handle("/projects/{project}/mcp", p.entry)
-	mux.HandleFunc("GET /api/v1/audit", p.serveAudit)
+	mux.HandleFunc("GET /api/v1/audit", p.api(p.serveAudit))
 	ch := &chat.Handler{LLM: p.llm, Budget: kv.ChatBudget, Audit: p.rec, Logger: o.Logger}
 	if len(cfg.Users) > 0 {
 		ch.Authenticate = func(r *http.Request) (string, bool) { return entry.Authenticate(r, users) }
@@ -207,7 +214,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Proxy, error) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "live"})
 	})
 	mux.HandleFunc("GET /readyz", p.serveReady)
-	mux.HandleFunc("GET /api/v1/instances", p.serveInstances)
+	mux.HandleFunc("GET /api/v1/instances", p.api(p.serveInstances))
 	mux.HandleFunc("POST /api/v1/projects/{project}/pause", p.servePause)
 	mux.HandleFunc("POST /api/v1/projects/{project}/resume", p.servePause)
 	mux.HandleFunc("GET /api/v1/servers", p.serveServers)
@@ -386,6 +393,7 @@ func (p *Proxy) serveAudit(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": err.Error()})
 		return
 	}
+	rows = p.visible(r.Context(), rows)
 	sort.SliceStable(rows, func(i, j int) bool { return rows[i].Start.Before(rows[j].Start) })
 	if rows == nil {
 		rows = []audit.Row{}

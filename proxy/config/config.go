@@ -41,6 +41,8 @@ type Sessions struct {
 type User struct {
 	TokenEnv string `yaml:"tokenEnv"`
 	Token    string `yaml:"token"` // for tests and local runs; prefer tokenEnv
+	// Admin users read every audit row; others only their own.
+	Admin bool `yaml:"admin"`
 }
 
 // Project is one MCP endpoint of the proxy, /projects/{name}/mcp.
