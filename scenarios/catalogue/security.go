@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
+	"github.com/mcpchaos/mcpchaos/proxy/audit"
 	"github.com/mcpchaos/mcpchaos/proxy/knobs"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
 )
@@ -48,6 +50,8 @@ func securityScenarios() []Scenario {
 			Labels: sec("ids"), Env: twoUsers, Budget: requestDeadline, Expect: sessionAnswered, Needs: ownsSessions},
 		{Fault: harness.None{}, Operation: SessionCaps, Promise: "8 sessions are capped per user and in total",
 			Labels: sec("caps", "knob"), Env: caps, Budget: requestDeadline, Expect: sessionAnswered, Needs: ownsSessions},
+		{Fault: harness.None{}, Operation: AuditPrivacy, Promise: "8 audit rows only their user can read",
+			Labels: sec("audit-api"), Env: twoUsers, Budget: requestDeadline, Expect: sessionAnswered, Needs: ownsSessions},
 		{Fault: harness.None{}, Operation: IdleExpiry, Promise: "8 idle sessions expire and are released",
 			Labels: sec("idle", "knob"), Env: idle, Budget: requestDeadline, Expect: sessionAnswered, Needs: ownsSessions},
 	}
@@ -343,6 +347,65 @@ var IdleExpiry = Operation{Name: "MCPCTL_SESSION_IDLE_MS decides: a session idle
 	o.Latency, o.Err, o.Text, o.Trace = late.Latency, late.Err, late.Text, late.Trace
 	if late.Err == nil && !strings.Contains(late.Text, NoticePrefix) {
 		o.Broken = append(o.Broken, "the call after the idle expiry carries no ⚠ notice: the session was never closed")
+	}
+	return o
+}}
+
+// apiGet GETs path from the proxy with user's token ("" sends none) and
+// returns the status and body.
+func apiGet(ctx context.Context, env *harness.Env, user, path string) (int, string, error) {
+	hc := harness.HTTPClient(env.Token(user))
+	defer hc.CloseIdleConnections()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, env.Target.URL()+path, nil)
+	if err != nil {
+		return 0, "", err
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	return resp.StatusCode, string(b), err
+}
+
+// AuditPrivacy: alice's trace code and session id, handed to bob (errors
+// quote codes), show him none of her rows; without a token the audit and
+// instances APIs answer 401; alice reads her own rows.
+var AuditPrivacy = Operation{Name: "another user reads the audit trail by trace code and session id", Do: func(ctx context.Context, env *harness.Env) Observation {
+	cs, err := harness.SDKClient(ctx, env.ProjectURL(), env.Token("alice"))
+	if err != nil {
+		return Observation{Err: err}
+	}
+	defer cs.Close()
+	o := timedCall(ctx, cs, "docmost_update_page", map[string]any{"page_id": "p1", "content": "secret"})
+	if o.Err != nil || o.IsError || o.Trace == "" {
+		return Observation{Err: fmt.Errorf("alice's call: %v %s (trace %q)", o.Err, o.Text, o.Trace)}
+	}
+	rowsFor := func(user, query string) (int, int, string) {
+		status, body, err := apiGet(ctx, env, user, "/api/v1/audit?"+query)
+		if err != nil {
+			return 0, 0, err.Error()
+		}
+		var b struct {
+			Rows []audit.Row `json:"rows"`
+		}
+		_ = json.Unmarshal([]byte(body), &b)
+		return status, len(b.Rows), body
+	}
+	for _, q := range []string{"trace=" + o.Trace, "session=" + url.QueryEscape(cs.ID())} {
+		if status, n, body := rowsFor("bob", q); status != http.StatusOK || n != 0 {
+			o.Broken = append(o.Broken, fmt.Sprintf("bob's GET /api/v1/audit?%s answered %d with %d of alice's rows: %s", q, status, n, excerpt(body)))
+		}
+		if status, _, body := rowsFor("", q); status != http.StatusUnauthorized {
+			o.Broken = append(o.Broken, fmt.Sprintf("GET /api/v1/audit?%s without a token answered %d, want 401: %s", q, status, excerpt(body)))
+		}
+		if status, n, body := rowsFor("alice", q); status != http.StatusOK || n == 0 {
+			o.Broken = append(o.Broken, fmt.Sprintf("alice's own GET /api/v1/audit?%s answered %d with %d rows: %s", q, status, n, excerpt(body)))
+		}
+	}
+	if status, body, err := apiGet(ctx, env, "", "/api/v1/instances"); err == nil && status != http.StatusUnauthorized {
+		o.Broken = append(o.Broken, fmt.Sprintf("GET /api/v1/instances without a token answered %d, want 401: %s", status, excerpt(body)))
 	}
 	return o
 }}
