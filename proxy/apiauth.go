@@ -2,10 +2,14 @@ package proxy
 
 import (
 	"context"
+	"fmt"
+	"mime"
 	"net/http"
+	"strings"
 
 	"github.com/mcpchaos/mcpchaos/proxy/audit"
 	"github.com/mcpchaos/mcpchaos/proxy/entry"
+	"github.com/mcpchaos/mcpchaos/proxy/trace"
 )
 
 type callerKey struct{}
@@ -56,4 +60,30 @@ func (p *Proxy) visible(ctx context.Context, rows []audit.Row) []audit.Row {
 		}
 	}
 	return out
+}
+
+// requireJSON refuses a body that is not application/json (415): a chat turn
+// spends LLM credit, and a cross-site HTML form can only post form or text
+// bodies.
+func requireJSON(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+			writeJSON(w, http.StatusUnsupportedMediaType, map[string]string{"error": "Content-Type must be application/json"})
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// refuseOrigin answers a request refused for its Host or Origin: a JSON-RPC
+// error on the MCP endpoints, {"error": ...} on the others.
+func refuseOrigin(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	if !strings.HasPrefix(r.URL.Path, "/projects/") {
+		writeJSON(w, status, map[string]string{"error": msg})
+		return
+	}
+	code := trace.New()
+	writeJSON(w, status, map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{
+		"code": entry.CodeInvalidRequest, "message": fmt.Sprintf("%s [trace %s]", msg, code), "data": map[string]string{trace.MetaKey: code},
+	}})
 }

@@ -28,6 +28,12 @@ type Config struct {
 	Users    map[string]User     `yaml:"users"`
 	Projects map[string]*Project `yaml:"projects"`
 	Sessions Sessions            `yaml:"sessions"`
+	// AllowedOrigins are origins (scheme://host[:port]) allowed besides the
+	// loopback ones; a request with any other Origin is refused (403).
+	AllowedOrigins []string `yaml:"allowedOrigins"`
+	// AllowedHosts are Host names (no port) allowed besides loopback ones and
+	// the listen address: the proxy's name when reached through a DNS name.
+	AllowedHosts []string `yaml:"allowedHosts"`
 }
 
 // Sessions configures how the proxy treats session ids it does not know.
@@ -199,6 +205,16 @@ func (c *Config) Validate() error {
 	}
 	if len(c.Projects) == 0 {
 		bad("projects", "at least one project is required")
+	}
+	for i, o := range c.AllowedOrigins {
+		if u, err := url.Parse(o); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Path != "" || u.RawQuery != "" || u.User != nil {
+			bad(fmt.Sprintf("allowedOrigins[%d]", i), "%q: want scheme://host[:port] (http or https, nothing after the port)", o)
+		}
+	}
+	for i, h := range c.AllowedHosts {
+		if h == "" || strings.ContainsAny(h, ":/ ") {
+			bad(fmt.Sprintf("allowedHosts[%d]", i), "%q: want a host name without port", h)
+		}
 	}
 	for _, pn := range sortedKeys(c.Projects) {
 		p := c.Projects[pn]

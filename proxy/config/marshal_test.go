@@ -18,6 +18,8 @@ llm:
   providers:
     vllm-current: {name: vllm-current, kind: openai, url: http://127.0.0.1:9001/v1, model: qwen3-32b, apiKeyEnv: VLLM_KEY, fallbacks: [anthropic-fallback]}
     anthropic-fallback: {kind: anthropic, url: http://127.0.0.1:9002, model: claude-sonnet-latest, apiKeyEnv: ANTHROPIC_API_KEY}
+allowedOrigins: [https://inspector.example:6274]
+allowedHosts: [proxy.internal]
 users:
   alice: {tokenEnv: ALICE_TOKEN, token: inline-a}
   bob: {tokenEnv: BOB_TOKEN, token: "123", admin: true}

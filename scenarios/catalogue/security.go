@@ -52,6 +52,8 @@ func securityScenarios() []Scenario {
 			Labels: sec("caps", "knob"), Env: caps, Budget: requestDeadline, Expect: sessionAnswered, Needs: ownsSessions},
 		{Fault: harness.None{}, Operation: AuditPrivacy, Promise: "8 audit rows only their user can read",
 			Labels: sec("audit-api"), Env: twoUsers, Budget: requestDeadline, Expect: sessionAnswered, Needs: ownsSessions},
+		{Fault: harness.None{}, Operation: OriginGuard, Promise: "8 Origin and Host are checked on every endpoint",
+			Labels: sec("origin"), Env: twoUsers, Budget: requestDeadline, Expect: sessionAnswered, Needs: ownsSessions},
 		{Fault: harness.None{}, Operation: IdleExpiry, Promise: "8 idle sessions expire and are released",
 			Labels: sec("idle", "knob"), Env: idle, Budget: requestDeadline, Expect: sessionAnswered, Needs: ownsSessions},
 	}
@@ -406,6 +408,65 @@ var AuditPrivacy = Operation{Name: "another user reads the audit trail by trace 
 	}
 	if status, body, err := apiGet(ctx, env, "", "/api/v1/instances"); err == nil && status != http.StatusUnauthorized {
 		o.Broken = append(o.Broken, fmt.Sprintf("GET /api/v1/instances without a token answered %d, want 401: %s", status, excerpt(body)))
+	}
+	return o
+}}
+
+// OriginGuard: a DNS-rebinding page (Host evil.example) and a cross-site
+// page (Origin http://evil.example) are refused with 403 on the MCP endpoint
+// and on /api/v1; a loopback origin is served; chat takes only JSON bodies.
+var OriginGuard = Operation{Name: "cross-origin and rebinding requests on every endpoint", Do: func(ctx context.Context, env *harness.Env) Observation {
+	hc := harness.HTTPClient(env.Token("alice"))
+	defer hc.CloseIdleConnections()
+	do := func(method, path, host, origin, ct, body string) (int, string) {
+		req, err := http.NewRequestWithContext(ctx, method, env.Target.URL()+path, strings.NewReader(body))
+		if err != nil {
+			return 0, err.Error()
+		}
+		if host != "" {
+			req.Host = host
+		}
+		if origin != "" {
+			req.Header.Set("Origin", origin)
+		}
+		if ct != "" {
+			req.Header.Set("Content-Type", ct)
+		}
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := hc.Do(req)
+		if err != nil {
+			return 0, err.Error()
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
+		return resp.StatusCode, string(b)
+	}
+	mcpPath := strings.TrimPrefix(env.ProjectURL(), env.Target.URL())
+	var o Observation
+	start := time.Now()
+	status, body := do(http.MethodPost, mcpPath, "", "http://evil.example", "application/json", initialize)
+	o.Latency = time.Since(start)
+	if bad, msg := rpcError(status, body, http.StatusForbidden); bad != "" {
+		o.Broken = append(o.Broken, "an initialize from Origin http://evil.example "+bad)
+	} else {
+		o.Text = msg
+	}
+	if status, body := do(http.MethodPost, mcpPath, "evil.example", "", "application/json", initialize); status != http.StatusForbidden {
+		o.Broken = append(o.Broken, fmt.Sprintf("an initialize with Host evil.example answered %d, want 403: %s", status, excerpt(body)))
+	}
+	for _, path := range []string{"/api/v1/audit?trace=ABCDEFGH", "/api/v1/instances"} {
+		if status, body := do(http.MethodGet, path, "evil.example", "", "", ""); status != http.StatusForbidden {
+			o.Broken = append(o.Broken, fmt.Sprintf("GET %s with Host evil.example answered %d, want 403: %s", path, status, excerpt(body)))
+		}
+		if status, body := do(http.MethodGet, path, "", "http://evil.example", "", ""); status != http.StatusForbidden {
+			o.Broken = append(o.Broken, fmt.Sprintf("GET %s from Origin http://evil.example answered %d, want 403: %s", path, status, excerpt(body)))
+		}
+	}
+	if status, body := do(http.MethodPost, "/api/v1/chat", "", "", "application/x-www-form-urlencoded", "message=spend+credit"); status != http.StatusUnsupportedMediaType && status != http.StatusForbidden {
+		o.Broken = append(o.Broken, fmt.Sprintf("a form post to /api/v1/chat answered %d, want 415: %s", status, excerpt(body)))
+	}
+	if status, body := do(http.MethodPost, mcpPath, "", "http://localhost:6274", "application/json", initialize); status != http.StatusOK {
+		o.Broken = append(o.Broken, fmt.Sprintf("an initialize from the loopback Origin http://localhost:6274 answered %d, want 200: %s", status, excerpt(body)))
 	}
 	return o
 }}
