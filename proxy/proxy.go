@@ -251,7 +251,14 @@ func (p *Proxy) Start(addr string) error {
 	if err != nil {
 		return fmt.Errorf("listen %s: %w", addr, err)
 	}
-	srv := &http.Server{Handler: p.handler, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{
+		Handler:           p.handler,
+		ReadHeaderTimeout: min(10*time.Second, p.knobs.ReadTimeout),
+		ReadTimeout:       p.knobs.ReadTimeout,
+		IdleTimeout:       p.knobs.IdleConnTimeout,
+		MaxHeaderBytes:    int(p.knobs.MaxHeaderBytes),
+		ErrorLog:          slog.NewLogLogger(p.logger.Handler(), slog.LevelDebug),
+	}
 	served := make(chan struct{})
 	prober := health.Start(p.healthTargets(), p.knobs.UpstreamConnect, p.knobs.ShutdownGrace)
 	jctx, stop := context.WithCancel(context.Background())

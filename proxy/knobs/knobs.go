@@ -102,6 +102,15 @@ type Values struct {
 	// SessionRecordTTL is how long a session's owner and a DELETEd id
 	// (its tombstone) are remembered in the audit store.
 	SessionRecordTTL time.Duration
+
+	// ReadTimeout bounds reading one whole request, headers and body.
+	ReadTimeout time.Duration
+	// IdleConnTimeout closes a keep-alive connection with no request.
+	IdleConnTimeout time.Duration
+	// MaxHeaderBytes bounds one request's headers.
+	MaxHeaderBytes int64
+	// UpstreamMaxResponseBytes bounds one response body from an upstream.
+	UpstreamMaxResponseBytes int64
 }
 
 // Table lists every knob, in the order docs/knobs.md shows them.
@@ -148,6 +157,14 @@ var Table = []Knob{
 		func(v *Values) *int64 { return &v.SessionsPerUserMax }),
 	dur("MCPCTL_SESSION_RECORD_TTL_MS", 7*24*time.Hour, "how long a session's owner and a DELETEd id (tombstone) are remembered in the audit store",
 		func(v *Values) *time.Duration { return &v.SessionRecordTTL }),
+	dur("MCPCTL_READ_TIMEOUT_MS", 30*time.Second, "reading one whole request, headers and body (a slow-trickle client is dropped)",
+		func(v *Values) *time.Duration { return &v.ReadTimeout }),
+	dur("MCPCTL_IDLE_CONN_TIMEOUT_MS", 120*time.Second, "a keep-alive connection with no request in flight; then it is closed",
+		func(v *Values) *time.Duration { return &v.IdleConnTimeout }),
+	num("MCPCTL_MAX_HEADER_BYTES", Bytes, 64<<10, "one request's headers (larger: 431)",
+		func(v *Values) *int64 { return &v.MaxHeaderBytes }),
+	num("MCPCTL_UPSTREAM_MAX_RESPONSE_BYTES", Bytes, 32<<20, "one response body from an upstream MCP server (larger: isError naming this knob)",
+		func(v *Values) *int64 { return &v.UpstreamMaxResponseBytes }),
 }
 
 // Defaults returns every knob at its default.
@@ -185,6 +202,9 @@ func Load(getenv func(string) string) (Values, error) {
 func (v Values) Check() error {
 	if v.LLMProviderTimeout > v.LLMCallBudget {
 		return fmt.Errorf("knob MCPCTL_LLM_PROVIDER_TIMEOUT_MS (%v) exceeds MCPCTL_LLM_CALL_BUDGET_MS (%v): an attempt runs inside the budget", v.LLMProviderTimeout, v.LLMCallBudget)
+	}
+	if v.ReadTimeout > v.RequestDeadline {
+		return fmt.Errorf("knob MCPCTL_READ_TIMEOUT_MS (%v) exceeds MCPCTL_REQUEST_DEADLINE_MS (%v): reading a request is part of answering it", v.ReadTimeout, v.RequestDeadline)
 	}
 	if v.UpstreamCallTimeout > v.RequestDeadline {
 		return fmt.Errorf("knob MCPCTL_UPSTREAM_CALL_TIMEOUT_MS (%v) exceeds MCPCTL_REQUEST_DEADLINE_MS (%v): an upstream call runs inside the request", v.UpstreamCallTimeout, v.RequestDeadline)

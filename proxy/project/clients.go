@@ -130,15 +130,16 @@ func (c *client) conn(server string) (*upstream.Conn, error) {
 		return conn, nil
 	}
 	conn := upstream.New(server, url, upstream.Options{
-		ConnectTimeout: c.p.knobs.UpstreamConnect,
-		CallTimeout:    c.p.knobs.UpstreamCallTimeout,
-		CloseGrace:     c.p.knobs.ShutdownGrace,
-		Logger:         c.p.logger,
-		Transport:      c.p.transport,
-		Limit:          c.p.limit,
-		Standalone:     true,
-		Client:         c.clientOptions(server),
-		Receiving:      []mcp.Middleware{c.rootsMiddleware(server)},
+		ConnectTimeout:   c.p.knobs.UpstreamConnect,
+		CallTimeout:      c.p.knobs.UpstreamCallTimeout,
+		CloseGrace:       c.p.knobs.ShutdownGrace,
+		Logger:           c.p.logger,
+		Transport:        c.p.transport,
+		MaxResponseBytes: c.p.knobs.UpstreamMaxResponseBytes,
+		Limit:            c.p.limit,
+		Standalone:       true,
+		Client:           c.clientOptions(server),
+		Receiving:        []mcp.Middleware{c.rootsMiddleware(server)},
 	})
 	conn.OnConnect(func(ctx context.Context, s *mcp.ClientSession) {
 		if r := s.InitializeResult(); r != nil && r.Capabilities != nil {

@@ -69,8 +69,9 @@ type Options struct {
 	// that have no handler option (roots/list).
 	Receiving []mcp.Middleware
 
-	ConnectTimeout time.Duration // knob MCPCTL_UPSTREAM_CONNECT_TIMEOUT_MS
-	CallTimeout    time.Duration // knob MCPCTL_UPSTREAM_CALL_TIMEOUT_MS
+	ConnectTimeout   time.Duration // knob MCPCTL_UPSTREAM_CONNECT_TIMEOUT_MS
+	CallTimeout      time.Duration // knob MCPCTL_UPSTREAM_CALL_TIMEOUT_MS
+	MaxResponseBytes int64         // knob MCPCTL_UPSTREAM_MAX_RESPONSE_BYTES (limit.go)
 	// CloseGrace bounds Close: the session's DELETE gets this long before
 	// every request of the Conn is aborted (knob MCPCTL_SHUTDOWN_GRACE_MS).
 	CloseGrace time.Duration
@@ -111,7 +112,7 @@ func New(name, url string, o Options) *Conn {
 		callTimeout:    o.CallTimeout,
 		logger:         o.Logger,
 		client:         client,
-		httpClient:     &http.Client{Transport: Shape(abortable{base: base, closing: closing})},
+		httpClient:     &http.Client{Transport: Shape(LimitResponses(abortable{base: base, closing: closing}, o.MaxResponseBytes))},
 		lock:           make(chan struct{}, 1),
 	}
 }

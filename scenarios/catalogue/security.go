@@ -1,14 +1,19 @@
 package catalogue
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpchaos/mcpchaos/proxy/audit"
 	"github.com/mcpchaos/mcpchaos/proxy/knobs"
@@ -36,6 +41,10 @@ func securityScenarios() []Scenario {
 	}
 	caps := withKnobs(twoUsers, func(v *knobs.Values) { v.SessionsPerUserMax, v.SessionsMax = 2, 3 })
 	idle := withKnobs(twoUsers, func(v *knobs.Values) { v.SessionIdle = idleForScenario })
+	big := withKnobs(twoUsers, func(v *knobs.Values) { v.UpstreamMaxResponseBytes = 4096 })
+	slow := withKnobs(twoUsers, func(v *knobs.Values) {
+		v.ReadTimeout, v.IdleConnTimeout, v.MaxHeaderBytes = readTimeoutForScenario, idleConnForScenario, 8<<10
+	})
 	sec := func(more ...string) []string { return append([]string{"security", "sessions"}, more...) }
 	return []Scenario{
 		{Fault: harness.None{}, Operation: Hijack, Promise: "8 a session belongs to its user",
@@ -54,6 +63,16 @@ func securityScenarios() []Scenario {
 			Labels: sec("audit-api"), Env: twoUsers, Budget: requestDeadline, Expect: sessionAnswered, Needs: ownsSessions},
 		{Fault: harness.None{}, Operation: OriginGuard, Promise: "8 Origin and Host are checked on every endpoint",
 			Labels: sec("origin"), Env: twoUsers, Budget: requestDeadline, Expect: sessionAnswered, Needs: ownsSessions},
+		{Fault: harness.None{}, Operation: UpstreamTooLarge, Promise: "8 an upstream cannot grow the proxy",
+			Labels: sec("bounded-io", "knob"), Env: big, Budget: requestDeadline, Expect: sessionAnswered, Needs: ownsSessions},
+		{Fault: harness.None{}, Operation: SlowTrickle, Promise: "8 a slow client cannot hold the proxy",
+			Labels: sec("bounded-io", "slow-client", "knob"), Env: slow, Budget: func(k knobs.Values) time.Duration { return k.ReadTimeout },
+			Expect: sessionAnswered, Needs: ownsSessions},
+		{Fault: harness.None{}, Operation: IdleConnection, Promise: "8 idle connections are closed",
+			Labels: sec("bounded-io", "knob"), Env: slow, Budget: func(k knobs.Values) time.Duration { return k.IdleConnTimeout },
+			Expect: sessionAnswered, Needs: ownsSessions},
+		{Fault: harness.None{}, Operation: HugeHeaders, Promise: "8 request headers are bounded",
+			Labels: sec("bounded-io", "knob"), Env: slow, Budget: requestDeadline, Expect: sessionAnswered, Needs: ownsSessions},
 		{Fault: harness.None{}, Operation: IdleExpiry, Promise: "8 idle sessions expire and are released",
 			Labels: sec("idle", "knob"), Env: idle, Budget: requestDeadline, Expect: sessionAnswered, Needs: ownsSessions},
 	}
@@ -467,6 +486,156 @@ var OriginGuard = Operation{Name: "cross-origin and rebinding requests on every 
 	}
 	if status, body := do(http.MethodPost, mcpPath, "", "http://localhost:6274", "application/json", initialize); status != http.StatusOK {
 		o.Broken = append(o.Broken, fmt.Sprintf("an initialize from the loopback Origin http://localhost:6274 answered %d, want 200: %s", status, excerpt(body)))
+	}
+	return o
+}}
+
+// The connection knobs of the slow-client scenarios: short enough to wait
+// out, far longer than a loopback request takes.
+const (
+	readTimeoutForScenario = 500 * time.Millisecond
+	idleConnForScenario    = 500 * time.Millisecond
+)
+
+// UpstreamTooLarge: with MCPCTL_UPSTREAM_MAX_RESPONSE_BYTES=4096, a search
+// whose upstream answer is larger comes back as isError naming the knob;
+// a small call on the same session still works.
+var UpstreamTooLarge = Operation{Name: "MCPCTL_UPSTREAM_MAX_RESPONSE_BYTES decides: a larger upstream answer is an isError naming it", Do: func(ctx context.Context, env *harness.Env) Observation {
+	return withSession(ctx, env, func(ctx context.Context, cs *mcp.ClientSession) Observation {
+		o := timedCall(ctx, cs, "docmost_search", map[string]any{"query": "everything"})
+		switch {
+		case o.Err != nil:
+			return o
+		case !o.IsError || !strings.Contains(o.Text, "MCPCTL_UPSTREAM_MAX_RESPONSE_BYTES"):
+			o.Broken = append(o.Broken, "a search larger than the limit was not an isError naming MCPCTL_UPSTREAM_MAX_RESPONSE_BYTES: "+excerpt(o.Text))
+		}
+		if small := timedCall(ctx, cs, "docmost_update_page", map[string]any{"page_id": "p", "content": "x"}); small.Err != nil || small.IsError {
+			o.Broken = append(o.Broken, fmt.Sprintf("a small call after the large one: %v %s", small.Err, small.Text))
+		}
+		return o
+	})
+}}
+
+// rawConn dials the proxy for requests written by hand.
+func rawConn(ctx context.Context, env *harness.Env) (net.Conn, string, error) {
+	u, err := url.Parse(env.Target.URL())
+	if err != nil {
+		return nil, "", err
+	}
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "tcp", u.Host)
+	return c, u.Host, err
+}
+
+// closedWithin reads from c until the proxy closes it or limit passes, and
+// returns how long that took and whether it closed.
+func closedWithin(c net.Conn, limit time.Duration) (time.Duration, bool) {
+	start := time.Now()
+	_ = c.SetReadDeadline(start.Add(limit))
+	buf := make([]byte, 4096)
+	for {
+		if _, err := c.Read(buf); err != nil {
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				return time.Since(start), false
+			}
+			return time.Since(start), true
+		}
+	}
+}
+
+// SlowTrickle: a client that sends its body one byte at a time is dropped
+// once MCPCTL_READ_TIMEOUT_MS has passed, instead of holding a connection
+// and a goroutine for as long as it likes.
+var SlowTrickle = Operation{Name: "MCPCTL_READ_TIMEOUT_MS decides: a body trickled byte by byte is cut off", Do: func(ctx context.Context, env *harness.Env) Observation {
+	c, host, err := rawConn(ctx, env)
+	if err != nil {
+		return Observation{Err: err}
+	}
+	defer c.Close()
+	path := strings.TrimPrefix(env.ProjectURL(), env.Target.URL())
+	start := time.Now()
+	if _, err := fmt.Fprintf(c, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nAuthorization: Bearer %s\r\nContent-Length: 100000\r\n\r\n", path, host, env.Token("alice")); err != nil {
+		return Observation{Err: err}
+	}
+	limit := env.Knobs.ReadTimeout + Tolerance
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() { // one byte every 50 ms, for far longer than the knob
+		t := time.NewTicker(50 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				if _, err := c.Write([]byte("{")); err != nil {
+					return
+				}
+			}
+		}
+	}()
+	_, closed := closedWithin(c, 3*limit)
+	o := Observation{Latency: time.Since(start)}
+	if !closed {
+		o.Broken = append(o.Broken, fmt.Sprintf("a trickling client was still connected %v after it began (MCPCTL_READ_TIMEOUT_MS=%v)", o.Latency.Round(time.Millisecond), env.Knobs.ReadTimeout))
+	}
+	return o
+}}
+
+// IdleConnection: a keep-alive connection left idle after one request is
+// closed by the proxy once MCPCTL_IDLE_CONN_TIMEOUT_MS has passed.
+var IdleConnection = Operation{Name: "MCPCTL_IDLE_CONN_TIMEOUT_MS decides: an idle keep-alive connection is closed", Do: func(ctx context.Context, env *harness.Env) Observation {
+	c, host, err := rawConn(ctx, env)
+	if err != nil {
+		return Observation{Err: err}
+	}
+	defer c.Close()
+	if _, err := fmt.Fprintf(c, "GET /healthz HTTP/1.1\r\nHost: %s\r\n\r\n", host); err != nil {
+		return Observation{Err: err}
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		return Observation{Err: fmt.Errorf("the request before idling: %w", err)}
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	start := time.Now()
+	_, closed := closedWithin(c, 3*(env.Knobs.IdleConnTimeout+Tolerance))
+	o := Observation{Latency: time.Since(start)}
+	if !closed {
+		o.Broken = append(o.Broken, fmt.Sprintf("an idle keep-alive connection was still open after %v (MCPCTL_IDLE_CONN_TIMEOUT_MS=%v)", o.Latency.Round(time.Millisecond), env.Knobs.IdleConnTimeout))
+	}
+	return o
+}}
+
+// HugeHeaders: headers larger than MCPCTL_MAX_HEADER_BYTES get 431, and a
+// request just under it is served.
+var HugeHeaders = Operation{Name: "MCPCTL_MAX_HEADER_BYTES decides: larger request headers get 431", Do: func(ctx context.Context, env *harness.Env) Observation {
+	hc := harness.HTTPClient(env.Token("alice"))
+	defer hc.CloseIdleConnections()
+	send := func(pad int) (int, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, env.Target.URL()+"/healthz", nil)
+		if err != nil {
+			return 0, err
+		}
+		req.Header.Set("X-Pad", strings.Repeat("p", pad))
+		resp, err := hc.Do(req)
+		if err != nil {
+			return 0, err
+		}
+		resp.Body.Close()
+		return resp.StatusCode, nil
+	}
+	max := int(env.Knobs.MaxHeaderBytes)
+	start := time.Now()
+	status, err := send(4 * max)
+	o := Observation{Latency: time.Since(start), Err: err}
+	if err == nil && status != http.StatusRequestHeaderFieldsTooLarge {
+		o.Broken = append(o.Broken, fmt.Sprintf("headers of %d bytes (MCPCTL_MAX_HEADER_BYTES=%d) answered %d, want 431", 4*max, max, status))
+	}
+	if status, err := send(max / 2); err != nil || status != http.StatusOK {
+		o.Broken = append(o.Broken, fmt.Sprintf("headers well under MCPCTL_MAX_HEADER_BYTES answered %d, %v", status, err))
 	}
 	return o
 }}
