@@ -37,6 +37,7 @@ import (
 	"github.com/mcpchaos/mcpchaos/proxy/llm"
 	"github.com/mcpchaos/mcpchaos/proxy/pause"
 	"github.com/mcpchaos/mcpchaos/proxy/project"
+	"github.com/mcpchaos/mcpchaos/proxy/redact"
 	"github.com/mcpchaos/mcpchaos/proxy/session"
 	"github.com/mcpchaos/mcpchaos/proxy/stage"
 	"github.com/mcpchaos/mcpchaos/proxy/trace"
@@ -96,6 +97,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Proxy, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
+	o.Logger = slog.New(redact.Handler(o.Logger.Handler())) // no DSN password or URL key reaches a log
 	if o.Getenv == nil {
 		o.Getenv = os.Getenv
 	}
@@ -359,6 +361,7 @@ func (p *Proxy) serveInstances(w http.ResponseWriter, r *http.Request) {
 	ins := p.instances()
 	for i := range ins {
 		ins[i].Paused = p.pause.Status(ins[i].Project).Paused
+		ins[i].LastError, ins[i].Note = redact.Text(ins[i].LastError), redact.Text(ins[i].Note)
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"instances": ins, "paused": p.pausedProjects()})
 }

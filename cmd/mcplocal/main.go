@@ -20,6 +20,7 @@ import (
 	"github.com/mcpchaos/mcpchaos/proxy/failpoint"
 	"github.com/mcpchaos/mcpchaos/proxy/knobs"
 	"github.com/mcpchaos/mcpchaos/proxy/profiling"
+	"github.com/mcpchaos/mcpchaos/proxy/redact"
 )
 
 func main() {
@@ -93,7 +94,7 @@ func serve(args []string, stderr io.Writer) error {
 			return err
 		}
 	}
-	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	logger := slog.New(redact.Handler(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo})))
 	if *pprofAddr != "" {
 		stopProfiles, err := profiling.Serve(*pprofAddr, logger)
 		if err != nil {

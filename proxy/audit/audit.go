@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/mcpchaos/mcpchaos/proxy/redact"
 	"strings"
 	"time"
 )
@@ -191,23 +192,12 @@ func Open(ctx context.Context, dsn string) (Store, error) {
 	case dsn == "":
 		return nil, errors.New(`audit: empty store DSN; want "sqlite:PATH" or "postgres://..."`)
 	default:
-		return nil, fmt.Errorf("audit: unsupported store DSN %q; want \"sqlite:PATH\" or \"postgres://...\" (or postgresql://)", redact(dsn))
+		return nil, fmt.Errorf("audit: unsupported store DSN %q; want \"sqlite:PATH\" or \"postgres://...\" (or postgresql://)", redactDSN(dsn))
 	}
 }
 
-// redact hides a password in a URL-shaped DSN before it goes into an error.
-func redact(dsn string) string {
-	at := strings.LastIndex(dsn, "@")
-	scheme := strings.Index(dsn, "://")
-	if at < 0 || scheme < 0 || at < scheme {
-		return dsn
-	}
-	userinfo := dsn[scheme+3 : at]
-	if i := strings.Index(userinfo, ":"); i >= 0 {
-		return dsn[:scheme+3] + userinfo[:i] + ":xxxxx" + dsn[at:]
-	}
-	return dsn
-}
+// redactDSN hides a password in a DSN before it goes into an error.
+func redactDSN(dsn string) string { return redact.Text(dsn) }
 
 // normalize returns r as stores keep it: Start in UTC at microsecond precision.
 func normalize(r Row) Row {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/mcpchaos/mcpchaos/proxy/redact"
 	"strconv"
 	"strings"
 	"sync"
@@ -55,16 +56,16 @@ type Postgres struct {
 func OpenPostgres(ctx context.Context, dsn string) (*Postgres, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
-		return nil, fmt.Errorf("audit: postgres DSN %q: %w", redact(dsn), err)
+		return nil, fmt.Errorf("audit: postgres DSN %q: %w", redactDSN(dsn), redact.Error(err))
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("audit: open postgres %q: %w", redact(dsn), err)
+		return nil, fmt.Errorf("audit: open postgres %q: %w", redactDSN(dsn), redact.Error(err))
 	}
 	p := &Postgres{pool: pool}
 	if err := p.createSchema(ctx); err != nil {
 		pool.Close()
-		return nil, fmt.Errorf("audit: open postgres %q: create schema: %w", redact(dsn), err)
+		return nil, fmt.Errorf("audit: open postgres %q: create schema: %w", redactDSN(dsn), redact.Error(err))
 	}
 	return p, nil
 }

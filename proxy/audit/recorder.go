@@ -2,6 +2,7 @@ package audit
 
 import (
 	"context"
+	"github.com/mcpchaos/mcpchaos/proxy/redact"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -155,6 +156,7 @@ func NewRecorder(store Store, opts ...RecorderOption) *Recorder {
 // store and never fails: when the queue is full, or the Recorder is closed,
 // the row is dropped and counted.
 func (r *Recorder) Record(row Row) {
+	row.Detail, row.DegradedReason = redact.Text(row.Detail), redact.Text(row.DegradedReason)
 	r.mu.RLock()
 	ok := false
 	if !r.closed {

@@ -131,7 +131,7 @@ func TestOpenRejectsBadDSNs(t *testing.T) {
 		{"mysql://u@127.0.0.1/db", "mysql://u@127.0.0.1/db"},
 		{"./audit.db", "./audit.db"},
 		{"SQLITE:x.db", "SQLITE:x.db"},
-		{"redis://u:hunter2@127.0.0.1/0", "redis://u:xxxxx@127.0.0.1/0"},
+		{"redis://u:hunter2@127.0.0.1/0", "redis://u:REDACTED@127.0.0.1/0"},
 		{"sqlite:", "no path"},
 		{"postgres://%zz", "postgres DSN"},
 	} {

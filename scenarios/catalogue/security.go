@@ -45,6 +45,8 @@ func securityScenarios() []Scenario {
 	slow := withKnobs(twoUsers, func(v *knobs.Values) {
 		v.ReadTimeout, v.IdleConnTimeout, v.MaxHeaderBytes = readTimeoutForScenario, idleConnForScenario, 8<<10
 	})
+	secretURL := twoUsers
+	secretURL.DocmostQuery = "apikey=" + upstreamSecret
 	sec := func(more ...string) []string { return append([]string{"security", "sessions"}, more...) }
 	return []Scenario{
 		{Fault: harness.None{}, Operation: Hijack, Promise: "8 a session belongs to its user",
@@ -73,6 +75,8 @@ func securityScenarios() []Scenario {
 			Expect: sessionAnswered, Needs: ownsSessions},
 		{Fault: harness.None{}, Operation: HugeHeaders, Promise: "8 request headers are bounded",
 			Labels: sec("bounded-io", "knob"), Env: slow, Budget: requestDeadline, Expect: sessionAnswered, Needs: ownsSessions},
+		{Fault: harness.LinkDown{}, Operation: SecretsStayIn, Promise: "8 secrets never leave",
+			Labels: sec("secrets"), Env: secretURL, Budget: requestDeadline, Expect: sessionAnswered, Needs: ownsSessions},
 		{Fault: harness.None{}, Operation: IdleExpiry, Promise: "8 idle sessions expire and are released",
 			Labels: sec("idle", "knob"), Env: idle, Budget: requestDeadline, Expect: sessionAnswered, Needs: ownsSessions},
 	}
@@ -636,6 +640,40 @@ var HugeHeaders = Operation{Name: "MCPCTL_MAX_HEADER_BYTES decides: larger reque
 	}
 	if status, err := send(max / 2); err != nil || status != http.StatusOK {
 		o.Broken = append(o.Broken, fmt.Sprintf("headers well under MCPCTL_MAX_HEADER_BYTES answered %d, %v", status, err))
+	}
+	return o
+}}
+
+// upstreamSecret is the API key an operator put in the upstream's URL.
+const upstreamSecret = "SEKRET-K3Y-4242"
+
+// SecretsStayIn: the upstream's URL carries ?apikey=...; with the upstream
+// down, the tools/call error text, the request's audit rows and
+// /api/v1/instances all describe the failure without the key.
+var SecretsStayIn = Operation{Name: "an upstream URL's key in errors, audit rows and health output", Do: func(ctx context.Context, env *harness.Env) Observation {
+	o := call(ctx, env, "docmost_update_page", map[string]any{"page_id": "p", "content": "x"})
+	if o.Err != nil {
+		return o
+	}
+	if !o.IsError {
+		o.Broken = append(o.Broken, "the call through a down upstream succeeded: the fault did not strike")
+	}
+	if strings.Contains(o.Text, upstreamSecret) {
+		o.Broken = append(o.Broken, "the tools/call error text carries the upstream URL's key: "+excerpt(o.Text))
+	}
+	if o.Trace != "" {
+		rows, err := env.Audit(ctx, o.Trace)
+		if err != nil {
+			o.Broken = append(o.Broken, "audit: "+err.Error())
+		}
+		for _, r := range rows {
+			if strings.Contains(r.Detail+r.DegradedReason, upstreamSecret) {
+				o.Broken = append(o.Broken, fmt.Sprintf("the %s audit row carries the upstream URL's key: %s", r.Kind, excerpt(r.Detail)))
+			}
+		}
+	}
+	if status, body, err := apiGet(ctx, env, "alice", "/api/v1/instances"); err == nil && strings.Contains(body, upstreamSecret) {
+		o.Broken = append(o.Broken, fmt.Sprintf("/api/v1/instances (%d) carries the upstream URL's key: %s", status, excerpt(body)))
 	}
 	return o
 }}

@@ -135,6 +135,9 @@ type EnvOptions struct {
 	// Unifi adds a unifi-like server "unifi" to the project with this health
 	// check (its list_sites crosses ControllerLink); nil: no unifi server.
 	Unifi *config.HealthCheck
+	// DocmostQuery, if set, is appended to the docmost server's URL as its
+	// query string (a secret an operator put in the URL, e.g. apikey=...).
+	DocmostQuery string
 	// DocmostHealth is the docmost server's health check (nil: liveness).
 	DocmostHealth *config.HealthCheck
 	// Gate enables begin_session gating with Prompts.
@@ -253,6 +256,9 @@ func NewEnv(ctx context.Context, o EnvOptions) (e *Env, err error) {
 	}
 	pc := e.Config.Projects[Project]
 	pc.Servers["docmost"].HealthCheck = o.DocmostHealth
+	if o.DocmostQuery != "" {
+		pc.Servers["docmost"].URL += "?" + o.DocmostQuery
+	}
 	if o.Unifi != nil {
 		if e.Controller, err = upstream.NewController(); err != nil {
 			return e, err
