@@ -21,6 +21,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpchaos/mcpchaos/proxy/redact"
 	"github.com/mcpchaos/mcpchaos/proxy/trace"
 )
 
@@ -221,6 +222,7 @@ func fromError(method, code string, err error, deadline time.Duration) (mcp.Resu
 // failure is the answer for a request that could not be completed: an isError
 // result for tools/call, JSON-RPC error -32001 otherwise. Both quote the code.
 func failure(method, code, text string) (mcp.Result, error) {
+	text = redact.Text(text) // an upstream's URL (with ?apikey=...) may be in the error
 	if method == "tools/call" {
 		return &mcp.CallToolResult{
 			IsError: true,

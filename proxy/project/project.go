@@ -25,6 +25,7 @@ import (
 	"github.com/mcpchaos/mcpchaos/proxy/gate"
 	"github.com/mcpchaos/mcpchaos/proxy/knobs"
 	"github.com/mcpchaos/mcpchaos/proxy/pause"
+	"github.com/mcpchaos/mcpchaos/proxy/redact"
 	"github.com/mcpchaos/mcpchaos/proxy/session"
 	"github.com/mcpchaos/mcpchaos/proxy/stage"
 	"github.com/mcpchaos/mcpchaos/proxy/trace"
@@ -356,7 +357,7 @@ func (p *Project) listTools(ctx context.Context, cl *client) (*mcp.ListToolsResu
 		return nil
 	})
 	if len(out) == 0 && err != nil {
-		return nil, fmt.Errorf("no upstream server of project %s answered tools/list: %w", p.Name, err)
+		return nil, fmt.Errorf("no upstream server of project %s answered tools/list: %w", p.Name, redact.Error(err))
 	}
 	out = append(out, p.listProxyTools().Tools...)
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
@@ -457,6 +458,7 @@ func (p *Project) upstreamCall(ctx context.Context, cl *client, server, tool str
 		res, err = conn.CallTool(ctx, tool, req.Params.Arguments, upstreamMeta(req.Params.Meta))
 		return err
 	})
+	err = redact.Error(err) // upstream URLs may carry keys in their query
 	row := audit.Row{
 		Kind: audit.KindUpstreamCall, CorrelationID: trace.From(ctx), SpanID: span, ParentID: parent,
 		SessionID: c.session, User: c.user, Project: p.Name, Server: server, Tool: tool,
