@@ -8,7 +8,7 @@ SUITES  := $(sort $(dir $(shell grep -rlE --include='*_test.go' '$(RUNSPECS)' pr
 SUITE_PKGS := $(patsubst %/,./%,$(SUITES))
 UNIT_PKGS  := $(filter-out $(patsubst %/,github.com/mcpchaos/mcpchaos/%,$(SUITES)),$(shell $(GO) list ./...))
 
-.PHONY: all build test check deps unit suites lint run smoke clean mutants conformance bench flake-check mutants-generic
+.PHONY: all build test check deps unit suites lint run smoke clean mutants conformance bench flake-check mutants-generic fuzz fuzz-short
 
 all: build
 
@@ -35,7 +35,7 @@ test:
 	scripts/test.sh
 
 # The checks themselves, on a machine already set up.
-check: lint unit suites
+check: lint unit suites fuzz-short
 
 # Idempotent set-up for make test: PostgreSQL's server binaries, Node.js/npm,
 # the pinned conformance suite (npm ci in tools/conformance), the Go modules.
@@ -48,6 +48,23 @@ deps:
 # (docs/conformance.md). MCPLOCAL=path holds a prebuilt mcplocal to it instead.
 conformance: deps
 	MCPCHAOS_CONFORMANCE_MCPLOCAL="$(MCPLOCAL)" $(GINKGO) run -v --label-filter=conformance ./scenarios/conformance
+
+# Go native fuzz targets, PACKAGE:TARGET. `make test` runs each for
+# FUZZ_SHORT; `make fuzz` for FUZZTIME each. Failing inputs land in the
+# package's testdata/fuzz/TARGET/, where plain `go test` replays them.
+FUZZ_TARGETS := ./proxy/entry:FuzzEntry ./proxy/config:FuzzParse
+FUZZ_SHORT   ?= 10s
+FUZZTIME     ?= 5m
+
+fuzz-short:
+	@for t in $(FUZZ_TARGETS); do \
+		$(GO) test -run '^$$' -fuzz="^$${t##*:}$$" -fuzztime=$(FUZZ_SHORT) $${t%%:*} || exit 1; \
+	done
+
+fuzz:
+	@for t in $(FUZZ_TARGETS); do \
+		$(GO) test -run '^$$' -fuzz="^$${t##*:}$$" -fuzztime=$(FUZZTIME) $${t%%:*} || exit 1; \
+	done
 
 run:
 	$(GO) run ./cmd/mcpchaos run
