@@ -255,8 +255,8 @@ func (p *Proxy) Start(addr string) error {
 	}
 	srv := &http.Server{
 		Handler:           p.handler,
-		ReadHeaderTimeout: min(10*time.Second, p.knobs.ReadTimeout),
-		ReadTimeout:       p.knobs.ReadTimeout,
+		ReadHeaderTimeout: min(10*time.Second, p.knobs.ReadTimeout, p.knobs.RequestDeadline),
+		ReadTimeout:       min(p.knobs.ReadTimeout, p.knobs.RequestDeadline), // reading is part of answering
 		IdleTimeout:       p.knobs.IdleConnTimeout,
 		MaxHeaderBytes:    int(p.knobs.MaxHeaderBytes),
 		ErrorLog:          slog.NewLogLogger(p.logger.Handler(), slog.LevelDebug),
@@ -374,6 +374,13 @@ func (p *Proxy) serveReady(w http.ResponseWriter, r *http.Request) {
 	p.mu.Unlock()
 	if prober == nil {
 		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"status": "not serving"})
+		return
+	}
+	sctx, cancel := context.WithTimeout(r.Context(), p.knobs.AuditWriteTimeout)
+	_, err := p.store.Query(sctx, audit.Filter{Trace: "READYZ00", Limit: 1})
+	cancel()
+	if err != nil {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"status": "not ready", "auditStore": redact.Text(err.Error())})
 		return
 	}
 	if bad := prober.NotReady(); len(bad) > 0 {

@@ -104,7 +104,7 @@ func serve(args []string, stderr io.Writer) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	fps, err := failpoint.Parse(os.Getenv("MCPLOCAL_FAILPOINTS"))
+	fps, err := failpoints(logger)
 	if err != nil {
 		return err
 	}
@@ -129,3 +129,29 @@ func serve(args []string, stderr io.Writer) error {
 
 // unitAbbrev is how `mcplocal knobs` prints each unit.
 var unitAbbrev = map[knobs.Unit]string{knobs.Millis: "ms", knobs.Count: "", knobs.Bytes: "B"}
+
+// The failpoint variables: chaos failpoints make handlers misbehave on
+// purpose, so the production binary ignores MCPLOCAL_FAILPOINTS unless
+// MCPLOCAL_ENABLE_FAILPOINTS=1 says, explicitly, that this is a test run
+// (the mcpchaos harness sets both).
+const (
+	failpointsEnv       = "MCPLOCAL_FAILPOINTS"
+	enableFailpointsEnv = "MCPLOCAL_ENABLE_FAILPOINTS"
+)
+
+func failpoints(logger *slog.Logger) (*failpoint.Set, error) {
+	spec := os.Getenv(failpointsEnv)
+	if spec == "" {
+		return nil, nil
+	}
+	if os.Getenv(enableFailpointsEnv) != "1" {
+		logger.Warn("failpoints ignored: this is not a test run", failpointsEnv, spec, "enable", enableFailpointsEnv+"=1")
+		return nil, nil
+	}
+	fps, err := failpoint.Parse(spec)
+	if err != nil {
+		return nil, err
+	}
+	logger.Warn("chaos failpoints armed: requests will misbehave on purpose", "failpoints", spec)
+	return fps, nil
+}

@@ -55,6 +55,8 @@ type Answer struct {
 	Detail   string // why, for failures
 	Start    time.Time
 	Duration time.Duration
+	// Stack is the goroutine stack of a handler that panicked, for the log.
+	Stack []byte
 }
 
 // Options configures Middleware.
@@ -139,7 +141,7 @@ func handle(ctx context.Context, o Options, next mcp.MethodHandler, method strin
 	case out := <-done:
 		switch {
 		case out.panic != nil:
-			a.Outcome, a.Detail = Panicked, fmt.Sprintf("panic: %v", out.panic)
+			a.Outcome, a.Detail, a.Stack = Panicked, fmt.Sprintf("panic: %v", out.panic), out.stack
 			res, err = failure(method, code, "the proxy hit an internal error while handling this request; retry, and if it persists report the trace code")
 		case out.err != nil:
 			a.Outcome, a.Detail = Failed, out.err.Error()

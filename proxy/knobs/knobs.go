@@ -203,9 +203,6 @@ func (v Values) Check() error {
 	if v.LLMProviderTimeout > v.LLMCallBudget {
 		return fmt.Errorf("knob MCPCTL_LLM_PROVIDER_TIMEOUT_MS (%v) exceeds MCPCTL_LLM_CALL_BUDGET_MS (%v): an attempt runs inside the budget", v.LLMProviderTimeout, v.LLMCallBudget)
 	}
-	if v.ReadTimeout > v.RequestDeadline {
-		return fmt.Errorf("knob MCPCTL_READ_TIMEOUT_MS (%v) exceeds MCPCTL_REQUEST_DEADLINE_MS (%v): reading a request is part of answering it", v.ReadTimeout, v.RequestDeadline)
-	}
 	if v.UpstreamCallTimeout > v.RequestDeadline {
 		return fmt.Errorf("knob MCPCTL_UPSTREAM_CALL_TIMEOUT_MS (%v) exceeds MCPCTL_REQUEST_DEADLINE_MS (%v): an upstream call runs inside the request", v.UpstreamCallTimeout, v.RequestDeadline)
 	}

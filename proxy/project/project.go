@@ -295,6 +295,9 @@ func (p *Project) answered(ctx context.Context, a deadline.Answer) {
 		row.Status = c.status
 	}
 	c.mu.Unlock()
+	if a.Stack != nil {
+		p.logger.Error("handler panicked", "trace", a.Trace, "method", a.Method, "panic", a.Detail, "stack", string(a.Stack))
+	}
 	p.logger.Info("request", "trace", a.Trace, "method", a.Method, "session", c.session, "user", c.user,
 		"tool", row.Tool, "outcome", a.Outcome, "ms", a.Duration.Milliseconds())
 	if a.Method == "tools/call" {

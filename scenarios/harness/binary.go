@@ -348,7 +348,7 @@ func (p *process) kill() error {
 // knob or failpoint variable, plus every knob of the spec in milliseconds,
 // the spec's failpoints, and b.Env.
 func (b *Binary) environLocked() []string {
-	ours := map[string]bool{failpointsEnv: true}
+	ours := map[string]bool{failpointsEnv: true, "MCPLOCAL_ENABLE_FAILPOINTS": true}
 	for _, k := range knobs.Table {
 		ours[k.Env] = true
 	}
@@ -361,7 +361,7 @@ func (b *Binary) environLocked() []string {
 	// A zero knob (a Spec without knobs) leaves the proxy's default.
 	env = append(env, b.spec.Knobs.Environ()...)
 	if fp := b.spec.Failpoints.String(); fp != "" { // nil-safe
-		env = append(env, failpointsEnv+"="+fp)
+		env = append(env, failpointsEnv+"="+fp, "MCPLOCAL_ENABLE_FAILPOINTS=1") // mcplocal ignores failpoints without it
 	}
 	return append(env, b.Env...)
 }

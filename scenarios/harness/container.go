@@ -476,7 +476,7 @@ func auditBind(cfg *config.Config) ([]string, error) {
 func specEnv(spec Spec) []string {
 	env := spec.Knobs.Environ()
 	if fp := spec.Failpoints.String(); fp != "" { // nil-safe
-		env = append(env, failpointsEnv+"="+fp)
+		env = append(env, failpointsEnv+"="+fp, "MCPLOCAL_ENABLE_FAILPOINTS=1") // mcplocal ignores failpoints without it
 	}
 	return env
 }

@@ -454,7 +454,7 @@ func (f *Foreign) prepareLocked(cfg *config.Config, spec Spec, addr string) erro
 		f.env = append(f.env, specEnv(Spec{Knobs: spec.Knobs})...)
 	}
 	if f.Spec.Has(CapFailpoints) && v.Failpoints != "" {
-		f.env = append(f.env, failpointsEnv+"="+v.Failpoints)
+		f.env = append(f.env, failpointsEnv+"="+v.Failpoints, "MCPLOCAL_ENABLE_FAILPOINTS=1")
 	}
 	keys := make([]string, 0, len(f.Spec.Env))
 	for k := range f.Spec.Env {
