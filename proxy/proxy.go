@@ -22,6 +22,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -35,6 +36,7 @@ import (
 	"github.com/mcpchaos/mcpchaos/proxy/health"
 	"github.com/mcpchaos/mcpchaos/proxy/knobs"
 	"github.com/mcpchaos/mcpchaos/proxy/llm"
+	"github.com/mcpchaos/mcpchaos/proxy/origin"
 	"github.com/mcpchaos/mcpchaos/proxy/pause"
 	"github.com/mcpchaos/mcpchaos/proxy/project"
 	"github.com/mcpchaos/mcpchaos/proxy/redact"
@@ -211,7 +213,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Proxy, error) {
 	if len(cfg.Users) > 0 {
 		ch.Authenticate = func(r *http.Request) (string, bool) { return entry.Authenticate(r, users) }
 	}
-	mux.Handle("POST /api/v1/chat", ch)
+	mux.Handle("POST /api/v1/chat", requireJSON(ch))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "live"})
 	})
@@ -223,7 +225,11 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Proxy, error) {
 	mux.HandleFunc("POST /api/v1/servers", p.serveServers)
 	mux.HandleFunc("PUT /api/v1/servers/{project}/{server}", p.serveServers)
 	mux.HandleFunc("DELETE /api/v1/servers/{project}/{server}", p.serveServers)
-	p.handler = mux
+	hosts := slices.Clone(cfg.AllowedHosts)
+	if h, _, err := net.SplitHostPort(cfg.Listen); err == nil && h != "" && !net.ParseIP(h).IsUnspecified() {
+		hosts = append(hosts, h)
+	}
+	p.handler = origin.Guard(mux, origin.Options{Origins: cfg.AllowedOrigins, Hosts: hosts, OnRefuse: refuseOrigin})
 	return p, nil
 }
 
