@@ -65,6 +65,7 @@ func runGet(args []string, stdout io.Writer, getenv func(string) string) error {
 	if err != nil {
 		return err
 	}
+	withToken(req)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return fmt.Errorf("cannot reach the proxy: %v", err)

@@ -13,6 +13,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"net/url"
 	"os"
 	"strings"
@@ -102,6 +103,8 @@ Usage:
         Show this help, or one command's help.
 
 The proxy URL comes from --url, else $MCPCTL_URL, else ` + defaultURL + `.
+When the proxy has users, set $MCPCTL_TOKEN to your bearer token: trace and
+get instances send it (you see your own audit rows; an admin sees all).
 
 Exit status: 0 ok, 1 failure (proxy unreachable, error answer, no rows),
 2 usage error.
@@ -225,4 +228,12 @@ func endpoint(flagURL string, getenv func(string) string, path string) (*url.URL
 	u.Path = strings.TrimRight(u.Path, "/") + path
 	u.RawPath, u.RawQuery, u.Fragment = "", "", ""
 	return u, nil
+}
+
+// withToken adds $MCPCTL_TOKEN as the bearer token of req, if set: a proxy
+// with users answers /api/v1 only to them.
+func withToken(req *http.Request) {
+	if tok := os.Getenv("MCPCTL_TOKEN"); tok != "" {
+		req.Header.Set("Authorization", "Bearer "+tok)
+	}
 }

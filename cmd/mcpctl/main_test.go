@@ -353,3 +353,18 @@ func newTestFlagSet() testFlagSet {
 	fs.SetOutput(io.Discard)
 	return testFlagSet{fs, fs.Bool("json", false, "")}
 }
+
+func TestTraceSendsMCPCTLToken(t *testing.T) {
+	var got string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = r.Header.Get("Authorization")
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"rows":[]}`)
+	}))
+	t.Cleanup(srv.Close)
+	t.Setenv("MCPCTL_TOKEN", "alice-token")
+	cli(t, "trace", "7K3M9QXZ", "--url", srv.URL)
+	if got != "Bearer alice-token" {
+		t.Errorf("Authorization = %q, want the bearer token from $MCPCTL_TOKEN", got)
+	}
+}

@@ -102,6 +102,7 @@ func fetchRows(ctx context.Context, endpoint string, timeout time.Duration) ([]a
 	}
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("User-Agent", "mcpctl")
+	withToken(req)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
