@@ -280,12 +280,12 @@ func TestPausedProjectShowsAsPaused(t *testing.T) {
 		t.Errorf("pause of an unknown project: %d %s", code, body)
 	}
 	w.pause(true)
-	for _, path := range []string{"/readyz", "/api/v1/instances"} {
-		if _, body := w.api(http.MethodGet, path, ""); !strings.Contains(body, `"paused":[{"project":"docmost","paused":true`) {
+	for path, tok := range map[string]string{"/readyz": "", "/api/v1/instances": w.token} { // /api/v1 answers only users
+		if _, body := w.api(http.MethodGet, path, tok); !strings.Contains(body, `"paused":[{"project":"docmost","paused":true`) {
 			t.Errorf("%s does not show docmost paused: %s", path, body)
 		}
 	}
-	_, body := w.api(http.MethodGet, "/api/v1/instances", "")
+	_, body := w.api(http.MethodGet, "/api/v1/instances", w.token)
 	var ins struct {
 		Instances []struct {
 			Project string `json:"project"`
