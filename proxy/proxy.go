@@ -314,11 +314,22 @@ func (p *Proxy) Close(ctx context.Context) error {
 		<-janitorDone
 	}
 	if srv != nil {
-		sctx, cancel := context.WithTimeout(ctx, p.knobs.ShutdownGrace)
-		if err := srv.Shutdown(sctx); err != nil {
-			_ = srv.Close() // long-lived SSE streams do not end by themselves
-		}
+		// In-flight requests get the grace; those still running when it is
+		// nearly spent are answered ("shutting down") before the connections
+		// close, so no client meets an EOF and their rows say so.
+		grace := p.knobs.ShutdownGrace
+		margin := min(grace/4, 250*time.Millisecond)
+		sctx, cancel := context.WithTimeout(ctx, grace-margin)
+		err := srv.Shutdown(sctx)
 		cancel()
+		if err != nil {
+			p.entry.AnswerInFlight()
+			sctx, cancel = context.WithTimeout(ctx, margin)
+			if err := srv.Shutdown(sctx); err != nil {
+				_ = srv.Close() // long-lived SSE streams do not end by themselves
+			}
+			cancel()
+		}
 		<-served
 	}
 	for _, pr := range p.projects {

@@ -85,6 +85,9 @@ type Handler struct {
 	sdkUser  map[string]http.Handler // authenticated: the SDK binds the session to the user
 	tokens   map[string]string       // user -> token, to act for a user (expiry)
 	adopting sync.Map                // session id -> *sync.Mutex, one adoption at a time per id
+
+	inflightMu sync.Mutex
+	inflight   map[*inflight]struct{} // requests on live sessions not yet answered (shutdown.go)
 }
 
 type adoptKey struct{}
@@ -106,7 +109,7 @@ func New(o Options) *Handler {
 	if o.Records == nil {
 		o.Records = audit.NewMemory()
 	}
-	h := &Handler{o: o, sdk: map[string]http.Handler{}, sdkUser: map[string]http.Handler{}, tokens: map[string]string{}}
+	h := &Handler{o: o, sdk: map[string]http.Handler{}, sdkUser: map[string]http.Handler{}, tokens: map[string]string{}, inflight: map[*inflight]struct{}{}}
 	for tok, user := range o.Users {
 		h.tokens[user] = tok
 	}
@@ -291,8 +294,17 @@ func (h *Handler) serveLive(w http.ResponseWriter, r *http.Request, sdk http.Han
 	if !ok {
 		return true
 	}
-	iw := &intercept{w: w, h: http.Header{}}
-	sdk.ServeHTTP(iw, r)
+	f, tr, untrack := h.track(w, r, body)
+	defer untrack()
+	var tw http.ResponseWriter = w
+	if f != nil {
+		tw = f
+	}
+	iw := &intercept{w: tw, h: http.Header{}}
+	sdk.ServeHTTP(iw, tr)
+	if h.finishInFlight(f) {
+		return true
+	}
 	if !iw.refused() {
 		return true
 	}

@@ -1,0 +1,206 @@
+package entry
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/mcpchaos/mcpchaos/proxy/audit"
+	"github.com/mcpchaos/mcpchaos/proxy/deadline"
+	"github.com/mcpchaos/mcpchaos/proxy/project"
+	"github.com/mcpchaos/mcpchaos/proxy/trace"
+)
+
+// ShuttingDown is what a request still running when the shutdown grace runs
+// out is told.
+const ShuttingDown = "the proxy is shutting down and this request did not complete; retry it"
+
+// inflight is one JSON-RPC request on a live session whose answer has not
+// started. Its writer lets exactly one of the SDK and the shutdown answer it.
+type inflight struct {
+	http.ResponseWriter
+	mu       sync.Mutex
+	started  bool // the SDK began the answer
+	answered bool // the shutdown answered it: the SDK's writes are dropped
+	id       json.RawMessage
+	method   string
+	code     string
+	session  string
+	user     string
+	project  string
+	cancel   context.CancelCauseFunc // ends the request's context, so the SDK lets go of it
+}
+
+// errShutdown is the cause of a request context the shutdown ended.
+var errShutdown = errors.New(ShuttingDown)
+
+func (f *inflight) WriteHeader(status int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.answered {
+		return
+	}
+	f.started = true
+	f.ResponseWriter.WriteHeader(status)
+}
+
+func (f *inflight) Write(b []byte) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.answered {
+		return len(b), nil
+	}
+	f.started = true
+	return f.ResponseWriter.Write(b)
+}
+
+func (f *inflight) Flush() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.answered {
+		return
+	}
+	if fl, ok := f.ResponseWriter.(http.Flusher); ok {
+		fl.Flush()
+	}
+}
+
+func (f *inflight) Unwrap() http.ResponseWriter { return f.ResponseWriter }
+
+// stop marks the request as answered by the shutdown, if the SDK has not
+// begun its answer, and ends its context; the handler goroutine writes the
+// answer (finish) once the SDK lets go. It reports whether it marked it.
+func (f *inflight) stop() bool {
+	f.mu.Lock()
+	marked := !f.started && !f.answered
+	if marked {
+		f.answered = true // from now on the SDK's writes are dropped
+	}
+	f.mu.Unlock()
+	if marked {
+		f.cancel(errShutdown)
+	}
+	return marked
+}
+
+// finish writes the shutdown answer on the handler goroutine if stop marked
+// the request; it reports whether it did.
+func (f *inflight) finish() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.answered || f.started {
+		return false
+	}
+	f.started = true
+	f.write()
+	return true
+}
+
+// write writes the shutdown answer: a
+// tools/call gets an isError result, anything else JSON-RPC error -32001;
+// both quote the request's trace code. The body is complete (with its
+// length) before the connection goes.
+func (f *inflight) write() {
+	text := fmt.Sprintf("%s [trace %s]", ShuttingDown, f.code)
+	msg := map[string]any{"jsonrpc": "2.0", "id": f.id}
+	if f.method == "tools/call" {
+		msg["result"] = map[string]any{
+			"content": []map[string]string{{"type": "text", "text": text}},
+			"isError": true,
+			"_meta":   map[string]string{trace.MetaKey: f.code},
+		}
+	} else {
+		msg["error"] = map[string]any{"code": deadline.CodeRequestFailed, "message": text, "data": map[string]string{trace.MetaKey: f.code}}
+	}
+	b, _ := json.Marshal(msg)
+	h := f.ResponseWriter.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(b)))
+	h.Set("Connection", "close")
+	f.ResponseWriter.WriteHeader(http.StatusOK)
+	_, _ = f.ResponseWriter.Write(b)
+	if fl, ok := f.ResponseWriter.(http.Flusher); ok {
+		fl.Flush()
+	}
+}
+
+// track registers a request on a live session so the shutdown can answer
+// it; body is its JSON-RPC message (a notification or a batch is not
+// tracked: nothing or too much to answer). It sets the request's trace code,
+// so its audit rows and the shutdown answer quote the same one.
+func (h *Handler) track(w http.ResponseWriter, r *http.Request, body []byte) (*inflight, *http.Request, func()) {
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	if json.Unmarshal(body, &m) != nil || len(m.ID) == 0 || m.Method == "" {
+		return nil, r, func() {}
+	}
+	code := r.Header.Get(trace.Header)
+	if !trace.Valid(code) {
+		code = trace.New()
+		r.Header.Set(trace.Header, code)
+	}
+	ctx, cancel := context.WithCancelCause(r.Context())
+	r = r.WithContext(ctx)
+	f := &inflight{ResponseWriter: w, cancel: cancel, id: m.ID, method: m.Method, code: code, session: r.Header.Get(sessionHeader), user: r.Header.Get(project.HeaderUser), project: r.PathValue("project")}
+	h.inflightMu.Lock()
+	h.inflight[f] = struct{}{}
+	h.inflightMu.Unlock()
+	return f, r, func() {
+		h.inflightMu.Lock()
+		delete(h.inflight, f)
+		h.inflightMu.Unlock()
+		cancel(nil)
+	}
+}
+
+// finishInFlight writes the shutdown answer of f if the shutdown stopped it,
+// and its audit row; it reports whether it did.
+func (h *Handler) finishInFlight(f *inflight) bool {
+	if f == nil || !f.finish() {
+		return false
+	}
+	h.o.Logger.Warn("answered at shutdown: the request did not complete within the grace", "trace", f.code, "method", f.method)
+	if f.method == "tools/call" {
+		h.o.Audit.Record(shutdownRow(f))
+	}
+	return true
+}
+
+// AnswerInFlight makes every request whose answer has not started be
+// answered with ShuttingDown (by its own handler goroutine, once the SDK
+// lets go of it) and reports how many. The proxy calls it before its
+// shutdown grace ends, so no client meets a closed connection instead.
+func (h *Handler) AnswerInFlight() int {
+	h.inflightMu.Lock()
+	fs := make([]*inflight, 0, len(h.inflight))
+	for f := range h.inflight {
+		fs = append(fs, f)
+	}
+	h.inflightMu.Unlock()
+	n := 0
+	for _, f := range fs {
+		if f.stop() {
+			n++
+		}
+	}
+	return n
+}
+
+// shutdownRow is the audit row of a request the shutdown answered: its
+// status says so, whatever the handler writes when it is finally stopped.
+func shutdownRow(f *inflight) audit.Row {
+	return audit.Row{
+		Kind: audit.KindToolCallTrace, CorrelationID: f.code, SpanID: trace.NewSpanID(),
+		SessionID: f.session, User: f.user, Project: f.project, Start: time.Now(), Status: StatusShutdown, Detail: f.method + ": " + ShuttingDown,
+	}
+}
+
+// StatusShutdown is the audit status of a request answered at shutdown.
+const StatusShutdown = "shutting_down"

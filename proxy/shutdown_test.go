@@ -1,0 +1,113 @@
+package proxy
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpchaos/mcpchaos/proxy/audit"
+	"github.com/mcpchaos/mcpchaos/proxy/config"
+	"github.com/mcpchaos/mcpchaos/proxy/entry"
+	"github.com/mcpchaos/mcpchaos/proxy/knobs"
+)
+
+// TestShutdownAnswersRequestsStillRunning: a tools/call still running when
+// the shutdown grace is nearly spent is answered with an isError saying the
+// proxy is shutting down (not an EOF), within the grace, and its audit row
+// says so.
+func TestShutdownAnswersRequestsStillRunning(t *testing.T) {
+	entered := make(chan struct{}, 1)
+	up := mcp.NewServer(&mcp.Implementation{Name: "slow", Version: "0"}, nil)
+	mcp.AddTool(up, &mcp.Tool{Name: "block"}, func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		entered <- struct{}{}
+		<-ctx.Done()
+		return nil, nil, ctx.Err()
+	})
+	upSrv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return up }, nil))
+	defer upSrv.Close()
+
+	dir := t.TempDir()
+	dsn := "sqlite:" + filepath.Join(dir, "audit.db")
+	cfg := &config.Config{
+		Listen: "127.0.0.1:0", Audit: dsn,
+		Projects: map[string]*config.Project{"p": {Servers: map[string]*config.Server{"s": {URL: upSrv.URL}}}},
+	}
+	kv := knobs.Defaults()
+	kv.ShutdownGrace = 600 * time.Millisecond
+	p, err := New(context.Background(), cfg, Options{Knobs: &kv, Getenv: func(string) string { return "" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Start("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "0"}, nil).Connect(context.Background(),
+		&mcp.StreamableClientTransport{Endpoint: "http://" + p.Addr() + "/projects/p/mcp", DisableStandaloneSSE: true, MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type answer struct {
+		res *mcp.CallToolResult
+		err error
+		at  time.Time
+	}
+	got := make(chan answer, 1)
+	go func() {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "s_block", Arguments: map[string]any{}})
+		got <- answer{res, err, time.Now()}
+	}()
+	<-entered
+	start := time.Now()
+	closed := make(chan struct{})
+	go func() { _ = p.Close(context.Background()); close(closed) }()
+	const tolerance = 300 * time.Millisecond
+	var a answer
+	select {
+	case a = <-got:
+	case <-time.After(kv.ShutdownGrace + 5*time.Second):
+		t.Fatal("the call was never answered")
+	}
+	<-closed
+	if a.err != nil {
+		t.Fatalf("the call still running at shutdown failed (%v) instead of being answered", a.err)
+	}
+	text := ""
+	for _, c := range a.res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			text += tc.Text
+		}
+	}
+	if !a.res.IsError || !strings.Contains(text, "shutting down") {
+		t.Fatalf("answer at shutdown: isError=%v %q; want an isError saying the proxy is shutting down", a.res.IsError, text)
+	}
+	if took := a.at.Sub(start); took > kv.ShutdownGrace+tolerance {
+		t.Errorf("answered %v after the shutdown began; MCPCTL_SHUTDOWN_GRACE_MS=%v + tolerance %v", took, kv.ShutdownGrace, tolerance)
+	}
+	store, err := audit.Open(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	rows, err := store.Query(context.Background(), audit.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, r := range rows {
+		if r.Kind == audit.KindToolCallTrace && r.Status == entry.StatusShutdown {
+			found = true
+		}
+		if r.Kind == audit.KindToolCallTrace && r.Status == audit.StatusOK {
+			t.Errorf("a tool_call_trace row of the interrupted call says ok: %+v", r)
+		}
+	}
+	if !found {
+		t.Errorf("no tool_call_trace row says %q; rows: %+v", entry.StatusShutdown, rows)
+	}
+}
