@@ -79,6 +79,8 @@ type Proxy struct {
 	// every audit row. With no users configured the API is open (one local user).
 	users  map[string]string
 	admins map[string]bool
+	// upHeaders are the resolved upstream headers: project -> server -> headers.
+	upHeaders map[string]map[string]http.Header
 
 	serversMu   sync.Mutex // guards cfg.Projects[*].Servers, changed by /api/v1/servers
 	serversFile string
@@ -144,6 +146,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Proxy, error) {
 		serversFile: o.ServersFile,
 		pause:       pause.New(kv.PauseMaxWait, kv.PauseQueueMax),
 		admins:      map[string]bool{},
+		upHeaders:   map[string]map[string]http.Header{},
 	}
 	users := map[string]string{}
 	names := make([]string, 0, len(cfg.Users))
@@ -180,9 +183,22 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Proxy, error) {
 	routes := map[string]entry.Project{}
 	for name, pc := range cfg.Projects {
 		servers := map[string]string{}
+		headers := map[string]http.Header{}
 		for sn, s := range pc.Servers {
 			servers[sn] = s.URL
+			for hn, h := range s.Headers {
+				v := h.Resolve(o.Getenv)
+				if v == "" {
+					_ = p.Close(ctx)
+					return nil, fmt.Errorf("projects.%s.servers.%s.headers.%s: $%s is not set", name, sn, hn, h.ValueEnv)
+				}
+				if headers[sn] == nil {
+					headers[sn] = http.Header{}
+				}
+				headers[sn].Set(hn, v)
+			}
 		}
+		p.upHeaders[name] = headers
 		pages := stage.NewPages()
 		pipe, err := stage.NewPipeline(pc.Pipeline, &stage.Shared{LLM: p.llm, Knobs: kv, Cache: cache, Pages: pages, Audit: p.rec})
 		if err != nil {
@@ -195,7 +211,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Proxy, error) {
 		}
 		tbl := p.sessions.Table(name)
 		pr := project.New(name, project.Options{
-			Servers: servers, NoPrefix: pc.Prefix != nil && !*pc.Prefix, UpstreamSessions: limit,
+			Servers: servers, Headers: headers, NoPrefix: pc.Prefix != nil && !*pc.Prefix, UpstreamSessions: limit,
 			Sessions: tbl, Audit: p.rec, Knobs: kv, Logger: o.Logger,
 			Failpoints: o.Failpoints, Pipeline: pipe, Pages: pages, Gate: g, Pause: p.pause,
 		})
@@ -357,7 +373,7 @@ func (p *Proxy) healthTargets() []health.Target {
 	var out []health.Target
 	for pn, pc := range p.cfg.Projects {
 		for sn, s := range pc.Servers {
-			out = append(out, health.Target{Project: pn, Server: sn, URL: s.URL, Check: s.HealthCheck})
+			out = append(out, health.Target{Project: pn, Server: sn, URL: s.URL, Check: s.HealthCheck, Headers: p.upHeaders[pn][sn]})
 		}
 	}
 	return out

@@ -70,6 +70,24 @@ type Project struct {
 type Server struct {
 	URL         string       `yaml:"url" json:"url"`
 	HealthCheck *HealthCheck `yaml:"healthCheck,omitempty" json:"healthCheck,omitempty"`
+	// Headers are sent with every request to the server: put credentials
+	// here (valueEnv), never in the URL, where logs and errors would show them.
+	Headers map[string]Header `yaml:"headers,omitempty" json:"-"` // never shown by /api/v1/servers
+}
+
+// Header is one header value, read from an environment variable (valueEnv)
+// or given inline (value; for tests and non-secrets).
+type Header struct {
+	Value    string `yaml:"value"`
+	ValueEnv string `yaml:"valueEnv"`
+}
+
+// Resolve returns the header's value.
+func (h Header) Resolve(getenv func(string) string) string {
+	if h.ValueEnv != "" {
+		return getenv(h.ValueEnv)
+	}
+	return h.Value
 }
 
 // HealthCheck configures the probe of one upstream server. With Tool, the
@@ -238,6 +256,14 @@ func (c *Config) Validate() error {
 			if s == nil {
 				bad(sf, "empty server")
 				continue
+			}
+			if u, err := url.Parse(s.URL); err == nil && u.User != nil {
+				bad(sf+".url", "credentials in the URL would show in logs and errors: put them in headers (with valueEnv)")
+			}
+			for hn, h := range s.Headers {
+				if hn == "" || (h.Value == "") == (h.ValueEnv == "") {
+					bad(sf+".headers."+hn, "want a header name and exactly one of value or valueEnv")
+				}
 			}
 			if u, err := url.Parse(s.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 				bad(sf+".url", "%q: want an http(s) URL of a Streamable HTTP MCP endpoint", s.URL)

@@ -102,3 +102,18 @@ projects:
 		t.Fatalf("prefix: false with one server: %v", err)
 	}
 }
+
+func TestCredentialsBelongInHeadersNotURLs(t *testing.T) {
+	for _, c := range []struct{ yaml, want string }{
+		{"projects:\n  p:\n    servers:\n      s: {url: 'http://u:pw@127.0.0.1:1/mcp'}\n", "put them in headers"},
+		{"projects:\n  p:\n    servers:\n      s: {url: 'http://127.0.0.1:1/mcp', headers: {X-Key: {}}}\n", "exactly one of value or valueEnv"},
+		{"projects:\n  p:\n    servers:\n      s: {url: 'http://127.0.0.1:1/mcp', headers: {X-Key: {value: a, valueEnv: B}}}\n", "exactly one of value or valueEnv"},
+	} {
+		if _, err := Parse([]byte(c.yaml)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: %v, want an error saying %q", c.yaml, err, c.want)
+		}
+	}
+	if _, err := Parse([]byte("projects:\n  p:\n    servers:\n      s: {url: 'http://127.0.0.1:1/mcp', headers: {X-Key: {valueEnv: KEY}}}\n")); err != nil {
+		t.Errorf("a header with valueEnv: %v", err)
+	}
+}

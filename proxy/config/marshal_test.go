@@ -28,6 +28,7 @@ projects:
     servers:
       docmost:
         url: http://127.0.0.1:9100/mcp
+        headers: {X-Api-Key: {valueEnv: DOCMOST_KEY}, X-Team: {value: docs}}
         healthCheck: {tool: search, arguments: {query: health, limit: 3, deep: {ratio: 0.5, tags: [a, "true"]}}, intervalSeconds: 60, timeoutSeconds: 15, failureThreshold: 3}
     pipeline: [paginate, {summarize-tree: {}}, {paginate: {thresholdBytes: 8192, budgetMs: 30000, mode: "null"}}]
     gate: {enabled: true}

@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"sort"
 	"strings"
@@ -71,6 +72,7 @@ type Instance struct {
 type Target struct {
 	Project, Server, URL string
 	Check                *config.HealthCheck // nil: liveness with defaults
+	Headers              http.Header         // credentials sent with every probe (config headers)
 }
 
 // Prober probes every target until Stop.
@@ -113,7 +115,7 @@ func (p *Prober) Put(t Target) {
 	k := key(t.Project, t.Server)
 	ctx, cancel := context.WithCancel(p.ctx)
 	pr := &probing{cancel: cancel, done: make(chan struct{}),
-		conn: upstream.New(t.Server, t.URL, upstream.Options{ConnectTimeout: p.connect, CallTimeout: t.Check.Timeout(), CloseGrace: p.grace})}
+		conn: upstream.New(t.Server, t.URL, upstream.Options{ConnectTimeout: p.connect, CallTimeout: t.Check.Timeout(), CloseGrace: p.grace, Headers: t.Headers})}
 	p.mu.Lock()
 	p.instances[k] = &Instance{Project: t.Project, Server: t.Server, Status: Unknown, Probe: probeName(t.Check), ChangedAt: time.Now()}
 	p.probes[k] = pr

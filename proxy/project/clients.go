@@ -136,6 +136,7 @@ func (c *client) conn(server string) (*upstream.Conn, error) {
 		Logger:           c.p.logger,
 		Transport:        c.p.transport,
 		MaxResponseBytes: c.p.knobs.UpstreamMaxResponseBytes,
+		Headers:          c.p.headers[server],
 		Limit:            c.p.limit,
 		Standalone:       true,
 		Client:           c.clientOptions(server),

@@ -55,9 +55,10 @@ type Recorder interface {
 // notifications have exactly one place to go). Release frees both.
 type Project struct {
 	Name      string
-	servers   map[string]string // server name -> MCP URL
-	names     []string          // server names, sorted
-	prefix    bool              // tools, prompts and templates are named server_name
+	servers   map[string]string      // server name -> MCP URL
+	headers   map[string]http.Header // server name -> headers sent to it (config headers)
+	names     []string               // server names, sorted
+	prefix    bool                   // tools, prompts and templates are named server_name
 	sessions  *session.Table
 	audit     Recorder
 	knobs     knobs.Values
@@ -79,7 +80,8 @@ type Project struct {
 
 // Options are what a Project needs from the proxy around it.
 type Options struct {
-	Servers map[string]string // server name -> MCP URL
+	Headers map[string]http.Header // server name -> headers sent to it (credentials from the config)
+	Servers map[string]string      // server name -> MCP URL
 	// NoPrefix passes the names of a one-server project through unchanged
 	// (config `prefix: false`); with several servers names are always prefixed.
 	NoPrefix bool
@@ -108,6 +110,7 @@ func New(name string, o Options) *Project {
 	p := &Project{
 		Name:      name,
 		servers:   map[string]string{},
+		headers:   o.Headers,
 		prefix:    !(o.NoPrefix && len(o.Servers) == 1),
 		sessions:  o.Sessions,
 		audit:     o.Audit,

@@ -69,6 +69,7 @@ type Options struct {
 	// that have no handler option (roots/list).
 	Receiving []mcp.Middleware
 
+	Headers          http.Header   // sent with every request: credentials from the config (headers.go)
 	ConnectTimeout   time.Duration // knob MCPCTL_UPSTREAM_CONNECT_TIMEOUT_MS
 	CallTimeout      time.Duration // knob MCPCTL_UPSTREAM_CALL_TIMEOUT_MS
 	MaxResponseBytes int64         // knob MCPCTL_UPSTREAM_MAX_RESPONSE_BYTES (limit.go)
@@ -112,7 +113,7 @@ func New(name, url string, o Options) *Conn {
 		callTimeout:    o.CallTimeout,
 		logger:         o.Logger,
 		client:         client,
-		httpClient:     &http.Client{Transport: Shape(LimitResponses(abortable{base: base, closing: closing}, o.MaxResponseBytes))},
+		httpClient:     &http.Client{Transport: Shape(LimitResponses(WithHeaders(abortable{base: base, closing: closing}, o.Headers), o.MaxResponseBytes))},
 		lock:           make(chan struct{}, 1),
 	}
 }
