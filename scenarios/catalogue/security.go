@@ -45,6 +45,7 @@ func securityScenarios() []Scenario {
 	slow := withKnobs(twoUsers, func(v *knobs.Values) {
 		v.ReadTimeout, v.IdleConnTimeout, v.MaxHeaderBytes = readTimeoutForScenario, idleConnForScenario, 8<<10
 	})
+	ttl := withKnobs(twoUsers, func(v *knobs.Values) { v.SessionRecordTTL = recordTTLForScenario })
 	secretURL := twoUsers
 	secretURL.DocmostQuery = "apikey=" + upstreamSecret
 	sec := func(more ...string) []string { return append([]string{"security", "sessions"}, more...) }
@@ -77,6 +78,8 @@ func securityScenarios() []Scenario {
 			Labels: sec("bounded-io", "knob"), Env: slow, Budget: requestDeadline, Expect: sessionAnswered, Needs: ownsSessions},
 		{Fault: harness.LinkDown{}, Operation: SecretsStayIn, Promise: "8 secrets never leave",
 			Labels: sec("secrets"), Env: secretURL, Budget: requestDeadline, Expect: sessionAnswered, Needs: ownsSessions},
+		{Fault: harness.ProxyRestart{}, Operation: TombstoneExpiry, Promise: "8 session records expire",
+			Labels: sec("ttl", "knob", "restart"), Env: ttl, Budget: requestDeadline, Expect: sessionAnswered, Needs: ownsSessions},
 		{Fault: harness.None{}, Operation: IdleExpiry, Promise: "8 idle sessions expire and are released",
 			Labels: sec("idle", "knob"), Env: idle, Budget: requestDeadline, Expect: sessionAnswered, Needs: ownsSessions},
 	}
@@ -674,6 +677,48 @@ var SecretsStayIn = Operation{Name: "an upstream URL's key in errors, audit rows
 	}
 	if status, body, err := apiGet(ctx, env, "alice", "/api/v1/instances"); err == nil && strings.Contains(body, upstreamSecret) {
 		o.Broken = append(o.Broken, fmt.Sprintf("/api/v1/instances (%d) carries the upstream URL's key: %s", status, excerpt(body)))
+	}
+	return o
+}}
+
+// recordTTLForScenario is the record TTL of the expiry scenario: short
+// enough to wait out.
+const recordTTLForScenario = 400 * time.Millisecond
+
+// TombstoneExpiry: alice DELETEs her session; once MCPCTL_SESSION_RECORD_TTL_MS
+// has passed, the proxy restarts (the pending fault; it prunes expired records
+// as it starts) and the id is recreated for her again instead of answered
+// with a 404: the tombstone expired. Right after the DELETE it is refused.
+var TombstoneExpiry = Operation{Name: "MCPCTL_SESSION_RECORD_TTL_MS decides: a tombstone older than it is forgotten", Do: func(ctx context.Context, env *harness.Env) Observation {
+	cs, err := harness.SDKClient(ctx, env.ProjectURL(), env.Token("alice"))
+	if err != nil {
+		return Observation{Err: err}
+	}
+	id := cs.ID()
+	if err := cs.Close(); err != nil {
+		return Observation{Err: fmt.Errorf("alice's DELETE: %w", err)}
+	}
+	var o Observation
+	list := `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
+	if status, body, err := mcpRequest(ctx, env, "alice", http.MethodPost, id, list); err != nil || status != http.StatusNotFound {
+		o.Broken = append(o.Broken, fmt.Sprintf("right after the DELETE, inside MCPCTL_SESSION_RECORD_TTL_MS, the id answered %d (%v): %s", status, err, excerpt(body)))
+	}
+	wait := env.Knobs.SessionRecordTTL + Tolerance
+	t := time.NewTimer(wait)
+	select {
+	case <-ctx.Done():
+		t.Stop()
+		return Observation{Err: ctx.Err()}
+	case <-t.C:
+	}
+	if _, err := env.Strike(ctx); err != nil {
+		return Observation{Err: fmt.Errorf("fault: %w", err)}
+	}
+	start := time.Now()
+	status, body, err := mcpRequest(ctx, env, "alice", http.MethodPost, id, list)
+	o.Latency, o.Err = time.Since(start), err
+	if err == nil && status != http.StatusOK {
+		o.Broken = append(o.Broken, fmt.Sprintf("%v after the DELETE (MCPCTL_SESSION_RECORD_TTL_MS=%v) and a restart, the id still answered %d: %s", wait, env.Knobs.SessionRecordTTL, status, excerpt(body)))
 	}
 	return o
 }}
