@@ -18,8 +18,7 @@ func (p *Proxy) janitor(ctx context.Context, done chan<- struct{}) {
 	every := min(max(p.knobs.SessionIdle/4, 10*time.Millisecond), time.Minute)
 	tick := time.NewTicker(every)
 	defer tick.Stop()
-	p.prune(ctx)
-	lastPrune := time.Now()
+	lastPrune := time.Now() // Start pruned before serving
 	for {
 		select {
 		case <-ctx.Done():

@@ -285,6 +285,7 @@ func (p *Proxy) Start(addr string) error {
 	}
 	served := make(chan struct{})
 	prober := health.Start(p.healthTargets(), p.knobs.UpstreamConnect, p.knobs.ShutdownGrace)
+	p.prune(context.Background()) // expired tombstones are gone before the first request
 	jctx, stop := context.WithCancel(context.Background())
 	jdone := make(chan struct{})
 	go p.janitor(jctx, jdone)
