@@ -237,7 +237,7 @@ func (c *Conn) drop(s *mcp.ClientSession) {
 // ListTools lists the upstream's tools, bounded by the call timeout.
 func (c *Conn) ListTools(ctx context.Context) ([]*mcp.Tool, error) {
 	var tools []*mcp.Tool
-	err := c.do(ctx, func(ctx context.Context, s *mcp.ClientSession) error {
+	err := c.do(ctx, true, func(ctx context.Context, s *mcp.ClientSession) error {
 		tools = tools[:0]
 		for t, err := range s.Tools(ctx, nil) {
 			if err != nil {
@@ -247,7 +247,10 @@ func (c *Conn) ListTools(ctx context.Context) ([]*mcp.Tool, error) {
 		}
 		return nil
 	})
-	return tools, err
+	if err != nil {
+		return nil, err // f may still be running: tools is not ours to read
+	}
+	return tools, nil
 }
 
 // CallTool calls tool (its upstream name, unprefixed) with raw JSON arguments,
@@ -255,7 +258,7 @@ func (c *Conn) ListTools(ctx context.Context) ([]*mcp.Tool, error) {
 // progressToken) is passed on as it is.
 func (c *Conn) CallTool(ctx context.Context, tool string, args json.RawMessage, meta mcp.Meta) (*mcp.CallToolResult, error) {
 	var res *mcp.CallToolResult
-	err := c.do(ctx, func(ctx context.Context, s *mcp.ClientSession) error {
+	err := c.do(ctx, true, func(ctx context.Context, s *mcp.ClientSession) error {
 		var a any = args
 		if len(args) == 0 {
 			a = map[string]any{}
@@ -264,19 +267,26 @@ func (c *Conn) CallTool(ctx context.Context, tool string, args json.RawMessage, 
 		res = r
 		return err
 	})
-	return res, err
+	if err != nil {
+		return nil, err // f may still be running: res is not ours to read
+	}
+	return res, nil
 }
 
 // Do runs f on a live upstream session, bounded by the call timeout and by
-// ctx, reconnecting once if the upstream forgot the session.
+// ctx, reconnecting once if the upstream forgot the session. Do waits for f
+// to return (f may fill in what the caller reads, whatever the error), so f
+// must honour its context; CallTool and ListTools do not wait.
 func (c *Conn) Do(ctx context.Context, f func(context.Context, *mcp.ClientSession) error) error {
-	return c.do(ctx, f)
+	return c.do(ctx, false, f)
 }
 
 // do runs f on a live session under the call timeout. If the upstream says
 // it no longer knows our session (it restarted), do reconnects and runs f once
 // more: the upstream rejected the first try, so nothing ran twice.
-func (c *Conn) do(ctx context.Context, f func(context.Context, *mcp.ClientSession) error) error {
+// detached: do returns as soon as ctx or the call timeout ends, without
+// waiting for f (see run).
+func (c *Conn) do(ctx context.Context, detached bool, f func(context.Context, *mcp.ClientSession) error) error {
 	ctx, cancel := context.WithTimeoutCause(ctx, c.callTimeout, &TimeoutError{Server: c.Name, After: c.callTimeout})
 	defer cancel()
 	for attempt := 0; ; attempt++ {
@@ -284,7 +294,11 @@ func (c *Conn) do(ctx context.Context, f func(context.Context, *mcp.ClientSessio
 		if err != nil {
 			return err
 		}
-		err = f(ctx, s)
+		if detached {
+			err = run(ctx, s, f)
+		} else {
+			err = f(ctx, s)
+		}
 		if err == nil {
 			return nil
 		}
@@ -302,6 +316,23 @@ func (c *Conn) do(ctx context.Context, f func(context.Context, *mcp.ClientSessio
 			}
 		}
 		return fmt.Errorf("upstream %s: %w", c.Name, err)
+	}
+}
+
+// run runs f and returns its error, or ctx's error as soon as ctx ends,
+// whether or not f has returned: a call parked inside the SDK (waiting for
+// its connection's lock, a write stuck behind a slow one) must not hold the
+// answer past the call timeout. f keeps running until it notices ctx; its
+// late result is dropped, so callers read what f wrote only when run
+// returned nil.
+func run(ctx context.Context, s *mcp.ClientSession, f func(context.Context, *mcp.ClientSession) error) error {
+	done := make(chan error, 1)
+	go func() { done <- f(ctx, s) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 
