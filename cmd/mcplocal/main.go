@@ -18,6 +18,7 @@ import (
 	"github.com/mcpchaos/mcpchaos/proxy"
 	"github.com/mcpchaos/mcpchaos/proxy/config"
 	"github.com/mcpchaos/mcpchaos/proxy/failpoint"
+	"github.com/mcpchaos/mcpchaos/proxy/gctune"
 	"github.com/mcpchaos/mcpchaos/proxy/knobs"
 	"github.com/mcpchaos/mcpchaos/proxy/profiling"
 	"github.com/mcpchaos/mcpchaos/proxy/redact"
@@ -95,6 +96,9 @@ func serve(args []string, stderr io.Writer) error {
 		}
 	}
 	logger := slog.New(redact.Handler(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo})))
+	if pct, from := gctune.Apply(os.Getenv); from != "GOGC" {
+		logger.Info("garbage collector target set (GOGC overrides it; see docs/performance.md)", "gogc", pct)
+	}
 	if *pprofAddr != "" {
 		stopProfiles, err := profiling.Serve(*pprofAddr, logger)
 		if err != nil {

@@ -339,6 +339,9 @@ var table = []Mutant{
 	{Name: "prober-misses-server-changes", PatchFile: "79-prober-misses-server-changes.patch",
 		Regression: "the health prober keeps probing the servers it had at start: a server added or re-probed with mcpctl is never probed.",
 		Kill:       goTest("./proxy", "^TestServersRunningClientSeesListChanged$")},
+	{Name: "upstream-call-waits-for-the-sdk", PatchFile: "80-upstream-call-waits-for-the-sdk.patch",
+		Regression: "an upstream tools/call parked inside the go-sdk (its connection lock, a stuck write) holds the answer past the upstream call timeout instead of returning when its context ends (seen: answers 0.8 s late with 200 in flight).",
+		Kill:       goTest("./proxy/upstream", "^TestDoReturnsAtTheCallTimeoutEvenIfTheCallIgnoresItsContext$")},
 }
 
 // All returns every mutant with its patch, in patch order.
