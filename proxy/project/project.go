@@ -120,7 +120,7 @@ func New(name string, o Options) *Project {
 		pipeline:  o.Pipeline,
 		pages:     o.Pages,
 		gate:      o.Gate,
-		transport: http.DefaultTransport.(*http.Transport).Clone(),
+		transport: newUpstreamTransport(),
 		limit:     o.UpstreamSessions,
 		pause:     o.Pause,
 		clients:   map[string]*client{},
@@ -491,4 +491,16 @@ func (c *call) at(server string) {
 	c.mu.Lock()
 	c.server = server
 	c.mu.Unlock()
+}
+
+// newUpstreamTransport is the HTTP transport of a project's upstream
+// sessions. Every client session has upstream sessions of its own, so a
+// project under load has as many upstream requests in flight as it has busy
+// clients: Go's default keeps only 2 idle connections per host and dials the
+// rest anew for every call. It keeps up to its whole idle pool (Go's default
+// of 100) for one host instead.
+func newUpstreamTransport() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConnsPerHost = t.MaxIdleConns
+	return t
 }
