@@ -140,7 +140,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Proxy, error) {
 	p := &Proxy{
 		cfg: cfg, knobs: kv, logger: o.Logger, store: store,
 		rec: audit.NewRecorder(store, audit.WithWriteTimeout(kv.AuditWriteTimeout), audit.WithLogger(o.Logger),
-			audit.WithBatchSize(int(kv.AuditBatchMax))),
+			audit.WithBatchSize(int(kv.AuditBatchMax)), audit.WithBatchWait(kv.AuditBatchWait)),
 		sessions:    session.NewRegistry(session.Limits{MaxTotal: kv.SessionsMax, MaxPerUser: kv.SessionsPerUserMax, Idle: kv.SessionIdle}),
 		projects:    map[string]*project.Project{},
 		serversFile: o.ServersFile,

@@ -323,6 +323,7 @@ var _ = Describe("The knob matrix", Label("knobs"), func() {
 			"MCPCTL_AUDIT_WRITE_TIMEOUT_MS": "off the request path: needs a stalled audit store",
 			"MCPCTL_AUDIT_QUERY_TIMEOUT_MS": "needs a stalled audit store",
 			"MCPCTL_AUDIT_BATCH_MAX":        "off the request path: a batch shows only in the store's commits (unit-tested in proxy/audit)",
+			"MCPCTL_AUDIT_BATCH_WAIT_MS":    "off the request path: the wait shows only in the store's commits (unit-tested in proxy/audit)",
 		}
 		named := knobsNamedBySpecs()
 		var missing, stale []string

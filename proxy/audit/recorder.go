@@ -47,6 +47,18 @@ func WithBatchSize(n int) RecorderOption {
 	}
 }
 
+// WithBatchWait sets how long the writer waits for more rows after the
+// first of a batch when none is queued, so that rows trickling in share a
+// commit (default 0: commit what is queued at once). Close and Flush do not
+// wait it out.
+func WithBatchWait(d time.Duration) RecorderOption {
+	return func(r *Recorder) {
+		if d > 0 {
+			r.batchWait = d
+		}
+	}
+}
+
 // WithWriteTimeout bounds each Store.Write, and a WriteBatch to this much
 // per row in the batch (default DefaultWriteTimeout).
 func WithWriteTimeout(d time.Duration) RecorderOption {
@@ -103,6 +115,8 @@ type Recorder struct {
 	store        Store
 	queueSize    int
 	batchSize    int
+	batchWait    time.Duration
+	waitTimer    *time.Timer // the writer's, reused for each batch's wait
 	writeTimeout time.Duration
 	logInterval  time.Duration
 	log          *slog.Logger
@@ -147,6 +161,8 @@ func NewRecorder(store Store, opts ...RecorderOption) *Recorder {
 		o(r)
 	}
 	r.queue = make(chan item, r.queueSize)
+	r.waitTimer = time.NewTimer(time.Hour)
+	r.waitTimer.Stop()
 	r.base, r.cancelBase = context.WithCancel(context.Background())
 	go r.run()
 	return r
@@ -270,12 +286,14 @@ func (r *Recorder) drain(rep *reporter) {
 	}
 }
 
-// take writes first and whatever else is queued right now, up to the batch
-// size, in one store call; a Flush marker ends the batch and is answered
-// once the rows before it are written.
+// take writes first and whatever else is queued right now, or arrives
+// within the batch wait, up to the batch size, in one store call; a Flush
+// marker ends the batch and is answered once the rows before it are written.
 func (r *Recorder) take(first item, rep *reporter) {
 	rows := r.batch[:0]
 	it := first
+	var waited <-chan time.Time // the batch wait's timer, once started
+	defer r.waitTimer.Stop()
 	for {
 		if it.flushed != nil {
 			r.write(rows, rep)
@@ -291,6 +309,17 @@ func (r *Recorder) take(first item, rep *reporter) {
 		select {
 		case it, more = <-r.queue:
 		default:
+		}
+		if !more && r.batchWait > 0 {
+			if waited == nil {
+				r.waitTimer.Reset(r.batchWait)
+				waited = r.waitTimer.C
+			}
+			select {
+			case it, more = <-r.queue:
+			case <-waited:
+			case <-r.stop: // Close: write now, then drain
+			}
 		}
 		if !more {
 			break

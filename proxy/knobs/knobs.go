@@ -89,6 +89,9 @@ type Values struct {
 	PauseQueueMax int64
 	// AuditBatchMax bounds how many audit rows one store transaction writes.
 	AuditBatchMax int64
+	// AuditBatchWait bounds how long the audit writer waits for more rows
+	// before it commits a batch.
+	AuditBatchWait time.Duration
 	// UpstreamSessionsMax bounds the upstream sessions the proxy holds at
 	// once, over every client session and server.
 	UpstreamSessionsMax int64
@@ -147,6 +150,8 @@ var Table = []Knob{
 		func(v *Values) *int64 { return &v.PauseQueueMax }),
 	num("MCPCTL_AUDIT_BATCH_MAX", Count, 256, "audit rows written in one store transaction (the writer commits what is queued, up to this)",
 		func(v *Values) *int64 { return &v.AuditBatchMax }),
+	dur("MCPCTL_AUDIT_BATCH_WAIT_MS", 5*time.Millisecond, "the audit writer's wait for more rows before it commits a batch (off the request path; rows trickling in share a commit)",
+		func(v *Values) *time.Duration { return &v.AuditBatchWait }),
 	num("MCPCTL_UPSTREAM_SESSIONS_MAX", Count, 20000, "upstream sessions held at once (one per client session and server it touched); past it a request needing a new one fails, readably",
 		func(v *Values) *int64 { return &v.UpstreamSessionsMax }),
 	dur("MCPCTL_SESSION_IDLE_MS", 30*time.Minute, "a session nobody uses; then it is closed and its upstream sessions released",
