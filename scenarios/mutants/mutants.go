@@ -345,6 +345,9 @@ var table = []Mutant{
 	{Name: "upstream-dials-every-call", PatchFile: "81-upstream-dials-every-call.patch",
 		Regression: "the upstream transport keeps Go's default 2 idle connections per host, so with per-client upstream sessions under load almost every call dials a new connection (13% of the proxy's CPU at 64 sessions).",
 		Kill:       goTest("./proxy/project", "^TestUpstreamTransportReusesConnectionsUnderConcurrency$")},
+	{Name: "audit-commits-every-row", PatchFile: "82-audit-commits-every-row.patch",
+		Regression: "the audit writer ignores MCPCTL_AUDIT_BATCH_WAIT_MS and commits every row that trickles in on its own: at 1 session one SQLite transaction per row, a fifth of the proxy's CPU.",
+		Kill:       goTest("./proxy/audit", "^TestRecorderGathersATrickleOfRowsIntoFewCommits$")},
 }
 
 // All returns every mutant with its patch, in patch order.
