@@ -56,7 +56,7 @@ func newPauseWorld(t *testing.T, deadline, maxWait time.Duration, withUsers bool
 	w := &pauseWorld{t: t, up: up, fp: failpoint.New(), knobs: k}
 	if withUsers {
 		w.token = "alice-token"
-		cfg.Users = map[string]config.User{"alice": {Token: w.token}}
+		cfg.Users = map[string]config.User{"alice": {Token: w.token, Admin: true}, "bob": {Token: bobToken}}
 	}
 	p, err := proxy.New(context.Background(), cfg, proxy.Options{Knobs: &k, Failpoints: w.fp})
 	if err != nil {
@@ -69,6 +69,9 @@ func newPauseWorld(t *testing.T, deadline, maxWait time.Duration, withUsers bool
 	w.base = "http://" + p.Addr()
 	return w
 }
+
+// bobToken is a configured user's token without admin: true.
+const bobToken = "bob-token"
 
 type bearerRT struct{ token string }
 

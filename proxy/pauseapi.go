@@ -15,9 +15,8 @@ import (
 // them. Both answer the project's pause state; repeating one is harmless
 // ("changed": false).
 func (p *Proxy) servePause(w http.ResponseWriter, r *http.Request) {
-	if user, ok := p.admin(r); !ok {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="mcplocal"`)
-		writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "pausing and resuming a project requires an admin bearer token (Authorization: Bearer <token>)"})
+	if user, refuse := p.admin(r); refuse != 0 {
+		refuseAdmin(w, refuse, "pausing and resuming a project", user)
 		return
 	} else if user != "" {
 		p.logger.Info("admin", "user", user, "path", r.URL.Path)
@@ -44,15 +43,33 @@ func (p *Proxy) servePause(w http.ResponseWriter, r *http.Request) {
 	}{p.pause.Status(name), changed})
 }
 
-// admin authorises an admin API call: with no users configured, anyone who
-// can reach the API; otherwise a request carrying a configured user's bearer
-// token. It returns that user. Kept in one place so a per-user admin flag
-// (config users' admin: true) only has to change this function.
-func (p *Proxy) admin(r *http.Request) (string, bool) {
+// admin authorises an admin API call. With no users configured, anyone who
+// can reach the API (loopback by default, see proxy/origin) is the operator;
+// otherwise only a user whose config entry says admin: true. It returns that
+// user, or the status to refuse with: 401 without a known token, 403 for a
+// known user who is not an admin. Every admin API (pause, servers) asks here.
+func (p *Proxy) admin(r *http.Request) (user string, refuse int) {
 	if len(p.cfg.Users) == 0 {
-		return "", true
+		return "", 0
 	}
-	return entry.Authenticate(r, p.users)
+	user, ok := entry.Authenticate(r, p.users)
+	switch {
+	case !ok:
+		return "", http.StatusUnauthorized
+	case !p.cfg.Users[user].Admin:
+		return user, http.StatusForbidden
+	}
+	return user, 0
+}
+
+// refuseAdmin answers an admin API call that admin refused.
+func refuseAdmin(w http.ResponseWriter, status int, what, user string) {
+	if status == http.StatusForbidden {
+		writeJSON(w, status, map[string]string{"error": fmt.Sprintf("%s requires an admin user: %s is not one (set admin: true on the user in the config)", what, user)})
+		return
+	}
+	w.Header().Set("WWW-Authenticate", `Bearer realm="mcplocal"`)
+	writeJSON(w, status, map[string]string{"error": what + " requires an admin bearer token (Authorization: Bearer <token> of a user with admin: true)"})
 }
 
 // pausedProjects lists the paused projects for /readyz and /api/v1/instances.

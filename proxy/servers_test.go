@@ -306,3 +306,27 @@ func TestServersAPIIsAdminOnly(t *testing.T) {
 		t.Errorf("GET with the admin token: %d %s", code, body)
 	}
 }
+
+// TestAdminAPIsRefuseAUserWithoutAdmin: a configured user whose entry lacks
+// admin: true is authenticated but not allowed: 403 on every admin API, and
+// nothing changes.
+func TestAdminAPIsRefuseAUserWithoutAdmin(t *testing.T) {
+	w := newPauseWorld(t, 2*time.Second, 2*time.Second, true)
+	for _, c := range []struct{ method, path string }{
+		{http.MethodGet, "/api/v1/servers"},
+		{http.MethodPost, "/api/v1/servers"},
+		{http.MethodDelete, "/api/v1/servers/docmost/docmost"},
+		{http.MethodPost, "/api/v1/projects/docmost/pause"},
+		{http.MethodPost, "/api/v1/projects/docmost/resume"},
+	} {
+		if code, body := w.api(c.method, c.path, bobToken); code != http.StatusForbidden || !strings.Contains(body, "admin: true") {
+			t.Errorf("%s %s as bob (no admin): %d %s, want 403 naming admin: true", c.method, c.path, code, body)
+		}
+	}
+	if _, body := w.api(http.MethodGet, "/api/v1/servers", w.token); strings.Count(body, `"name":`) != 1 {
+		t.Errorf("a refused call changed the servers: %s", body)
+	}
+	if _, body := w.api(http.MethodGet, "/readyz", ""); !strings.Contains(body, `"paused":[]`) {
+		t.Errorf("a refused pause paused the project: %s", body)
+	}
+}

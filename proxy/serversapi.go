@@ -30,9 +30,8 @@ import (
 // file, and then applied without a restart: the project's clients get
 // list_changed and the health prober probes the new server.
 func (p *Proxy) serveServers(w http.ResponseWriter, r *http.Request) {
-	if user, ok := p.admin(r); !ok {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="mcplocal"`)
-		writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "managing servers requires an admin bearer token (Authorization: Bearer <token>)"})
+	if user, refuse := p.admin(r); refuse != 0 {
+		refuseAdmin(w, refuse, "managing servers", user)
 		return
 	} else if user != "" && r.Method != http.MethodGet {
 		p.logger.Info("admin", "user", user, "method", r.Method, "path", r.URL.Path)
