@@ -348,6 +348,9 @@ var table = []Mutant{
 	{Name: "audit-commits-every-row", PatchFile: "82-audit-commits-every-row.patch",
 		Regression: "the audit writer ignores MCPCTL_AUDIT_BATCH_WAIT_MS and commits every row that trickles in on its own: at 1 session one SQLite transaction per row, a fifth of the proxy's CPU.",
 		Kill:       goTest("./proxy/audit", "^TestRecorderGathersATrickleOfRowsIntoFewCommits$")},
+	{Name: "admin-flag-ignored", PatchFile: "85-admin-flag-ignored.patch",
+		Regression: "the admin APIs (pause, servers) let any configured user in: bob, with his own token but no admin: true, pauses a project or replaces its servers.",
+		Kill:       goTest("./proxy", "^TestAdminAPIsRefuseAUserWithoutAdmin$")},
 }
 
 // All returns every mutant with its patch, in patch order.
