@@ -200,8 +200,8 @@ var _ = Describe("The whole answer", Label("whole-answer"), func() {
 		recipes[audit.KindChatTurn] = chatted
 		recipes[audit.KindPauseWait] = func(ctx context.Context, env *harness.Env) []string {
 			cs := connect(ctx, env, "alice-token")
-			pauseAPI(ctx, env, "alice-token", "pause")
-			DeferCleanup(func(ctx context.Context) { pauseAPI(ctx, env, "alice-token", "resume") })
+			pauseAPI(ctx, env, env.AdminToken(), "pause")
+			DeferCleanup(func(ctx context.Context) { pauseAPI(ctx, env, env.AdminToken(), "resume") })
 			return []string{callTool(ctx, cs, "docmost_update_page", map[string]any{"page_id": "p"}).Code}
 		}
 		recipes[audit.KindMCPRequest] = func(ctx context.Context, env *harness.Env) []string {
