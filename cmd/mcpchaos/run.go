@@ -27,6 +27,11 @@ func runCatalogue(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	if *label != "" {
+		if err := catalogue.CheckLabel(*label); err != nil {
+			return err
+		}
+	}
 	newTarget, err := parseTarget(*target, stderr)
 	if err != nil {
 		return err

@@ -95,3 +95,25 @@ func TestJudgeListsEveryBreachByTier(t *testing.T) {
 		t.Errorf("bare: want only the generic breach, got %s", r.Reason)
 	}
 }
+
+// Labels is the one list: every label a scenario carries is in it, and every
+// entry of it selects at least one scenario.
+func TestLabelsAreOneFrozenList(t *testing.T) {
+	used := map[string]bool{}
+	for _, s := range All() {
+		for _, l := range s.Labels {
+			if err := CheckLabel(l); err != nil {
+				t.Errorf("%s: %v", s.Name(), err)
+			}
+			used[l] = true
+		}
+	}
+	for _, l := range Labels {
+		if !used[l] {
+			t.Errorf("label %q selects no scenario: drop it from Labels", l)
+		}
+	}
+	if CheckLabel("basline") == nil {
+		t.Error("a misspelt label was accepted")
+	}
+}
