@@ -96,6 +96,9 @@ var _ = Describe("A plain foreign proxy", Label("foreign", "tiers"), Ordered, fu
 		}
 	})
 
+	// The proxy answers 401 to a request without the spec's X-Api-Key, so
+	// these rows passing also proves the headers reach the readiness probe and
+	// every client of the catalogue.
 	It("passes where the proxy keeps the promise, though it has no trace codes and other tool names", func() {
 		for _, name := range []string{"none × tools/list", "none × small tools/call", "none × paginating tools/call",
 			"latency × small tools/call", "latency × paginating tools/call", "tool-error × paginating tools/call"} {

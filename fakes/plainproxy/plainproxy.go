@@ -30,6 +30,9 @@ type Options struct {
 	Upstream string
 	// Timeout bounds one forwarded call; 0 means no bound.
 	Timeout time.Duration
+	// APIKey, if set, must come in every request's X-Api-Key header; a
+	// request without it is answered 401.
+	APIKey string
 }
 
 // Proxy is a running plain proxy.
@@ -65,10 +68,25 @@ func Start(ctx context.Context, o Options) (*Proxy, error) {
 		return nil, fmt.Errorf("plainproxy: %w", err)
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	var h http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
+	if o.APIKey != "" {
+		h = keyed(o.APIKey, h)
+	}
+	mux.Handle("/mcp", h)
 	p := &Proxy{ln: ln, srv: &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}, upstream: up}
 	go func() { _ = p.srv.Serve(ln) }()
 	return p, nil
+}
+
+// keyed answers 401 to a request whose X-Api-Key is not key.
+func keyed(key string, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("X-Api-Key") != key {
+			http.Error(w, "missing or wrong X-Api-Key", http.StatusUnauthorized)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // forward calls the same tool upstream; a failure is returned as an error,
@@ -99,10 +117,11 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	listen := fs.String("listen", "127.0.0.1:0", "address to listen on")
 	up := fs.String("upstream", "", "the upstream's Streamable HTTP MCP endpoint (required)")
 	timeout := fs.Duration("timeout", 0, "bound of one forwarded call (0: none)")
+	key := fs.String("api-key", "", "require this X-Api-Key header on every request (401 without it)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	p, err := Start(ctx, Options{Addr: *listen, Upstream: *up, Timeout: *timeout})
+	p, err := Start(ctx, Options{Addr: *listen, Upstream: *up, Timeout: *timeout, APIKey: *key})
 	if err != nil {
 		return err
 	}
