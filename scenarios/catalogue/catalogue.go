@@ -191,6 +191,9 @@ func (s Scenario) Requires() []string {
 // NotApplicable says why target cannot run s ("" when it can): a missing
 // capability, or the scenario's own Needs.
 func (s Scenario) NotApplicable(target harness.Target) string {
+	if ro, ok := target.(harness.ReadOnly); ok && !s.readOnly() {
+		return ro.ReadOnly()
+	}
 	if why := harness.Lacks(target, s.Requires()...); why != "" {
 		return why
 	}
@@ -198,6 +201,15 @@ func (s Scenario) NotApplicable(target harness.Target) string {
 		return s.Needs(target)
 	}
 	return ""
+}
+
+// readOnly reports whether s injects no fault and its operation only reads
+// (lists tools, or opens and DELETEs a session): what a live target runs.
+func (s Scenario) readOnly() bool {
+	if _, none := s.Fault.(harness.None); !none {
+		return false
+	}
+	return s.Operation.Name == ListTools.Name || s.Operation.Name == DeleteEmptyJSON.Name
 }
 
 // OperationLimit is how long an operation may run in all (setup calls,
