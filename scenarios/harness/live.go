@@ -66,7 +66,9 @@ func (l *Live) Restart(context.Context) error {
 func (l *Live) Stop(context.Context) error { return nil }
 
 // ReadOnly implements ReadOnly.
-func (l *Live) ReadOnly() string { return "target " + l.Name() + " is live: read-only, no fault injection" }
+func (l *Live) ReadOnly() string {
+	return "target " + l.Name() + " is live: read-only, no fault injection"
+}
 
 // Has implements Capabilities: a live proxy claims none.
 func (l *Live) Has(string) bool { return false }
