@@ -117,6 +117,28 @@ func TestForeignReadyDefaultsToInitialize(t *testing.T) {
 	if _, probe := f.readyProbe(); probe(ctx, ts.Client()) {
 		t.Error("a 404 endpoint counted as ready")
 	}
+
+	// With users, the probe initializes as one of them: a proxy that wants
+	// a bearer token is ready once it answers that user.
+	s.Endpoint = "/mcp"
+	mux2 := http.NewServeMux()
+	mux2.Handle("/mcp", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer alice-token" {
+			http.Error(w, "who are you", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	authed := httptest.NewServer(mux2)
+	defer authed.Close()
+	f.vars = ForeignVars{Listen: strings.TrimPrefix(authed.URL, "http://")}
+	if _, probe := f.readyProbe(); probe(ctx, authed.Client()) {
+		t.Error("a 401 counted as ready")
+	}
+	f.vars.Users = map[string]string{"alice": "alice-token"}
+	if _, probe := f.readyProbe(); !probe(ctx, authed.Client()) {
+		t.Error("the probe did not initialize as the configured user")
+	}
 }
 
 func TestLacksNamesTheMissingCapabilities(t *testing.T) {

@@ -129,7 +129,13 @@ func (f *Foreign) readyProbe() (string, func(context.Context, *http.Client) bool
 	hdr := map[string]string{}
 	for k, v := range f.Spec.Headers {
 		if r, err := render(v, f.vars); err == nil {
-			hdr[k] = r
+			hdr[http.CanonicalHeaderKey(k)] = r
+		}
+	}
+	if _, ok := hdr["Authorization"]; !ok {
+		// With users configured, initialize as the clients will: as a user.
+		if tok := firstUserToken(f.vars.Users); tok != "" {
+			hdr["Authorization"] = "Bearer " + tok
 		}
 	}
 	return "initialize on " + ep, func(ctx context.Context, c *http.Client) bool { return initializes(ctx, c, ep, hdr) }
@@ -169,4 +175,17 @@ func initializes(ctx context.Context, c *http.Client, endpoint string, headers m
 		}
 	}
 	return true
+}
+
+// firstUserToken is the token of the first user by name ("" with none).
+func firstUserToken(users map[string]string) string {
+	names := make([]string, 0, len(users))
+	for n := range users {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	if len(names) == 0 {
+		return ""
+	}
+	return users[names[0]]
 }
