@@ -110,6 +110,9 @@ func TestReportsShowEveryPromiseBroken(t *testing.T) {
 	if err := WriteHTML(&page, run); err != nil {
 		t.Fatal(err)
 	}
+	if recs := Records(run); len(recs) != 1 || len(recs[0].Broken) != len(r.Breaches) {
+		t.Errorf("the JSON record names %v, want every breach of %s", recs[0].Broken, r.Reason)
+	}
 	for _, b := range r.Breaches {
 		short := string(b.Tier) + ":" + b.Promise
 		if !strings.Contains(table.String(), short) {
