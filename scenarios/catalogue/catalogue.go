@@ -20,9 +20,9 @@ import (
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
 )
 
-// Tolerance is what a bounded answer may take beyond its budget: a race build
-// on two loaded cores, loopback only. Every verdict uses it.
-const Tolerance = 300 * time.Millisecond
+// Tolerance is what a bounded answer may take beyond its budget: the
+// harness's (harness.Tolerance, in its one timeouts table).
+const Tolerance = harness.Tolerance
 
 // Scenario is one fault × operation × promise, with its check.
 type Scenario struct {

@@ -23,15 +23,8 @@ import (
 
 // Timing bounds of the container targets.
 const (
-	containerHealthCap      = 20 * time.Second       // one start, until the health path answers 200
-	containerHealthPoll     = 20 * time.Millisecond  // between health probes
 	containerStateEvery     = 10                     // probes between two looks at the container's state
-	containerRebindWindow   = 2 * time.Second        // retrying the same address after a stop
-	containerRebindPause    = 50 * time.Millisecond  // between those retries
 	containerFreshPortTries = 5                      // Start: fresh ports tried on bind failure
-	containerStopSlack      = 5 * time.Second        // docker stop: on top of ShutdownGrace before SIGKILL
-	containerKillCap        = 10 * time.Second       // waiting for a killed container to be exited
-	containerRemoveCap      = 30 * time.Second       // removing the container at Stop
 	containerErrLogBytes    = 16 << 10               // container log excerpt in errors
 	containerConfigFile     = "mcplocal-target.yaml" // in the target's temp dir, bind-mounted read-only
 	targetLabel             = "org.mcpchaos.target"

@@ -106,8 +106,7 @@ func has(t Target, c string) bool {
 
 // Bounds of the foreign target.
 const (
-	foreignStopDefault = 10 * time.Second // graceful stop before SIGKILL, unless the spec says
-	foreignLogBytes    = 1 << 20          // output kept for failure reports
+	foreignLogBytes = 1 << 20 // output kept for failure reports
 )
 
 // ForeignSpec tells the harness how to start another MCP proxy: a command

@@ -18,9 +18,6 @@ import (
 // initialize on the endpoint answers 2xx (the session it opened is deleted).
 const ReadyInitialize = "initialize"
 
-// readyDial bounds one TCP readiness probe.
-const readyDial = time.Second
-
 // checkReady checks a spec's ready: field.
 func checkReady(r string) error {
 	switch {
