@@ -11,8 +11,10 @@ import (
 // catalogue's test fails. `mcpchaos run --label` and mutant checks select by
 // these; a typo there is an error, not an empty run.
 var Labels = []string{
-	"baseline", "deadline", "delete", "failover", "gate", "hang", "kill", "llm", "network", "no-llm",
-	"paginate", "panic", "proxy", "restart", "sessions", "shape", "stages", "summarize", "surface", "upstream",
+	"audit-api", "baseline", "bounded-io", "caps", "deadline", "delete", "failover", "gate", "hang", "idle",
+	"ids", "kill", "knob", "llm", "network", "no-llm", "origin", "ownership", "paginate", "panic", "proxy",
+	"restart", "secrets", "security", "sessions", "shape", "slow-client", "stages", "summarize", "surface",
+	"ttl", "upstream",
 }
 
 // CheckLabel says what is wrong with label l ("" when it is one of Labels).
