@@ -9,12 +9,13 @@ import (
 	. "github.com/onsi/gomega"
 	"github.com/onsi/gomega/gleak"
 
+	"github.com/mcpchaos/mcpchaos/scenarios/catalogue"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
 )
 
-// Tolerance is what a bounded answer may take beyond its budget here: a race
-// build on two loaded cores, loopback only. Stated once, used by every spec.
-const Tolerance = 300 * time.Millisecond
+// Tolerance is what a bounded answer may take beyond its budget here: the
+// catalogue's, stated once there, used by every spec.
+const Tolerance = catalogue.Tolerance
 
 // newWorld starts a harness Env for one spec and tears it down after it,
 // checking that nothing was left running.

@@ -7,6 +7,7 @@ import (
 	"io"
 
 	fakellm "github.com/mcpchaos/mcpchaos/fakes/llm"
+	"github.com/mcpchaos/mcpchaos/fakes/plainproxy"
 	"github.com/mcpchaos/mcpchaos/fakes/upstream"
 )
 
@@ -23,6 +24,11 @@ const fakeUsage = `usage:
         a fake LLM serving the provider's own paths (/v1/messages or
         /v1/chat/completions, /v1/models); drive it over /_fake/ (see fakes/llm);
         --oauth-gate: sk-ant-oat… tokens get 404 on unlisted models, 429 on listed ones
+  mcpchaos fake proxy --upstream URL [--listen ADDR] [--timeout D] [--api-key K]
+        a second, plain MCP proxy (fakes/plainproxy) at http://ADDR/mcp: the
+        upstream's tools under their own names, no health path, no trace codes,
+        no session adoption, protocol errors on upstream failures; a foreign
+        target for the harness (docs/targets.md); --api-key: 401 without X-Api-Key: K
 `
 
 func runFake(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -31,6 +37,8 @@ func runFake(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return fakeUpstream(ctx, args[1], args[2:], stdout, stderr)
 	case len(args) >= 1 && args[0] == "llm":
 		return fakeLLM(ctx, args[1:], stdout, stderr)
+	case len(args) >= 1 && args[0] == "proxy":
+		return plainproxy.Main(ctx, args[1:], stdout, stderr)
 	}
 	fmt.Fprint(stderr, fakeUsage)
 	return exitError(2)

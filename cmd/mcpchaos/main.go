@@ -64,6 +64,7 @@ Usage:
         passed on the baseline fails on the candidate.
   mcpchaos fake upstream docmost [--listen ADDR]
   mcpchaos fake llm --provider anthropic|openai [--listen ADDR] [--default STEP]
+  mcpchaos fake proxy --upstream URL [--listen ADDR] [--timeout D]
         Serve one fake on its own, for foreign proxies and manual runs;
         prints the address when ready.
 

@@ -21,11 +21,16 @@ func runCatalogue(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	fs.SetOutput(stderr)
 	label := fs.String("label", "", "run only scenarios with this label")
 	seed := fs.Uint64("seed", 0, "order scenarios by this seed (0: a random seed, printed)")
-	target := fs.String("target", "inprocess", "where the proxy under test runs: inprocess, or binary:PATH (a built mcplocal)")
+	target := fs.String("target", "inprocess", "where the proxy under test runs: inprocess, binary:PATH (a built mcplocal), container:IMAGE, foreign:SPEC.yaml (docs/targets.md), or url:ENDPOINT (a running proxy's MCP endpoint: read-only scenarios only)")
 	reportDir := fs.String("report", "", "write DIR/junit.xml and DIR/report.html (waterfalls) after the run")
 	jsonPath := fs.String("json", "", "write every result, audit rows included, as JSON to FILE (what mcpchaos canary compares)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *label != "" {
+		if err := catalogue.CheckLabel(*label); err != nil {
+			return err
+		}
 	}
 	newTarget, err := parseTarget(*target, stderr)
 	if err != nil {
@@ -144,8 +149,15 @@ func parseTarget(spec string, stderr io.Writer) (func() harness.Target, error) {
 			return nil, fmt.Errorf("--target %s: %w", spec, err)
 		}
 		return func() harness.Target { return fs.Target(nil) }, nil
+	case strings.HasPrefix(spec, "url:"):
+		// A proxy already running: read-only scenarios only.
+		l, err := harness.ParseLive(strings.TrimPrefix(spec, "url:"))
+		if err != nil {
+			return nil, fmt.Errorf("--target %w", err)
+		}
+		return func() harness.Target { return l }, nil
 	}
-	return nil, fmt.Errorf("--target %q: want inprocess, binary:PATH, container:IMAGE or foreign:SPEC.yaml", spec)
+	return nil, fmt.Errorf("--target %q: want inprocess, binary:PATH, container:IMAGE, foreign:SPEC.yaml or url:ENDPOINT", spec)
 }
 
 func dash(s string) string {

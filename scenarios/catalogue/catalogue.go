@@ -20,9 +20,9 @@ import (
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
 )
 
-// Tolerance is what a bounded answer may take beyond its budget: a race build
-// on two loaded cores, loopback only. Every verdict uses it.
-const Tolerance = 300 * time.Millisecond
+// Tolerance is what a bounded answer may take beyond its budget: the
+// harness's (harness.Tolerance, in its one timeouts table).
+const Tolerance = harness.Tolerance
 
 // Scenario is one fault × operation × promise, with its check.
 type Scenario struct {
@@ -85,33 +85,41 @@ type Result struct {
 	Scenario Scenario
 	Budget   time.Duration
 	Observation
-	Pass   bool
+	Pass bool
+	// Breaches are the promises broken, every one (empty when Pass).
+	Breaches []Breach
+	// Reason lists the breaches as text.
 	Reason string
 	// NotApplicable says why the target could not run the scenario; such a
 	// result is neither passed nor failed.
 	NotApplicable string
 }
 
-// Judge gives the verdict on one observation.
-func (s Scenario) Judge(kv knobs.Values, o Observation) Result {
-	r := Result{Scenario: s, Budget: s.Budget(kv), Observation: o, Pass: true}
-	fail := func(format string, a ...any) {
-		if r.Pass {
-			r.Pass, r.Reason = false, fmt.Sprintf(format, a...)
-		}
-	}
+// Judge gives the verdict on one observation, holding the proxy to every
+// promise (mcplocal's own included).
+func (s Scenario) Judge(kv knobs.Values, o Observation) Result { return s.JudgeOn(nil, kv, o) }
+
+// JudgeOn gives the verdict on one observation made against target: every
+// generic promise broken, and every one of mcplocal's own that target claims
+// (see Breach). The Reason lists them all, not only the first.
+func (s Scenario) JudgeOn(target harness.Target, kv knobs.Values, o Observation) Result {
+	r := Result{Scenario: s, Budget: s.Budget(kv), Observation: o}
+	var bs []Breach
 	if errors.Is(o.Err, context.DeadlineExceeded) {
-		fail("never answered: the client gave up after %v (budget %v)", o.Latency.Round(time.Millisecond), r.Budget)
+		bs = append(bs, Breach{Tier: Generic, Promise: PromiseAnswered,
+			Detail: fmt.Sprintf("never answered: the client gave up after %v (budget %v)", o.Latency.Round(time.Millisecond), r.Budget)})
 	}
 	if o.Latency > r.Budget+Tolerance {
-		fail("answered after %v, budget %v + tolerance %v", o.Latency.Round(time.Millisecond), r.Budget, Tolerance)
+		bs = append(bs, Breach{Tier: Generic, Promise: PromiseBudget,
+			Detail: fmt.Sprintf("answered after %v, budget %v + tolerance %v", o.Latency.Round(time.Millisecond), r.Budget, Tolerance)})
 	}
-	if err := s.Expect(o); err != nil {
-		fail("%v", err)
+	bs = append(bs, s.breaches(s.Expect(o))...)
+	for _, b := range o.Broken {
+		bs = append(bs, s.untyped(b))
 	}
-	if len(o.Broken) > 0 {
-		fail("%s", strings.Join(o.Broken, "; "))
-	}
+	r.Breaches = held(target, bs)
+	r.Pass = len(r.Breaches) == 0
+	r.Reason = reasonOf(r.Breaches)
 	return r
 }
 
@@ -139,7 +147,11 @@ func (s Scenario) Run(ctx context.Context, target harness.Target) Result {
 	}
 	// The client gives up long after the budget, so a proxy that never
 	// answers fails the scenario instead of hanging the run.
-	octx, cancel := context.WithTimeout(ctx, OperationLimit(s.Budget(env.Knobs)))
+	kv := env.Knobs
+	if b, ok := target.(harness.Budgeter); ok {
+		kv = b.Budgets(kv)
+	}
+	octx, cancel := context.WithTimeout(ctx, OperationLimit(s.Budget(kv)))
 	defer cancel()
 	obs := s.Operation.Do(octx, env)
 	if obs.Rows == nil && obs.Trace != "" {
@@ -147,7 +159,7 @@ func (s Scenario) Run(ctx context.Context, target harness.Target) Result {
 		// scenario's verdict unless its expectation needs them.
 		obs.Rows, _ = env.Audit(ctx, obs.Trace)
 	}
-	return s.Judge(env.Knobs, obs)
+	return s.JudgeOn(target, kv, obs)
 }
 
 // Requires lists the capabilities a target must claim to run s (see
@@ -179,6 +191,9 @@ func (s Scenario) Requires() []string {
 // NotApplicable says why target cannot run s ("" when it can): a missing
 // capability, or the scenario's own Needs.
 func (s Scenario) NotApplicable(target harness.Target) string {
+	if ro, ok := target.(harness.ReadOnly); ok && !s.readOnly() {
+		return ro.ReadOnly()
+	}
 	if why := harness.Lacks(target, s.Requires()...); why != "" {
 		return why
 	}
@@ -186,6 +201,15 @@ func (s Scenario) NotApplicable(target harness.Target) string {
 		return s.Needs(target)
 	}
 	return ""
+}
+
+// readOnly reports whether s injects no fault and its operation only reads
+// (lists tools, or opens and DELETEs a session): what a live target runs.
+func (s Scenario) readOnly() bool {
+	if _, none := s.Fault.(harness.None); !none {
+		return false
+	}
+	return s.Operation.Name == ListTools.Name || s.Operation.Name == DeleteEmptyJSON.Name
 }
 
 // OperationLimit is how long an operation may run in all (setup calls,
@@ -213,28 +237,30 @@ func requestDeadline(k knobs.Values) time.Duration { return k.RequestDeadline }
 // answeredOK: the call succeeded and carries a trace code.
 func answeredOK(o Observation) error {
 	if o.Err != nil {
-		return fmt.Errorf("not answered: %v", o.Err)
+		return broke(PromiseAnswered, "not answered: %v", o.Err)
 	}
+	var errs []error
 	if o.IsError {
-		return fmt.Errorf("isError result: %s", excerpt(o.Text))
+		errs = append(errs, broke(PromiseSuccess, "isError result: %s", excerpt(o.Text)))
 	}
 	if !trace.Valid(o.Trace) {
-		return fmt.Errorf("result carries no trace code in _meta (got %q)", o.Trace)
+		errs = append(errs, noTraceCode(o.Trace))
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // answeredWithRecovery: the call failed, but as a readable isError result
-// that quotes its trace code, the promise for tools/call failures.
+// (generic) that quotes its trace code (mcplocal's own), the promise for
+// tools/call failures.
 func answeredWithRecovery(o Observation) error {
 	if o.Err != nil {
-		return fmt.Errorf("answered with a protocol error instead of an isError result: %v", o.Err)
+		return broke(PromiseIsError, "answered with a protocol error instead of an isError result: %v", o.Err)
 	}
 	if !o.IsError {
-		return errors.New("expected an isError result, got success")
+		return broke(PromiseIsError, "expected an isError result, got success")
 	}
 	if !trace.Valid(o.Trace) || !strings.Contains(o.Text, o.Trace) {
-		return fmt.Errorf("isError text does not quote the trace code %q: %s", o.Trace, excerpt(o.Text))
+		return brokeOwn(harness.CapTraceCode, PromiseTraceCode, "isError text does not quote the trace code %q: %s", o.Trace, excerpt(o.Text))
 	}
 	return nil
 }

@@ -1,9 +1,13 @@
 package catalogue
 
 import (
+	"context"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpchaos/mcpchaos/proxy/knobs"
+	"github.com/mcpchaos/mcpchaos/scenarios/harness"
 )
 
 func TestScenarioNamesAreUniqueAndComplete(t *testing.T) {
@@ -27,10 +31,89 @@ func TestJudgeFailsLateAndBrokenAnswers(t *testing.T) {
 		t.Error("an answer past budget + tolerance passed")
 	}
 	broken := Observation{Trace: "ABCDEFGH", Broken: []string{"notice missing"}}
-	if r := s.Judge(kv, broken); r.Pass || r.Reason != "notice missing" {
+	if r := s.Judge(kv, broken); r.Pass || r.Reason != "[mcp] "+s.Promise+": notice missing" {
 		t.Errorf("a broken promise passed: %+v", r)
 	}
 	if r := s.Judge(kv, Observation{Trace: "ABCDEFGH"}); !r.Pass {
 		t.Errorf("a good answer failed: %s", r.Reason)
+	}
+}
+
+// bare is a target that claims no capability, as a foreign proxy's spec may.
+type bare struct{ harness.Target }
+
+func (bare) Name() string      { return "foreign:bare" }
+func (bare) Has(c string) bool { return false }
+
+func byName(t *testing.T, name string) Scenario {
+	t.Helper()
+	for _, s := range All() {
+		if s.Name() == name {
+			return s
+		}
+	}
+	t.Fatalf("no scenario %q", name)
+	return Scenario{}
+}
+
+// The verdict lists every promise broken, each with its tier; mcplocal's own
+// promises bind only targets that claim them, so a foreign proxy's real
+// finding is not hidden behind a missing trace code.
+func TestJudgeListsEveryBreachByTier(t *testing.T) {
+	kv := knobs.Defaults()
+	s := byName(t, "blackhole × small tools/call")
+	late := Observation{Latency: kv.RequestDeadline + Tolerance + time.Second, Err: context.DeadlineExceeded}
+	r := s.JudgeOn(nil, kv, late)
+	if r.Pass || len(r.Breaches) != 3 {
+		t.Fatalf("want 3 breaches (never answered, late, protocol error), got %d: %s", len(r.Breaches), r.Reason)
+	}
+	for _, want := range []string{"[mcp] answered: never answered", "[mcp] within budget: answered after", "[mcp] tool failure as isError: answered with a protocol error"} {
+		if !strings.Contains(r.Reason, want) {
+			t.Errorf("reason lacks %q: %s", want, r.Reason)
+		}
+	}
+
+	// A readable isError without a trace code: broken for mcplocal, held for
+	// a proxy that does not claim traceCode.
+	untraced := Observation{Latency: time.Millisecond, IsError: true, Text: "upstream unreachable"}
+	if r := s.JudgeOn(nil, kv, untraced); r.Pass || len(r.Breaches) != 1 || r.Breaches[0].Tier != Own || r.Breaches[0].Promise != PromiseTraceCode {
+		t.Errorf("mcplocal without a trace code: %+v", r.Breaches)
+	}
+	if r := s.JudgeOn(bare{}, kv, untraced); !r.Pass {
+		t.Errorf("a proxy that does not claim traceCode was held to it: %s", r.Reason)
+	}
+
+	// A success without a trace code on the baseline, and an isError
+	// instead of a result: both listed for mcplocal, only the generic one
+	// for the bare proxy.
+	base := byName(t, "none × small tools/call")
+	both := Observation{Latency: time.Millisecond, IsError: true, Text: "boom"}
+	if r := base.JudgeOn(nil, kv, both); len(r.Breaches) != 2 {
+		t.Errorf("mcplocal: want 2 breaches, got %s", r.Reason)
+	}
+	if r := base.JudgeOn(bare{}, kv, both); len(r.Breaches) != 1 || r.Breaches[0].Tier != Generic || r.Breaches[0].Promise != PromiseSuccess {
+		t.Errorf("bare: want only the generic breach, got %s", r.Reason)
+	}
+}
+
+// Labels is the one list: every label a scenario carries is in it, and every
+// entry of it selects at least one scenario.
+func TestLabelsAreOneFrozenList(t *testing.T) {
+	used := map[string]bool{}
+	for _, s := range All() {
+		for _, l := range s.Labels {
+			if err := CheckLabel(l); err != nil {
+				t.Errorf("%s: %v", s.Name(), err)
+			}
+			used[l] = true
+		}
+	}
+	for _, l := range Labels {
+		if !used[l] {
+			t.Errorf("label %q selects no scenario: drop it from Labels", l)
+		}
+	}
+	if CheckLabel("basline") == nil {
+		t.Error("a misspelt label was accepted")
 	}
 }

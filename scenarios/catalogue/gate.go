@@ -44,7 +44,7 @@ func gateBudget(k knobs.Values) time.Duration { return k.GateLLMTimeout }
 // tools are hidden and refused (with an audit row); begin_session (timed)
 // ranks the prompts and opens them.
 var BeginSession = Operation{Name: "begin_session", Do: func(ctx context.Context, env *harness.Env) Observation {
-	cs, err := harness.SDKClient(ctx, env.ProjectURL(), env.Token("alice"))
+	cs, err := env.Connect(ctx, "alice")
 	if err != nil {
 		return Observation{Err: err}
 	}

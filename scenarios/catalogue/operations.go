@@ -23,16 +23,16 @@ var (
 		})
 	}}
 	SmallCall = Operation{Name: "small tools/call", Do: func(ctx context.Context, env *harness.Env) Observation {
-		return call(ctx, env, "docmost_update_page", map[string]any{"page_id": "p1", "content": "note"})
+		return call(ctx, env, env.Tool("update_page"), map[string]any{"page_id": "p1", "content": "note"})
 	}}
 	PaginatingCall = Operation{Name: "paginating tools/call", Do: func(ctx context.Context, env *harness.Env) Observation {
-		return call(ctx, env, "docmost_search", map[string]any{"query": "find notes"})
+		return call(ctx, env, env.Tool("search"), map[string]any{"query": "find notes"})
 	}}
 )
 
 // withSession connects a go-sdk client (untimed), runs f, and closes it.
 func withSession(ctx context.Context, env *harness.Env, f func(context.Context, *mcp.ClientSession) Observation) Observation {
-	cs, err := harness.SDKClient(ctx, env.ProjectURL(), env.Token("alice"))
+	cs, err := env.Connect(ctx, "alice")
 	if err != nil {
 		return Observation{Err: err}
 	}

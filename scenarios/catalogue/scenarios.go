@@ -1,8 +1,6 @@
 package catalogue
 
 import (
-	"errors"
-	"fmt"
 	"time"
 
 	fakellm "github.com/mcpchaos/mcpchaos/fakes/llm"
@@ -139,11 +137,11 @@ func answeredEitherWay(o Observation) error {
 func isErrorPassedThrough(o Observation) error {
 	switch {
 	case o.Err != nil:
-		return fmt.Errorf("not answered: %v", o.Err)
+		return broke(PromiseAnswered, "not answered: %v", o.Err)
 	case !o.IsError:
-		return errors.New("the upstream's isError result arrived as a success")
+		return broke(PromisePassThrough, "the upstream's isError result arrived as a success")
 	case !trace.Valid(o.Trace):
-		return fmt.Errorf("result carries no trace code in _meta (got %q)", o.Trace)
+		return noTraceCode(o.Trace)
 	}
 	return nil
 }

@@ -20,20 +20,20 @@ const NoticePrefix = "⚠ Session state unavailable ("
 // calls a tool, the pending fault strikes (the proxy restarts), and the client
 // calls again on its old session. The timed call is the first after the fault.
 var Reconnect = Operation{Name: "reconnect after restart", Do: func(ctx context.Context, env *harness.Env) Observation {
-	cs, err := harness.SDKClient(ctx, env.ProjectURL(), env.Token("alice"))
+	cs, err := env.Connect(ctx, "alice")
 	if err != nil {
 		return Observation{Err: err}
 	}
 	defer cs.Close()
 	id := cs.ID()
 	args := map[string]any{"page_id": "p1", "content": "before"}
-	if o := timedCall(ctx, cs, "docmost_update_page", args); o.Err != nil || o.IsError {
+	if o := timedCall(ctx, cs, env.Tool("update_page"), args); o.Err != nil || o.IsError {
 		return Observation{Err: fmt.Errorf("call before the fault: %v %s", o.Err, o.Text)}
 	}
 	if _, err := env.Strike(ctx); err != nil {
 		return Observation{Err: fmt.Errorf("fault: %w", err)}
 	}
-	o := timedCall(ctx, cs, "docmost_update_page", args)
+	o := timedCall(ctx, cs, env.Tool("update_page"), args)
 	if o.Err != nil {
 		return o
 	}
@@ -46,7 +46,7 @@ var Reconnect = Operation{Name: "reconnect after restart", Do: func(ctx context.
 	if !strings.Contains(o.Text, "begin_session") {
 		o.Broken = append(o.Broken, "the notice does not tell the agent to call begin_session again")
 	}
-	again := timedCall(ctx, cs, "docmost_update_page", args)
+	again := timedCall(ctx, cs, env.Tool("update_page"), args)
 	if again.Err != nil || strings.Contains(again.Text, NoticePrefix) {
 		o.Broken = append(o.Broken, fmt.Sprintf("the second call after recreation: err=%v, notice repeated=%v", again.Err, strings.Contains(again.Text, NoticePrefix)))
 	}
@@ -83,13 +83,13 @@ var Reconnect = Operation{Name: "reconnect after restart", Do: func(ctx context.
 // id is then answered with a JSON-RPC 404 and never adopted; the proxy holds
 // no session for it.
 var DeleteEmptyJSON = Operation{Name: "DELETE with empty JSON body", Do: func(ctx context.Context, env *harness.Env) Observation {
-	cs, err := harness.SDKClient(ctx, env.ProjectURL(), env.Token("alice"))
+	cs, err := env.Connect(ctx, "alice")
 	if err != nil {
 		return Observation{Err: err}
 	}
 	id := cs.ID()
 	before, counted := env.LiveSessions()
-	hc := harness.HTTPClient(env.Token("alice"))
+	hc := env.HTTPClient("alice")
 	defer hc.CloseIdleConnections()
 
 	start := time.Now()
@@ -165,20 +165,20 @@ func sessionAnswered(o Observation) error {
 // replayed: it may have run). The call after it must work: the proxy has
 // reconnected.
 var CallAcrossFault = Operation{Name: "tools/call across the fault", Do: func(ctx context.Context, env *harness.Env) Observation {
-	cs, err := harness.SDKClient(ctx, env.ProjectURL(), env.Token("alice"))
+	cs, err := env.Connect(ctx, "alice")
 	if err != nil {
 		return Observation{Err: err}
 	}
 	defer cs.Close()
 	args := map[string]any{"page_id": "p1", "content": "note"}
-	if o := timedCall(ctx, cs, "docmost_update_page", args); o.Err != nil || o.IsError {
+	if o := timedCall(ctx, cs, env.Tool("update_page"), args); o.Err != nil || o.IsError {
 		return Observation{Err: fmt.Errorf("call before the fault: %v %s", o.Err, o.Text)}
 	}
 	if _, err := env.Strike(ctx); err != nil {
 		return Observation{Err: fmt.Errorf("fault: %w", err)}
 	}
-	o := timedCall(ctx, cs, "docmost_update_page", args)
-	if next := timedCall(ctx, cs, "docmost_update_page", args); next.Err != nil || next.IsError {
+	o := timedCall(ctx, cs, env.Tool("update_page"), args)
+	if next := timedCall(ctx, cs, env.Tool("update_page"), args); next.Err != nil || next.IsError {
 		o.Broken = append(o.Broken, fmt.Sprintf("the call after the fault failed too: the proxy did not reconnect (%v %s)", next.Err, excerpt(next.Text)))
 	}
 	return o

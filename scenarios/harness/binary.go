@@ -31,13 +31,7 @@ type Killer interface {
 
 // Timing bounds of the binary target.
 const (
-	binaryHealthCap      = 10 * time.Second       // one start, until /healthz answers 200
-	binaryHealthPoll     = 20 * time.Millisecond  // between /healthz probes
-	binaryRebindWindow   = 2 * time.Second        // retrying the same address after a stop
-	binaryRebindPause    = 50 * time.Millisecond  // between those retries
 	binaryFreshPortTries = 5                      // Start: fresh ports tried on bind failure
-	binaryStopSlack      = 5 * time.Second        // on top of ShutdownGrace before SIGKILL
-	binaryReapCap        = 10 * time.Second       // waiting for a SIGKILLed process to be reaped
 	binaryProcLogBytes   = 64 << 10               // stderr kept per process, for errors
 	binaryLogBytes       = 1 << 20                // default Binary.MaxLog
 	failpointsEnv        = "MCPLOCAL_FAILPOINTS"  // read by cmd/mcplocal

@@ -10,16 +10,22 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// bearer adds an Authorization header to every request.
+// bearer adds an Authorization header, and any headers, to every request.
 type bearer struct {
-	token string
-	next  http.RoundTripper
+	token   string
+	headers map[string]string
+	next    http.RoundTripper
 }
 
 func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	if b.token != "" {
+	if b.token != "" || len(b.headers) > 0 {
 		r = r.Clone(r.Context())
-		r.Header.Set("Authorization", "Bearer "+b.token)
+		for k, v := range b.headers {
+			r.Header.Set(k, v)
+		}
+		if b.token != "" {
+			r.Header.Set("Authorization", "Bearer "+b.token)
+		}
 	}
 	return b.next.RoundTrip(r)
 }

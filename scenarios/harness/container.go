@@ -23,15 +23,8 @@ import (
 
 // Timing bounds of the container targets.
 const (
-	containerHealthCap      = 20 * time.Second       // one start, until the health path answers 200
-	containerHealthPoll     = 20 * time.Millisecond  // between health probes
 	containerStateEvery     = 10                     // probes between two looks at the container's state
-	containerRebindWindow   = 2 * time.Second        // retrying the same address after a stop
-	containerRebindPause    = 50 * time.Millisecond  // between those retries
 	containerFreshPortTries = 5                      // Start: fresh ports tried on bind failure
-	containerStopSlack      = 5 * time.Second        // docker stop: on top of ShutdownGrace before SIGKILL
-	containerKillCap        = 10 * time.Second       // waiting for a killed container to be exited
-	containerRemoveCap      = 30 * time.Second       // removing the container at Stop
 	containerErrLogBytes    = 16 << 10               // container log excerpt in errors
 	containerConfigFile     = "mcplocal-target.yaml" // in the target's temp dir, bind-mounted read-only
 	targetLabel             = "org.mcpchaos.target"
@@ -228,10 +221,11 @@ func (c *Container) cleanupLocked() {
 type containerRun struct {
 	name, image string
 	cmd         []string
-	env         []string // KEY=VALUE
-	binds       []string // HOST:CONTAINER[:ro]
-	addr        string   // the loopback address it listens on
-	health      string   // path answering 200 when ready
+	env         []string                                 // KEY=VALUE
+	binds       []string                                 // HOST:CONTAINER[:ro]
+	addr        string                                   // the loopback address it listens on
+	health      string                                   // path answering 200 when ready (or, with probe, what probe waits for)
+	probe       func(context.Context, *http.Client) bool // readiness, if not GET health
 	grace       time.Duration
 	stderr      io.Writer
 
@@ -318,7 +312,13 @@ func (r *containerRun) restartHealthy(ctx context.Context) error {
 // shell the scratch image lacks) until it answers 200 while the container
 // runs, bounded by ctx and containerHealthCap.
 func (r *containerRun) waitHealthy(ctx context.Context) error {
-	return pollHealthy(ctx, "http://"+r.addr+r.health, func(ctx context.Context) error {
+	what, probe := "http://"+r.addr+r.health, r.probe
+	if probe == nil {
+		probe = func(ctx context.Context, c *http.Client) bool { return healthz(ctx, c, what) }
+	} else {
+		what = r.health
+	}
+	return pollReady(ctx, what, probe, func(ctx context.Context) error {
 		up, state, err := r.running(ctx)
 		switch {
 		case err != nil:
@@ -340,13 +340,18 @@ func (r *containerRun) waitHealthy(ctx context.Context) error {
 // calls alive, whose error ends the wait (the proxy died); logs renders the
 // proxy's output for a timeout error.
 func pollHealthy(ctx context.Context, url string, alive func(context.Context) error, logs func() string) error {
+	return pollReady(ctx, url, func(ctx context.Context, c *http.Client) bool { return healthz(ctx, c, url) }, alive, logs)
+}
+
+// pollReady is pollHealthy for any readiness probe; what names it in errors.
+func pollReady(ctx context.Context, what string, probe func(context.Context, *http.Client) bool, alive func(context.Context) error, logs func() string) error {
 	ctx, cancel := context.WithTimeout(ctx, containerHealthCap)
 	defer cancel()
 	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: time.Second}
 	tick := time.NewTicker(containerHealthPoll)
 	defer tick.Stop()
 	for i := 0; ; i++ {
-		if healthz(ctx, client, url) {
+		if probe(ctx, client) {
 			if err := alive(ctx); err != nil { // something else answered on the address
 				return err
 			}
@@ -359,7 +364,7 @@ func pollHealthy(ctx context.Context, url string, alive func(context.Context) er
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("%s did not answer 200: %w\n%s", url, ctx.Err(), logs())
+			return fmt.Errorf("%s: not ready: %w\n%s", what, ctx.Err(), logs())
 		case <-tick.C:
 		}
 	}

@@ -48,10 +48,14 @@ const (
 	// as server "everything" beside docmost, naming its tools, prompts and
 	// resource templates everything_NAME.
 	CapEverything = "everything"
+	// CapTraceCode: every result carries a trace code in _meta (mcplocal's
+	// "traceCode"), and an isError result's text quotes it. A target that
+	// does not claim it is not held to it (see catalogue.Breach).
+	CapTraceCode = "traceCode"
 )
 
 // AllCapabilities lists every capability, in the order docs/targets.md gives them.
-var AllCapabilities = []string{CapLLMStages, CapAuditAPI, CapSessionAdoption, CapGate, CapFailpoints, CapKill, CapEverything}
+var AllCapabilities = []string{CapLLMStages, CapAuditAPI, CapSessionAdoption, CapGate, CapFailpoints, CapKill, CapEverything, CapTraceCode}
 
 // Capabilities is implemented by targets whose proxy claims only some
 // features (a foreign proxy). Targets that do not implement it run mcplocal
@@ -102,8 +106,7 @@ func has(t Target, c string) bool {
 
 // Bounds of the foreign target.
 const (
-	foreignStopDefault = 10 * time.Second // graceful stop before SIGKILL, unless the spec says
-	foreignLogBytes    = 1 << 20          // output kept for failure reports
+	foreignLogBytes = 1 << 20 // output kept for failure reports
 )
 
 // ForeignSpec tells the harness how to start another MCP proxy: a command
@@ -127,8 +130,24 @@ type ForeignSpec struct {
 	Files map[string]string `yaml:"files"`
 	// Endpoint is the MCP endpoint path; default /projects/{{.Project}}/mcp.
 	Endpoint string `yaml:"endpoint"`
-	// Health is a path answering 200 once the proxy is ready; default /healthz.
+	// Health is a path answering 200 once the proxy is ready: the older
+	// spelling of Ready: /PATH.
 	Health string `yaml:"health"`
+	// Ready says when the started proxy is ready: "initialize" (default: an
+	// MCP initialize on the endpoint answers 2xx), "/PATH" (a GET answers
+	// 200), "tcp" (the listen port accepts) or "tcp:PORT".
+	Ready string `yaml:"ready"`
+	// Tools maps the catalogue's logical tools, "SERVER/TOOL" (docmost/search),
+	// to the proxy's names; ToolName, a template over .Server and .Tool, names
+	// the rest (default mcplocal's {{.Server}}_{{.Tool}}).
+	Tools    map[string]string `yaml:"tools"`
+	ToolName string            `yaml:"toolName"`
+	// Budgets are the proxy's own budgets per scenario kind (BudgetKinds),
+	// as Go durations, for a proxy that does not read the harness's knobs;
+	// a kind not given keeps the knob's value.
+	Budgets map[string]string `yaml:"budgets"`
+	// Headers are sent with every client request (auth); values are templates.
+	Headers map[string]string `yaml:"headers"`
 	// Capabilities the proxy claims (AllCapabilities names them).
 	Capabilities []string `yaml:"capabilities"`
 	// PassKnobs passes the harness's knobs as MCPCTL_*_MS variables, as
@@ -142,6 +161,7 @@ type ForeignSpec struct {
 	Dir string `yaml:"-"`
 
 	stopTimeout time.Duration
+	budgets     map[string]time.Duration
 }
 
 // ForeignVars are the values a ForeignSpec's templates see.
@@ -208,8 +228,37 @@ func ParseForeign(doc []byte) (*ForeignSpec, error) {
 	if s.Endpoint == "" {
 		s.Endpoint = "/projects/{{.Project}}/mcp"
 	}
-	if s.Health == "" {
-		s.Health = "/healthz"
+	switch {
+	case s.Health != "" && s.Ready != "":
+		errs = append(errs, errors.New("want at most one of health and ready (health: /P is ready: /P)"))
+	case s.Health != "":
+		s.Ready = s.Health
+	case s.Ready == "":
+		s.Ready = ReadyInitialize
+	}
+	if err := checkReady(s.Ready); err != nil {
+		errs = append(errs, err)
+	}
+	if s.ToolName == "" {
+		s.ToolName = "{{.Server}}_{{.Tool}}"
+	}
+	for k := range s.Tools {
+		if srv, tool, ok := strings.Cut(k, "/"); !ok || srv == "" || tool == "" {
+			errs = append(errs, fmt.Errorf("tools: key %q: want SERVER/TOOL, e.g. docmost/search", k))
+		}
+	}
+	s.budgets = map[string]time.Duration{}
+	for k, v := range s.Budgets {
+		if _, ok := budgetKinds[k]; !ok {
+			errs = append(errs, fmt.Errorf("budgets: unknown kind %q (want some of %s)", k, strings.Join(BudgetKinds(), ", ")))
+			continue
+		}
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			errs = append(errs, fmt.Errorf("budgets: %s %q: want a positive Go duration", k, v))
+			continue
+		}
+		s.budgets[k] = d
 	}
 	for _, c := range s.Capabilities {
 		if !slices.Contains(AllCapabilities, c) {
@@ -237,11 +286,14 @@ func ParseForeign(doc []byte) (*ForeignSpec, error) {
 }
 
 func (s *ForeignSpec) templates() []string {
-	out := append(append(append([]string{}, s.Command...), s.Args...), s.Endpoint, s.Health, s.Image)
+	out := append(append(append([]string{}, s.Command...), s.Args...), s.Endpoint, s.Ready, s.Image, s.ToolName)
 	for _, v := range s.Env {
 		out = append(out, v)
 	}
 	for _, v := range s.Files {
+		out = append(out, v)
+	}
+	for _, v := range s.Headers {
 		out = append(out, v)
 	}
 	return out
@@ -308,6 +360,10 @@ func (f *Foreign) Endpoint(project string) string {
 	f.mu.Lock()
 	vars := f.vars
 	f.mu.Unlock()
+	return f.endpointFor(vars, project)
+}
+
+func (f *Foreign) endpointFor(vars ForeignVars, project string) string {
 	vars.Project = project
 	p, err := render(f.Spec.Endpoint, vars)
 	if err != nil {
@@ -365,7 +421,8 @@ func (f *Foreign) Start(ctx context.Context, spec Spec) (err error) {
 	}
 	if f.Spec.Image != "" {
 		binds = append(binds, f.dir+":"+f.dir+":ro")
-		f.run = &containerRun{name: f.Name(), image: f.argv[0], addr: addr, health: f.health(), grace: f.Spec.stopTimeout,
+		what, probe := f.readyProbe()
+		f.run = &containerRun{name: f.Name(), image: f.argv[0], addr: addr, health: what, probe: probe, grace: f.Spec.stopTimeout,
 			stderr: f.Stderr, cmd: f.argv[1:], env: f.env, binds: binds}
 		if err := f.run.create(ctx); err != nil {
 			return err
@@ -472,14 +529,6 @@ func (f *Foreign) prepareLocked(cfg *config.Config, spec Spec, addr string) erro
 	return nil
 }
 
-func (f *Foreign) health() string {
-	h, err := render(f.Spec.Health, f.vars)
-	if err != nil {
-		return f.Spec.Health
-	}
-	return h
-}
-
 // spawnLocked starts the command and waits until its health path answers.
 func (f *Foreign) spawnLocked(ctx context.Context) error {
 	p := &process{addr: f.vars.Listen, out: newTailBuffer(binaryProcLogBytes), done: make(chan struct{})}
@@ -499,10 +548,11 @@ func (f *Foreign) spawnLocked(ctx context.Context) error {
 		fmt.Fprintf(f.logs(), "--- mcpchaos: pid %d ended: %v ---\n", p.cmd.Process.Pid, exitText(p.err))
 		close(p.done)
 	}()
-	err := pollHealthy(ctx, "http://"+p.addr+f.health(), func(context.Context) error {
+	what, probe := f.readyProbe()
+	err := pollReady(ctx, what, probe, func(context.Context) error {
 		select {
 		case <-p.done:
-			return fmt.Errorf("pid %d exited before %s answered: %s\n%s", p.cmd.Process.Pid, f.health(), exitText(p.err), p.out)
+			return fmt.Errorf("pid %d exited before %s answered: %s\n%s", p.cmd.Process.Pid, what, exitText(p.err), p.out)
 		default:
 			return nil
 		}
@@ -649,7 +699,7 @@ func (f *Foreign) cleanupLocked(ctx context.Context) error {
 
 // render executes one template of a spec over v.
 func render(text string, v ForeignVars) (string, error) {
-	t, err := template.New("").Option("missingkey=error").Parse(text)
+	t, err := newTemplate(text)
 	if err != nil {
 		return "", err
 	}
@@ -658,4 +708,8 @@ func render(text string, v ForeignVars) (string, error) {
 		return "", err
 	}
 	return b.String(), nil
+}
+
+func newTemplate(text string) (*template.Template, error) {
+	return template.New("").Option("missingkey=error").Parse(text)
 }

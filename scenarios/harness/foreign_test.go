@@ -2,6 +2,8 @@ package harness
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpchaos/mcpchaos/proxy/knobs"
 	"github.com/mcpchaos/mcpchaos/proxy/trace"
 )
 
@@ -25,6 +28,13 @@ func TestParseForeignRejectsBadSpecs(t *testing.T) {
 		"unknown capability": "name: a\ncommand: [x]\ncapabilities: [teleport]",
 		"bad template":       "name: a\ncommand: ['{{.Listen']",
 		"bad stopTimeout":    "name: a\ncommand: [x]\nstopTimeout: soon",
+		"health and ready":   "name: a\ncommand: [x]\nhealth: /h\nready: tcp",
+		"bad ready":          "name: a\ncommand: [x]\nready: ping",
+		"bad ready port":     "name: a\ncommand: [x]\nready: tcp:http",
+		"bad tools key":      "name: a\ncommand: [x]\ntools: {search: find}",
+		"unknown budget":     "name: a\ncommand: [x]\nbudgets: {coffee: 1s}",
+		"bad budget":         "name: a\ncommand: [x]\nbudgets: {request: soon}",
+		"bad toolName":       "name: a\ncommand: [x]\ntoolName: '{{.Tool'",
 	} {
 		if _, err := ParseForeign([]byte(doc)); err == nil {
 			t.Errorf("%s: accepted %q", name, doc)
@@ -34,8 +44,100 @@ func TestParseForeignRejectsBadSpecs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Endpoint != "/projects/{{.Project}}/mcp" || s.Health != "/healthz" || s.stopTimeout != foreignStopDefault {
-		t.Errorf("defaults: endpoint %q health %q stop %v", s.Endpoint, s.Health, s.stopTimeout)
+	if s.Endpoint != "/projects/{{.Project}}/mcp" || s.Ready != ReadyInitialize || s.stopTimeout != foreignStopDefault {
+		t.Errorf("defaults: endpoint %q ready %q stop %v", s.Endpoint, s.Ready, s.stopTimeout)
+	}
+	if got := s.Target(nil).(ToolNamer).ToolName("docmost", "search"); got != "docmost_search" {
+		t.Errorf("default tool name %q, want mcplocal's docmost_search", got)
+	}
+}
+
+// A spec adapts the harness to a proxy that is not mcplocal: its tool names
+// (a mapping, then a template), its budgets, its readiness and its headers.
+func TestForeignSpecAdaptsNamesBudgetsReadinessAndHeaders(t *testing.T) {
+	s, err := ParseForeign([]byte(`name: other
+command: [x]
+tools: {docmost/update_page: edit_page}
+toolName: "{{.Tool}}"
+budgets: {request: 7s, gate: 2s}
+ready: tcp
+headers: {X-Api-Key: "key-{{.Port}}"}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := s.Target(nil).(*Foreign)
+	f.vars = ForeignVars{Listen: "127.0.0.1:4242", Host: "127.0.0.1", Port: "4242"}
+	if got := ToolName(f, "docmost", "update_page"); got != "edit_page" {
+		t.Errorf("mapped tool %q, want edit_page", got)
+	}
+	if got := ToolName(f, "docmost", "search"); got != "search" {
+		t.Errorf("templated tool %q, want search", got)
+	}
+	if got := ToolName(&InProcess{}, "docmost", "search"); got != "docmost_search" {
+		t.Errorf("mcplocal's tool %q, want docmost_search", got)
+	}
+	kv := f.Budgets(knobs.Defaults())
+	if kv.RequestDeadline != 7*time.Second || kv.GateLLMTimeout != 2*time.Second || kv.PaginationLLMTimeout != knobs.Defaults().PaginationLLMTimeout {
+		t.Errorf("budgets: request %v gate %v pagination %v", kv.RequestDeadline, kv.GateLLMTimeout, kv.PaginationLLMTimeout)
+	}
+	if got := f.Headers()["X-Api-Key"]; got != "key-4242" {
+		t.Errorf("header %q, want key-4242", got)
+	}
+	if what, _ := f.readyProbe(); what != "tcp 127.0.0.1:4242" {
+		t.Errorf("ready probe %q", what)
+	}
+}
+
+// The default readiness check is an MCP initialize on the endpoint: it holds
+// for a server that answers initialize and has no health path, not for one
+// that answers something else.
+func TestForeignReadyDefaultsToInitialize(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "bare", Version: "0"}, nil)
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", h)
+	ts := httptest.NewServer(mux)
+	defer ts.Close()
+	s, err := ParseForeign([]byte("name: bare\ncommand: [x]\nendpoint: /mcp"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := s.Target(nil).(*Foreign)
+	f.vars = ForeignVars{Listen: strings.TrimPrefix(ts.URL, "http://")}
+	what, probe := f.readyProbe()
+	if !strings.HasPrefix(what, "initialize on "+ts.URL+"/mcp") {
+		t.Errorf("ready probe %q", what)
+	}
+	ctx := context.Background()
+	if !probe(ctx, ts.Client()) {
+		t.Error("an MCP server answering initialize is not ready")
+	}
+	s.Endpoint = "/nothing"
+	if _, probe := f.readyProbe(); probe(ctx, ts.Client()) {
+		t.Error("a 404 endpoint counted as ready")
+	}
+
+	// With users, the probe initializes as one of them: a proxy that wants
+	// a bearer token is ready once it answers that user.
+	s.Endpoint = "/mcp"
+	mux2 := http.NewServeMux()
+	mux2.Handle("/mcp", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer alice-token" {
+			http.Error(w, "who are you", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	authed := httptest.NewServer(mux2)
+	defer authed.Close()
+	f.vars = ForeignVars{Listen: strings.TrimPrefix(authed.URL, "http://")}
+	if _, probe := f.readyProbe(); probe(ctx, authed.Client()) {
+		t.Error("a 401 counted as ready")
+	}
+	f.vars.Users = map[string]string{"alice": "alice-token"}
+	if _, probe := f.readyProbe(); !probe(ctx, authed.Client()) {
+		t.Error("the probe did not initialize as the configured user")
 	}
 }
 

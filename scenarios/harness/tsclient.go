@@ -17,9 +17,7 @@ import (
 
 // Bounds of the TypeScript client.
 const (
-	tsInstallCap = 5 * time.Minute  // npm ci, once per machine
-	tsStopCap    = 5 * time.Second  // close, then SIGKILL
-	tsDir        = "tools/tsclient" // in the module
+	tsDir = "tools/tsclient" // in the module
 )
 
 // TSClient is the official TypeScript MCP SDK's Streamable HTTP client

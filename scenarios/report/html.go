@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"github.com/mcpchaos/mcpchaos/scenarios/catalogue"
 )
 
 // maxAnswer caps the answer text shown per scenario.
@@ -39,6 +41,7 @@ type htmlScenario struct {
 	VerdictClass  string
 	Trace         string
 	Reason        string
+	Breaches      []string // every promise broken, "[tier] promise: detail"
 	NotApplicable string
 	Err           string
 	Broken        []string
@@ -91,6 +94,7 @@ func WriteHTML(w io.Writer, run Run) error {
 			Reason:        r.Reason,
 			NotApplicable: r.NotApplicable,
 			Broken:        r.Broken,
+			Breaches:      breachTexts(r),
 			IsError:       r.IsError,
 		}
 		if r.Err != nil {
@@ -145,14 +149,18 @@ var pageTemplate = template.Must(template.New("report").Parse(`<!DOCTYPE html>
 <p class="facts"><span>promise: {{.Promise}}</span><span>fault: {{.Fault}} <span class="mono">{{.Params}}</span></span><span>budget {{.Budget}}</span><span>observed {{.Observed}}</span><span>trace <span class="mono">{{if .Trace}}{{.Trace}}{{else}}-{{end}}</span></span>{{if .Labels}}<span>labels: {{.Labels}}</span>{{end}}</p>
 {{- if .NotApplicable}}
 <div class="reason na">not applicable: {{.NotApplicable}}</div>
+{{- else if .Breaches}}
+{{- range .Breaches}}
+<div class="reason">broken {{.}}</div>
+{{- end}}
 {{- else if .Reason}}
 <div class="reason">{{.Reason}}</div>
 {{- end}}
 {{- if .Err}}
 <div class="reason">error: {{.Err}}</div>
 {{- end}}
-{{- range .Broken}}
-<div class="reason">broken: {{.}}</div>
+{{- if not .Breaches}}{{range .Broken}}
+<div class="reason">broken: {{.}}</div>{{end}}
 {{- end}}
 {{- if .NotApplicable}}
 {{- else if .Waterfall}}
@@ -276,3 +284,12 @@ svg.waterfall .hover { fill: transparent; }
 </ul>
 {{- end}}
 {{- end}}`))
+
+// breachTexts is each breach of r as text, in order.
+func breachTexts(r catalogue.Result) []string {
+	out := make([]string, len(r.Breaches))
+	for i := range r.Breaches {
+		out[i] = r.Breaches[i].Error()
+	}
+	return out
+}

@@ -24,7 +24,10 @@ type Record struct {
 	Labels  []string      `json:"labels,omitempty"`
 	Trace   string        `json:"trace,omitempty"`
 	// Reason says why it failed, or why it did not apply.
-	Reason string      `json:"reason,omitempty"`
+	Reason string `json:"reason,omitempty"`
+	// Broken names every promise a failed scenario broke, "tier:promise"
+	// (catalogue.Breach), in order.
+	Broken []string    `json:"broken,omitempty"`
 	Rows   []audit.Row `json:"rows,omitempty"`
 }
 
@@ -45,6 +48,9 @@ func Records(run Run) []Record {
 			rec.Reason = r.NotApplicable
 		case verdictFail:
 			rec.Reason = failureText(r)
+			for _, b := range r.Breaches {
+				rec.Broken = append(rec.Broken, string(b.Tier)+":"+b.Promise)
+			}
 		}
 		out = append(out, rec)
 	}

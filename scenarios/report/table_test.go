@@ -2,11 +2,13 @@ package report
 
 import (
 	"bytes"
+	"context"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/mcpchaos/mcpchaos/proxy/config"
+	"github.com/mcpchaos/mcpchaos/proxy/knobs"
 	"github.com/mcpchaos/mcpchaos/scenarios/catalogue"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
 )
@@ -80,5 +82,47 @@ func TestTableShowsNoZeroBudget(t *testing.T) {
 	}
 	if got := BudgetText(run.Results[1], run.Tolerance); got != "-" {
 		t.Errorf("BudgetText(not applicable) = %q", got)
+	}
+}
+
+// A row that broke several promises shows every one, with its tier, in the
+// table, the JUnit failure and the HTML, not only the first.
+func TestReportsShowEveryPromiseBroken(t *testing.T) {
+	s := catalogue.All()
+	var bh catalogue.Scenario
+	for _, x := range s {
+		if x.Name() == "blackhole × small tools/call" {
+			bh = x
+		}
+	}
+	r := bh.JudgeOn(nil, knobs.Defaults(), catalogue.Observation{Latency: 3 * time.Minute, Err: context.DeadlineExceeded})
+	if len(r.Breaches) < 3 {
+		t.Fatalf("want 3 breaches, got %s", r.Reason)
+	}
+	run := Run{Tolerance: catalogue.Tolerance, Results: []catalogue.Result{r}}
+	var table, junit, page bytes.Buffer
+	if err := WriteTable(&table, run); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteJUnit(&junit, run); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteHTML(&page, run); err != nil {
+		t.Fatal(err)
+	}
+	if recs := Records(run); len(recs) != 1 || len(recs[0].Broken) != len(r.Breaches) {
+		t.Errorf("the JSON record names %v, want every breach of %s", recs[0].Broken, r.Reason)
+	}
+	for _, b := range r.Breaches {
+		short := string(b.Tier) + ":" + b.Promise
+		if !strings.Contains(table.String(), short) {
+			t.Errorf("the table lacks %q:\n%s", short, table.String())
+		}
+		if !strings.Contains(junit.String(), b.Detail[:20]) {
+			t.Errorf("the JUnit failure lacks %q:\n%s", b.Detail, junit.String())
+		}
+		if !strings.Contains(page.String(), "broken ["+string(b.Tier)+"] "+b.Promise) {
+			t.Errorf("the HTML lacks breach %q", b.Error())
+		}
 	}
 }

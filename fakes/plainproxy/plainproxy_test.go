@@ -1,0 +1,49 @@
+package plainproxy
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpchaos/mcpchaos/fakes/upstream"
+)
+
+// The plain proxy serves the upstream's tools under their own names, and
+// with an API key refuses a request that does not carry it.
+func TestPlainProxyForwardsUnprefixedAndChecksItsKey(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	up, err := upstream.NewDocmost(upstream.Options{Addr: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer up.Close()
+	p, err := Start(ctx, Options{Addr: "127.0.0.1:0", Upstream: up.URL(), APIKey: "k"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close(context.Background())
+	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}`
+	post := func(key string) int {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, p.URL(), strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if key != "" {
+			req.Header.Set("X-Api-Key", key)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if got := post(""); got != http.StatusUnauthorized {
+		t.Errorf("without the key: %d, want 401", got)
+	}
+	if got := post("k"); got != http.StatusOK {
+		t.Errorf("with the key: %d, want 200", got)
+	}
+}

@@ -1,0 +1,26 @@
+package catalogue
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Labels is every label a scenario may carry, frozen: a new label is added
+// here (and to docs/scenarios.md's text if it names a new family) or the
+// catalogue's test fails. `mcpchaos run --label` and mutant checks select by
+// these; a typo there is an error, not an empty run.
+var Labels = []string{
+	"audit-api", "baseline", "bounded-io", "caps", "deadline", "delete", "failover", "gate", "hang", "idle",
+	"ids", "kill", "knob", "llm", "network", "no-llm", "origin", "ownership", "paginate", "panic", "proxy",
+	"restart", "secrets", "security", "sessions", "shape", "slow-client", "stages", "summarize", "surface",
+	"ttl", "upstream",
+}
+
+// CheckLabel says what is wrong with label l ("" when it is one of Labels).
+func CheckLabel(l string) error {
+	if slices.Contains(Labels, l) {
+		return nil
+	}
+	return fmt.Errorf("unknown label %q (labels: %s)", l, strings.Join(Labels, ", "))
+}

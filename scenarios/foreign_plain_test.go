@@ -1,0 +1,145 @@
+package scenarios_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"syscall"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/mcpchaos/mcpchaos/fakes/plainproxy"
+	"github.com/mcpchaos/mcpchaos/scenarios/catalogue"
+	"github.com/mcpchaos/mcpchaos/scenarios/harness"
+	scenreport "github.com/mcpchaos/mcpchaos/scenarios/report"
+)
+
+// asMcpchaosEnv makes this test binary act as `mcpchaos fake proxy ...`, so
+// the worked example of docs/targets.md runs without building mcpchaos.
+const asMcpchaosEnv = "MCPCHAOS_TEST_AS_MCPCHAOS"
+
+func init() {
+	if os.Getenv(asMcpchaosEnv) != "1" {
+		return
+	}
+	args := os.Args[1:]
+	if len(args) < 2 || args[0] != "fake" || args[1] != "proxy" {
+		fmt.Fprintf(os.Stderr, "%s: this test binary only acts as `mcpchaos fake proxy`, got %q\n", asMcpchaosEnv, args)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := plainproxy.Main(ctx, args[2:], os.Stdout, os.Stderr)
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+// The catalogue against a second proxy, described only by the target spec of
+// docs/targets.md's worked example 3: unprefixed tool names, no health path,
+// no trace codes, no session adoption. It is held to the generic promises and
+// to none of mcplocal's own: rows pass where it keeps them, and every failing
+// row names each promise it broke.
+var _ = Describe("A plain foreign proxy", Label("foreign", "tiers"), Ordered, func() {
+	var (
+		results []catalogue.Result
+		byName  = map[string]catalogue.Result{}
+	)
+
+	BeforeAll(func(ctx SpecContext) {
+		doc, err := os.ReadFile(filepath.Join("..", "docs", "targets.md"))
+		Expect(err).NotTo(HaveOccurred())
+		m := regexp.MustCompile("(?s)```yaml\n(name: plain\n.*?)```").FindSubmatch(doc)
+		Expect(m).NotTo(BeNil(), "docs/targets.md has no ```yaml block starting with name: plain")
+		spec, err := harness.ParseForeign(m[1])
+		Expect(err).NotTo(HaveOccurred())
+		Expect(spec.Command[0]).To(Equal("./bin/mcpchaos"), "the example runs ./bin/mcpchaos; this spec stands this test binary in for it")
+		self, err := filepath.Abs(os.Args[0])
+		Expect(err).NotTo(HaveOccurred())
+		spec.Command[0] = self
+		spec.Env = map[string]string{asMcpchaosEnv: "1"}
+		Expect(spec.Ready).To(Equal(harness.ReadyInitialize), "the example has no health path: readiness is an MCP initialize")
+
+		for _, s := range catalogue.All() {
+			r := s.Run(ctx, spec.Target(GinkgoWriter))
+			results = append(results, r)
+			byName[s.Name()] = r
+		}
+		var table bytes.Buffer
+		Expect(scenreport.WriteTable(&table, scenreport.Run{Tolerance: catalogue.Tolerance, Results: ran(results)})).To(Succeed())
+		for _, r := range ran(results) {
+			if !r.Pass {
+				fmt.Fprintf(&table, "\n%s:\n  %s", r.Scenario.Name(), strings.ReplaceAll(r.Reason, "; [", "\n  ["))
+			}
+		}
+		AddReportEntry("plain proxy report", table.String())
+		GinkgoWriter.Println(table.String())
+	}, NodeTimeout(10*time.Minute))
+
+	It("runs the generic scenarios, and reports the rest not applicable by name", func() {
+		for _, name := range []string{"none × tools/list", "blackhole × small tools/call", "upstream-restart × tools/call across the fault", "none × DELETE with empty JSON body"} {
+			Expect(byName).To(HaveKey(name))
+			Expect(byName[name].NotApplicable).To(BeEmpty(), name)
+		}
+		for _, name := range []string{"proxy-restart × reconnect after restart", "none × begin_session"} {
+			Expect(byName[name].NotApplicable).To(ContainSubstring("target foreign:plain lacks"), name)
+		}
+	})
+
+	// The proxy answers 401 to a request without the spec's X-Api-Key, so
+	// these rows passing also proves the headers reach the readiness probe and
+	// every client of the catalogue.
+	It("passes where the proxy keeps the promise, though it has no trace codes and other tool names", func() {
+		for _, name := range []string{"none × tools/list", "none × small tools/call", "none × paginating tools/call",
+			"latency × small tools/call", "latency × paginating tools/call", "tool-error × paginating tools/call"} {
+			Expect(byName[name].Pass).To(BeTrue(), "%s: %s", name, byName[name].Reason)
+		}
+	})
+
+	It("names the promise each failing row broke, every one, none of them mcplocal's own", func() {
+		failed := 0
+		for _, r := range results {
+			if r.NotApplicable != "" || r.Pass {
+				continue
+			}
+			failed++
+			Expect(r.Breaches).NotTo(BeEmpty(), "%s failed without naming a promise: %s", r.Scenario.Name(), r.Reason)
+			for _, b := range r.Breaches {
+				Expect(b.Tier).To(Equal(catalogue.Generic), "%s: held to mcplocal's own promise: %s", r.Scenario.Name(), b.Error())
+				Expect(b.Promise).NotTo(BeEmpty())
+			}
+			Expect(r.Reason).NotTo(ContainSubstring("trace code"), r.Scenario.Name())
+		}
+		Expect(failed).To(BeNumerically(">", 0), "the plain proxy breaks generic promises; a run where nothing fails proves nothing")
+
+		// A hung upstream: answered after the proxy's own 3s timeout, past
+		// its 2s budget, and as a protocol error: both promises named.
+		Expect(scenreport.BrokenText(byName["blackhole × small tools/call"])).To(And(
+			ContainSubstring("mcp:within budget"), ContainSubstring("mcp:tool failure as isError")))
+		// An upstream that is gone: a protocol error at once, in budget.
+		Expect(scenreport.BrokenText(byName["down × small tools/call"])).To(Equal("mcp:tool failure as isError"))
+		// It never reopens its upstream session.
+		Expect(byName["upstream-restart × tools/call across the fault"].Reason).To(ContainSubstring("did not reconnect"))
+	})
+})
+
+// ran keeps the results of the scenarios that ran.
+func ran(rs []catalogue.Result) []catalogue.Result {
+	var out []catalogue.Result
+	for _, r := range rs {
+		if r.NotApplicable == "" {
+			out = append(out, r)
+		}
+	}
+	return out
+}
