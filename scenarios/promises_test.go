@@ -152,7 +152,10 @@ var _ = Describe("Every request is answered", Label("deadline"), func() {
 var _ = Describe("Trace codes and the audit trail", Label("trace", "audit"), func() {
 	It("gives two concurrent calls on one session their own codes, on every row", func(ctx SpecContext) {
 		env := newWorld(alice)
-		env.Docmost.Set("update_page", upstream.Behavior{Kind: upstream.Slow, Delay: 100 * time.Millisecond})
+		// Both calls are slow upstream, so each begins before the other is
+		// answered: their rows are written while both are in flight.
+		env.Docmost.Set("update_page", upstream.Behavior{Kind: upstream.Slow, Delay: 150 * time.Millisecond})
+		env.Docmost.Set("search", upstream.Behavior{Kind: upstream.Slow, Delay: 100 * time.Millisecond})
 		cs, err := harness.SDKClient(ctx, env.ProjectURL(), "alice-token")
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(cs.Close)
