@@ -20,13 +20,17 @@ import (
 
 const sdkModule = "github.com/modelcontextprotocol/go-sdk"
 
-// The line of the pinned go-sdk that answers an unknown session id, and the
-// patch that breaks it: a 400 instead of the 404 mcplocal's entry recreates
-// sessions on (proxy/entry intercepts the 404).
+// The lines of the pinned go-sdk that honour a server's GetSessionID, and the
+// patch that breaks them: the SDK mints its own ids whatever the server asks.
+// Session recreation leans on exactly this (proxy/project gives a recreated
+// session a server whose GetSessionID returns the client's id), so a candidate
+// with this change must turn the restart scenarios red. (The first version of
+// this selftest broke the unknown-session 404 instead; since the entry keeps
+// its own session table, recreation no longer depends on that 404.)
 const (
-	sdkNotFoundLine = `http.Error(w, "session not found", http.StatusNotFound)`
-	sdkBrokenLine   = `http.Error(w, "session not found", http.StatusBadRequest)`
-	sdkStreamable   = "mcp/streamable.go"
+	sdkNotFoundLine = "if opts.GetSessionID == nil {\n\t\topts.GetSessionID = rand.Text\n\t}"
+	sdkBrokenLine   = "opts.GetSessionID = rand.Text // the candidate ignores the server's own ids"
+	sdkStreamable   = "mcp/server.go"
 )
 
 // sdkCopy copies the pinned go-sdk from the module cache into a writable
@@ -80,14 +84,14 @@ func (w testWriter) Write(b []byte) (int, error) {
 	return len(b), nil
 }
 
-// A go-sdk whose handler no longer 404s an unknown session id: mcplocal
-// cannot tell a lost session any more, so recreation never triggers. The
-// canary must fail, naming the restart scenarios as newly failing.
+// A go-sdk that ignores a server's GetSessionID: a recreated session comes
+// back under a new id, which the client does not hold, so recreation fails.
+// The canary must fail, naming the restart scenarios as newly failing.
 func TestCanarySelftestBrokenSDKFailsTheRestartScenarios(t *testing.T) {
 	out, err := runCanaryCLI(t, "--sdk", sdkModule+"="+sdkCopy(t, true), "--label", "restart", "--seed", "1")
 	var exit exitError
 	if !errors.As(err, &exit) || exit != 1 {
-		t.Fatalf("the canary against a go-sdk without the unknown-session 404 returned %v, want exit status 1", err)
+		t.Fatalf("the canary against a go-sdk that ignores GetSessionID returned %v, want exit status 1", err)
 	}
 	for _, name := range []string{"proxy-restart × reconnect after restart", "proxy-kill × reconnect after restart"} {
 		if !strings.Contains(out, "NEWLY FAILING "+name+":") {
