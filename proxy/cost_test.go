@@ -28,9 +28,6 @@ const idleSessionSanity = 1 << 20
 // figures include the test's own clients and the fake upstream's sessions
 // (same process), so they bound the proxy's share from above.
 func TestIdleSessionCost(t *testing.T) {
-	if testing.Short() {
-		t.Skip("opens 100 sessions")
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	fake, err := upstream.NewEverything(upstream.Options{})
