@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
@@ -24,8 +25,24 @@ func runCatalogue(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	target := fs.String("target", "inprocess", "where the proxy under test runs: inprocess, binary:PATH (a built mcplocal), container:IMAGE, foreign:SPEC.yaml (docs/targets.md), or url:ENDPOINT (a running proxy's MCP endpoint: read-only scenarios only)")
 	reportDir := fs.String("report", "", "write DIR/junit.xml and DIR/report.html (waterfalls) after the run")
 	jsonPath := fs.String("json", "", "write every result, audit rows included, as JSON to FILE (what mcpchaos canary compares)")
+	focus := fs.String("focus", "", "run only scenarios whose name matches this regular expression (as ginkgo --focus)")
+	faultSpec := fs.String("fault", "", "inject this fault, NAME[:k=v,k=v], into every selected scenario instead of its own (`mcpchaos faults` lists them); a scenario whose world or target lacks what it requires is not applicable")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	var focusRE *regexp.Regexp
+	if *focus != "" {
+		var err error
+		if focusRE, err = regexp.Compile(*focus); err != nil {
+			return fmt.Errorf("--focus %q: %w", *focus, err)
+		}
+	}
+	var fault harness.Fault
+	if *faultSpec != "" {
+		var err error
+		if fault, err = harness.ParseFault(*faultSpec); err != nil {
+			return fmt.Errorf("--fault: %w", err)
+		}
 	}
 	if *label != "" {
 		if err := catalogue.CheckLabel(*label); err != nil {
@@ -41,22 +58,26 @@ func runCatalogue(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	var todo []catalogue.Scenario
 	for _, s := range catalogue.All() {
-		if *label == "" || s.HasLabel(*label) {
+		if (*label == "" || s.HasLabel(*label)) && (focusRE == nil || focusRE.MatchString(s.Name())) {
+			if fault != nil {
+				s = s.WithFault(fault)
+			}
 			todo = append(todo, s)
 		}
 	}
 	if len(todo) == 0 {
-		return fmt.Errorf("no scenario has label %q", *label)
+		return fmt.Errorf("no scenario has label %q and a name matching %q", *label, *focus)
 	}
+	replay := replayCommand(*target, *seed, *label, *focus, *faultSpec)
 	r := rand.New(rand.NewPCG(*seed, *seed))
 	r.Shuffle(len(todo), func(i, j int) { todo[i], todo[j] = todo[j], todo[i] })
-	fmt.Fprintf(stderr, "mcpchaos run: %d scenarios, target %s, seed %d (replay with --seed %d)\n", len(todo), *target, *seed, *seed)
+	fmt.Fprintf(stderr, "mcpchaos run: %d scenarios, target %s, seed %d\nreplay: %s\n", len(todo), *target, *seed, replay)
 
 	results := make([]catalogue.Result, 0, len(todo))
 	start := time.Now()
 	for i, s := range todo {
 		fmt.Fprintf(stderr, "[%2d/%d] %-44s ", i+1, len(todo), s.Name())
-		res := s.Run(ctx, newTarget())
+		res := s.RunSeeded(ctx, newTarget(), *seed)
 		results = append(results, res)
 		fmt.Fprintf(stderr, "%s %v\n", verdict(res), res.Latency.Round(time.Millisecond))
 		if ctx.Err() != nil {
@@ -82,6 +103,7 @@ func runCatalogue(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			fmt.Fprintf(stdout, "N/A  %s: %s\n", res.Scenario.Name(), res.NotApplicable)
 		case !res.Pass:
 			fmt.Fprintf(stdout, "FAIL %s: %s\n", res.Scenario.Name(), res.Reason)
+			fmt.Fprintf(stdout, "     replay: %s\n", replayCommand(*target, *seed, *label, "^"+regexp.QuoteMeta(res.Scenario.Name())+"$", *faultSpec))
 		}
 	}
 	fmt.Fprintf(stdout, "%d passed, %d failed, %d not applicable (seed %d, %v, tolerance %v)\n", len(results)-failed-na, failed, na, *seed,
@@ -98,6 +120,7 @@ func runCatalogue(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			return err
 		}
 	}
+	fmt.Fprintf(stdout, "replay: %s\n", replay)
 	if failed > 0 {
 		return exitError(1)
 	}
@@ -106,6 +129,33 @@ func runCatalogue(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return exitError(1)
 	}
 	return nil
+}
+
+// replayCommand is the command that runs the same scenarios with the same
+// draws again: the seed always, and the selection (--label, --focus, --fault)
+// that made the run.
+func replayCommand(target string, seed uint64, label, focus, fault string) string {
+	args := []string{"mcpchaos", "run", "--target", shellQuote(target), "--seed", fmt.Sprint(seed)}
+	if label != "" {
+		args = append(args, "--label", shellQuote(label))
+	}
+	if focus != "" {
+		args = append(args, "--focus", shellQuote(focus))
+	}
+	if fault != "" {
+		args = append(args, "--fault", shellQuote(fault))
+	}
+	return strings.Join(args, " ")
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:=,+@", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 func verdict(r catalogue.Result) string {

@@ -8,13 +8,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpchaos/mcpchaos/proxy/audit"
-	"github.com/mcpchaos/mcpchaos/proxy/failpoint"
 	"github.com/mcpchaos/mcpchaos/proxy/knobs"
 	"github.com/mcpchaos/mcpchaos/proxy/trace"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
@@ -93,6 +93,9 @@ type Result struct {
 	// NotApplicable says why the target could not run the scenario; such a
 	// result is neither passed nor failed.
 	NotApplicable string
+	// Draws are what the world's random plans drew, in order (the fake
+	// LLMs' steps): the same --seed gives the same draws.
+	Draws []string
 }
 
 // Judge gives the verdict on one observation, holding the proxy to every
@@ -125,26 +128,29 @@ func (s Scenario) JudgeOn(target harness.Target, kv knobs.Values, o Observation)
 
 // Run builds the scenario's world with target, injects the fault, performs
 // the operation and judges it. The world is torn down before Run returns.
+// The world's random draws derive from the scenario's name alone (RunSeeded
+// with seed 0).
 func (s Scenario) Run(ctx context.Context, target harness.Target) Result {
+	return s.RunSeeded(ctx, target, 0)
+}
+
+// RunSeeded is Run with the run's seed: every random draw of the world (the
+// fakes' random plans) derives from seed and the scenario's name, so the same
+// seed replays the same draws (Result.Draws) and the same verdict.
+func (s Scenario) RunSeeded(ctx context.Context, target harness.Target, seed uint64) Result {
 	o := s.Env
 	o.Target = target
 	if why := s.NotApplicable(target); why != "" {
 		return Result{Scenario: s, NotApplicable: why}
 	}
-	if f, ok := s.Fault.(harness.PreStart); ok {
-		o.Failpoints = failpoint.New()
-		f.ArmBefore(o.Failpoints)
-	}
+	// The env arms the fault as it strikes: before the proxy starts, before
+	// the call, or when the operation strikes it midway.
+	o.Fault, o.Seed = s.Fault, harness.SeedFor(seed, s.Name())
 	env, err := harness.NewEnv(ctx, o)
 	if err != nil {
 		return Result{Scenario: s, Pass: false, Reason: "setup: " + err.Error()}
 	}
 	defer env.Close(context.Background())
-	if _, pre := s.Fault.(harness.PreStart); !pre {
-		if err := env.Arm(ctx, s.Fault); err != nil {
-			return Result{Scenario: s, Budget: s.Budget(env.Knobs), Pass: false, Reason: "inject: " + err.Error()}
-		}
-	}
 	// The client gives up long after the budget, so a proxy that never
 	// answers fails the scenario instead of hanging the run.
 	kv := env.Knobs
@@ -159,11 +165,28 @@ func (s Scenario) Run(ctx context.Context, target harness.Target) Result {
 		// scenario's verdict unless its expectation needs them.
 		obs.Rows, _ = env.Audit(ctx, obs.Trace)
 	}
-	return s.JudgeOn(target, kv, obs)
+	r := s.JudgeOn(target, kv, obs)
+	r.Draws = env.Draws()
+	if !env.Struck() {
+		// The operation ended before the fault's strike point: whatever it
+		// saw, the scenario proved nothing about the fault.
+		r.Breaches = append(r.Breaches, Breach{Tier: Harness, Promise: PromiseStruck,
+			Detail: fmt.Sprintf("fault %s (strikes %s) never struck: the operation %q ended before its strike point", s.Fault.Name(), s.Fault.Strikes(), s.Operation.Name)})
+		r.Pass = false
+		r.Reason = reasonOf(r.Breaches)
+	}
+	return r
+}
+
+// WithFault is s with its fault replaced by f (`mcpchaos run --fault`).
+func (s Scenario) WithFault(f harness.Fault) Scenario {
+	s.Fault = f
+	return s
 }
 
 // Requires lists the capabilities a target must claim to run s (see
-// harness.Capabilities): derived from the scenario's world and fault.
+// harness.Capabilities): derived from the scenario's world, plus what its
+// fault requires (capabilities and harness.Need* world features).
 func (s Scenario) Requires() []string {
 	var caps []string
 	if len(s.Env.Pipeline) > 0 {
@@ -175,27 +198,26 @@ func (s Scenario) Requires() []string {
 	if s.Env.Everything {
 		caps = append(caps, harness.CapEverything)
 	}
-	switch s.Fault.(type) {
-	case harness.ProxyRestart:
-		caps = append(caps, harness.CapSessionAdoption, harness.CapAuditAPI)
-	case harness.ProxyKill:
-		caps = append(caps, harness.CapKill, harness.CapSessionAdoption, harness.CapAuditAPI)
-	case harness.PreStart:
-		caps = append(caps, harness.CapFailpoints)
-	case harness.IngressHairpin:
-		caps = append(caps, harness.CapAuditAPI) // the shape must reach the audit detail
+	for _, n := range s.Fault.Requires() {
+		if slices.Contains(harness.AllCapabilities, n) {
+			caps = append(caps, n)
+		}
 	}
 	return caps
 }
 
 // NotApplicable says why target cannot run s ("" when it can): a missing
-// capability, or the scenario's own Needs.
+// capability, what its fault requires of the target or the world, or the
+// scenario's own Needs.
 func (s Scenario) NotApplicable(target harness.Target) string {
 	if ro, ok := target.(harness.ReadOnly); ok && !s.readOnly() {
 		return ro.ReadOnly()
 	}
 	if why := harness.Lacks(target, s.Requires()...); why != "" {
 		return why
+	}
+	if why := harness.Unmet(target, s.Env, s.Fault.Requires()...); why != "" {
+		return "fault " + s.Fault.Name() + ": " + why
 	}
 	if s.Needs != nil {
 		return s.Needs(target)
@@ -206,7 +228,7 @@ func (s Scenario) NotApplicable(target harness.Target) string {
 // readOnly reports whether s injects no fault and its operation only reads
 // (lists tools, or opens and DELETEs a session): what a live target runs.
 func (s Scenario) readOnly() bool {
-	if _, none := s.Fault.(harness.None); !none {
+	if s.Fault.Strikes() != harness.StrikeNever {
 		return false
 	}
 	return s.Operation.Name == ListTools.Name || s.Operation.Name == DeleteEmptyJSON.Name

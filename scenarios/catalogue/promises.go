@@ -21,6 +21,9 @@ const (
 	// rows, session adoption). A foreign target is held to one only when it
 	// claims the promise's capability.
 	Own Tier = "mcplocal"
+	// Harness findings are about the run, not the proxy: a fault that never
+	// struck makes its scenario prove nothing, so it fails.
+	Harness Tier = "harness"
 )
 
 // The generic promises' short names, as the report's BROKEN column gives them.
@@ -33,6 +36,7 @@ const (
 	PromiseUpstreamBack = "survives an upstream restart"
 	PromiseDelete       = "DELETE ends the session"
 	PromiseTraceCode    = "trace code"
+	PromiseStruck       = "the fault struck"
 )
 
 // Breach is one promise a scenario saw broken. A scenario's verdict lists

@@ -1,6 +1,7 @@
 package catalogue
 
 import (
+	"strings"
 	"time"
 
 	fakellm "github.com/mcpchaos/mcpchaos/fakes/llm"
@@ -78,6 +79,11 @@ func All() []Scenario {
 		out = append(out, Scenario{Fault: f, Operation: PaginatedSearch, Promise: "4 bounded, falls back, says so",
 			Labels: []string{"stages", "paginate", "llm"}, Env: paginateEnv(true), Budget: paginationBudget, Expect: degradedTitles})
 	}
+	// An LLM that fails at random, drawn from the run's seed: whatever it
+	// draws, the index is bounded and either the LLM's or numbered pages with
+	// the notice; `--seed S --label seeded` replays the same draws.
+	out = append(out, Scenario{Fault: seededLLM(), Operation: PaginatedSearch, Promise: "4 bounded, falls back, says so",
+		Labels: []string{"stages", "paginate", "llm", "seeded"}, Env: paginateEnv(true), Budget: paginationBudget, Expect: titlesEitherWay})
 	// The LLM link itself failing: the same bound and fallback.
 	for _, f := range []harness.Fault{harness.Blackhole{Link: harness.LinkLLM}, harness.LinkDown{Link: harness.LinkLLM}, harness.ResetPeer{Link: harness.LinkLLM, TimeoutMs: 1}} {
 		out = append(out, Scenario{Fault: f, Operation: PaginatedSearch, Promise: "4 bounded, falls back, says so",
@@ -121,6 +127,24 @@ func llmFaults() []harness.Fault {
 	// Slower than the pagination timeout: the answer would come too late.
 	out = append(out, harness.LLMFault{Step: fakellm.Step{Kind: fakellm.Slow, Delay: 5 * time.Second}})
 	return out
+}
+
+// seededLLM is the registry's llm-random with its default choices.
+func seededLLM() harness.Fault {
+	f, err := harness.ParseFault("llm-random")
+	if err != nil {
+		panic(err) // the registry's defaults build: its test holds it
+	}
+	return f
+}
+
+// titlesEitherWay: the LLM's titles when its draw answered, else numbered
+// pages with the notice.
+func titlesEitherWay(o Observation) error {
+	if strings.Contains(o.Text, "⚠") {
+		return degradedTitles(o)
+	}
+	return smartTitles(o)
 }
 
 // answeredEitherWay: the call got its result, or an isError result that

@@ -20,7 +20,7 @@ import (
 
 // FakeTitles is what the fake LLM answers when asked for page titles: more
 // lines than any docmost search has pages.
-const FakeTitles = "Cluster notes\nBackup runbook\nRestore drill\nNetwork policy\nUpgrade plan\nGateway DNS\nAlerts"
+const FakeTitles = harness.LLMTitles
 
 // paginateEnv is the world of the pagination scenarios: an LLM that writes
 // titles, and a docmost project whose results go through paginate.

@@ -2,13 +2,16 @@ package harness
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	fakellm "github.com/mcpchaos/mcpchaos/fakes/llm"
@@ -52,8 +55,15 @@ type Env struct {
 	// behind EverythingLink. Nil unless asked for.
 	Everything     *upstream.Server
 	EverythingLink *Link
+	// Seed drives every random draw of the world (the fakes' random plans):
+	// the run's --seed mixed with the scenario's name (see SeedFor).
+	Seed uint64
 	// pending is a Midway fault waiting for the operation to call Strike.
 	pending Fault
+	// armed is the fault the world was built or armed with; struck tells
+	// whether it has been injected (see Struck).
+	armed  Fault
+	struck bool
 	// closers stop what faults started (a hairpin server); Close runs them.
 	closers []func() error
 }
@@ -82,13 +92,25 @@ func (e *Env) link(name string) (*Link, error) {
 	return nil, fmt.Errorf("unknown link %q (want %s or %s)", name, LinkDocmost, LinkLLM)
 }
 
-// Arm injects f now, or, for a Midway fault, keeps it for Strike.
+// Arm injects f as its Strike says: a before-call fault now, a Midway fault
+// when the operation calls Strike; a before-start fault must have been given
+// to NewEnv (EnvOptions.Fault), which armed it before the proxy started.
 func (e *Env) Arm(ctx context.Context, f Fault) error {
-	if _, ok := f.(Midway); ok {
+	e.armed, e.struck = f, false
+	switch f.Strikes() {
+	case StrikeNever:
+		e.struck = true
+	case StrikeMidway:
 		e.pending = f
-		return nil
+	case StrikeBeforeStart:
+		return fmt.Errorf("fault %s strikes before the proxy starts: give it to NewEnv as EnvOptions.Fault", f.Name())
+	default:
+		if err := f.Inject(ctx, e); err != nil {
+			return err
+		}
+		e.struck = true
 	}
-	return f.Inject(ctx, e)
+	return nil
 }
 
 // Strike injects the pending Midway fault, if any, and reports whether one struck.
@@ -98,7 +120,81 @@ func (e *Env) Strike(ctx context.Context) (bool, error) {
 	if f == nil {
 		return false, nil
 	}
+	e.struck = true
 	return true, f.Inject(ctx, e)
+}
+
+// Struck reports whether the fault the world was armed with has struck (a
+// fault that strikes never counts as struck); true when none was armed.
+func (e *Env) Struck() bool { return e.armed == nil || e.struck }
+
+// SeedFor derives a scenario's world seed from the run's seed and the
+// scenario's name, so one scenario's draws do not depend on which others ran
+// or in what order, and `--seed S` replays every one of them.
+func SeedFor(runSeed uint64, scenario string) uint64 {
+	h := fnv.New64a()
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], runSeed)
+	_, _ = h.Write(b[:])
+	_, _ = h.Write([]byte(scenario))
+	return h.Sum64()
+}
+
+// Draws lists what the world's random plans drew so far, in order: the step
+// each fake LLM request got (the primary's, then the fallback's).
+func (e *Env) Draws() []string {
+	var out []string
+	for _, f := range []*fakellm.Server{e.LLM, e.Fallback} {
+		if f == nil {
+			continue
+		}
+		for _, r := range f.Requests() {
+			out = append(out, r.Step.String())
+		}
+	}
+	return out
+}
+
+// Unmet says what of needs (capabilities and Need* values, as a fault's
+// Requires lists them) target t or the world o lacks, as a reason for a
+// not-applicable verdict ("" when nothing is missing).
+func Unmet(t Target, o EnvOptions, needs ...string) string {
+	_, readOnly := t.(ReadOnly)
+	var caps, world []string
+	for _, n := range needs {
+		switch n {
+		case NeedToxiproxy, NeedUpstreamFake:
+			if readOnly {
+				world = append(world, n)
+			}
+		case NeedLLM:
+			if !o.LLM {
+				world = append(world, n)
+			}
+		case NeedEverything:
+			if !o.Everything {
+				world = append(world, n)
+			}
+		case NeedUnifi:
+			if o.Unifi == nil {
+				world = append(world, n)
+			}
+		default:
+			caps = append(caps, n)
+		}
+	}
+	why := Lacks(t, caps...)
+	if len(world) > 0 {
+		w := "the scenario's world lacks " + strings.Join(world, ", ")
+		if readOnly {
+			w = "target " + t.Name() + " lacks " + strings.Join(world, ", ")
+		}
+		if why != "" {
+			why += "; "
+		}
+		why += w
+	}
+	return why
 }
 
 // LiveSessions is the number of sessions the proxy holds, when the target
@@ -143,6 +239,11 @@ type EnvOptions struct {
 	// Gate enables begin_session gating with Prompts.
 	Gate    bool
 	Prompts []config.Prompt
+	// Fault, if set, is armed as it strikes: before the proxy starts, before
+	// the call (once the world is up), or kept for the operation's Strike.
+	Fault Fault
+	// Seed is the world's seed (Env.Seed); see SeedFor.
+	Seed uint64
 	// Everything adds the everything fake as server "everything" of the
 	// project (every MCP feature: resources, prompts, completion, logging,
 	// progress, sampling, elicitation, roots), behind EverythingLink.
@@ -206,7 +307,7 @@ const auditorToken = "mcpchaos-auditor-token"
 
 // NewEnv builds and starts an Env. On error everything started is stopped.
 func NewEnv(ctx context.Context, o EnvOptions) (e *Env, err error) {
-	e = &Env{Toxi: NewToxi(), Users: o.Users, Target: o.Target, Dir: o.Dir, Failpoints: o.Failpoints}
+	e = &Env{Toxi: NewToxi(), Users: o.Users, Target: o.Target, Dir: o.Dir, Failpoints: o.Failpoints, Seed: o.Seed}
 	if e.Failpoints == nil {
 		e.Failpoints = failpoint.New()
 	}
@@ -302,8 +403,20 @@ func NewEnv(ctx context.Context, o EnvOptions) (e *Env, err error) {
 	if err = e.Config.Validate(); err != nil {
 		return e, fmt.Errorf("harness config: %w", err)
 	}
+	if o.Fault != nil && o.Fault.Strikes() == StrikeBeforeStart {
+		// Armed now, it reaches a proxy in another process through its environment.
+		if err = o.Fault.Inject(ctx, e); err != nil {
+			return e, fmt.Errorf("inject %s: %w", o.Fault.Name(), err)
+		}
+		e.armed, e.struck = o.Fault, true
+	}
 	if err = e.Target.Start(ctx, Spec{Config: e.Config, Knobs: e.Knobs, Failpoints: e.Failpoints}); err != nil {
 		return e, fmt.Errorf("target %s: %w", e.Target.Name(), err)
+	}
+	if o.Fault != nil && o.Fault.Strikes() != StrikeBeforeStart {
+		if err = e.Arm(ctx, o.Fault); err != nil {
+			return e, fmt.Errorf("inject %s: %w", o.Fault.Name(), err)
+		}
 	}
 	return e, nil
 }

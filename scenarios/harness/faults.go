@@ -3,6 +3,7 @@ package harness
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	fakellm "github.com/mcpchaos/mcpchaos/fakes/llm"
@@ -11,15 +12,57 @@ import (
 )
 
 // Fault is one named, parameterised misbehaviour injected into an Env.
-// Faults are values: their exported fields are their parameters.
+// Faults are values: their exported fields are their parameters. Each one
+// says when it strikes and what it requires, so that neither the catalogue
+// nor the Env switches over fault types; the Registry builds any of them from
+// its name and parameters (`NAME[:k=v,k=v]`, see ParseFault).
 type Fault interface {
 	// Name is the catalogue name, e.g. "latency".
 	Name() string
 	// Params renders the parameters for tables, e.g. "link=docmost latency=100ms".
 	Params() string
+	// Strikes says when the fault is injected (see Strike).
+	Strikes() Strike
+	// Requires lists what the fault needs from the target (a capability,
+	// see AllCapabilities) or from the scenario's world (the Need* values);
+	// a scenario whose fault requires what it lacks is not applicable.
+	Requires() []string
 	// Inject applies the fault to env; it stays until the env closes.
 	Inject(ctx context.Context, env *Env) error
 }
+
+// Strike is when a fault strikes.
+type Strike string
+
+const (
+	// StrikeNever: nothing is injected (none, no-llm-configured).
+	StrikeNever Strike = "never"
+	// StrikeBeforeStart: armed before the proxy starts (a failpoint reaches a
+	// proxy in another process through its environment).
+	StrikeBeforeStart Strike = "before start"
+	// StrikeBeforeCall: injected once the world is up, before the operation.
+	StrikeBeforeCall Strike = "before the call"
+	// StrikeMidway: injected when the operation calls Env.Strike, at its
+	// chosen moment. A Midway fault the operation never strikes fails the
+	// scenario: it proved nothing.
+	StrikeMidway Strike = "midway"
+)
+
+// What a fault may require of the scenario's world, beside a target's
+// capabilities (see Unmet).
+const (
+	// NeedToxiproxy: a toxiproxy link between the proxy and a fake, which
+	// every target but a live one has.
+	NeedToxiproxy = "toxiproxy"
+	// NeedUpstreamFake: the harness's docmost fake behind the proxy.
+	NeedUpstreamFake = "upstream fake"
+	// NeedLLM: a fake LLM as the proxy's primary provider (EnvOptions.LLM).
+	NeedLLM = "LLM fake"
+	// NeedEverything: the everything fake (EnvOptions.Everything).
+	NeedEverything = "everything fake"
+	// NeedUnifi: the unifi-like server and its controller (EnvOptions.Unifi).
+	NeedUnifi = "unifi fake"
+)
 
 // None is the absence of a fault: the baseline every promise must hold on.
 type None struct{}
@@ -122,15 +165,10 @@ type UpstreamRestart struct{}
 // address, mid-operation. Only targets that are processes (Killer) can take it.
 type ProxyKill struct{}
 
-// PreStart is implemented by faults that must be in place before the proxy
-// starts (failpoints reach a proxy in another process through its environment).
-type PreStart interface {
-	Fault
-	ArmBefore(*failpoint.Set)
-}
-
 // Midway is implemented by faults that strike during an operation rather
-// than before it; the operation calls Env.Strike at its chosen moment.
+// than before it (their Strikes is StrikeMidway); the operation calls
+// Env.Strike at its chosen moment. Kept for callers that inject faults
+// themselves (the soak).
 type Midway interface {
 	Fault
 	Midway()
@@ -138,19 +176,87 @@ type Midway interface {
 
 // Compile-time checks that every fault is a Fault.
 var (
-	_ Fault    = None{}
-	_ Fault    = Latency{}
-	_ Fault    = Blackhole{}
-	_ Fault    = LinkDown{}
-	_ Fault    = ToolHang{}
-	_ Fault    = ToolError{}
-	_ Fault    = HandlerPanic{}
-	_ Midway   = ProxyRestart{}
-	_ Midway   = ProxyKill{}
-	_ Midway   = UpstreamRestart{}
-	_ PreStart = HandlerPanic{}
-	_ PreStart = HandlerHang{}
+	_ Fault  = None{}
+	_ Fault  = Latency{}
+	_ Fault  = Bandwidth{}
+	_ Fault  = Blackhole{}
+	_ Fault  = ResetPeer{}
+	_ Fault  = Slicer{}
+	_ Fault  = LimitData{}
+	_ Fault  = LinkDown{}
+	_ Fault  = ToolSlow{}
+	_ Fault  = ToolHang{}
+	_ Fault  = ToolError{}
+	_ Fault  = HandlerPanic{}
+	_ Fault  = HandlerHang{}
+	_ Midway = ProxyRestart{}
+	_ Midway = ProxyKill{}
+	_ Midway = UpstreamRestart{}
 )
+
+// When each fault strikes.
+func (None) Strikes() Strike            { return StrikeNever }
+func (NoLLM) Strikes() Strike           { return StrikeNever }
+func (Latency) Strikes() Strike         { return StrikeBeforeCall }
+func (Bandwidth) Strikes() Strike       { return StrikeBeforeCall }
+func (Blackhole) Strikes() Strike       { return StrikeBeforeCall }
+func (ResetPeer) Strikes() Strike       { return StrikeBeforeCall }
+func (Slicer) Strikes() Strike          { return StrikeBeforeCall }
+func (LimitData) Strikes() Strike       { return StrikeBeforeCall }
+func (LinkDown) Strikes() Strike        { return StrikeBeforeCall }
+func (ToolSlow) Strikes() Strike        { return StrikeBeforeCall }
+func (ToolHang) Strikes() Strike        { return StrikeBeforeCall }
+func (ToolError) Strikes() Strike       { return StrikeBeforeCall }
+func (LLMFault) Strikes() Strike        { return StrikeBeforeCall }
+func (LLMRandom) Strikes() Strike       { return StrikeBeforeCall }
+func (IngressHairpin) Strikes() Strike  { return StrikeBeforeCall }
+func (HandlerPanic) Strikes() Strike    { return StrikeBeforeStart }
+func (HandlerHang) Strikes() Strike     { return StrikeBeforeStart }
+func (ProxyRestart) Strikes() Strike    { return StrikeMidway }
+func (ProxyKill) Strikes() Strike       { return StrikeMidway }
+func (UpstreamRestart) Strikes() Strike { return StrikeMidway }
+
+// What each fault requires. A restart loses the proxy's in-memory sessions:
+// only a proxy that adopts them (and whose audit API the checks read) can be
+// judged across one.
+func (None) Requires() []string              { return nil }
+func (NoLLM) Requires() []string             { return nil }
+func (f Latency) Requires() []string         { return linkNeeds(f.Link) }
+func (f Bandwidth) Requires() []string       { return linkNeeds(f.Link) }
+func (f Blackhole) Requires() []string       { return linkNeeds(f.Link) }
+func (f ResetPeer) Requires() []string       { return linkNeeds(f.Link) }
+func (f Slicer) Requires() []string          { return linkNeeds(f.Link) }
+func (f LimitData) Requires() []string       { return linkNeeds(f.Link) }
+func (f LinkDown) Requires() []string        { return linkNeeds(f.Link) }
+func (f IngressHairpin) Requires() []string  { return append(linkNeeds(f.Link), CapAuditAPI) }
+func (ToolSlow) Requires() []string          { return []string{NeedUpstreamFake} }
+func (ToolError) Requires() []string         { return []string{NeedUpstreamFake} }
+func (UpstreamRestart) Requires() []string   { return []string{NeedUpstreamFake} }
+func (LLMFault) Requires() []string          { return []string{NeedLLM} }
+func (LLMRandom) Requires() []string         { return []string{NeedLLM} }
+func (HandlerPanic) Requires() []string      { return []string{CapFailpoints} }
+func (HandlerHang) Requires() []string       { return []string{CapFailpoints} }
+func (ProxyRestart) Requires() []string      { return []string{CapSessionAdoption, CapAuditAPI} }
+func (ProxyKill) Requires() []string         { return []string{CapKill, CapSessionAdoption, CapAuditAPI} }
+func (f ToolHang) Requires() []string {
+	if f.Server == LinkEverything {
+		return []string{NeedUpstreamFake, NeedEverything}
+	}
+	return []string{NeedUpstreamFake}
+}
+
+// linkNeeds is what a fault on the named toxiproxy link requires.
+func linkNeeds(name string) []string {
+	switch name {
+	case LinkLLM:
+		return []string{NeedToxiproxy, NeedLLM}
+	case LinkEverything:
+		return []string{NeedToxiproxy, NeedEverything}
+	case LinkController:
+		return []string{NeedToxiproxy, NeedUnifi}
+	}
+	return []string{NeedToxiproxy}
+}
 
 func (UpstreamRestart) Name() string   { return "upstream-restart" }
 func (UpstreamRestart) Params() string { return "server=docmost, same address" }
@@ -185,12 +291,6 @@ func (f HandlerHang) Inject(_ context.Context, e *Env) error {
 	e.Failpoints.Arm(failpoint.ToolCall, f.Tool, failpoint.Hang)
 	return nil
 }
-
-// ArmBefore arms the failpoint before the proxy starts.
-func (f HandlerHang) ArmBefore(s *failpoint.Set) { s.Arm(failpoint.ToolCall, f.Tool, failpoint.Hang) }
-
-// ArmBefore arms the failpoint before the proxy starts.
-func (f HandlerPanic) ArmBefore(s *failpoint.Set) { s.Arm(failpoint.ToolCall, f.Tool, failpoint.Panic) }
 
 func (ProxyRestart) Name() string   { return "proxy-restart" }
 func (ProxyRestart) Params() string { return "graceful stop, start on the same port" }
@@ -311,6 +411,7 @@ type NoLLM struct{}
 
 var (
 	_ Fault = LLMFault{}
+	_ Fault = LLMRandom{}
 	_ Fault = NoLLM{}
 )
 
@@ -325,3 +426,26 @@ func (f LLMFault) Inject(_ context.Context, e *Env) error {
 func (NoLLM) Name() string                       { return "no-llm-configured" }
 func (NoLLM) Params() string                     { return "" }
 func (NoLLM) Inject(context.Context, *Env) error { return nil }
+
+// LLMRandom makes the primary fake LLM draw each answer among Choices, with
+// probability proportional to their weights, from a generator seeded with the
+// env's Seed (derived from the run's --seed and the scenario's name): the
+// same seed draws the same answers, so a failing run replays exactly.
+type LLMRandom struct {
+	Choices []fakellm.Choice `json:"choices"`
+}
+
+func (LLMRandom) Name() string { return "llm-random" }
+func (f LLMRandom) Params() string {
+	parts := make([]string, len(f.Choices))
+	for i, c := range f.Choices {
+		parts[i] = fmt.Sprintf("%s×%g", c.Step, c.Weight)
+	}
+	return "primary draws " + strings.Join(parts, " ")
+}
+func (f LLMRandom) Inject(_ context.Context, e *Env) error {
+	if e.LLM == nil {
+		return fmt.Errorf("fault %s needs an env with an LLM", f.Name())
+	}
+	return e.LLM.SetRandom(fakellm.AnyModel, fakellm.Random{Seed: e.Seed, Choices: f.Choices})
+}

@@ -29,6 +29,9 @@ type Record struct {
 	// (catalogue.Breach), in order.
 	Broken []string    `json:"broken,omitempty"`
 	Rows   []audit.Row `json:"rows,omitempty"`
+	// Draws are what the world's random plans drew (catalogue.Result.Draws):
+	// the same --seed gives the same draws.
+	Draws []string `json:"draws,omitempty"`
 }
 
 // Passed reports a PASS.
@@ -41,7 +44,7 @@ func Records(run Run) []Record {
 		rec := Record{
 			Name: scenarioName(r.Scenario), Source: "catalogue", Verdict: string(verdictOf(r)),
 			Latency: r.Latency, Budget: r.Budget, Promise: r.Scenario.Promise, Labels: r.Scenario.Labels,
-			Trace: r.Trace, Rows: r.Rows,
+			Trace: r.Trace, Rows: r.Rows, Draws: r.Draws,
 		}
 		switch verdictOf(r) {
 		case verdictNA:
