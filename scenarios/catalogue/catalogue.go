@@ -41,6 +41,8 @@ type Scenario struct {
 	// Needs, if set, says why a target cannot run this scenario ("" if it can).
 	// Such a result is reported as not applicable, by name, never as passed.
 	Needs func(harness.Target) string
+	// replaced is the fault WithFault replaced, named in Name.
+	replaced string
 }
 
 // Name is "fault × operation", plus the pipeline when there is one; unique
@@ -56,6 +58,9 @@ func (s Scenario) Name() string {
 	}
 	if s.Env.Fallback {
 		n += " (with a fallback LLM)"
+	}
+	if s.replaced != "" {
+		n += " in place of " + s.replaced
 	}
 	return n
 }
@@ -178,8 +183,12 @@ func (s Scenario) RunSeeded(ctx context.Context, target harness.Target, seed uin
 	return r
 }
 
-// WithFault is s with its fault replaced by f (`mcpchaos run --fault`).
+// WithFault is s with its fault replaced by f (`mcpchaos run --fault`); its
+// name says which fault f replaced, so names stay unique in the catalogue.
 func (s Scenario) WithFault(f harness.Fault) Scenario {
+	if s.replaced == "" {
+		s.replaced = s.Fault.Name()
+	}
 	s.Fault = f
 	return s
 }

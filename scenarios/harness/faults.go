@@ -219,25 +219,25 @@ func (UpstreamRestart) Strikes() Strike { return StrikeMidway }
 // What each fault requires. A restart loses the proxy's in-memory sessions:
 // only a proxy that adopts them (and whose audit API the checks read) can be
 // judged across one.
-func (None) Requires() []string              { return nil }
-func (NoLLM) Requires() []string             { return nil }
-func (f Latency) Requires() []string         { return linkNeeds(f.Link) }
-func (f Bandwidth) Requires() []string       { return linkNeeds(f.Link) }
-func (f Blackhole) Requires() []string       { return linkNeeds(f.Link) }
-func (f ResetPeer) Requires() []string       { return linkNeeds(f.Link) }
-func (f Slicer) Requires() []string          { return linkNeeds(f.Link) }
-func (f LimitData) Requires() []string       { return linkNeeds(f.Link) }
-func (f LinkDown) Requires() []string        { return linkNeeds(f.Link) }
-func (f IngressHairpin) Requires() []string  { return append(linkNeeds(f.Link), CapAuditAPI) }
-func (ToolSlow) Requires() []string          { return []string{NeedUpstreamFake} }
-func (ToolError) Requires() []string         { return []string{NeedUpstreamFake} }
-func (UpstreamRestart) Requires() []string   { return []string{NeedUpstreamFake} }
-func (LLMFault) Requires() []string          { return []string{NeedLLM} }
-func (LLMRandom) Requires() []string         { return []string{NeedLLM} }
-func (HandlerPanic) Requires() []string      { return []string{CapFailpoints} }
-func (HandlerHang) Requires() []string       { return []string{CapFailpoints} }
-func (ProxyRestart) Requires() []string      { return []string{CapSessionAdoption, CapAuditAPI} }
-func (ProxyKill) Requires() []string         { return []string{CapKill, CapSessionAdoption, CapAuditAPI} }
+func (None) Requires() []string             { return nil }
+func (NoLLM) Requires() []string            { return nil }
+func (f Latency) Requires() []string        { return linkNeeds(f.Link) }
+func (f Bandwidth) Requires() []string      { return linkNeeds(f.Link) }
+func (f Blackhole) Requires() []string      { return linkNeeds(f.Link) }
+func (f ResetPeer) Requires() []string      { return linkNeeds(f.Link) }
+func (f Slicer) Requires() []string         { return linkNeeds(f.Link) }
+func (f LimitData) Requires() []string      { return linkNeeds(f.Link) }
+func (f LinkDown) Requires() []string       { return linkNeeds(f.Link) }
+func (f IngressHairpin) Requires() []string { return append(linkNeeds(f.Link), CapAuditAPI) }
+func (ToolSlow) Requires() []string         { return []string{NeedUpstreamFake} }
+func (ToolError) Requires() []string        { return []string{NeedUpstreamFake} }
+func (UpstreamRestart) Requires() []string  { return []string{NeedUpstreamFake} }
+func (LLMFault) Requires() []string         { return []string{NeedLLM} }
+func (LLMRandom) Requires() []string        { return []string{NeedLLM} }
+func (HandlerPanic) Requires() []string     { return []string{CapFailpoints} }
+func (HandlerHang) Requires() []string      { return []string{CapFailpoints} }
+func (ProxyRestart) Requires() []string     { return []string{CapSessionAdoption, CapAuditAPI} }
+func (ProxyKill) Requires() []string        { return []string{CapKill, CapSessionAdoption, CapAuditAPI} }
 func (f ToolHang) Requires() []string {
 	if f.Server == LinkEverything {
 		return []string{NeedUpstreamFake, NeedEverything}

@@ -1,0 +1,107 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpchaos/mcpchaos/scenarios/report"
+)
+
+// runJSON runs `mcpchaos run ARGS --json FILE` and returns the records, the
+// table (stdout) and the progress (stderr).
+func runJSON(t *testing.T, args ...string) ([]report.Record, string, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	path := filepath.Join(t.TempDir(), "run.json")
+	var stdout, stderr bytes.Buffer
+	err := runCatalogue(ctx, append(args, "--json", path), &stdout, &stderr)
+	if err != nil && err != exitError(1) {
+		t.Fatalf("mcpchaos run %v: %v\n%s", args, err, stderr.String())
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatalf("mcpchaos run %v wrote no JSON: %v\n%s", args, err, stderr.String())
+	}
+	defer f.Close()
+	recs, err := report.ReadJSON(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return recs, stdout.String(), stderr.String()
+}
+
+// outcome is what a replay must reproduce: each scenario's draws and verdict.
+func outcome(recs []report.Record) []string {
+	var out []string
+	for _, r := range recs {
+		out = append(out, fmt.Sprintf("%s: draws %v → %s", r.Name, r.Draws, r.Verdict))
+	}
+	slices.Sort(out)
+	return out
+}
+
+// `--seed S --label L` twice gives the same fault draws and the same
+// verdicts, and the printed replay command carries both; another seed draws
+// otherwise (the seed does reach the fakes' random plans).
+func TestSeedAndLabelReplayExactly(t *testing.T) {
+	first, stdout, stderr := runJSON(t, "--label", "seeded", "--seed", "1")
+	if len(first) == 0 || len(first[0].Draws) == 0 {
+		t.Fatalf("the seeded scenarios drew nothing: %+v", first)
+	}
+	want := "replay: mcpchaos run --target inprocess --seed 1 --label seeded"
+	if !strings.Contains(stderr, want) || !strings.Contains(stdout, want) {
+		t.Errorf("the replay command %q is not printed:\n%s\n%s", want, stderr, stdout)
+	}
+	again, _, _ := runJSON(t, "--label", "seeded", "--seed", "1")
+	if a, b := outcome(first), outcome(again); !slices.Equal(a, b) {
+		t.Fatalf("the same seed and label replayed differently:\n%v\n%v", a, b)
+	}
+	draws := map[string]bool{strings.Join(first[0].Draws, ","): true}
+	for seed := 2; seed <= 4; seed++ {
+		recs, _, _ := runJSON(t, "--label", "seeded", "--seed", fmt.Sprint(seed))
+		draws[strings.Join(recs[0].Draws, ",")] = true
+	}
+	if len(draws) < 2 {
+		t.Errorf("seeds 1 to 4 all drew %v: the seed does not reach the fake's plan", draws)
+	}
+}
+
+// --fault replaces each selected scenario's fault; one the scenario's world
+// cannot take is not applicable, with the reason, and a failing scenario's
+// replay command focuses on it.
+func TestRunFault(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	err := runCatalogue(context.Background(), []string{"--fault", "latensy"}, &stdout, &stderr)
+	if err == nil || !strings.Contains(err.Error(), `--fault: unknown fault "latensy"`) {
+		t.Fatalf("--fault latensy: %v", err)
+	}
+	recs, stdout2, _ := runJSON(t, "--fault", "llm-not_found", "--focus", "^none × small tools/call$", "--seed", "3")
+	if len(recs) != 1 || recs[0].Name != "llm-not_found × small tools/call in place of none" || recs[0].Verdict != "N/A" ||
+		!strings.Contains(recs[0].Reason, "the scenario's world lacks LLM fake") {
+		t.Fatalf("llm-not_found on a world with no LLM: %+v", recs)
+	}
+	if !strings.Contains(stdout2, "--focus '^none × small tools/call$' --fault llm-not_found") {
+		t.Errorf("the replay command lacks the focus and fault:\n%s", stdout2)
+	}
+	recs, stdout3, _ := runJSON(t, "--fault", "upstream-restart", "--focus", "^none × small tools/call$", "--seed", "3")
+	if len(recs) != 1 || recs[0].Verdict != "FAIL" || !strings.Contains(recs[0].Reason, "never struck") {
+		t.Fatalf("a midway fault the operation never strikes: %+v", recs)
+	}
+	replay := "--seed 3 --focus '^upstream-restart × small tools/call in place of none$' --fault upstream-restart"
+	if !strings.Contains(stdout3, "replay: mcpchaos run --target inprocess "+replay) {
+		t.Fatalf("the failing row's replay command:\n%s", stdout3)
+	}
+	// The replay command selects the failing scenario again.
+	recs, _, _ = runJSON(t, "--seed", "3", "--focus", "^upstream-restart × small tools/call in place of none$", "--fault", "upstream-restart")
+	if len(recs) != 1 || recs[0].Verdict != "FAIL" {
+		t.Errorf("the replay command ran %+v", recs)
+	}
+}
