@@ -366,6 +366,18 @@ var table = []Mutant{
 	{Name: "admin-flag-ignored", PatchFile: "85-admin-flag-ignored.patch",
 		Regression: "the admin APIs (pause, servers) let any configured user in: bob, with his own token but no admin: true, pauses a project or replaces its servers.",
 		Kill:       goTest("./proxy", "^TestAdminAPIsRefuseAUserWithoutAdmin$")},
+	{Name: "never-struck-fault-passes", PatchFile: "96-never-struck-fault-passes.patch",
+		Regression: "a Midway fault the operation never strikes (a restart injected into a call that ends first) lets its scenario pass, though it proved nothing about the fault.",
+		Kill:       goTest("./scenarios/catalogue", "^TestMidwayFaultThatNeverStruckFails$")},
+	{Name: "seed-ignores-the-run-seed", PatchFile: "97-seed-ignores-the-run-seed.patch",
+		Regression: "the fakes' random plans ignore --seed, so every seed draws the same faults and no seed explores another.",
+		Kill:       goTest("./cmd/mcpchaos", "^TestSeedAndLabelReplayExactly$")},
+	{Name: "fault-params-ignored", PatchFile: "98-fault-params-ignored.patch",
+		Regression: "--fault NAME:k=v builds the fault from its defaults, ignoring the parameters given.",
+		Kill:       goTest("./scenarios/harness", "^TestParseFaultTakesItsParameters$")},
+	{Name: "fault-needs-unchecked", PatchFile: "99-fault-needs-unchecked.patch",
+		Regression: "a fault injected with --fault into a scenario whose world lacks what it requires (an LLM fault, no LLM) runs and fails instead of being not applicable with the reason.",
+		Kill:       goTest("./scenarios/catalogue", "^TestInjectedFaultNeedsWhatItRequires$")},
 }
 
 // All returns every mutant with its patch, in patch order.
