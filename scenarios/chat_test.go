@@ -40,7 +40,7 @@ var _ = Describe("Chat fails over and says who answered", Label("chat"), func() 
 			Expect(out).To(ContainSubstring("model: anthropic-fallback (claude-sonnet-5)"))
 			Expect(out).To(ContainSubstring("⚠ failed over → answered by anthropic-fallback (claude-sonnet-5)"))
 		}
-	})
+	}, SpecTimeout(specTimeout))
 
 	It("does not fail over once a streamed answer has started, and says why", func(ctx SpecContext) {
 		Expect(env.LLM.Set(fakellm.AnyModel, fakellm.Step{Kind: fakellm.StreamError})).To(Succeed())
@@ -49,7 +49,7 @@ var _ = Describe("Chat fails over and says who answered", Label("chat"), func() 
 		Expect(out).To(ContainSubstring("broke off mid-stream"))
 		Expect(out).To(ContainSubstring("vllm-current (qwen3-32b)"))
 		Expect(env.Fallback.Requests()).To(BeEmpty(), "no fallback after the first chunk reached the client")
-	})
+	}, SpecTimeout(specTimeout))
 
 	It("names the last model and its status when every candidate fails", func(ctx SpecContext) {
 		Expect(env.LLM.Set(fakellm.AnyModel, fakellm.Step{Kind: fakellm.ServerError})).To(Succeed())
@@ -64,5 +64,5 @@ var _ = Describe("Chat fails over and says who answered", Label("chat"), func() 
 		Expect(err).NotTo(HaveOccurred())
 		Expect(rows).To(ContainElement(And(HaveField("Kind", audit.KindChatTurn), HaveField("Status", audit.StatusError))))
 		Expect(rows).To(ContainElement(And(HaveField("Kind", audit.KindLLMAttempt), HaveField("Server", "vllm-current"))))
-	})
+	}, SpecTimeout(specTimeout))
 })

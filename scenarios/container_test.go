@@ -64,7 +64,7 @@ var _ = Describe("The fault catalogue against the container target", Label("cont
 			AddReportEntry("observed", fmt.Sprintf("latency=%v budget=%v trace=%s", r.Latency, r.Budget, r.Trace))
 			Expect(r.NotApplicable).To(BeEmpty())
 			Expect(r.Pass).To(BeTrue(), "%s: %s (%s)", s.Name(), r.Reason, strings.TrimSpace(s.Fault.Params()))
-		}, NodeTimeout(containerSpecBudget)) // not SpecTimeout: the first spec would also bound BeforeAll's build
+		}, NodeTimeout(containerSpecBudget), SpecTimeout(specTimeout)) // not SpecTimeout: the first spec would also bound BeforeAll's build
 	}
 
 	It("serves the fake docmost behind toxiproxy from their own images", func(ctx SpecContext) {
@@ -109,5 +109,5 @@ var _ = Describe("The fault catalogue against the container target", Label("cont
 			names = append(names, t.Name)
 		}
 		Expect(names).To(ContainElements("search", "update_page"))
-	}, NodeTimeout(serviceSpecBudget))
+	}, NodeTimeout(serviceSpecBudget), SpecTimeout(specTimeout))
 })

@@ -49,18 +49,18 @@ capabilities: [auditAPI, sessionAdoption]
 		Expect(r.NotApplicable).To(BeEmpty())
 		Expect(r.Pass).To(BeFalse(), "the mutant rejects DELETE with an empty JSON body")
 		Expect(r.Reason).To(ContainSubstring("DELETE with an empty JSON body answered 400"))
-	})
+	}, SpecTimeout(specTimeout))
 
 	It("still keeps the promises the mutant does not touch", func(ctx SpecContext) {
 		DeferCleanup(checkNoLeaks())
 		r := byName("none × small tools/call").Run(ctx, spec.Target(GinkgoWriter))
 		Expect(r.Pass).To(BeTrue(), r.Reason)
-	})
+	}, SpecTimeout(specTimeout))
 
 	It("reports scenarios needing capabilities the spec does not claim as not applicable, by name", func(ctx SpecContext) {
 		r := byName("none × begin_session").Run(ctx, spec.Target(GinkgoWriter))
 		Expect(r.Pass).To(BeFalse(), "not applicable is never counted as passed")
 		Expect(r.NotApplicable).To(And(ContainSubstring("foreign:mcplocal-delete-empty-json-rejected"), ContainSubstring("gate")))
 		Expect(strings.Contains(r.NotApplicable, "lacks")).To(BeTrue())
-	})
+	}, SpecTimeout(specTimeout))
 })

@@ -86,7 +86,7 @@ var _ = Describe("A plain foreign proxy", Label("foreign", "tiers"), Ordered, fu
 		GinkgoWriter.Println(table.String())
 	}, NodeTimeout(10*time.Minute))
 
-	It("runs the generic scenarios, and reports the rest not applicable by name", func() {
+	It("runs the generic scenarios, and reports the rest not applicable by name", func(_ SpecContext) {
 		for _, name := range []string{"none × tools/list", "blackhole × small tools/call", "upstream-restart × tools/call across the fault", "none × DELETE with empty JSON body"} {
 			Expect(byName).To(HaveKey(name))
 			Expect(byName[name].NotApplicable).To(BeEmpty(), name)
@@ -94,19 +94,19 @@ var _ = Describe("A plain foreign proxy", Label("foreign", "tiers"), Ordered, fu
 		for _, name := range []string{"proxy-restart × reconnect after restart", "none × begin_session"} {
 			Expect(byName[name].NotApplicable).To(ContainSubstring("target foreign:plain lacks"), name)
 		}
-	})
+	}, SpecTimeout(specTimeout))
 
 	// The proxy answers 401 to a request without the spec's X-Api-Key, so
 	// these rows passing also proves the headers reach the readiness probe and
 	// every client of the catalogue.
-	It("passes where the proxy keeps the promise, though it has no trace codes and other tool names", func() {
+	It("passes where the proxy keeps the promise, though it has no trace codes and other tool names", func(_ SpecContext) {
 		for _, name := range []string{"none × tools/list", "none × small tools/call", "none × paginating tools/call",
 			"latency × small tools/call", "latency × paginating tools/call", "tool-error × paginating tools/call"} {
 			Expect(byName[name].Pass).To(BeTrue(), "%s: %s", name, byName[name].Reason)
 		}
-	})
+	}, SpecTimeout(specTimeout))
 
-	It("names the promise each failing row broke, every one, none of them mcplocal's own", func() {
+	It("names the promise each failing row broke, every one, none of them mcplocal's own", func(_ SpecContext) {
 		failed := 0
 		for _, r := range results {
 			if r.NotApplicable != "" || r.Pass {
@@ -130,7 +130,7 @@ var _ = Describe("A plain foreign proxy", Label("foreign", "tiers"), Ordered, fu
 		Expect(scenreport.BrokenText(byName["down × small tools/call"])).To(Equal("mcp:tool failure as isError"))
 		// It never reopens its upstream session.
 		Expect(byName["upstream-restart × tools/call across the fault"].Reason).To(ContainSubstring("did not reconnect"))
-	})
+	}, SpecTimeout(specTimeout))
 })
 
 // ran keeps the results of the scenarios that ran.

@@ -45,7 +45,7 @@ var _ = Describe("A request through the proxy", Label("foundation"), func() {
 				names = append(names, t.Name)
 			}
 			Expect(names).To(ConsistOf("docmost_search", "docmost_update_page"))
-		})
+		}, SpecTimeout(specTimeout))
 
 		It("forwards docmost_search and returns the upstream's whole result with a trace code", func(ctx SpecContext) {
 			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "docmost_search", Arguments: map[string]any{"query": "backup"}})
@@ -54,21 +54,21 @@ var _ = Describe("A request through the proxy", Label("foundation"), func() {
 			Expect(textOf(res)).To(Equal(upstream.SearchText("backup")))
 			Expect(len(textOf(res))).To(BeNumerically(">", 12_000), "search must be large enough to paginate")
 			Expect(trace.Valid(res.Meta[trace.MetaKey].(string))).To(BeTrue(), "result _meta carries a trace code")
-		})
+		}, SpecTimeout(specTimeout))
 
 		It("forwards docmost_update_page and returns its small ack", func(ctx SpecContext) {
 			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "docmost_update_page", Arguments: map[string]any{"page_id": "p1", "content": "hello"}})
 			Expect(err).NotTo(HaveOccurred())
 			Expect(res.IsError).To(BeFalse())
 			Expect(textOf(res)).To(Equal("updated page p1 (5 bytes)"))
-		})
+		}, SpecTimeout(specTimeout))
 
 		It("answers an unknown tool with a readable isError result", func(ctx SpecContext) {
 			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "docmost_nope", Arguments: map[string]any{}})
 			Expect(err).NotTo(HaveOccurred())
 			Expect(res.IsError).To(BeTrue())
 			Expect(textOf(res)).To(ContainSubstring("nope"))
-		})
+		}, SpecTimeout(specTimeout))
 
 		It("still answers through a 100 ms latency toxic on the upstream link", func(ctx SpecContext) {
 			Expect(env.DocmostLink.Toxic("lag", "latency", "downstream", map[string]any{"latency": 100})).To(Succeed())
@@ -77,7 +77,7 @@ var _ = Describe("A request through the proxy", Label("foundation"), func() {
 			Expect(err).NotTo(HaveOccurred())
 			Expect(res.IsError).To(BeFalse())
 			Expect(time.Since(start)).To(BeNumerically(">=", 100*time.Millisecond), "the toxic was in the path")
-		})
+		}, SpecTimeout(specTimeout))
 	})
 
 	Context("with the independent mark3labs/mcp-go client", func() {
@@ -104,6 +104,6 @@ var _ = Describe("A request through the proxy", Label("foundation"), func() {
 			res, err = c.CallTool(ctx, req)
 			Expect(err).NotTo(HaveOccurred())
 			Expect(res.Content[0].(mcpgo.TextContent).Text).To(Equal("updated page p2 (3 bytes)"))
-		})
+		}, SpecTimeout(specTimeout))
 	})
 })

@@ -59,7 +59,7 @@ var _ = Describe("Upstream health tells the truth", Label("health"), func() {
 		Expect(env.ControllerLink.Up()).To(Succeed())
 		Eventually(status("unifi")).WithTimeout(3 * time.Second).Should(Equal(health.Healthy))
 		Expect(readyzCode(env)).To(Equal(http.StatusOK))
-	})
+	}, SpecTimeout(specTimeout))
 
 	It("flags a readiness probe on a local-only tool by its latency: a note, not a pass it earned", func(ctx SpecContext) {
 		env := newWorld(harness.EnvOptions{Unifi: fastProbe("get_version")})
@@ -73,7 +73,7 @@ var _ = Describe("Upstream health tells the truth", Label("health"), func() {
 		env.ControllerLink.Down()
 		Consistently(func() health.Status { return env.Instance(ctx, "unifi").Status }).
 			WithTimeout(300 * time.Millisecond).Should(Equal(health.Healthy))
-	})
+	}, SpecTimeout(specTimeout))
 
 	It("reports a probe naming a tool the server does not expose as a configuration error", func(ctx SpecContext) {
 		env := newWorld(harness.EnvOptions{Unifi: fastProbe("list_stations")})
@@ -81,7 +81,7 @@ var _ = Describe("Upstream health tells the truth", Label("health"), func() {
 			Should(And(HaveField("Status", health.Misconfigured), HaveField("LastError", ContainSubstring("list_stations"))))
 		code, _ := readyz(env)
 		Expect(code).To(Equal(http.StatusServiceUnavailable))
-	})
+	}, SpecTimeout(specTimeout))
 })
 
 func readyzCode(env *harness.Env) int {

@@ -99,7 +99,7 @@ var _ = Describe("The knob matrix", Label("knobs"), func() {
 		reason, _, _, ok := notice(a.Text, stage.TitlesFeature)
 		Expect(ok).To(BeTrue(), a.Text)
 		Expect(reason).To(Equal("no answer within 300ms"), "the notice names the pagination timeout")
-	})
+	}, SpecTimeout(specTimeout))
 
 	It("MCPCTL_GATE_LLM_TIMEOUT_MS alone ends begin_session's prompt ranking", func(ctx SpecContext) {
 		o := gateFeature.Env
@@ -112,7 +112,7 @@ var _ = Describe("The knob matrix", Label("knobs"), func() {
 		reason, _, _, ok := notice(a.Text, gateFeature.Name)
 		Expect(ok).To(BeTrue(), a.Text)
 		Expect(reason).To(Equal("no answer within 300ms"), "the notice names the gate timeout")
-	})
+	}, SpecTimeout(specTimeout))
 
 	It("MCPCTL_LLM_PROVIDER_TIMEOUT_MS alone ends one provider attempt, and the fallback answers", func(ctx SpecContext) {
 		o := paginateFeature.Env
@@ -125,7 +125,7 @@ var _ = Describe("The knob matrix", Label("knobs"), func() {
 		within(timed(func() { a = searchCall(ctx, cs) }), bound, "docmost_search through a failover")
 		Expect(a.Text).To(ContainSubstring("1. Cluster notes\n"), "the fallback's titles: the chain went on after the attempt")
 		Expect(a.Text).NotTo(ContainSubstring("⚠ " + stage.TitlesFeature))
-	})
+	}, SpecTimeout(specTimeout))
 
 	It("MCPCTL_LLM_CALL_BUDGET_MS alone ends the whole failover chain", func(ctx SpecContext) {
 		o := paginateFeature.Env
@@ -146,7 +146,7 @@ var _ = Describe("The knob matrix", Label("knobs"), func() {
 		Expect(env.Fallback.Requests()).NotTo(BeEmpty(), "the second attempt had begun")
 		_, _, _, ok := notice(a.Text, stage.TitlesFeature)
 		Expect(ok).To(BeTrue(), a.Text)
-	})
+	}, SpecTimeout(specTimeout))
 
 	DescribeTable("MCPCTL_STAGE_LLM_BUDGET_MS bounds summarize-tree's whole recursion, unless the stage's own budgetMs says otherwise",
 		func(ctx SpecContext, knob, budgetMs time.Duration) {
@@ -181,7 +181,7 @@ var _ = Describe("The knob matrix", Label("knobs"), func() {
 		var a answer
 		within(timed(func() { a = callTool(ctx, cs, "docmost_update_page", map[string]any{"page_id": "p"}) }), v.RequestDeadline, "a hung handler")
 		Expect(a.IsError).To(BeTrue())
-	})
+	}, SpecTimeout(specTimeout))
 
 	It("MCPCTL_UPSTREAM_CALL_TIMEOUT_MS alone ends a hanging upstream call", func(ctx SpecContext) {
 		env := newWorld(harness.EnvOptions{Knobs: narrow("MCPCTL_UPSTREAM_CALL_TIMEOUT_MS", bound)})
@@ -193,7 +193,7 @@ var _ = Describe("The knob matrix", Label("knobs"), func() {
 		rows, err := env.Audit(ctx, a.Code)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(rows).To(ContainElement(And(HaveField("Kind", audit.KindUpstreamCall), HaveField("Status", audit.StatusTimeout))))
-	})
+	}, SpecTimeout(specTimeout))
 
 	DescribeTable("MCPCTL_CHAT_BUDGET_MS alone ends a chat turn",
 		func(ctx SpecContext, stream bool) {
@@ -247,7 +247,7 @@ var _ = Describe("The knob matrix", Label("knobs"), func() {
 		}
 		Expect(send(body(4000))).To(Equal(http.StatusOK), "a body under the knob is served")
 		Expect(send(body(4200))).To(Equal(http.StatusRequestEntityTooLarge), "a body over the knob is refused")
-	})
+	}, SpecTimeout(specTimeout))
 
 	It("MCPCTL_UPSTREAM_CONNECT_TIMEOUT_MS alone ends a connection to an upstream that never answers", func(ctx SpecContext) {
 		env := newWorld(harness.EnvOptions{Knobs: narrow("MCPCTL_UPSTREAM_CONNECT_TIMEOUT_MS", bound)})
@@ -261,7 +261,7 @@ var _ = Describe("The knob matrix", Label("knobs"), func() {
 		var a answer
 		within(timed(func() { a = callTool(ctx, cs, "docmost_update_page", map[string]any{"page_id": "p"}) }), bound, "a call that must connect first")
 		Expect(a.IsError).To(BeTrue(), a.Text)
-	})
+	}, SpecTimeout(specTimeout))
 
 	It("MCPCTL_SHUTDOWN_GRACE_MS alone bounds how long a stop waits for a request in flight", func(ctx SpecContext) {
 		o := paginateFeature.Env
@@ -280,7 +280,7 @@ var _ = Describe("The knob matrix", Label("knobs"), func() {
 		Eventually(env.LLM.Requests).ShouldNot(BeEmpty(), "the call is in flight, waiting on the LLM")
 		within(timed(func() { Expect(env.Target.Restart(ctx)).To(Succeed()) }), bound, "a restart with a request in flight")
 		Eventually(done).Should(BeClosed(), "the request in flight was ended")
-	})
+	}, SpecTimeout(specTimeout))
 
 	It("MCPCTL_PAUSE_MAX_WAIT_MS alone ends a request's wait on a paused project", func(ctx SpecContext) {
 		env := newWorld(harness.EnvOptions{Knobs: narrow("MCPCTL_PAUSE_MAX_WAIT_MS", bound)})
@@ -290,7 +290,7 @@ var _ = Describe("The knob matrix", Label("knobs"), func() {
 		within(timed(func() { a = callTool(ctx, cs, "docmost_update_page", map[string]any{"page_id": "p"}) }), bound, "a call on a paused project")
 		Expect(a.IsError).To(BeTrue())
 		Expect(a.Text).To(ContainSubstring("paused for longer than 300ms"))
-	})
+	}, SpecTimeout(specTimeout))
 
 	It("MCPCTL_PAUSE_QUEUE_MAX alone decides how many requests may wait on a paused project", func(ctx SpecContext) {
 		v := wideKnobs()
@@ -314,9 +314,9 @@ var _ = Describe("The knob matrix", Label("knobs"), func() {
 		for range 2 {
 			Expect((<-waited).IsError).To(BeFalse(), "the two that waited are served after the resume")
 		}
-	})
+	}, SpecTimeout(specTimeout))
 
-	It("names a spec after every knob in proxy/knobs.Table", func() {
+	It("names a spec after every knob in proxy/knobs.Table", func(_ SpecContext) {
 		// uncovered are knobs whose deciding spec is still to be written
 		// (issue 17); the check fails if one gets a spec and stays listed.
 		uncovered := map[string]string{
@@ -344,7 +344,7 @@ var _ = Describe("The knob matrix", Label("knobs"), func() {
 		}
 		sort.Strings(gaps)
 		AddReportEntry("knobs without a deciding spec yet", strings.Join(gaps, "\n"))
-	})
+	}, SpecTimeout(specTimeout))
 })
 
 // knobsNamedBySpecs returns every MCPCTL_ name that appears in the text of an

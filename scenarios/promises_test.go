@@ -85,7 +85,7 @@ var _ = Describe("Every request is answered", Label("deadline"), func() {
 		status, m := post(ctx, env.Target.URL()+"/projects/nope/mcp", "", "", initBody)
 		Expect(status).To(Equal(http.StatusNotFound))
 		jsonrpcError(m)
-	})
+	}, SpecTimeout(specTimeout))
 
 	It("answers a request without a valid token to a project that requires one with a JSON-RPC 401", func(ctx SpecContext) {
 		env := newWorld(alice)
@@ -96,7 +96,7 @@ var _ = Describe("Every request is answered", Label("deadline"), func() {
 		}
 		status, _ := post(ctx, env.ProjectURL(), "alice-token", "", initBody)
 		Expect(status).To(Equal(http.StatusOK))
-	})
+	}, SpecTimeout(specTimeout))
 
 	It("answers a non-tools/call method that fails with JSON-RPC -32001 and the trace code in error.data", func(ctx SpecContext) {
 		env := newWorld(harness.EnvOptions{})
@@ -112,7 +112,7 @@ var _ = Describe("Every request is answered", Label("deadline"), func() {
 		Expect(json.Unmarshal(werr.Data, &data)).To(Succeed())
 		Expect(trace.Valid(data[trace.MetaKey])).To(BeTrue())
 		Expect(werr.Message).To(ContainSubstring(data[trace.MetaKey]))
-	})
+	}, SpecTimeout(specTimeout))
 
 	It("keeps serving after a handler panic", func(ctx SpecContext) {
 		env := newWorld(harness.EnvOptions{})
@@ -128,7 +128,7 @@ var _ = Describe("Every request is answered", Label("deadline"), func() {
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "docmost_search", Arguments: map[string]any{"query": "q"}})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(res.IsError).To(BeFalse(), "other tools still work after three panics")
-	})
+	}, SpecTimeout(specTimeout))
 
 	It("cancels the upstream call when the client cancels its request", func(ctx SpecContext) {
 		env := newWorld(harness.EnvOptions{})
@@ -146,7 +146,7 @@ var _ = Describe("Every request is answered", Label("deadline"), func() {
 			Should(ContainElement(HaveField("Cancelled", BeTrue())))
 		calls := env.Docmost.Calls()
 		Expect(calls[0].Duration).To(BeNumerically("<", env.Knobs.UpstreamCallTimeout), "cancelled by the client, not by the upstream timeout")
-	})
+	}, SpecTimeout(specTimeout))
 })
 
 var _ = Describe("Trace codes and the audit trail", Label("trace", "audit"), func() {
@@ -185,7 +185,7 @@ var _ = Describe("Trace codes and the audit trail", Label("trace", "audit"), fun
 				Expect(r.User).To(Equal("alice"))
 			}
 		}
-	})
+	}, SpecTimeout(specTimeout))
 
 	It("finds every row of a request by its code, nested under the tool call, none without a correlationId", func(ctx SpecContext) {
 		env := newWorld(harness.EnvOptions{})
@@ -212,7 +212,7 @@ var _ = Describe("Trace codes and the audit trail", Label("trace", "audit"), fun
 		Expect(up.ParentID).To(Equal(root.SpanID), "the upstream call nests under the tool call")
 		Expect(up.Duration).To(BeNumerically("<=", root.Duration))
 		Expect(root.SessionID).To(Equal(cs.ID()))
-	})
+	}, SpecTimeout(specTimeout))
 
 	It("renders a request's waterfall with mcpctl trace", func(ctx SpecContext) {
 		env := newWorld(harness.EnvOptions{})
@@ -229,7 +229,7 @@ var _ = Describe("Trace codes and the audit trail", Label("trace", "audit"), fun
 		Expect(string(out)).To(MatchRegexp(`(?m)^tool_call_trace\s+docmost_search\s+ok`))
 		Expect(string(out)).To(MatchRegexp(`(?m)^  upstream_call\s+search\s+ok`), "the upstream call nests under the tool call")
 		Expect(string(out)).To(ContainSubstring("slowest: upstream_call"))
-	})
+	}, SpecTimeout(specTimeout))
 
 	It("writes a timed-out call's row with its outcome", func(ctx SpecContext) {
 		env := newWorld(harness.EnvOptions{})
@@ -243,7 +243,7 @@ var _ = Describe("Trace codes and the audit trail", Label("trace", "audit"), fun
 		Expect(err).NotTo(HaveOccurred())
 		Expect(rows).To(ContainElement(And(HaveField("Kind", audit.KindUpstreamCall), HaveField("Status", audit.StatusTimeout))))
 		Expect(rows).To(ContainElement(And(HaveField("Kind", audit.KindToolCallTrace), HaveField("Status", "error"))))
-	})
+	}, SpecTimeout(specTimeout))
 })
 
 var _ = Describe("Stale sessions", Label("sessions"), func() {
@@ -265,14 +265,14 @@ var _ = Describe("Stale sessions", Label("sessions"), func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(res.Content[0].(mcpgo.TextContent).Text).To(HavePrefix(catalogue.NoticePrefix))
 		Expect(c2.GetSessionId()).To(Equal(id))
-	})
+	}, SpecTimeout(specTimeout))
 
 	It("answers unknown ids with a JSON-RPC 404 in strict mode", func(ctx SpecContext) {
 		env := newWorld(harness.EnvOptions{Strict: true})
 		status, m := post(ctx, env.ProjectURL(), "", "NEVER-ISSUED-ID", `{"jsonrpc":"2.0","id":3,"method":"tools/list"}`)
 		Expect(status).To(Equal(http.StatusNotFound))
 		jsonrpcError(m)
-	})
+	}, SpecTimeout(specTimeout))
 
 	It("never adopts an id its client deleted, even after a restart", func(ctx SpecContext) {
 		env := newWorld(harness.EnvOptions{})
@@ -283,5 +283,5 @@ var _ = Describe("Stale sessions", Label("sessions"), func() {
 		status, m := post(ctx, env.ProjectURL(), "", id, `{"jsonrpc":"2.0","id":3,"method":"tools/list"}`)
 		Expect(status).To(Equal(http.StatusNotFound))
 		jsonrpcError(m)
-	})
+	}, SpecTimeout(specTimeout))
 })

@@ -320,7 +320,7 @@ var _ = Describe("The whole answer", Label("whole-answer"), func() {
 			r, ok := rowOf(rows, audit.KindStageExecution, "paginate")
 			Expect(ok).To(BeTrue())
 			Expect(r.Degraded).To(BeFalse())
-		})
+		}, SpecTimeout(specTimeout))
 
 		It("tells a recreated session so even when its first call after the restart fails", func(ctx SpecContext) {
 			env := newWorld(alice)
@@ -337,7 +337,7 @@ var _ = Describe("The whole answer", Label("whole-answer"), func() {
 
 			again := callTool(ctx, cs, "docmost_update_page", map[string]any{"page_id": "p"})
 			Expect(again.Text).NotTo(ContainSubstring(catalogue.NoticePrefix), "said once, not on every call")
-		})
+		}, SpecTimeout(specTimeout))
 	})
 
 	Describe("the gate's fallback order", Label("gate"), func() {
@@ -354,7 +354,7 @@ var _ = Describe("The whole answer", Label("whole-answer"), func() {
 			Expect(orderIn(listed.Text)).To(Equal([]string{"yankee", "deploy", "alpha", "bravo", "zulu"}),
 				"read_prompts has no intent: priority, then name: %s", listed.Text)
 			Expect(listed.Text).NotTo(ContainSubstring("⚠"), "read_prompts needs no LLM and claims no degradation")
-		})
+		}, SpecTimeout(specTimeout))
 	})
 
 	Describe("JSON-RPC errors of methods other than tools/call", Label("trace"), func() {
@@ -397,7 +397,7 @@ var _ = Describe("The whole answer", Label("whole-answer"), func() {
 			rows, err := env.AuditSession(ctx, "STALE-ID-NEVER-ISSUED")
 			Expect(err).NotTo(HaveOccurred())
 			Expect(rows).To(BeEmpty())
-		})
+		}, SpecTimeout(specTimeout))
 	})
 
 	Describe("DELETE after a restart", Label("sessions"), func() {
@@ -425,7 +425,7 @@ var _ = Describe("The whole answer", Label("whole-answer"), func() {
 			status, m := post(ctx, env.ProjectURL(), "", id, `{"jsonrpc":"2.0","id":3,"method":"tools/list"}`)
 			Expect(status).To(Equal(http.StatusNotFound), "the closed id %s is refused, not adopted", id)
 			jsonrpcError(m)
-		})
+		}, SpecTimeout(specTimeout))
 	})
 })
 

@@ -58,14 +58,14 @@ var _ = Describe("Anthropic wire format, seen through anthropic-sdk-go", func() 
 			"ClientGone": BeFalse(),
 		}))
 		Expect(r.Step.Kind).To(Equal(llm.OK))
-	})
+	}, SpecTimeout(specTimeout))
 
 	It("uses a step's text instead of the reply", func(ctx SpecContext) {
 		set(llm.Step{Kind: llm.OK, Text: `{"title":"fixed"}`})
 		msg, err := client.Messages.New(ctx, anthropicParams(model, prompt))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(msg.Content[0].Text).To(Equal(`{"title":"fixed"}`))
-	})
+	}, SpecTimeout(specTimeout))
 
 	It("streams the reply as message_start … message_stop", func(ctx SpecContext) {
 		got := readAnthropicStream(ctx, client, anthropicParams(model, prompt))
@@ -78,7 +78,7 @@ var _ = Describe("Anthropic wire format, seen through anthropic-sdk-go", func() 
 		Expect(got.Types[2 : len(got.Types)-3]).To(HaveEach("content_block_delta"))
 		Expect(len(got.Types)).To(BeNumerically(">", 6), "the text comes in several deltas")
 		Expect(lastRequest(srv).Stream).To(BeTrue())
-	})
+	}, SpecTimeout(specTimeout))
 
 	It("interleaves ping events in the stream", func(ctx SpecContext) {
 		status, header, body := rawPost(ctx, hc, srv.URL()+"/v1/messages", http.Header{"X-Api-Key": {"k"}}, map[string]any{
@@ -100,7 +100,7 @@ var _ = Describe("Anthropic wire format, seen through anthropic-sdk-go", func() 
 			}
 		}
 		Expect(pings).To(BeNumerically(">=", 2), "a ping after the block start and one amid the deltas")
-	})
+	}, SpecTimeout(specTimeout))
 
 	DescribeTable("error behaviours surface as *anthropic.Error with the real status and type",
 		func(ctx SpecContext, kind llm.Kind, status int, errType string) {
@@ -130,7 +130,7 @@ var _ = Describe("Anthropic wire format, seen through anthropic-sdk-go", func() 
 		var apiErr *anthropic.Error
 		Expect(errors.As(err, &apiErr)).To(BeTrue())
 		Expect(apiErr.Message).To(Equal("model: " + model))
-	})
+	}, SpecTimeout(specTimeout))
 
 	It("advertises retry-after on rate_limited", func(ctx SpecContext) {
 		set(llm.Step{Kind: llm.RateLimited, Delay: 2500 * time.Millisecond})
@@ -139,7 +139,7 @@ var _ = Describe("Anthropic wire format, seen through anthropic-sdk-go", func() 
 		Expect(errors.As(err, &apiErr)).To(BeTrue())
 		Expect(apiErr.Response.Header.Get("retry-after")).To(Equal("3"))
 		Expect(apiErr.Response.Header.Get("retry-after-ms")).To(Equal("2500"))
-	})
+	}, SpecTimeout(specTimeout))
 
 	It("ends hang_before_headers with the client's deadline", func(ctx SpecContext) {
 		set(llm.Do(llm.HangBeforeHeaders))
@@ -188,7 +188,7 @@ var _ = Describe("Anthropic wire format, seen through anthropic-sdk-go", func() 
 		Expect(got.Text).NotTo(BeEmpty())
 		Expect(len(got.Text)).To(BeNumerically("<", len(llm.Reply(prompt))))
 		Expect(string(got.Message.StopReason)).To(BeEmpty())
-	})
+	}, SpecTimeout(specTimeout))
 
 	It("turns stream_error into an *anthropic.Error after partial text", func(ctx SpecContext) {
 		set(llm.Do(llm.StreamError))
@@ -199,7 +199,7 @@ var _ = Describe("Anthropic wire format, seen through anthropic-sdk-go", func() 
 		Expect(string(apiErr.Type())).To(Equal("overloaded_error"))
 		Expect(got.Text).NotTo(BeEmpty())
 		Expect(got.Types).NotTo(ContainElement("message_stop"))
-	})
+	}, SpecTimeout(specTimeout))
 
 	It("answers empty with empty text, plain and streamed", func(ctx SpecContext) {
 		set(llm.Do(llm.Empty))
@@ -213,7 +213,7 @@ var _ = Describe("Anthropic wire format, seen through anthropic-sdk-go", func() 
 		Expect(got.Types).To(ContainElement("message_stop"))
 		Expect(got.Types).NotTo(ContainElement("content_block_delta"))
 		Expect(got.Message.Content[0].Text).To(BeEmpty())
-	})
+	}, SpecTimeout(specTimeout))
 
 	It("answers malformed with a 200 the SDK cannot decode, plain and streamed", func(ctx SpecContext) {
 		set(llm.Do(llm.Malformed))
@@ -227,7 +227,7 @@ var _ = Describe("Anthropic wire format, seen through anthropic-sdk-go", func() 
 		Expect(got.Err).To(HaveOccurred())
 		Expect(errors.As(got.Err, &apiErr)).To(BeFalse())
 		Expect(got.Types).To(Equal([]string{"message_start", "content_block_start"}))
-	})
+	}, SpecTimeout(specTimeout))
 
 	It("resets the connection", func(ctx SpecContext) {
 		set(llm.Do(llm.Reset))
@@ -237,7 +237,7 @@ var _ = Describe("Anthropic wire format, seen through anthropic-sdk-go", func() 
 		Expect(errors.As(err, &apiErr)).To(BeFalse(), "a transport error, not an API error")
 		Expect(srv.Requests()).To(ConsistOf(And(HaveField("Status", 0), HaveField("Step.Kind", llm.Reset), HaveField("Done", true))),
 			"a POST without an idempotency key is not replayed by net/http")
-	})
+	}, SpecTimeout(specTimeout))
 
 	It("answers slow only after the delay", func(ctx SpecContext) {
 		set(llm.SlowFor(80 * time.Millisecond))
@@ -246,7 +246,7 @@ var _ = Describe("Anthropic wire format, seen through anthropic-sdk-go", func() 
 		Expect(err).NotTo(HaveOccurred())
 		Expect(time.Since(start)).To(BeNumerically(">=", 80*time.Millisecond))
 		Expect(msg.Content[0].Text).To(Equal(llm.Reply(prompt)))
-	})
+	}, SpecTimeout(specTimeout))
 
 	It("rejects a request without max_tokens with 400 invalid_request_error", func(ctx SpecContext) {
 		status, _, body := rawPost(ctx, hc, srv.URL()+"/v1/messages", nil, map[string]any{
@@ -261,7 +261,7 @@ var _ = Describe("Anthropic wire format, seen through anthropic-sdk-go", func() 
 			"type": "invalid_request_error", "message": "max_tokens: Field required",
 		})))
 		Expect(lastRequest(srv).Step.Kind).To(Equal(llm.BadRequest))
-	})
+	}, SpecTimeout(specTimeout))
 
 	It("checks the API key when one is configured", func(ctx SpecContext) {
 		keyed := newFake(llm.Options{Provider: llm.Anthropic, APIKey: "right"})
@@ -272,7 +272,7 @@ var _ = Describe("Anthropic wire format, seen through anthropic-sdk-go", func() 
 		Expect(apiErr.StatusCode).To(Equal(http.StatusUnauthorized))
 		Expect(string(apiErr.Type())).To(Equal("authentication_error"))
 		Expect(lastRequest(keyed).Step.Kind).To(Equal(llm.Unauthorized))
-	})
+	}, SpecTimeout(specTimeout))
 
 	Describe("GET /v1/models", func() {
 		day := func(d int) time.Time { return time.Date(2026, time.January, d, 0, 0, 0, 0, time.UTC) }
@@ -301,7 +301,7 @@ var _ = Describe("Anthropic wire format, seen through anthropic-sdk-go", func() 
 
 			Expect(srv.Requests()).To(HaveLen(3), "3 pages of 2, 2 and 1; has_more false ends the walk")
 			Expect(srv.Requests()).To(HaveEach(HaveField("Path", "/v1/models")))
-		})
+		}, SpecTimeout(specTimeout))
 
 		It("serves created_at and display_name for auto-follow resolution", func(ctx SpecContext) {
 			page, err := client.Models.List(ctx, anthropic.ModelListParams{})
@@ -320,7 +320,7 @@ var _ = Describe("Anthropic wire format, seen through anthropic-sdk-go", func() 
 			Expect(newest["claude-opus"].CreatedAt).To(BeTemporally("==", day(20)))
 			Expect(newest["claude-opus"].DisplayName).To(Equal("Claude Opus 5"))
 			Expect(newest["claude-sonnet"].DisplayName).To(Equal("Sonnet Five"))
-		})
+		}, SpecTimeout(specTimeout))
 
 		It("pages backwards with before_id", func(ctx SpecContext) {
 			page, err := client.Models.List(ctx, anthropic.ModelListParams{BeforeID: anthropic.String("claude-haiku-4-5"), Limit: anthropic.Int(2)})
@@ -329,7 +329,7 @@ var _ = Describe("Anthropic wire format, seen through anthropic-sdk-go", func() 
 			Expect(page.FirstID).To(Equal("claude-sonnet-5"))
 			Expect(page.LastID).To(Equal("claude-sonnet-4-5"))
 			Expect(page.HasMore).To(BeTrue())
-		})
+		}, SpecTimeout(specTimeout))
 
 		It("gets one model, and 404s an unknown one", func(ctx SpecContext) {
 			m, err := client.Models.Get(ctx, "claude-opus-4-5", anthropic.ModelGetParams{})
@@ -342,13 +342,13 @@ var _ = Describe("Anthropic wire format, seen through anthropic-sdk-go", func() 
 			Expect(errors.As(err, &apiErr)).To(BeTrue())
 			Expect(apiErr.StatusCode).To(Equal(http.StatusNotFound))
 			Expect(string(apiErr.Type())).To(Equal("not_found_error"))
-		})
+		}, SpecTimeout(specTimeout))
 
 		It("rejects an out-of-range limit", func(ctx SpecContext) {
 			_, err := client.Models.List(ctx, anthropic.ModelListParams{Limit: anthropic.Int(0)})
 			var apiErr *anthropic.Error
 			Expect(errors.As(err, &apiErr)).To(BeTrue(), "got %v", err)
 			Expect(apiErr.StatusCode).To(Equal(http.StatusBadRequest))
-		})
+		}, SpecTimeout(specTimeout))
 	})
 })

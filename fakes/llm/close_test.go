@@ -94,7 +94,7 @@ var _ = Describe("Closing", func() {
 		Expect(srv.Close()).To(Succeed())
 		_, err = net.DialTimeout("tcp", srv.Addr(), time.Second)
 		Expect(err).To(HaveOccurred())
-	})
+	}, SpecTimeout(specTimeout))
 
 	It("Serve runs the fake until its context is done", func(ctx SpecContext) {
 		sctx, stop := context.WithCancel(ctx)
@@ -128,14 +128,14 @@ var _ = Describe("Closing", func() {
 	It("Serve returns the error of a bad configuration", func(ctx SpecContext) {
 		err := llm.Serve(ctx, llm.Options{Provider: "gemini"}, nil)
 		Expect(err).To(MatchError(ContainSubstring(`unknown provider "gemini"`)))
-	})
+	}, SpecTimeout(specTimeout))
 
-	It("reports a listen address in use", func() {
+	It("reports a listen address in use", func(_ SpecContext) {
 		srv := newFake(llm.Options{Provider: llm.OpenAI})
 		Expect(srv.BaseURL()).To(Equal(srv.URL() + "/v1"))
 		_, err := llm.New(llm.Options{Provider: llm.OpenAI, Addr: srv.Addr()})
 		Expect(err).To(MatchError(ContainSubstring("listen")))
-	})
+	}, SpecTimeout(specTimeout))
 
 	It("stays quiet unless given a logger, and logs one line per request with one", func(ctx SpecContext) {
 		var lines syncBuffer
@@ -147,5 +147,5 @@ var _ = Describe("Closing", func() {
 		Expect(errors.As(err, &apiErr)).To(BeTrue())
 		Eventually(lines.String).Should(ContainSubstring("step=not_found"))
 		Expect(strings.Count(lines.String(), "\n")).To(Equal(1))
-	})
+	}, SpecTimeout(specTimeout))
 })

@@ -45,9 +45,9 @@ var _ = Describe("Control API under /_fake/", func() {
 		msg, err = client.Messages.New(ctx, anthropicParams("claude-opus-5", "hi"))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(msg.Content[0].Text).To(Equal(llm.Reply("hi")))
-	})
+	}, SpecTimeout(specTimeout))
 
-	It("accepts a single step, a short-form step, a random plan and the default", func() {
+	It("accepts a single step, a short-form step, a random plan and the default", func(_ SpecContext) {
 		for model, body := range map[string]string{
 			"a": `{"kind":"slow","delay":"250ms"}`,
 			"b": `"rate_limited:2s"`,
@@ -69,16 +69,16 @@ var _ = Describe("Control API under /_fake/", func() {
 			"*": {Steps: []llm.Step{llm.Do(llm.Overloaded)}},
 		}))
 		Expect(srv.Plans()).To(Equal(plans))
-	})
+	}, SpecTimeout(specTimeout))
 
-	It("rejects invalid plans with 400 and keeps the old one", func() {
+	It("rejects invalid plans with 400 and keeps the old one", func(_ SpecContext) {
 		for _, body := range []string{``, `"explode"`, `["ok", "slow:soon"]`, `{"steps":[]}`, `{"stepz":["ok"]}`, `{"kind":"ok","delay":"-1s"}`} {
 			status, resp := control(hc, http.MethodPut, srv.URL()+"/_fake/behaviors/m", body)
 			Expect(status).To(Equal(http.StatusBadRequest), body)
 			Expect(resp).To(ContainSubstring(`"error"`))
 		}
 		Expect(srv.Plans()).NotTo(HaveKey("m"))
-	})
+	}, SpecTimeout(specTimeout))
 
 	It("takes model names with slashes", func(ctx SpecContext) {
 		oai := newFake(llm.Options{Provider: llm.OpenAI})
@@ -89,7 +89,7 @@ var _ = Describe("Control API under /_fake/", func() {
 		var apiErr *openai.Error
 		Expect(errors.As(err, &apiErr)).To(BeTrue())
 		Expect(apiErr.StatusCode).To(Equal(http.StatusNotFound))
-	})
+	}, SpecTimeout(specTimeout))
 
 	It("lists and clears the recorded requests", func(ctx SpecContext) {
 		Expect(srv.Set("claude-opus-5", llm.Do(llm.BadRequest))).To(Succeed())
@@ -110,7 +110,7 @@ var _ = Describe("Control API under /_fake/", func() {
 		_, body = control(hc, http.MethodGet, srv.URL()+"/_fake/requests", "")
 		Expect(body).To(MatchJSON(`[]`))
 		Expect(srv.Requests()).To(BeEmpty(), "control requests are not recorded")
-	})
+	}, SpecTimeout(specTimeout))
 
 	It("sets expectations and reports the unmet ones", func(ctx SpecContext) {
 		status, _ := control(hc, http.MethodPut, srv.URL()+"/_fake/expectations/claude-opus-5", `{"count": 1}`)
@@ -125,7 +125,7 @@ var _ = Describe("Control API under /_fake/", func() {
 
 		status, _ = control(hc, http.MethodPut, srv.URL()+"/_fake/expectations/claude-opus-5", `{"cnt": 1}`)
 		Expect(status).To(Equal(http.StatusBadRequest))
-	})
+	}, SpecTimeout(specTimeout))
 
 	It("replaces the model list and resets everything", func(ctx SpecContext) {
 		status, _ := control(hc, http.MethodPut, srv.URL()+"/_fake/models",
@@ -141,16 +141,16 @@ var _ = Describe("Control API under /_fake/", func() {
 		Expect(srv.Models()).To(Equal(llm.DefaultModels(llm.Anthropic)))
 		Expect(srv.Plans()).To(Equal(map[string]llm.Plan{llm.AnyModel: {Steps: []llm.Step{llm.Do(llm.OK)}}}))
 		Expect(srv.Requests()).To(BeEmpty())
-	})
+	}, SpecTimeout(specTimeout))
 
-	It("serves the behaviour catalogue", func() {
+	It("serves the behaviour catalogue", func(_ SpecContext) {
 		status, body := control(hc, http.MethodGet, srv.URL()+"/_fake/catalogue", "")
 		Expect(status).To(Equal(http.StatusOK))
 		var infos []llm.KindInfo
 		Expect(json.Unmarshal([]byte(body), &infos)).To(Succeed())
 		Expect(infos).To(Equal(llm.Catalogue()))
 		Expect(infos).To(ContainElement(HaveField("Kind", llm.StallMidStream)))
-	})
+	}, SpecTimeout(specTimeout))
 
 	It("answers unknown provider paths with the provider's 404 error body", func(ctx SpecContext) {
 		status, _, body := rawPost(ctx, hc, srv.URL()+"/v1/complete", nil, map[string]any{})
@@ -162,5 +162,5 @@ var _ = Describe("Control API under /_fake/", func() {
 		status, _ = control(hc, http.MethodGet, srv.URL()+"/_fake/nothing", "")
 		Expect(status).To(Equal(http.StatusNotFound))
 		Expect(srv.Requests()).To(HaveLen(1), "control paths are not recorded")
-	})
+	}, SpecTimeout(specTimeout))
 })

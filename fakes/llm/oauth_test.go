@@ -50,14 +50,14 @@ var _ = Describe("OAuth gating, seen through anthropic-sdk-go", func() {
 		_, err = c.Messages.New(ctx, anthropicParams("claude-opus-5", "hello"))
 		Expect(status(err)).To(Equal(http.StatusTooManyRequests))
 		Expect(lastRequest(srv).Step.Kind).To(Equal(llm.RateLimited))
-	})
+	}, SpecTimeout(specTimeout))
 
 	It("lets the token list models: auth passes, the gating is on completions", func(ctx SpecContext) {
 		c := client(true)
 		page, err := c.Models.List(ctx, anthropic.ModelListParams{})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(page.Data).NotTo(BeEmpty())
-	})
+	}, SpecTimeout(specTimeout))
 
 	It("refuses the token without the oauth beta header, and as x-api-key", func(ctx SpecContext) {
 		noBeta := client(false)
@@ -67,7 +67,7 @@ var _ = Describe("OAuth gating, seen through anthropic-sdk-go", func() {
 			aoption.WithMaxRetries(0), aoption.WithHTTPClient(hc))
 		_, err = asKey.Messages.New(ctx, anthropicParams("claude-opus-5", "hello"))
 		Expect(status(err)).To(Equal(http.StatusUnauthorized))
-	})
+	}, SpecTimeout(specTimeout))
 
 	It("does not gate API keys, nor tokens once the gate is off", func(ctx SpecContext) {
 		key := anthropicClient(srv, hc)
@@ -77,5 +77,5 @@ var _ = Describe("OAuth gating, seen through anthropic-sdk-go", func() {
 		c := client(true)
 		_, err = c.Messages.New(ctx, anthropicParams("claude-opus-5", "hello"))
 		Expect(err).NotTo(HaveOccurred())
-	})
+	}, SpecTimeout(specTimeout))
 })

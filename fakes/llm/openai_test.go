@@ -49,7 +49,7 @@ var _ = Describe("OpenAI wire format, seen through openai-go", func() {
 		Expect(res.Usage.TotalTokens).To(Equal(res.Usage.PromptTokens + res.Usage.CompletionTokens))
 		Expect(lastRequest(srv)).To(And(HaveField("Path", "/v1/chat/completions"), HaveField("Model", model),
 			HaveField("Prompt", prompt), HaveField("Status", http.StatusOK)))
-	})
+	}, SpecTimeout(specTimeout))
 
 	It("streams the reply as chunks ending in [DONE]", func(ctx SpecContext) {
 		p := openAIParams(model, prompt)
@@ -73,7 +73,7 @@ var _ = Describe("OpenAI wire format, seen through openai-go", func() {
 			acc.AddChunk(c)
 		}
 		Expect(acc.Choices[0].Message.Content).To(Equal(llm.Reply(prompt)))
-	})
+	}, SpecTimeout(specTimeout))
 
 	It("ends a raw stream with data: [DONE]", func(ctx SpecContext) {
 		status, header, body := rawPost(ctx, hc, srv.URL()+"/v1/chat/completions", nil, map[string]any{
@@ -85,7 +85,7 @@ var _ = Describe("OpenAI wire format, seen through openai-go", func() {
 		Expect(body).To(HavePrefix("data: {"))
 		Expect(body).To(HaveSuffix("data: [DONE]\n\n"))
 		Expect(sseEventNames(body)).To(BeEmpty(), "OpenAI streams carry no event names")
-	})
+	}, SpecTimeout(specTimeout))
 
 	DescribeTable("error behaviours surface as *openai.Error with the real status, type and code",
 		func(ctx SpecContext, kind llm.Kind, status int, errType, code string) {
@@ -150,7 +150,7 @@ var _ = Describe("OpenAI wire format, seen through openai-go", func() {
 		Expect(got.Text).NotTo(BeEmpty())
 		Expect(len(got.Text)).To(BeNumerically("<", len(llm.Reply(prompt))))
 		Expect(got.FinishReasons).To(BeEmpty(), "the only trace of the truncation")
-	})
+	}, SpecTimeout(specTimeout))
 
 	It("turns stream_error into a stream error after partial text", func(ctx SpecContext) {
 		set(llm.Do(llm.StreamError))
@@ -159,7 +159,7 @@ var _ = Describe("OpenAI wire format, seen through openai-go", func() {
 		Expect(got.Err).To(MatchError(ContainSubstring("server_error")))
 		Expect(got.Text).NotTo(BeEmpty())
 		Expect(lastRequest(srv).Status).To(Equal(http.StatusOK))
-	})
+	}, SpecTimeout(specTimeout))
 
 	It("answers empty with empty content, plain and streamed", func(ctx SpecContext) {
 		set(llm.Do(llm.Empty))
@@ -172,7 +172,7 @@ var _ = Describe("OpenAI wire format, seen through openai-go", func() {
 		Expect(got.Err).NotTo(HaveOccurred())
 		Expect(got.Text).To(BeEmpty())
 		Expect(got.FinishReasons).To(Equal([]string{"stop"}))
-	})
+	}, SpecTimeout(specTimeout))
 
 	It("answers malformed with a 200 the SDK cannot decode, plain and streamed", func(ctx SpecContext) {
 		set(llm.Do(llm.Malformed))
@@ -184,7 +184,7 @@ var _ = Describe("OpenAI wire format, seen through openai-go", func() {
 		got := readOpenAIStream(ctx, client, openAIParams(model, prompt))
 		Expect(got.Err).To(HaveOccurred())
 		Expect(got.Chunks).To(HaveLen(1), "only the role chunk decodes")
-	})
+	}, SpecTimeout(specTimeout))
 
 	It("resets the connection", func(ctx SpecContext) {
 		set(llm.Do(llm.Reset))
@@ -193,7 +193,7 @@ var _ = Describe("OpenAI wire format, seen through openai-go", func() {
 		var apiErr *openai.Error
 		Expect(errors.As(err, &apiErr)).To(BeFalse())
 		Expect(lastRequest(srv).Step.Kind).To(Equal(llm.Reset))
-	})
+	}, SpecTimeout(specTimeout))
 
 	It("answers slow only after the delay", func(ctx SpecContext) {
 		set(llm.SlowFor(80 * time.Millisecond))
@@ -202,7 +202,7 @@ var _ = Describe("OpenAI wire format, seen through openai-go", func() {
 		Expect(got.Err).NotTo(HaveOccurred())
 		Expect(time.Since(start)).To(BeNumerically(">=", 80*time.Millisecond))
 		Expect(got.Text).To(Equal(llm.Reply(prompt)))
-	})
+	}, SpecTimeout(specTimeout))
 
 	It("checks the bearer token when an API key is configured", func(ctx SpecContext) {
 		keyed := newFake(llm.Options{Provider: llm.OpenAI, APIKey: "right"})
@@ -212,7 +212,7 @@ var _ = Describe("OpenAI wire format, seen through openai-go", func() {
 		Expect(errors.As(err, &apiErr)).To(BeTrue())
 		Expect(apiErr.StatusCode).To(Equal(http.StatusUnauthorized))
 		Expect(apiErr.Code).To(Equal("invalid_api_key"))
-	})
+	}, SpecTimeout(specTimeout))
 
 	Describe("GET /v1/models", func() {
 		It("lists the configured models with created and owned_by", func(ctx SpecContext) {
@@ -235,7 +235,7 @@ var _ = Describe("OpenAI wire format, seen through openai-go", func() {
 			m, err := client.Models.Get(ctx, "Qwen/Qwen3-235B")
 			Expect(err).NotTo(HaveOccurred())
 			Expect(m.Created).To(Equal(int64(1_750_000_000)))
-		})
+		}, SpecTimeout(specTimeout))
 
 		It("404s an unknown model with model_not_found", func(ctx SpecContext) {
 			_, err := client.Models.Get(ctx, "gpt-nope")
@@ -243,6 +243,6 @@ var _ = Describe("OpenAI wire format, seen through openai-go", func() {
 			Expect(errors.As(err, &apiErr)).To(BeTrue())
 			Expect(apiErr.StatusCode).To(Equal(http.StatusNotFound))
 			Expect(apiErr.Code).To(Equal("model_not_found"))
-		})
+		}, SpecTimeout(specTimeout))
 	})
 })

@@ -55,7 +55,7 @@ var _ = Describe("Plans", func() {
 			kinds = append(kinds, r.Step.Kind)
 		}
 		Expect(kinds).To(Equal([]llm.Kind{llm.ServerError, llm.Overloaded, llm.OK, llm.OK, llm.OK}))
-	})
+	}, SpecTimeout(specTimeout))
 
 	It("keeps one sequence per model", func(ctx SpecContext) {
 		Expect(srv.Set("claude-opus-5", llm.Do(llm.NotFound))).To(Succeed())
@@ -63,7 +63,7 @@ var _ = Describe("Plans", func() {
 		Expect(anthropicOutcome(ctx, client, "claude-sonnet-5")).To(Equal("ok"))
 		Expect(srv.Set("claude-opus-5")).To(Succeed(), "no steps: back to the default")
 		Expect(anthropicOutcome(ctx, client, "claude-opus-5")).To(Equal("ok"))
-	})
+	}, SpecTimeout(specTimeout))
 
 	It("answers unscripted models with the default, set by Options.Default or AnyModel", func(ctx SpecContext) {
 		strict := newFake(llm.Options{Provider: llm.Anthropic, Default: llm.Do(llm.NotFound)})
@@ -76,7 +76,7 @@ var _ = Describe("Plans", func() {
 		Expect(anthropicOutcome(ctx, strictClient, "claude-unknown")).To(Equal("429"))
 		strict.Unset(llm.AnyModel)
 		Expect(anthropicOutcome(ctx, strictClient, "claude-unknown")).To(Equal("404"), "back to Options.Default")
-	})
+	}, SpecTimeout(specTimeout))
 
 	It("draws seeded random steps deterministically", func(ctx SpecContext) {
 		random := llm.Random{Seed: 42, Choices: []llm.Choice{
@@ -100,16 +100,16 @@ var _ = Describe("Plans", func() {
 		Expect(second).To(Equal(first), "same seed, same draws")
 		Expect(other).NotTo(Equal(first), "another seed, other draws")
 		Expect(first).To(ContainElements("ok", "500", "404"))
-	})
+	}, SpecTimeout(specTimeout))
 
-	It("rejects invalid plans", func() {
+	It("rejects invalid plans", func(_ SpecContext) {
 		Expect(srv.Set("m", llm.Step{Kind: "explode"})).To(MatchError(ContainSubstring("unknown behaviour")))
 		Expect(srv.Set("m", llm.Step{Kind: llm.Slow, Delay: -1})).To(MatchError(ContainSubstring("negative delay")))
 		Expect(srv.SetRandom("m", llm.Random{})).To(MatchError(ContainSubstring("no choices")))
 		Expect(srv.SetRandom("m", llm.Random{Choices: []llm.Choice{{Step: llm.Do(llm.OK)}}})).To(MatchError(ContainSubstring("zero")))
 		Expect(srv.SetPlan("", llm.Plan{Steps: []llm.Step{llm.Do(llm.OK)}})).To(HaveOccurred())
 		Expect(srv.Plans()).To(HaveLen(1), "only the default")
-	})
+	}, SpecTimeout(specTimeout))
 
 	It("scripts the models listing with ListModels, apart from the default", func(ctx SpecContext) {
 		Expect(srv.Set(llm.AnyModel, llm.Do(llm.ServerError))).To(Succeed())
@@ -125,7 +125,7 @@ var _ = Describe("Plans", func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(page.Data).To(BeEmpty())
 		Expect(page.HasMore).To(BeFalse())
-	})
+	}, SpecTimeout(specTimeout))
 
 	It("reports expected requests that never came", func(ctx SpecContext) {
 		srv.Expect("claude-opus-5", 2)
@@ -144,7 +144,7 @@ var _ = Describe("Plans", func() {
 		Expect(srv.Unmet()).To(HaveLen(2), "counts restart with the record")
 		srv.Reset()
 		Expect(srv.Unmet()).To(BeEmpty(), "Reset drops expectations")
-	})
+	}, SpecTimeout(specTimeout))
 
 	It("numbers requests across ClearRequests", func(ctx SpecContext) {
 		Expect(anthropicOutcome(ctx, client, "a")).To(Equal("ok"))
@@ -152,7 +152,7 @@ var _ = Describe("Plans", func() {
 		Expect(srv.Requests()).To(BeEmpty())
 		Expect(anthropicOutcome(ctx, client, "b")).To(Equal("ok"))
 		Expect(srv.Requests()).To(ConsistOf(And(HaveField("Seq", 2), HaveField("Model", "b"))))
-	})
+	}, SpecTimeout(specTimeout))
 
 	It("applies sequences to OpenAI too", func(ctx SpecContext) {
 		oai := newFake(llm.Options{Provider: llm.OpenAI})
@@ -164,5 +164,5 @@ var _ = Describe("Plans", func() {
 		Expect(apiErr.StatusCode).To(Equal(http.StatusTooManyRequests))
 		_, err = c.Chat.Completions.New(ctx, openAIParams("qwen3-32b", "x"))
 		Expect(err).NotTo(HaveOccurred())
-	})
+	}, SpecTimeout(specTimeout))
 })

@@ -14,3 +14,8 @@ func TestLLM(t *testing.T) {
 	SetDefaultEventuallyPollingInterval(5 * time.Millisecond)
 	RunSpecs(t, "fakes/llm")
 }
+
+// specTimeout bounds every spec that sets no tighter SpecTimeout of its own:
+// far past what any fake's exchange takes, so only a spec that hangs meets it
+// (every It has a SpecTimeout; scenarios/harness checks).
+const specTimeout = 30 * time.Second
