@@ -3,18 +3,13 @@ package harness
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
-	"time"
 
 	"github.com/mcpchaos/mcpchaos/proxy/config"
 	"github.com/mcpchaos/mcpchaos/proxy/knobs"
@@ -31,11 +26,10 @@ type Killer interface {
 
 // Timing bounds of the binary target.
 const (
-	binaryFreshPortTries = 5                      // Start: fresh ports tried on bind failure
-	binaryProcLogBytes   = 64 << 10               // stderr kept per process, for errors
-	binaryLogBytes       = 1 << 20                // default Binary.MaxLog
-	failpointsEnv        = "MCPLOCAL_FAILPOINTS"  // read by cmd/mcplocal
-	binaryConfigFile     = "mcplocal-target.yaml" // in the target's temp dir
+	binaryProcLogBytes = 64 << 10               // stderr kept per process, for errors
+	binaryLogBytes     = 1 << 20                // default Binary.MaxLog
+	failpointsEnv      = "MCPLOCAL_FAILPOINTS"  // read by cmd/mcplocal
+	binaryConfigFile   = "mcplocal-target.yaml" // in the target's temp dir
 )
 
 // Binary runs the proxy under test as a built mcplocal process (see
@@ -75,18 +69,6 @@ var (
 	_ Target = (*Binary)(nil)
 	_ Killer = (*Binary)(nil)
 )
-
-// process is one run of the executable.
-type process struct {
-	cmd  *exec.Cmd
-	addr string
-	out  *tailBuffer   // this run's output alone
-	done chan struct{} // closed once Wait returned
-	err  error         // Wait's result; read after done
-}
-
-// errAddrInUse marks a start that failed because the address was taken.
-var errAddrInUse = errors.New("address already in use")
 
 // Name implements Target.
 func (b *Binary) Name() string { return "binary:" + b.Path }
@@ -152,15 +134,7 @@ func (b *Binary) Start(ctx context.Context, spec Spec) (err error) {
 	if err := os.WriteFile(b.cfgPath, doc, 0o600); err != nil {
 		return fmt.Errorf("%s: %w", b.Name(), err)
 	}
-	for range binaryFreshPortTries {
-		addr, ferr := freeLoopbackAddr()
-		if ferr != nil {
-			return fmt.Errorf("%s: %w", b.Name(), ferr)
-		}
-		if err = b.spawnLocked(ctx, addr); !errors.Is(err, errAddrInUse) {
-			break
-		}
-	}
+	err = startFresh(func(addr string) error { return b.spawnLocked(ctx, addr) })
 	if err != nil {
 		return fmt.Errorf("%s: %w", b.Name(), err)
 	}
@@ -174,13 +148,7 @@ func (b *Binary) Start(ctx context.Context, spec Spec) (err error) {
 func (b *Binary) Restart(ctx context.Context) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.cfgPath == "" {
-		return fmt.Errorf("%s: restart before start", b.Name())
-	}
-	if err := b.stopLocked(ctx, true); err != nil {
-		return fmt.Errorf("%s: restart: %w", b.Name(), err)
-	}
-	return b.respawnLocked(ctx)
+	return cycle(ctx, b.Name(), b.cfgPath != "", true, b.instanceLocked())
 }
 
 // Kill implements an abrupt stop: SIGKILL, then wait until the process is
@@ -199,13 +167,17 @@ func (b *Binary) Kill(ctx context.Context) error {
 func (b *Binary) KillRestart(ctx context.Context) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.cfgPath == "" {
-		return fmt.Errorf("%s: kill-restart before start", b.Name())
-	}
-	if err := b.stopLocked(ctx, false); err != nil {
-		return fmt.Errorf("%s: kill-restart: %w", b.Name(), err)
-	}
-	return b.respawnLocked(ctx)
+	return cycle(ctx, b.Name(), b.cfgPath != "", false, b.instanceLocked())
+}
+
+// instanceLocked is the running process as the shared lifecycle drives it.
+func (b *Binary) instanceLocked() instance {
+	return instance{halt: b.stopLocked, resume: func(ctx context.Context) error {
+		if err := b.spawnLocked(ctx, b.addr); err != nil {
+			return fmt.Errorf("start on %s: %w", b.addr, err)
+		}
+		return nil
+	}}
 }
 
 // Stop implements Target: a graceful stop, then the temp dir is removed. It
@@ -230,48 +202,15 @@ func (b *Binary) cleanupLocked() {
 	b.dir, b.cfgPath = "", ""
 }
 
-// respawnLocked starts the process on b.addr again, retrying while the
-// address is still taken, for up to binaryRebindWindow.
-func (b *Binary) respawnLocked(ctx context.Context) error {
-	deadline := time.Now().Add(binaryRebindWindow)
-	for {
-		err := b.spawnLocked(ctx, b.addr)
-		if !errors.Is(err, errAddrInUse) || time.Now().After(deadline) {
-			if err != nil {
-				return fmt.Errorf("%s: start on %s: %w", b.Name(), b.addr, err)
-			}
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("%s: start on %s: %w (last: %v)", b.Name(), b.addr, ctx.Err(), err)
-		case <-time.After(binaryRebindPause):
-		}
-	}
-}
-
-// spawnLocked starts one process on addr and waits until it is healthy. On
-// failure no process is left; an error wrapping errAddrInUse means the
-// address was taken.
+// spawnLocked starts one process on addr and waits until GET /healthz
+// answers 200. On failure no process is left; an error wrapping
+// errAddrInUse means the address was taken.
 func (b *Binary) spawnLocked(ctx context.Context, addr string) error {
-	p := &process{addr: addr, out: newTailBuffer(binaryProcLogBytes), done: make(chan struct{})}
-	w := io.MultiWriter(p.out, b.logs(), ignoreErrors{b.Stderr})
-	p.cmd = exec.Command(b.Path, "serve", "--config", b.cfgPath, "--listen", addr)
-	p.cmd.Env = b.environLocked()
-	p.cmd.Stdout, p.cmd.Stderr = w, w
-	p.cmd.WaitDelay = 2 * time.Second // a leaked pipe holder cannot block Wait
-	p.cmd.SysProcAttr = dieWithParent()
-	fmt.Fprintf(b.logs(), "--- mcpchaos: starting %s on %s ---\n", b.Path, addr)
-	if err := p.cmd.Start(); err != nil {
+	url := "http://" + addr + "/healthz"
+	p, err := spawn(ctx, procSpec{argv: []string{b.Path, "serve", "--config", b.cfgPath, "--listen", addr},
+		env: b.environLocked(), addr: addr, log: b.logs(), stderr: b.Stderr}, "/healthz", healthProbe(url))
+	if err != nil {
 		return err
-	}
-	go func() {
-		p.err = p.cmd.Wait()
-		fmt.Fprintf(b.logs(), "--- mcpchaos: pid %d ended: %v ---\n", p.cmd.Process.Pid, exitText(p.err))
-		close(p.done)
-	}()
-	if err := waitHealthy(ctx, p); err != nil {
-		return errors.Join(err, p.kill())
 	}
 	b.proc = p
 	return nil
@@ -294,50 +233,6 @@ func (b *Binary) stopLocked(ctx context.Context, graceful bool) error {
 	return p.stop(ctx, graceful, grace+binaryStopSlack, true)
 }
 
-// stop ends the process: SIGTERM and up to grace for it to exit (graceful),
-// or SIGKILL. A process that had exited on its own, a graceful stop that had
-// to be forced, and a cancelled ctx are errors; with strictExit, so is a
-// non-zero exit status after SIGTERM. The process is gone in every case.
-func (p *process) stop(ctx context.Context, graceful bool, grace time.Duration, strictExit bool) error {
-	select {
-	case <-p.done:
-		return fmt.Errorf("pid %d had exited on its own: %s\n%s", p.cmd.Process.Pid, exitText(p.err), p.out)
-	default:
-	}
-	if !graceful {
-		return p.kill()
-	}
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		return errors.Join(fmt.Errorf("SIGTERM: %w", err), p.kill())
-	}
-	timer := time.NewTimer(grace)
-	defer timer.Stop()
-	select {
-	case <-p.done:
-		if strictExit && p.err != nil {
-			return fmt.Errorf("pid %d: graceful stop: %s\n%s", p.cmd.Process.Pid, exitText(p.err), p.out)
-		}
-		return nil
-	case <-timer.C:
-		return errors.Join(fmt.Errorf("pid %d did not stop within %v of SIGTERM; killed\n%s", p.cmd.Process.Pid, grace, p.out), p.kill())
-	case <-ctx.Done():
-		return errors.Join(fmt.Errorf("pid %d: graceful stop: %w; killed", p.cmd.Process.Pid, ctx.Err()), p.kill())
-	}
-}
-
-// kill sends SIGKILL and waits for the process to be reaped.
-func (p *process) kill() error {
-	if err := p.cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
-		return fmt.Errorf("SIGKILL pid %d: %w", p.cmd.Process.Pid, err)
-	}
-	select {
-	case <-p.done:
-		return nil
-	case <-time.After(binaryReapCap):
-		return fmt.Errorf("pid %d not reaped %v after SIGKILL", p.cmd.Process.Pid, binaryReapCap)
-	}
-}
-
 // environLocked is the process's environment: this process's, without any
 // knob or failpoint variable, plus every knob of the spec in milliseconds,
 // the spec's failpoints, and b.Env.
@@ -358,69 +253,6 @@ func (b *Binary) environLocked() []string {
 		env = append(env, failpointsEnv+"="+fp, "MCPLOCAL_ENABLE_FAILPOINTS=1") // mcplocal ignores failpoints without it
 	}
 	return append(env, b.Env...)
-}
-
-// waitHealthy polls GET /healthz every binaryHealthPoll until it answers 200
-// while the process still runs, bounded by ctx and binaryHealthCap.
-func waitHealthy(ctx context.Context, p *process) error {
-	ctx, cancel := context.WithTimeout(ctx, binaryHealthCap)
-	defer cancel()
-	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: time.Second}
-	url := "http://" + p.addr + "/healthz"
-	tick := time.NewTicker(binaryHealthPoll)
-	defer tick.Stop()
-	for {
-		if healthz(ctx, client, url) {
-			select {
-			case <-p.done: // something else answered on the address
-			default:
-				return nil
-			}
-		}
-		select {
-		case <-p.done:
-			err := fmt.Errorf("pid %d exited before /healthz answered: %s\n%s", p.cmd.Process.Pid, exitText(p.err), p.out)
-			if strings.Contains(p.out.String(), "address already in use") {
-				err = fmt.Errorf("%w: %w", errAddrInUse, err)
-			}
-			return err
-		case <-ctx.Done():
-			return fmt.Errorf("pid %d: /healthz did not answer 200: %w\n%s", p.cmd.Process.Pid, ctx.Err(), p.out)
-		case <-tick.C:
-		}
-	}
-}
-
-func healthz(ctx context.Context, c *http.Client, url string) bool {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return false
-	}
-	resp, err := c.Do(req)
-	if err != nil {
-		return false
-	}
-	_, _ = io.Copy(io.Discard, resp.Body)
-	_ = resp.Body.Close()
-	return resp.StatusCode == http.StatusOK
-}
-
-// freeLoopbackAddr asks the kernel for a free loopback port and releases it
-// for the process to bind (which may race with another binder: Start retries).
-func freeLoopbackAddr() (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	addr := ln.Addr().String()
-	return addr, ln.Close()
-}
-
-func exitText(err error) string {
-	if err == nil {
-		return "exit status 0"
-	}
-	return err.Error()
 }
 
 // BuildMcplocal builds cmd/mcplocal into dir/mcplocal and returns its path.

@@ -157,7 +157,7 @@ func requireNoTargetGoroutines(t *testing.T) {
 		buf := make([]byte, 1<<20)
 		left = ""
 		for _, g := range strings.Split(string(buf[:runtime.Stack(buf, true)]), "\n\n") {
-			if strings.Contains(g, "harness.(*Binary)") || strings.Contains(g, "harness.waitHealthy") || strings.Contains(g, "os/exec.(*Cmd)") {
+			if strings.Contains(g, "harness.(*Binary)") || strings.Contains(g, "harness.pollReady") || strings.Contains(g, "harness.spawn") || strings.Contains(g, "harness.(*process)") || strings.Contains(g, "os/exec.(*Cmd)") {
 				left += g + "\n\n"
 			}
 		}

@@ -23,11 +23,9 @@ import (
 
 // Timing bounds of the container targets.
 const (
-	containerStateEvery     = 10                     // probes between two looks at the container's state
-	containerFreshPortTries = 5                      // Start: fresh ports tried on bind failure
-	containerErrLogBytes    = 16 << 10               // container log excerpt in errors
-	containerConfigFile     = "mcplocal-target.yaml" // in the target's temp dir, bind-mounted read-only
-	targetLabel             = "org.mcpchaos.target"
+	containerErrLogBytes = 16 << 10               // container log excerpt in errors
+	containerConfigFile  = "mcplocal-target.yaml" // in the target's temp dir, bind-mounted read-only
+	targetLabel          = "org.mcpchaos.target"
 )
 
 // Container runs the proxy under test in a Docker container of Image (built
@@ -128,26 +126,23 @@ func (c *Container) Start(ctx context.Context, spec Spec) (err error) {
 	binds = append(binds, c.dir+":"+c.dir+":ro")
 	env := append(specEnv(spec), c.Env...)
 	grace := shutdownGrace(spec.Knobs)
-	for range containerFreshPortTries {
-		addr, ferr := freeLoopbackAddr()
-		if ferr != nil {
-			return fmt.Errorf("%s: %w", c.Name(), ferr)
-		}
+	err = startFresh(func(addr string) error {
 		r := &containerRun{name: c.Name(), image: c.Image, addr: addr, health: "/healthz", grace: grace, stderr: c.Stderr,
 			cmd: []string{"serve", "--config", cfgPath, "--listen", addr}, env: env, binds: binds}
-		if err = r.create(ctx); err == nil {
+		err := r.create(ctx)
+		if err == nil {
 			err = r.startHealthy(ctx)
 		}
 		if err == nil {
 			c.run = r
 			return nil
 		}
-		err = errors.Join(err, r.remove(context.WithoutCancel(ctx)))
-		if !errors.Is(err, errAddrInUse) {
-			break
-		}
+		return errors.Join(err, r.remove(context.WithoutCancel(ctx)))
+	})
+	if err != nil {
+		return fmt.Errorf("%s: %w", c.Name(), err)
 	}
-	return fmt.Errorf("%s: %w", c.Name(), err)
+	return nil
 }
 
 // Restart implements Target: docker stop, then docker start of the same
@@ -155,13 +150,7 @@ func (c *Container) Start(ctx context.Context, spec Spec) (err error) {
 func (c *Container) Restart(ctx context.Context) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.run == nil {
-		return fmt.Errorf("%s: restart before start", c.Name())
-	}
-	if err := c.run.stop(ctx); err != nil {
-		return fmt.Errorf("%s: restart: %w", c.Name(), err)
-	}
-	return c.run.restartHealthy(ctx)
+	return cycle(ctx, c.Name(), c.run != nil, true, c.run.instance())
 }
 
 // KillRestart implements Killer: docker kill (SIGKILL: no drain, no audit
@@ -169,13 +158,7 @@ func (c *Container) Restart(ctx context.Context) error {
 func (c *Container) KillRestart(ctx context.Context) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.run == nil {
-		return fmt.Errorf("%s: kill-restart before start", c.Name())
-	}
-	if err := c.run.kill(ctx); err != nil {
-		return fmt.Errorf("%s: kill-restart: %w", c.Name(), err)
-	}
-	return c.run.restartHealthy(ctx)
+	return cycle(ctx, c.Name(), c.run != nil, false, c.run.instance())
 }
 
 // Stop implements Target: docker stop, the container's output to Stderr,
@@ -287,34 +270,34 @@ func (r *containerRun) startHealthy(ctx context.Context) error {
 	return r.waitHealthy(ctx)
 }
 
-// restartHealthy starts the stopped container again on its address,
-// retrying while the address is still taken, for up to containerRebindWindow.
-func (r *containerRun) restartHealthy(ctx context.Context) error {
-	deadline := time.Now().Add(containerRebindWindow)
-	for {
-		err := r.startHealthy(ctx)
-		if !errors.Is(err, errAddrInUse) || time.Now().After(deadline) {
-			if err != nil {
+// instance is the container as the shared lifecycle drives it: halted by
+// docker stop or docker kill, resumed by docker start (nil-safe: r is nil
+// before Start, when cycle refuses before calling either).
+func (r *containerRun) instance() instance {
+	return instance{
+		halt: func(ctx context.Context, graceful bool) error {
+			if graceful {
+				return r.stop(ctx)
+			}
+			return r.kill(ctx)
+		},
+		resume: func(ctx context.Context) error {
+			if err := r.startHealthy(ctx); err != nil {
 				return fmt.Errorf("start on %s: %w", r.addr, err)
 			}
 			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("start on %s: %w (last: %v)", r.addr, ctx.Err(), err)
-		case <-time.After(containerRebindPause):
-		}
+		},
 	}
 }
 
 // waitHealthy polls the health path on the known loopback port (mapped ports
 // do not apply in host mode, and testcontainers' internal port check needs a
 // shell the scratch image lacks) until it answers 200 while the container
-// runs, bounded by ctx and containerHealthCap.
+// runs, bounded by ctx and readyCap.
 func (r *containerRun) waitHealthy(ctx context.Context) error {
 	what, probe := "http://"+r.addr+r.health, r.probe
 	if probe == nil {
-		probe = func(ctx context.Context, c *http.Client) bool { return healthz(ctx, c, what) }
+		probe = healthProbe(what)
 	} else {
 		what = r.health
 	}
@@ -335,39 +318,9 @@ func (r *containerRun) waitHealthy(ctx context.Context) error {
 	}, func() string { return tail(r.logs(context.Background()), containerErrLogBytes) })
 }
 
-// pollHealthy polls url every containerHealthPoll until it answers 200,
-// bounded by ctx and containerHealthCap. Every containerStateEvery probes it
-// calls alive, whose error ends the wait (the proxy died); logs renders the
-// proxy's output for a timeout error.
+// pollHealthy is pollReady on an HTTP health url.
 func pollHealthy(ctx context.Context, url string, alive func(context.Context) error, logs func() string) error {
-	return pollReady(ctx, url, func(ctx context.Context, c *http.Client) bool { return healthz(ctx, c, url) }, alive, logs)
-}
-
-// pollReady is pollHealthy for any readiness probe; what names it in errors.
-func pollReady(ctx context.Context, what string, probe func(context.Context, *http.Client) bool, alive func(context.Context) error, logs func() string) error {
-	ctx, cancel := context.WithTimeout(ctx, containerHealthCap)
-	defer cancel()
-	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: time.Second}
-	tick := time.NewTicker(containerHealthPoll)
-	defer tick.Stop()
-	for i := 0; ; i++ {
-		if probe(ctx, client) {
-			if err := alive(ctx); err != nil { // something else answered on the address
-				return err
-			}
-			return nil
-		}
-		if i%containerStateEvery == 0 {
-			if err := alive(ctx); err != nil {
-				return err
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("%s: not ready: %w\n%s", what, ctx.Err(), logs())
-		case <-tick.C:
-		}
-	}
+	return pollReady(ctx, url, healthProbe(url), alive, logs)
 }
 
 // running reports whether the container runs, with its state for errors.
@@ -410,7 +363,7 @@ func (r *containerRun) kill(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("container %s still running after SIGKILL: %w", r.id(), ctx.Err())
-		case <-time.After(containerHealthPoll):
+		case <-time.After(readyPoll):
 		}
 	}
 }

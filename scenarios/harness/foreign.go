@@ -8,7 +8,6 @@ import (
 	"io"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -529,36 +528,13 @@ func (f *Foreign) prepareLocked(cfg *config.Config, spec Spec, addr string) erro
 	return nil
 }
 
-// spawnLocked starts the command and waits until its health path answers.
+// spawnLocked starts the command and waits until its readiness probe answers.
 func (f *Foreign) spawnLocked(ctx context.Context) error {
-	p := &process{addr: f.vars.Listen, out: newTailBuffer(binaryProcLogBytes), done: make(chan struct{})}
-	w := io.MultiWriter(p.out, f.logs(), ignoreErrors{f.Stderr})
-	p.cmd = exec.Command(f.argv[0], f.argv[1:]...)
-	p.cmd.Dir = f.Spec.Dir
-	p.cmd.Env = append(withoutKnobs(os.Environ()), f.env...)
-	p.cmd.Stdout, p.cmd.Stderr = w, w
-	p.cmd.WaitDelay = 2 * time.Second
-	p.cmd.SysProcAttr = dieWithParent()
-	fmt.Fprintf(f.logs(), "--- mcpchaos: starting %s on %s ---\n", strings.Join(f.argv, " "), p.addr)
-	if err := p.cmd.Start(); err != nil {
-		return err
-	}
-	go func() {
-		p.err = p.cmd.Wait()
-		fmt.Fprintf(f.logs(), "--- mcpchaos: pid %d ended: %v ---\n", p.cmd.Process.Pid, exitText(p.err))
-		close(p.done)
-	}()
 	what, probe := f.readyProbe()
-	err := pollReady(ctx, what, probe, func(context.Context) error {
-		select {
-		case <-p.done:
-			return fmt.Errorf("pid %d exited before %s answered: %s\n%s", p.cmd.Process.Pid, what, exitText(p.err), p.out)
-		default:
-			return nil
-		}
-	}, p.out.String)
+	p, err := spawn(ctx, procSpec{argv: f.argv, dir: f.Spec.Dir, env: append(withoutKnobs(os.Environ()), f.env...),
+		addr: f.vars.Listen, log: f.logs(), stderr: f.Stderr}, what, probe)
 	if err != nil {
-		return errors.Join(err, p.kill())
+		return err
 	}
 	f.proc = p
 	return nil
@@ -605,39 +581,22 @@ func (f *Foreign) stopLocked(ctx context.Context, graceful bool) error {
 	return p.stop(ctx, graceful, f.Spec.stopTimeout, false)
 }
 
-// startAgainLocked starts the stopped proxy on its address again.
-func (f *Foreign) startAgainLocked(ctx context.Context) error {
-	if f.run != nil {
-		return f.run.restartHealthy(ctx)
-	}
-	deadline := time.Now().Add(binaryRebindWindow)
-	for {
-		err := f.spawnLocked(ctx)
-		if err == nil || time.Now().After(deadline) {
-			return err
+// instanceLocked is the proxy as the shared lifecycle drives it: a command
+// started again, or its container started again.
+func (f *Foreign) instanceLocked() instance {
+	return instance{halt: f.stopLocked, resume: func(ctx context.Context) error {
+		if f.run != nil {
+			return f.run.startHealthy(ctx)
 		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("%w (last: %v)", ctx.Err(), err)
-		case <-time.After(binaryRebindPause):
-		}
-	}
+		return f.spawnLocked(ctx)
+	}}
 }
 
 // Restart implements Target.
 func (f *Foreign) Restart(ctx context.Context) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.dir == "" {
-		return fmt.Errorf("%s: restart before start", f.Name())
-	}
-	if err := f.stopLocked(ctx, true); err != nil {
-		return fmt.Errorf("%s: restart: %w", f.Name(), err)
-	}
-	if err := f.startAgainLocked(ctx); err != nil {
-		return fmt.Errorf("%s: restart: %w", f.Name(), err)
-	}
-	return nil
+	return cycle(ctx, f.Name(), f.dir != "", true, f.instanceLocked())
 }
 
 // KillRestart implements Killer for specs that claim CapKill.
@@ -645,16 +604,7 @@ func (k *killableForeign) KillRestart(ctx context.Context) error {
 	f := k.Foreign
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.dir == "" {
-		return fmt.Errorf("%s: kill-restart before start", f.Name())
-	}
-	if err := f.stopLocked(ctx, false); err != nil {
-		return fmt.Errorf("%s: kill-restart: %w", f.Name(), err)
-	}
-	if err := f.startAgainLocked(ctx); err != nil {
-		return fmt.Errorf("%s: kill-restart: %w", f.Name(), err)
-	}
-	return nil
+	return cycle(ctx, f.Name(), f.dir != "", false, f.instanceLocked())
 }
 
 // Stop implements Target. Stop may be called more than once.
