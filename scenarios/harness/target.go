@@ -1,5 +1,3 @@
-// Package harness builds the world a scenario runs in: fake upstreams behind
-// an in-process toxiproxy, the proxy under test (a Target), and clients.
 package harness
 
 import (

@@ -1,5 +1,5 @@
 // client.mjs drives the official TypeScript MCP SDK's Streamable HTTP client
-// for the scenarios (scenarios/harness/tsclient.go): it connects, prints one
+// for the scenarios (scenarios/harness/client_ts.go): it connects, prints one
 // JSON line, then answers one JSON command per stdin line with one JSON line.
 //
 //   node client.mjs URL [TOKEN]

@@ -1,0 +1,18 @@
+// Package harness builds the world a scenario runs in: fake upstreams behind
+// an in-process toxiproxy, the proxy under test (a Target), the faults
+// injected into it, and clients. Its files are named by concern:
+//
+//   - target*.go: where the proxy under test runs. target.go (the Target
+//     interface, InProcess), target_binary*.go (a built mcplocal),
+//     target_container*.go (a Docker image), target_foreign*.go (any MCP
+//     proxy, from a target spec), target_live.go (a running proxy's URL),
+//     target_adapt.go (tool names, budgets, headers a target adapts), and
+//     target_lifecycle.go: the one lifecycle (spawn, readiness wait, stop,
+//     kill, restart) of the out-of-process targets.
+//   - fault*.go: the faults (fault.go), their registry built from
+//     NAME[:k=v] (fault_registry.go), and the ingress hairpin (fault_hairpin.go).
+//   - world*.go: the Env a scenario runs in (world.go), its toxiproxy links
+//     (world_toxi.go), and what the admin and smoke suites read of it.
+//   - client*.go: the MCP clients (go-sdk, mcp-go, the TypeScript SDK).
+//   - timeouts.go: the harness's own bounds, in one table.
+package harness
