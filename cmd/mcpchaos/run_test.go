@@ -105,3 +105,33 @@ func TestRunFault(t *testing.T) {
 		t.Errorf("the replay command ran %+v", recs)
 	}
 }
+
+// `mcpchaos faults` lists the registry: each fault with its parameters and
+// defaults, when it strikes and what it requires.
+func TestFaultsListsTheRegistry(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if err := runFaults(nil, &stdout, &stderr); err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string]string{}
+	for _, line := range strings.Split(stdout.String(), "\n") {
+		if f := strings.Fields(line); len(f) > 0 {
+			rows[f[0]] = line
+		}
+	}
+	for name, want := range map[string][]string{
+		"FAULT":         {"PARAMETERS (defaults)", "STRIKES", "REQUIRES"},
+		"latency":       {"link=docmost,latencyMs=100", "before the call", "toxiproxy"},
+		"handler-panic": {"tool=docmost_update_page", "before start", "failpoints"},
+		"proxy-kill":    {"midway", "kill, sessionAdoption, auditAPI"},
+		"none":          {"never"},
+		"llm-slow":      {"delay=5s", "LLM fake"},
+		"llm-random":    {"choices=ok+hang_before_headers+not_found+overloaded", "LLM fake"},
+	} {
+		for _, w := range want {
+			if !strings.Contains(rows[name], w) {
+				t.Errorf("faults: row %q lacks %q: %q", name, w, rows[name])
+			}
+		}
+	}
+}
