@@ -49,7 +49,7 @@ type Failure struct {
 type Handler struct {
 	LLM          *llm.Adapter // nil: no LLM configured
 	Budget       time.Duration
-	Audit        interface{ Record(audit.Row) }
+	Audit        audit.Sink
 	Logger       *slog.Logger
 	Authenticate func(*http.Request) (user string, ok bool)
 }

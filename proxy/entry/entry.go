@@ -69,7 +69,7 @@ type Options struct {
 	// RecordTimeout bounds one read or write of Records (knob
 	// MCPCTL_AUDIT_WRITE_TIMEOUT_MS).
 	RecordTimeout time.Duration
-	Audit         project.Recorder
+	Audit         audit.Sink
 	// Strict answers unknown session ids with a JSON-RPC 404 instead of
 	// recreating them.
 	Strict bool

@@ -33,11 +33,11 @@ type Gate struct {
 	prompts []config.Prompt
 	llm     *llm.Adapter // nil: no LLM configured
 	timeout time.Duration
-	audit   interface{ Record(audit.Row) }
+	audit   audit.Sink
 }
 
 // New returns the gate of a project.
-func New(prompts []config.Prompt, a *llm.Adapter, timeout time.Duration, rec interface{ Record(audit.Row) }) *Gate {
+func New(prompts []config.Prompt, a *llm.Adapter, timeout time.Duration, rec audit.Sink) *Gate {
 	return &Gate{prompts: prompts, llm: a, timeout: timeout, audit: rec}
 }
 

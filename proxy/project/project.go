@@ -42,11 +42,6 @@ const (
 // ProtocolVersions are the MCP versions the proxy serves to clients.
 var ProtocolVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26"}
 
-// Recorder takes audit rows without ever blocking (audit.Recorder).
-type Recorder interface {
-	Record(audit.Row)
-}
-
 // Project serves one project's MCP endpoint.
 //
 // Every client session gets an MCP server of its own (so list_changed and
@@ -60,7 +55,7 @@ type Project struct {
 	names     []string               // server names, sorted
 	prefix    bool                   // tools, prompts and templates are named server_name
 	sessions  *session.Table
-	audit     Recorder
+	audit     audit.Sink
 	knobs     knobs.Values
 	logger    *slog.Logger
 	fail      *failpoint.Set
@@ -89,7 +84,7 @@ type Options struct {
 	// every project of the proxy (knob MCPCTL_UPSTREAM_SESSIONS_MAX); nil: unbounded.
 	UpstreamSessions *upstream.Limit
 	Sessions         *session.Table
-	Audit            Recorder
+	Audit            audit.Sink
 	Knobs            knobs.Values
 	Logger           *slog.Logger
 	// Failpoints lets the chaos harness make handlers misbehave; nil in production.

@@ -35,16 +35,13 @@ type Output struct {
 	Detail string
 }
 
-// Recorder takes audit rows without blocking.
-type Recorder interface{ Record(audit.Row) }
-
 // Shared is what every stage invocation of a project may use.
 type Shared struct {
 	LLM   *llm.Adapter // nil: no LLM configured
 	Knobs knobs.Values
 	Cache *Cache
 	Pages *Pages
-	Audit Recorder
+	Audit audit.Sink
 }
 
 // Env is one stage invocation's world: the shared parts, its Budget and the
