@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/mcpchaos/mcpchaos/proxy/audit"
+	"github.com/mcpchaos/mcpchaos/proxy/audit/llmrows"
 	"github.com/mcpchaos/mcpchaos/proxy/llm"
-	"github.com/mcpchaos/mcpchaos/proxy/stage"
 	"github.com/mcpchaos/mcpchaos/proxy/trace"
 )
 
@@ -142,7 +142,7 @@ func (h *Handler) record(row audit.Row, resp llm.Response, err error) {
 		return
 	}
 	h.Audit.Record(row)
-	for _, r := range stage.AttemptRows(row, row.Start, attempts) {
+	for _, r := range llmrows.FromAttempts(row, row.Start, attempts) {
 		h.Audit.Record(r)
 	}
 }

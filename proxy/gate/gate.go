@@ -12,10 +12,10 @@ import (
 	"time"
 
 	"github.com/mcpchaos/mcpchaos/proxy/audit"
+	"github.com/mcpchaos/mcpchaos/proxy/audit/llmrows"
 	"github.com/mcpchaos/mcpchaos/proxy/config"
 	"github.com/mcpchaos/mcpchaos/proxy/degrade"
 	"github.com/mcpchaos/mcpchaos/proxy/llm"
-	"github.com/mcpchaos/mcpchaos/proxy/stage"
 	"github.com/mcpchaos/mcpchaos/proxy/trace"
 )
 
@@ -79,7 +79,7 @@ func (g *Gate) rank(ctx context.Context, intent string, row audit.Row) Decision 
 		Messages:  []llm.Message{{Role: "user", Content: rankPrompt(g.prompts, intent)}},
 		MaxTokens: 20 * len(g.prompts),
 	}, func(start time.Time, as []llm.Attempt) {
-		for _, r := range stage.AttemptRows(row, start, as) {
+		for _, r := range llmrows.FromAttempts(row, start, as) {
 			g.audit.Record(r)
 		}
 	})

@@ -13,10 +13,10 @@ import (
 	"time"
 
 	"github.com/mcpchaos/mcpchaos/proxy/audit"
+	"github.com/mcpchaos/mcpchaos/proxy/audit/llmrows"
 	"github.com/mcpchaos/mcpchaos/proxy/degrade"
 	"github.com/mcpchaos/mcpchaos/proxy/knobs"
 	"github.com/mcpchaos/mcpchaos/proxy/llm"
-	"github.com/mcpchaos/mcpchaos/proxy/trace"
 )
 
 // Stage transforms a tool result's text.
@@ -57,38 +57,10 @@ type Env struct {
 // stage's span, and never fails: the result carries the text or the reason.
 func (e *Env) Ask(timeout time.Duration, req llm.Request) degrade.Result[string] {
 	return degrade.Ask(e.Budget.Context(), e.LLM, min(timeout, e.Budget.Remaining()), req, func(start time.Time, as []llm.Attempt) {
-		for _, r := range AttemptRows(e.row, start, as) {
+		for _, r := range llmrows.FromAttempts(e.row, start, as) {
 			e.Audit.Record(r)
 		}
 	})
-}
-
-// AttemptRows turns provider attempts into llm_attempt rows under parent's
-// span (parent is the stage or gate row they belong to).
-func AttemptRows(parent audit.Row, start time.Time, attempts []llm.Attempt) []audit.Row {
-	rows := make([]audit.Row, 0, len(attempts))
-	at := start
-	for _, a := range attempts {
-		row := parent
-		row.Kind, row.SpanID, row.ParentID = audit.KindLLMAttempt, trace.NewSpanID(), parent.SpanID
-		row.Server, row.Stage = a.Provider, ""
-		row.Start, row.Duration = at, a.Duration
-		row.Degraded, row.DegradedReason = false, ""
-		switch a.Outcome {
-		case llm.OutcomeOK:
-			row.Status = audit.StatusOK
-		case llm.OutcomeTimeout, llm.OutcomeBudget:
-			row.Status = audit.StatusTimeout
-		case llm.OutcomeCanceled:
-			row.Status = audit.StatusCancelled
-		default:
-			row.Status = audit.StatusError
-		}
-		row.Detail = a.String()
-		rows = append(rows, row)
-		at = at.Add(a.Duration)
-	}
-	return rows
 }
 
 // IntOption reads an integer stage option (YAML gives int; JSON float64).
