@@ -9,7 +9,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpchaos/mcpchaos/fakes/upstream"
 	"github.com/mcpchaos/mcpchaos/proxy"
 	"github.com/mcpchaos/mcpchaos/proxy/config"
 	"github.com/mcpchaos/mcpchaos/proxy/knobs"
@@ -30,11 +29,7 @@ const idleSessionSanity = 1 << 20
 func TestIdleSessionCost(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	fake, err := upstream.NewEverything(upstream.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fake.Close()
+	fake := newTestUpstream(t)
 	cfg := &config.Config{Listen: "127.0.0.1:0", Audit: "memory", Projects: map[string]*config.Project{
 		"p": {Servers: map[string]*config.Server{"everything": {URL: fake.URL()}}},
 	}}

@@ -13,7 +13,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpchaos/mcpchaos/fakes/upstream"
 	"github.com/mcpchaos/mcpchaos/proxy"
 	"github.com/mcpchaos/mcpchaos/proxy/audit"
 	"github.com/mcpchaos/mcpchaos/proxy/config"
@@ -31,7 +30,7 @@ const pauseTolerance = 200 * time.Millisecond
 type pauseWorld struct {
 	t     *testing.T
 	base  string
-	up    *upstream.Server
+	up    *testUpstream
 	fp    *failpoint.Set
 	knobs knobs.Values
 	token string // "" when the proxy has no users
@@ -39,11 +38,7 @@ type pauseWorld struct {
 
 func newPauseWorld(t *testing.T, deadline, maxWait time.Duration, withUsers bool, tune ...func(*knobs.Values)) *pauseWorld {
 	t.Helper()
-	up, err := upstream.NewDocmost(upstream.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = up.Close() })
+	up := newTestUpstream(t)
 	k := knobs.Defaults()
 	k.RequestDeadline, k.UpstreamCallTimeout, k.UpstreamConnect = deadline, deadline, time.Second
 	k.PauseMaxWait, k.ShutdownGrace = maxWait, 200*time.Millisecond
@@ -183,7 +178,7 @@ func holdPaused(d time.Duration) { <-time.After(d) }
 func TestPausedRequestGetsItsFullDeadlineAfterResume(t *testing.T) {
 	const deadline = 500 * time.Millisecond
 	w := newPauseWorld(t, deadline, 10*time.Second, false)
-	w.up.Set("update_page", upstream.Behavior{Kind: upstream.Slow, Delay: deadline * 6 / 10})
+	w.up.SlowUpdates(deadline * 6 / 10)
 	cs := w.session()
 	w.pause(true)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -335,11 +330,7 @@ func TestPauseQueueMaxAnswersTheOverflowAtOnce(t *testing.T) {
 // MCPCTL_PAUSE_MAX_WAIT_MS.
 func TestCloseAnswersHeldRequests(t *testing.T) {
 	const maxWait = 5 * time.Second
-	up, err := upstream.NewDocmost(upstream.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer up.Close()
+	up := newTestUpstream(t)
 	k := knobs.Defaults()
 	k.PauseMaxWait, k.ShutdownGrace = maxWait, time.Second
 	cfg := &config.Config{Listen: "127.0.0.1:0", Audit: "memory", Projects: map[string]*config.Project{

@@ -14,7 +14,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpchaos/mcpchaos/fakes/upstream"
 	"github.com/mcpchaos/mcpchaos/proxy"
 	"github.com/mcpchaos/mcpchaos/proxy/config"
 	"github.com/mcpchaos/mcpchaos/proxy/knobs"
@@ -30,8 +29,8 @@ type serversWorld struct {
 	t     *testing.T
 	file  string
 	knobs knobs.Values
-	up    *upstream.Server
-	extra *upstream.Server
+	up    *testUpstream
+	extra *testUpstream
 	p     *proxy.Proxy
 	base  string
 }
@@ -40,12 +39,8 @@ func newServersWorld(t *testing.T) *serversWorld {
 	t.Helper()
 	w := &serversWorld{t: t, file: filepath.Join(t.TempDir(), "mcplocal.servers.yaml"), knobs: knobs.Defaults()}
 	w.knobs.UpstreamConnect, w.knobs.ShutdownGrace = time.Second, 200*time.Millisecond
-	for _, s := range []**upstream.Server{&w.up, &w.extra} {
-		up, err := upstream.NewDocmost(upstream.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = up.Close() })
+	for _, s := range []**testUpstream{&w.up, &w.extra} {
+		up := newTestUpstream(t)
 		*s = up
 	}
 	w.start()

@@ -5,22 +5,20 @@ import (
 	"strings"
 	"testing"
 
-	fakellm "github.com/mcpchaos/mcpchaos/fakes/llm"
 	"github.com/mcpchaos/mcpchaos/proxy/knobs"
 	"github.com/mcpchaos/mcpchaos/proxy/llm"
+	"github.com/mcpchaos/mcpchaos/proxy/llm/llmtest"
 )
 
 // TestChatErrorExplainsAGatedOAuthToken: when the always-up fallback holds a
-// subscription OAuth token that Anthropic gates, the chat error says so and
-// asks for an API key, instead of an unexplained 429.
+// subscription OAuth token that Anthropic gates (429 on a current model id),
+// the chat error says so and asks for an API key, instead of an unexplained
+// 429.
 func TestChatErrorExplainsAGatedOAuthToken(t *testing.T) {
-	f, err := fakellm.New(fakellm.Options{Provider: fakellm.Anthropic, OAuthGate: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := llmtest.New(llmtest.Answer{Status: 429})
 	defer f.Close()
 	a, err := llm.New(llm.Config{Primary: "anthropic-fallback", Providers: map[string]llm.ProviderConfig{
-		"anthropic-fallback": {Kind: llm.KindAnthropic, URL: f.URL(), Model: "claude-sonnet-latest", APIKey: "sk-ant-oat01-chat-test"},
+		"anthropic-fallback": {Kind: llm.KindAnthropic, URL: f.URL(), Model: "claude-sonnet-5", APIKey: "sk-ant-oat01-chat-test"},
 	}}, knobs.Defaults())
 	if err != nil {
 		t.Fatal(err)

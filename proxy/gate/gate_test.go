@@ -7,11 +7,11 @@ import (
 	"testing"
 	"time"
 
-	fakellm "github.com/mcpchaos/mcpchaos/fakes/llm"
 	"github.com/mcpchaos/mcpchaos/proxy/audit"
 	"github.com/mcpchaos/mcpchaos/proxy/config"
 	"github.com/mcpchaos/mcpchaos/proxy/knobs"
 	"github.com/mcpchaos/mcpchaos/proxy/llm"
+	"github.com/mcpchaos/mcpchaos/proxy/llm/llmtest"
 	"github.com/mcpchaos/mcpchaos/proxy/trace"
 )
 
@@ -89,22 +89,19 @@ func (r *rows) of(kind audit.Kind) []audit.Row {
 	return out
 }
 
-// withLLM returns a gate over ps whose LLM is a fake answering step.
-func withLLM(t *testing.T, ps []config.Prompt, step fakellm.Step) (*Gate, *fakellm.Server, *rows) {
+// withLLM returns a gate over ps whose LLM is a stand-in provider answering a.
+func withLLM(t *testing.T, ps []config.Prompt, a llmtest.Answer) (*Gate, *llmtest.Server, *rows) {
 	t.Helper()
-	f, err := fakellm.New(fakellm.Options{Provider: fakellm.OpenAI, Default: step})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = f.Close() })
-	a, err := llm.New(llm.Config{Primary: "p", Providers: map[string]llm.ProviderConfig{
+	f := llmtest.New(a)
+	t.Cleanup(f.Close)
+	ad, err := llm.New(llm.Config{Primary: "p", Providers: map[string]llm.ProviderConfig{
 		"p": {Kind: llm.KindOpenAI, URL: f.BaseURL(), Model: "m"}}}, knobs.Defaults())
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(a.Close)
+	t.Cleanup(ad.Close)
 	rec := &rows{}
-	return New(ps, a, 5*time.Second, rec), f, rec
+	return New(ps, ad, 5*time.Second, rec), f, rec
 }
 
 func begin(g *Gate, intent string) Decision {
@@ -125,7 +122,7 @@ func TestBeginWithoutLLMIsTheFallbackAndNoDegradation(t *testing.T) {
 }
 
 func TestBeginAsksTheLLMFromTwoPromptsOn(t *testing.T) {
-	g, f, rec := withLLM(t, prompts[:2], fakellm.Step{Kind: fakellm.OK, Text: "deploy\nbravo"})
+	g, f, rec := withLLM(t, prompts[:2], llmtest.Answer{Text: "deploy\nbravo"})
 	d := begin(g, "ship it")
 	if names(d.Order) != "deploy,bravo" || d.Degraded != nil {
 		t.Fatalf("order %s, degraded %+v", names(d.Order), d.Degraded)
@@ -138,7 +135,7 @@ func TestBeginAsksTheLLMFromTwoPromptsOn(t *testing.T) {
 		t.Fatalf("llm_attempt rows: %+v", rec.r)
 	}
 
-	g, f, _ = withLLM(t, prompts[:1], fakellm.Step{Kind: fakellm.OK, Text: "bravo"})
+	g, f, _ = withLLM(t, prompts[:1], llmtest.Answer{Text: "bravo"})
 	if d := begin(g, "x"); names(d.Order) != "bravo" || d.Degraded != nil || len(f.Requests()) != 0 {
 		t.Fatalf("one prompt: nothing to rank, nothing asked: %s %+v %d", names(d.Order), d.Degraded, len(f.Requests()))
 	}
@@ -146,11 +143,11 @@ func TestBeginAsksTheLLMFromTwoPromptsOn(t *testing.T) {
 
 func TestBeginFallsBackAndSaysWhy(t *testing.T) {
 	for _, c := range []struct {
-		step   fakellm.Step
+		step   llmtest.Answer
 		reason string
 	}{
-		{fakellm.Do(fakellm.ServerError), "HTTP 500"},
-		{fakellm.Step{Kind: fakellm.OK, Text: "none of these"}, "the LLM's ranking named no known prompt"},
+		{llmtest.Answer{Status: 500}, "HTTP 500"},
+		{llmtest.Answer{Text: "none of these"}, "the LLM's ranking named no known prompt"},
 	} {
 		g, _, rec := withLLM(t, prompts, c.step)
 		d := begin(g, "restore last night's backup")

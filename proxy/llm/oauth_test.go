@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	fakellm "github.com/mcpchaos/mcpchaos/fakes/llm"
 )
 
 const (
@@ -48,22 +46,20 @@ func TestAnthropicKeyHeaders(t *testing.T) {
 	}
 }
 
-// gatedFake is a fake Anthropic API that gates OAuth tokens the way the real
-// one does outside Claude Code.
-func gatedFake(t *testing.T) *fakellm.Server {
+// gatedFake is a stand-in Anthropic API that gates OAuth tokens the way the
+// real one does outside Claude Code; claude-opus-5 is its current model
+// (listed, and what claude-opus-latest follows).
+func gatedFake(t *testing.T) *stub {
 	t.Helper()
-	f, err := fakellm.New(fakellm.Options{Provider: fakellm.Anthropic, OAuthGate: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = f.Close() })
-	return f
+	s := newStub(t, gatedAnthropic("claude-opus-5"))
+	s.models = (&pager{list: []listedModel{{"claude-opus-4-5-20251101", "2025-11-01T00:00:00Z"}, {"claude-opus-5", "2026-05-12T09:30:00Z"}}}).handler
+	return s
 }
 
-func gatedAdapter(t *testing.T, f *fakellm.Server, key, model string) *Adapter {
+func gatedAdapter(t *testing.T, f *stub, key, model string) *Adapter {
 	t.Helper()
 	return newAdapter(t, Config{Primary: "anthropic-fallback", Providers: map[string]ProviderConfig{
-		"anthropic-fallback": {Kind: KindAnthropic, URL: f.URL(), Model: model, APIKey: key},
+		"anthropic-fallback": {Kind: KindAnthropic, URL: f.srv.URL, Model: model, APIKey: key},
 	}}, knobsWith(2*time.Second, time.Second))
 }
 
@@ -106,10 +102,7 @@ func TestOAuthGatedTokenIsExplained(t *testing.T) {
 // model, not a gated token: no hint that would send the operator astray.
 func TestAPIKeyIsNotCalledGated(t *testing.T) {
 	noLeaks(t)
-	f := gatedFake(t)
-	if err := f.Set("claude-opus-4-20250514", fakellm.Do(fakellm.NotFound)); err != nil {
-		t.Fatal(err)
-	}
+	f := gatedFake(t) // claude-opus-4-20250514 is not listed: a 404 whatever the key
 	a := gatedAdapter(t, f, testAPIKey, "claude-opus-4-20250514")
 	_, err := a.Complete(context.Background(), hello)
 	ce := chainErr(t, err)

@@ -3,33 +3,27 @@ package llm
 import (
 	"context"
 	"errors"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
 
-	fakellm "github.com/mcpchaos/mcpchaos/fakes/llm"
 	"github.com/mcpchaos/mcpchaos/proxy/knobs"
 )
 
-// streamChain is a two-provider chain over the fakes: an OpenAI-style
-// primary and an Anthropic fallback.
-func streamChain(t *testing.T, primary, fallback fakellm.Step) (*Adapter, *fakellm.Server, *fakellm.Server) {
+// streamChain is a two-provider chain over stubs: an OpenAI-style primary
+// and an Anthropic fallback whose claude-sonnet-latest follows to
+// claude-sonnet-5.
+func streamChain(t *testing.T, primary, fallback behaviour) (*Adapter, *stub, *stub) {
 	t.Helper()
-	p, err := fakellm.New(fakellm.Options{Provider: fakellm.OpenAI, Default: primary})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = p.Close() })
-	f, err := fakellm.New(fakellm.Options{Provider: fakellm.Anthropic, Default: fallback})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = f.Close() })
+	p := newStub(t, primary)
+	f := newStub(t, fallback)
+	f.models = (&pager{list: []listedModel{{"claude-sonnet-4-5", "2025-09-29T00:00:00Z"}, {"claude-sonnet-5", "2026-03-01T00:00:00Z"}}}).handler
 	k := knobs.Defaults()
 	k.LLMCallBudget, k.LLMProviderTimeout = 600*time.Millisecond, 300*time.Millisecond
 	a, err := New(Config{Primary: "vllm", Providers: map[string]ProviderConfig{
-		"vllm":     {Kind: KindOpenAI, URL: p.BaseURL(), Model: "qwen3-32b", Fallbacks: []string{"fallback"}},
-		"fallback": {Kind: KindAnthropic, URL: f.URL(), Model: "claude-sonnet-latest"},
+		"vllm":     {Kind: KindOpenAI, URL: p.srv.URL + "/v1", Model: "qwen3-32b", Fallbacks: []string{"fallback"}},
+		"fallback": {Kind: KindAnthropic, URL: f.srv.URL, Model: "claude-sonnet-latest"},
 	}}, k)
 	if err != nil {
 		t.Fatal(err)
@@ -38,25 +32,28 @@ func streamChain(t *testing.T, primary, fallback fakellm.Step) (*Adapter, *fakel
 	return a, p, f
 }
 
+// streamReply is what the stubs stream: several words, so several chunks.
+const streamReply = "The backup runbook lives in ops/backup.md and restores last night's snapshot."
+
 var streamPrompt = Request{Messages: []Message{{Role: RoleUser, Content: "tell me about the backup runbook please"}}}
 
 func TestStreamDeliversChunksThatMakeTheAnswer(t *testing.T) {
-	a, _, f := streamChain(t, fakellm.Step{Kind: fakellm.OK}, fakellm.Step{Kind: fakellm.OK})
+	a, _, f := streamChain(t, streamed(streamReply, endDone), streamed(streamReply, endDone))
 	var chunks []string
 	resp, err := a.Stream(context.Background(), streamPrompt, func(s string) { chunks = append(chunks, s) })
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(chunks) < 2 || strings.Join(chunks, "") != resp.Text || resp.Text != fakellm.Reply(streamPrompt.Messages[0].Content) {
+	if len(chunks) < 2 || strings.Join(chunks, "") != resp.Text || resp.Text != streamReply {
 		t.Fatalf("chunks %q, text %q", chunks, resp.Text)
 	}
-	if resp.FailedOver || resp.Provider != "vllm" || len(f.Requests()) != 0 {
+	if resp.FailedOver || resp.Provider != "vllm" || f.hits.Load() != 0 {
 		t.Fatalf("answered by %s (failed over %v)", resp.Provider, resp.FailedOver)
 	}
 }
 
 func TestStreamFailsOverBeforeTheFirstChunk(t *testing.T) {
-	a, _, _ := streamChain(t, fakellm.Step{Kind: fakellm.NotFound}, fakellm.Step{Kind: fakellm.OK})
+	a, _, _ := streamChain(t, raw(http.StatusNotFound, `{"error":{"message":"The model `+"`qwen3-32b`"+` does not exist","type":"invalid_request_error","param":null,"code":"model_not_found"}}`), streamed(streamReply, endDone))
 	var got strings.Builder
 	resp, err := a.Stream(context.Background(), streamPrompt, func(s string) { got.WriteString(s) })
 	if err != nil {
@@ -68,9 +65,9 @@ func TestStreamFailsOverBeforeTheFirstChunk(t *testing.T) {
 }
 
 func TestStreamDoesNotFailOverAfterTheFirstChunk(t *testing.T) {
-	for _, k := range []fakellm.Kind{fakellm.StallMidStream, fakellm.TruncatedStream, fakellm.StreamError} {
-		t.Run(string(k), func(t *testing.T) {
-			a, _, f := streamChain(t, fakellm.Step{Kind: k}, fakellm.Step{Kind: fakellm.OK})
+	for name, end := range map[string]streamEnd{"stall_mid_stream": endStall, "truncated_stream": endTruncate, "stream_error": endError} {
+		t.Run(name, func(t *testing.T) {
+			a, _, f := streamChain(t, streamed(streamReply, end), streamed(streamReply, endDone))
 			var got strings.Builder
 			start := time.Now()
 			_, err := a.Stream(context.Background(), streamPrompt, func(s string) { got.WriteString(s) })
@@ -80,7 +77,7 @@ func TestStreamDoesNotFailOverAfterTheFirstChunk(t *testing.T) {
 			if got.Len() == 0 {
 				t.Fatal("no chunk arrived before the break: the fake did not stream")
 			}
-			if n := len(f.Requests()); n != 0 {
+			if n := f.hits.Load(); n != 0 {
 				t.Fatalf("the fallback was asked %d times after the caller already had part of an answer", n)
 			}
 			if el := time.Since(start); el > 600*time.Millisecond+60*time.Millisecond {

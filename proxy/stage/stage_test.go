@@ -11,12 +11,11 @@ import (
 	"github.com/onsi/gomega"
 	"github.com/onsi/gomega/gleak"
 
-	fakellm "github.com/mcpchaos/mcpchaos/fakes/llm"
-	"github.com/mcpchaos/mcpchaos/fakes/upstream"
 	"github.com/mcpchaos/mcpchaos/proxy/audit"
 	"github.com/mcpchaos/mcpchaos/proxy/config"
 	"github.com/mcpchaos/mcpchaos/proxy/knobs"
 	"github.com/mcpchaos/mcpchaos/proxy/llm"
+	"github.com/mcpchaos/mcpchaos/proxy/llm/llmtest"
 	"github.com/mcpchaos/mcpchaos/proxy/trace"
 )
 
@@ -35,15 +34,12 @@ func testKnobs() knobs.Values {
 	return k
 }
 
-// fakeShared starts a fake LLM answering with step and returns the stages'
+// fakeShared starts a stand-in LLM answering ans and returns the stages'
 // shared world pointed at it.
-func fakeShared(t *testing.T, step fakellm.Step) (*Shared, *fakellm.Server, *rows) {
+func fakeShared(t *testing.T, ans llmtest.Answer) (*Shared, *llmtest.Server, *rows) {
 	t.Helper()
-	f, err := fakellm.New(fakellm.Options{Provider: fakellm.OpenAI, Default: step})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = f.Close() })
+	f := llmtest.New(ans)
+	t.Cleanup(f.Close)
 	k := testKnobs()
 	a, err := llm.New(llm.Config{Primary: "p", Providers: map[string]llm.ProviderConfig{
 		"p": {Kind: llm.KindOpenAI, URL: f.BaseURL(), Model: "m"}}}, k)
@@ -55,6 +51,22 @@ func fakeShared(t *testing.T, step fakellm.Step) (*Shared, *fakellm.Server, *row
 	return &Shared{LLM: a, Knobs: k, Cache: NewCache(CacheEntries), Pages: NewPages(), Audit: rec}, f, rec
 }
 
+// searchText is a search result of about 14 kB for query, in markdown
+// sections of growing length: a document paginate splits into several pages.
+// The same query gives the same text; another query, another text.
+func searchText(query string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Search results for %q\n\n", query)
+	for i := 1; i <= 8; i++ {
+		fmt.Fprintf(&b, "## Page %d: %s notes\n\n", i, query)
+		for n := 0; b.Len() < i*1700; n++ {
+			fmt.Fprintf(&b, "%s line %d of section %d. ", query, n, i)
+		}
+		b.WriteString("\n\n")
+	}
+	return b.String()
+}
+
 func runOne(sh *Shared, st Stage, budget time.Duration, in string) Output {
 	ctx := trace.With(context.Background(), "ABCDEFGH")
 	b := NewBudget(ctx, budget)
@@ -63,9 +75,9 @@ func runOne(sh *Shared, st Stage, budget time.Duration, in string) Output {
 }
 
 func TestWarmCacheIsServedWithTheBudgetSpent(t *testing.T) {
-	sh, f, _ := fakeShared(t, fakellm.Step{Kind: fakellm.OK, Text: "One\nTwo\nThree\nFour\nFive"})
+	sh, f, _ := fakeShared(t, llmtest.Answer{Text: "One\nTwo\nThree\nFour\nFive"})
 	p := &Paginate{ThresholdBytes: 8192, PageBytes: 4096}
-	doc := upstream.SearchText("warm")
+	doc := searchText("warm")
 	if out := runOne(sh, p, time.Second, doc); len(out.Degradations) > 0 || !strings.Contains(out.Text, "1. One\n") {
 		t.Fatalf("cold run: %+v", out.Degradations)
 	}
@@ -83,8 +95,8 @@ func TestWarmCacheIsServedWithTheBudgetSpent(t *testing.T) {
 }
 
 func TestASpentBudgetWithAColdCacheDegradesWithoutCallingTheLLM(t *testing.T) {
-	sh, f, _ := fakeShared(t, fakellm.Step{Kind: fakellm.OK, Text: "One\nTwo\nThree\nFour"})
-	out := runOne(sh, &Paginate{ThresholdBytes: 8192, PageBytes: 4096}, 0, upstream.SearchText("cold"))
+	sh, f, _ := fakeShared(t, llmtest.Answer{Text: "One\nTwo\nThree\nFour"})
+	out := runOne(sh, &Paginate{ThresholdBytes: 8192, PageBytes: 4096}, 0, searchText("cold"))
 	if len(out.Degradations) != 1 || !strings.Contains(out.Degradations[0].Reason, "budget") {
 		t.Fatalf("degradations = %+v", out.Degradations)
 	}
@@ -96,7 +108,7 @@ func TestASpentBudgetWithAColdCacheDegradesWithoutCallingTheLLM(t *testing.T) {
 func TestNoLLMConfiguredIsNotADegradation(t *testing.T) {
 	sh := &Shared{Knobs: testKnobs(), Cache: NewCache(10), Pages: NewPages(), Audit: &rows{}}
 	for _, st := range []Stage{&Paginate{ThresholdBytes: 8192, PageBytes: 4096}, &SummarizeTree{MinBytes: 10, MaxDepth: 3, GroupSize: 5}} {
-		out := runOne(sh, st, time.Second, upstream.SearchText("nollm"))
+		out := runOne(sh, st, time.Second, searchText("nollm"))
 		if len(out.Degradations) > 0 {
 			t.Errorf("%s without an LLM reported %+v", st.Name(), out.Degradations)
 		}
@@ -104,7 +116,7 @@ func TestNoLLMConfiguredIsNotADegradation(t *testing.T) {
 }
 
 func TestSummarizeSingleBlockDegradesInsteadOfDiscarding(t *testing.T) {
-	sh, _, _ := fakeShared(t, fakellm.Step{Kind: fakellm.ServerError})
+	sh, _, _ := fakeShared(t, llmtest.Answer{Status: 500})
 	in := strings.Repeat("one long block without headings. ", 200)
 	out := runOne(sh, &SummarizeTree{MinBytes: 10, MaxDepth: 3, GroupSize: 5}, time.Second, in)
 	if len(out.Degradations) != 1 {
@@ -116,7 +128,7 @@ func TestSummarizeSingleBlockDegradesInsteadOfDiscarding(t *testing.T) {
 }
 
 func TestPagesSplitAndReassemble(t *testing.T) {
-	doc := upstream.SearchText("pages")
+	doc := searchText("pages")
 	pages := SplitPages(doc, 4096)
 	if len(pages) < 3 {
 		t.Fatalf("%d pages for %d bytes", len(pages), len(doc))
@@ -136,15 +148,15 @@ func TestPagesSplitAndReassemble(t *testing.T) {
 // goroutines.
 func TestAThousandInvocationsLeaveNothingBehind(t *testing.T) {
 	g := gomega.NewWithT(t)
-	sh, f, _ := fakeShared(t, fakellm.Step{Kind: fakellm.OK, Text: "A\nB\nC\nD\nE"})
+	sh, f, _ := fakeShared(t, llmtest.Answer{Text: "A\nB\nC\nD\nE"})
 	pipe, err := NewPipeline([]config.Stage{{Name: "paginate"}}, sh)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, _ = pipe.Run(trace.With(context.Background(), "ABCDEFGH"), audit.Row{}, upstream.SearchText("warm-up")) // fill the connection pool
+	_, _ = pipe.Run(trace.With(context.Background(), "ABCDEFGH"), audit.Row{}, searchText("warm-up")) // fill the connection pool
 	before := gleak.Goroutines()
 	for i := 0; i < 1000; i++ {
-		doc := upstream.SearchText(fmt.Sprint("thousand ", i)) // a new document each time: an LLM call each time
+		doc := searchText(fmt.Sprint("thousand ", i)) // a new document each time: an LLM call each time
 		_, degs := pipe.Run(trace.With(context.Background(), trace.New()), audit.Row{}, doc)
 		if len(degs) > 0 {
 			t.Fatalf("invocation %d degraded: %+v", i, degs)
