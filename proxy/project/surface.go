@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"sort"
 	"strings"
 	"sync"
@@ -21,61 +22,88 @@ import (
 const codeInvalidParams = -32602
 
 // dispatch forwards every MCP method a client may send to the session's
-// upstream sessions, aggregated over the project's servers. What the proxy
-// answers itself (initialize, ping) goes to the SDK's own handler.
+// upstream sessions, aggregated over the project's servers, through the
+// routes table. What the proxy answers itself (initialize, ping, methods
+// not in the table) goes to the SDK's own handler.
 func (p *Project) dispatch(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		cl := p.clientOf(req)
-		if cl == nil {
+		r, ok := routes[method]
+		if cl == nil || !ok {
 			return next(ctx, method, req)
 		}
-		switch method {
-		case "tools/list":
-			if p.gated(ctx) {
-				return p.listProxyTools(), nil
-			}
-			return p.listTools(ctx, cl)
-		case "tools/call":
-			return p.callTool(ctx, cl, req.(*mcp.CallToolRequest))
-		case "resources/list":
-			return p.listResources(ctx, cl)
-		case "resources/templates/list":
-			return p.listTemplates(ctx, cl)
-		case "resources/read":
-			return p.readResource(ctx, cl, req.(*mcp.ReadResourceRequest))
-		case "resources/subscribe":
-			r := req.(*mcp.SubscribeRequest)
-			if err := p.subscribe(ctx, cl, r.Params.URI, true); err != nil {
-				return nil, err
-			}
-			return next(ctx, method, req) // the SDK records the subscriber
-		case "resources/unsubscribe":
-			r := req.(*mcp.UnsubscribeRequest)
-			if err := p.subscribe(ctx, cl, r.Params.URI, false); err != nil {
-				return nil, err
-			}
-			return next(ctx, method, req)
-		case "prompts/list":
-			return p.listPrompts(ctx, cl)
-		case "prompts/get":
-			return p.getPrompt(ctx, cl, req.(*mcp.GetPromptRequest))
-		case "completion/complete":
-			return p.complete(ctx, cl, req.(*mcp.CompleteRequest))
-		case "notifications/roots/list_changed":
-			for _, conn := range cl.connected() {
-				conn.NotifyRootsListChanged()
-			}
-			return next(ctx, method, req)
-		case "logging/setLevel":
-			res, err := next(ctx, method, req) // the SDK filters what reaches the client by it
-			if err == nil {
-				if r, ok := req.(*mcp.ServerRequest[*mcp.SetLoggingLevelParams]); ok && r.Params != nil {
-					cl.setLevel(ctx, r.Params.Level)
-				}
-			}
-			return res, err
+		return r(p, ctx, cl, req, func() (mcp.Result, error) { return next(ctx, method, req) })
+	}
+}
+
+// route answers one MCP method for the client session cl. sdk runs the
+// SDK's own handler for the request, for methods whose state the SDK keeps
+// (subscribers, the log level) after the upstreams were told.
+type route func(p *Project, ctx context.Context, cl *client, req mcp.Request, sdk func() (mcp.Result, error)) (mcp.Result, error)
+
+// routes are the MCP methods the proxy forwards upstream, one entry each.
+// docs/protocol.md lists them with what each does; scenarios/surface_test.go
+// holds every one of them to an answer.
+var routes = map[string]route{
+	"tools/list": func(p *Project, ctx context.Context, cl *client, _ mcp.Request, _ func() (mcp.Result, error)) (mcp.Result, error) {
+		if p.gated(ctx) {
+			return p.listProxyTools(), nil
 		}
-		return next(ctx, method, req)
+		return p.listTools(ctx, cl)
+	},
+	"tools/call":               sent((*Project).callTool),
+	"resources/list":           listed((*Project).listResources),
+	"resources/templates/list": listed((*Project).listTemplates),
+	"resources/read":           sent((*Project).readResource),
+	"resources/subscribe": thenSDK(func(p *Project, ctx context.Context, cl *client, req mcp.Request) error {
+		return p.subscribe(ctx, cl, req.(*mcp.SubscribeRequest).Params.URI, true) // then the SDK records the subscriber
+	}),
+	"resources/unsubscribe": thenSDK(func(p *Project, ctx context.Context, cl *client, req mcp.Request) error {
+		return p.subscribe(ctx, cl, req.(*mcp.UnsubscribeRequest).Params.URI, false)
+	}),
+	"prompts/list":        listed((*Project).listPrompts),
+	"prompts/get":         sent((*Project).getPrompt),
+	"completion/complete": sent((*Project).complete),
+	"notifications/roots/list_changed": thenSDK(func(_ *Project, _ context.Context, cl *client, _ mcp.Request) error {
+		for _, conn := range cl.connected() {
+			conn.NotifyRootsListChanged()
+		}
+		return nil
+	}),
+	"logging/setLevel": func(_ *Project, ctx context.Context, cl *client, req mcp.Request, sdk func() (mcp.Result, error)) (mcp.Result, error) {
+		res, err := sdk() // the SDK filters what reaches the client by it
+		if err == nil {
+			if r, ok := req.(*mcp.ServerRequest[*mcp.SetLoggingLevelParams]); ok && r.Params != nil {
+				cl.setLevel(ctx, r.Params.Level)
+			}
+		}
+		return res, err
+	},
+}
+
+// listed is a route for a list method: the request's params are not used.
+func listed[R mcp.Result](list func(*Project, context.Context, *client) (R, error)) route {
+	return func(p *Project, ctx context.Context, cl *client, _ mcp.Request, _ func() (mcp.Result, error)) (mcp.Result, error) {
+		return list(p, ctx, cl)
+	}
+}
+
+// sent is a route for a method answered by one upstream (or by the proxy's
+// own tools), taking the SDK's typed request.
+func sent[Q mcp.Request, R mcp.Result](send func(*Project, context.Context, *client, Q) (R, error)) route {
+	return func(p *Project, ctx context.Context, cl *client, req mcp.Request, _ func() (mcp.Result, error)) (mcp.Result, error) {
+		return send(p, ctx, cl, req.(Q))
+	}
+}
+
+// thenSDK is a route that tells the upstreams first and, when that worked,
+// lets the SDK answer (and keep its own state).
+func thenSDK(upstreams func(p *Project, ctx context.Context, cl *client, req mcp.Request) error) route {
+	return func(p *Project, ctx context.Context, cl *client, req mcp.Request, sdk func() (mcp.Result, error)) (mcp.Result, error) {
+		if err := upstreams(p, ctx, cl, req); err != nil {
+			return nil, err
+		}
+		return sdk()
 	}
 }
 
@@ -171,62 +199,129 @@ func hasResources(c *mcp.ServerCapabilities) bool { return c.Resources != nil }
 func hasPrompts(c *mcp.ServerCapabilities) bool   { return c.Prompts != nil }
 func hasTools(c *mcp.ServerCapabilities) bool     { return c.Tools != nil }
 
-func (p *Project) listResources(ctx context.Context, cl *client) (*mcp.ListResourcesResult, error) {
+// listing says how one list method is aggregated over a project's servers:
+// which servers offer it, how a server's items are fetched, how an item is
+// shown to the client (renamed), what the session remembers of where each
+// came from, and the order of the merged list.
+type listing[T any] struct {
+	method   string
+	want     func(*mcp.ServerCapabilities) bool
+	fetch    func(ctx context.Context, s *mcp.ClientSession) iter.Seq2[*T, error]
+	rename   func(p *Project, server string, item *T) *T // nil: as the upstream lists it
+	remember func(cl *client, server string, item *T)    // called under cl.mu; nil: nothing
+	key      func(item *T) string                        // the merged list is sorted by it
+}
+
+// aggregate lists l over every server of the project that offers it, in
+// parallel, on the session's own upstream sessions. Servers that fail are
+// left out; the answer is an error only when none answered and one failed.
+func aggregate[T any](p *Project, ctx context.Context, cl *client, l listing[T]) ([]*T, error) {
 	var mu sync.Mutex
-	out := []*mcp.Resource{}
-	err := p.each(ctx, cl, "resources/list", hasResources, func(ctx context.Context, server string, s *mcp.ClientSession) error {
-		var got []*mcp.Resource
-		for r, err := range s.Resources(ctx, nil) {
+	out := []*T{}
+	err := p.each(ctx, cl, l.method, l.want, func(ctx context.Context, server string, s *mcp.ClientSession) error {
+		var got []*T
+		for item, err := range l.fetch(ctx, s) {
 			if err != nil {
 				return err
 			}
-			got = append(got, r)
+			if l.rename != nil {
+				item = l.rename(p, server, item)
+			}
+			got = append(got, item)
 		}
-		cl.mu.Lock()
-		for _, r := range got {
-			cl.uris[r.URI] = server
+		if l.remember != nil {
+			cl.mu.Lock()
+			for _, item := range got {
+				l.remember(cl, server, item)
+			}
+			cl.mu.Unlock()
 		}
-		cl.mu.Unlock()
 		mu.Lock()
 		out = append(out, got...)
 		mu.Unlock()
 		return nil
 	})
 	if len(out) == 0 && err != nil {
-		return nil, fmt.Errorf("no upstream server of project %s answered resources/list: %w", p.Name, err)
+		return nil, fmt.Errorf("no upstream server of project %s answered %s: %w", p.Name, l.method, err)
 	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].URI < out[j].URI })
+	sort.SliceStable(out, func(i, j int) bool { return l.key(out[i]) < l.key(out[j]) })
+	return out, nil
+}
+
+// The list methods the proxy aggregates (tools/list has its own: it adds
+// the proxy's tools).
+var (
+	resourceListing = listing[mcp.Resource]{
+		method: "resources/list", want: hasResources,
+		fetch: func(ctx context.Context, s *mcp.ClientSession) iter.Seq2[*mcp.Resource, error] {
+			return s.Resources(ctx, nil)
+		},
+		remember: func(cl *client, server string, r *mcp.Resource) { cl.uris[r.URI] = server },
+		key:      func(r *mcp.Resource) string { return r.URI },
+	}
+	templateListing = listing[mcp.ResourceTemplate]{
+		method: "resources/templates/list", want: hasResources,
+		fetch: func(ctx context.Context, s *mcp.ClientSession) iter.Seq2[*mcp.ResourceTemplate, error] {
+			return s.ResourceTemplates(ctx, nil)
+		},
+		rename: func(p *Project, server string, t *mcp.ResourceTemplate) *mcp.ResourceTemplate {
+			cp := *t
+			cp.Name = p.external(server, t.Name)
+			return &cp
+		},
+		remember: func(cl *client, server string, t *mcp.ResourceTemplate) { cl.templates[t.URITemplate] = server },
+		key:      func(t *mcp.ResourceTemplate) string { return t.Name },
+	}
+	promptListing = listing[mcp.Prompt]{
+		method: "prompts/list", want: hasPrompts,
+		fetch: func(ctx context.Context, s *mcp.ClientSession) iter.Seq2[*mcp.Prompt, error] {
+			return s.Prompts(ctx, nil)
+		},
+		rename: func(p *Project, server string, pr *mcp.Prompt) *mcp.Prompt {
+			cp := *pr
+			cp.Name = p.external(server, pr.Name)
+			return &cp
+		},
+		key: func(pr *mcp.Prompt) string { return pr.Name },
+	}
+)
+
+func (p *Project) listResources(ctx context.Context, cl *client) (*mcp.ListResourcesResult, error) {
+	out, err := aggregate(p, ctx, cl, resourceListing)
+	if err != nil {
+		return nil, err
+	}
 	return &mcp.ListResourcesResult{Resources: out}, nil
 }
 
 func (p *Project) listTemplates(ctx context.Context, cl *client) (*mcp.ListResourceTemplatesResult, error) {
-	var mu sync.Mutex
-	out := []*mcp.ResourceTemplate{}
-	err := p.each(ctx, cl, "resources/templates/list", hasResources, func(ctx context.Context, server string, s *mcp.ClientSession) error {
-		var got []*mcp.ResourceTemplate
-		for t, err := range s.ResourceTemplates(ctx, nil) {
-			if err != nil {
-				return err
-			}
-			cp := *t
-			cp.Name = p.external(server, t.Name)
-			got = append(got, &cp)
-		}
-		cl.mu.Lock()
-		for _, t := range got {
-			cl.templates[t.URITemplate] = server
-		}
-		cl.mu.Unlock()
-		mu.Lock()
-		out = append(out, got...)
-		mu.Unlock()
-		return nil
-	})
-	if len(out) == 0 && err != nil {
-		return nil, fmt.Errorf("no upstream server of project %s answered resources/templates/list: %w", p.Name, err)
+	out, err := aggregate(p, ctx, cl, templateListing)
+	if err != nil {
+		return nil, err
 	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return &mcp.ListResourceTemplatesResult{ResourceTemplates: out}, nil
+}
+
+func (p *Project) listPrompts(ctx context.Context, cl *client) (*mcp.ListPromptsResult, error) {
+	out, err := aggregate(p, ctx, cl, promptListing)
+	if err != nil {
+		return nil, err
+	}
+	return &mcp.ListPromptsResult{Prompts: out}, nil
+}
+
+// forward sends one request to server's upstream session for the session
+// cl, and records the server for the request's audit row (onOne says how a
+// failure is answered).
+func forward[R any](p *Project, ctx context.Context, cl *client, server string, send func(ctx context.Context, s *mcp.ClientSession) (R, error)) (R, error) {
+	callFrom(ctx).at(server)
+	var res R
+	err := p.onOne(ctx, cl, server, func(ctx context.Context, s *mcp.ClientSession) error {
+		var err error
+		res, err = send(ctx, s)
+		return err
+	})
+	return res, err
 }
 
 // resourceServer finds the server a resource URI belongs to: the one that
@@ -267,14 +362,9 @@ func (p *Project) readResource(ctx context.Context, cl *client, req *mcp.ReadRes
 	if err != nil {
 		return nil, err
 	}
-	callFrom(ctx).at(server)
-	var res *mcp.ReadResourceResult
-	err = p.onOne(ctx, cl, server, func(ctx context.Context, s *mcp.ClientSession) error {
-		var err error
-		res, err = s.ReadResource(ctx, req.Params)
-		return err
+	return forward(p, ctx, cl, server, func(ctx context.Context, s *mcp.ClientSession) (*mcp.ReadResourceResult, error) {
+		return s.ReadResource(ctx, req.Params)
 	})
-	return res, err
 }
 
 func (p *Project) subscribe(ctx context.Context, cl *client, uri string, on bool) error {
@@ -282,38 +372,13 @@ func (p *Project) subscribe(ctx context.Context, cl *client, uri string, on bool
 	if err != nil {
 		return err
 	}
-	callFrom(ctx).at(server)
-	return p.onOne(ctx, cl, server, func(ctx context.Context, s *mcp.ClientSession) error {
+	_, err = forward(p, ctx, cl, server, func(ctx context.Context, s *mcp.ClientSession) (struct{}, error) {
 		if on {
-			return s.Subscribe(ctx, &mcp.SubscribeParams{URI: uri})
+			return struct{}{}, s.Subscribe(ctx, &mcp.SubscribeParams{URI: uri})
 		}
-		return s.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri})
+		return struct{}{}, s.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri})
 	})
-}
-
-func (p *Project) listPrompts(ctx context.Context, cl *client) (*mcp.ListPromptsResult, error) {
-	var mu sync.Mutex
-	out := []*mcp.Prompt{}
-	err := p.each(ctx, cl, "prompts/list", hasPrompts, func(ctx context.Context, server string, s *mcp.ClientSession) error {
-		var got []*mcp.Prompt
-		for pr, err := range s.Prompts(ctx, nil) {
-			if err != nil {
-				return err
-			}
-			cp := *pr
-			cp.Name = p.external(server, pr.Name)
-			got = append(got, &cp)
-		}
-		mu.Lock()
-		out = append(out, got...)
-		mu.Unlock()
-		return nil
-	})
-	if len(out) == 0 && err != nil {
-		return nil, fmt.Errorf("no upstream server of project %s answered prompts/list: %w", p.Name, err)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return &mcp.ListPromptsResult{Prompts: out}, nil
+	return err
 }
 
 func (p *Project) getPrompt(ctx context.Context, cl *client, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
@@ -321,16 +386,11 @@ func (p *Project) getPrompt(ctx context.Context, cl *client, req *mcp.GetPromptR
 	if !ok {
 		return nil, &jsonrpc.Error{Code: codeInvalidParams, Message: fmt.Sprintf("unknown prompt %q in project %s; call prompts/list [trace %s]", req.Params.Name, p.Name, trace.From(ctx))}
 	}
-	callFrom(ctx).at(server)
 	params := *req.Params
 	params.Name = name
-	var res *mcp.GetPromptResult
-	err := p.onOne(ctx, cl, server, func(ctx context.Context, s *mcp.ClientSession) error {
-		var err error
-		res, err = s.GetPrompt(ctx, &params)
-		return err
+	return forward(p, ctx, cl, server, func(ctx context.Context, s *mcp.ClientSession) (*mcp.GetPromptResult, error) {
+		return s.GetPrompt(ctx, &params)
 	})
-	return res, err
 }
 
 func (p *Project) complete(ctx context.Context, cl *client, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
@@ -360,14 +420,9 @@ func (p *Project) complete(ctx context.Context, cl *client, req *mcp.CompleteReq
 		}
 		server = sn
 	}
-	callFrom(ctx).at(server)
-	var res *mcp.CompleteResult
-	err := p.onOne(ctx, cl, server, func(ctx context.Context, s *mcp.ClientSession) error {
-		var err error
-		res, err = s.Complete(ctx, &params)
-		return err
+	return forward(p, ctx, cl, server, func(ctx context.Context, s *mcp.ClientSession) (*mcp.CompleteResult, error) {
+		return s.Complete(ctx, &params)
 	})
-	return res, err
 }
 
 // advertise is what the session is told the proxy can do: the union of what
