@@ -60,6 +60,10 @@ type Options struct {
 	// deletes through /api/v1/servers (config.ServersFile names it beside
 	// the config); read at start. "": changes last until the proxy stops.
 	ServersFile string
+	// AuditStore, when set, is the audit store instead of the one the
+	// config's audit DSN names: for specs that must stall or watch the store
+	// (the audit knobs). The proxy closes it.
+	AuditStore audit.Store
 }
 
 // Proxy is a configured mcplocal. Start serves it; Close stops it.
@@ -128,9 +132,12 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Proxy, error) {
 		}
 	}
 	var store audit.Store
-	if cfg.Audit == "memory" {
+	switch {
+	case o.AuditStore != nil:
+		store = o.AuditStore
+	case cfg.Audit == "memory":
 		store = audit.NewMemory()
-	} else {
+	default:
 		s, err := audit.Open(ctx, cfg.Audit)
 		if err != nil {
 			return nil, err

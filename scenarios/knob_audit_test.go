@@ -1,0 +1,294 @@
+package scenarios_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/mcpchaos/mcpchaos/fakes/upstream"
+	"github.com/mcpchaos/mcpchaos/proxy"
+	"github.com/mcpchaos/mcpchaos/proxy/audit"
+	"github.com/mcpchaos/mcpchaos/proxy/config"
+	"github.com/mcpchaos/mcpchaos/proxy/knobs"
+	"github.com/mcpchaos/mcpchaos/scenarios/harness"
+)
+
+// The audit knobs bound work off the request path, so their outcomes show in
+// the audit store, not in an answer: these specs run mcplocal in-process over
+// a store they can stall and watch (gatedStore), and read each knob's effect
+// there: how long a stalled write is given, how a queued backlog is cut into
+// commits, whether rows trickling in share one, and when an audit query
+// gives up. Each knob under test is set apart from every other bound (the
+// matrix's wideKnobs), so a knob read and ignored, left at its default or
+// swapped with a sibling gives another result.
+
+// storeWrite is one write call the proxy's audit writer made.
+type storeWrite struct {
+	rows  int
+	start time.Time
+	took  time.Duration
+	err   error
+}
+
+// gatedStore is an in-memory audit store whose row writes can be held (they
+// wait until released, or until their context ends) and whose queries can be
+// stalled (they wait for their context). It records every row write call.
+// Session records (owners, tombstones) pass straight through.
+type gatedStore struct {
+	audit.Store
+	mu       sync.Mutex
+	hold     chan struct{} // non-nil: row writes wait for it to close
+	stallQ   bool
+	inFlight int
+	writes   []storeWrite
+}
+
+func newGatedStore() *gatedStore { return &gatedStore{Store: audit.NewMemory()} }
+
+// Hold makes later row writes wait until Release (or their deadline).
+func (s *gatedStore) Hold() {
+	s.mu.Lock()
+	s.hold = make(chan struct{})
+	s.mu.Unlock()
+}
+
+// Release lets held writes, and later ones, through.
+func (s *gatedStore) Release() {
+	s.mu.Lock()
+	if s.hold != nil {
+		close(s.hold)
+		s.hold = nil
+	}
+	s.mu.Unlock()
+}
+
+// StallQueries makes every later query wait for its context to end.
+func (s *gatedStore) StallQueries() {
+	s.mu.Lock()
+	s.stallQ = true
+	s.mu.Unlock()
+}
+
+// InFlight is how many row writes are waiting now.
+func (s *gatedStore) InFlight() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.inFlight
+}
+
+// Writes are the row write calls so far, in the order they began.
+func (s *gatedStore) Writes() []storeWrite {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]storeWrite(nil), s.writes...)
+}
+
+func (s *gatedStore) Write(ctx context.Context, r audit.Row) error {
+	return s.write(ctx, []audit.Row{r})
+}
+
+// WriteBatch makes the store a BatchWriter: the writer's batches reach it
+// whole, one call per commit.
+func (s *gatedStore) WriteBatch(ctx context.Context, rows []audit.Row) error {
+	return s.write(ctx, rows)
+}
+
+func (s *gatedStore) write(ctx context.Context, rows []audit.Row) error {
+	s.mu.Lock()
+	hold := s.hold
+	s.inFlight++
+	i := len(s.writes)
+	s.writes = append(s.writes, storeWrite{rows: len(rows), start: time.Now()})
+	s.mu.Unlock()
+	var err error
+	if hold != nil {
+		select {
+		case <-hold:
+		case <-ctx.Done():
+			err = ctx.Err()
+		}
+	}
+	for _, r := range rows {
+		if err != nil {
+			break
+		}
+		err = s.Store.Write(ctx, r)
+	}
+	s.mu.Lock()
+	s.inFlight--
+	s.writes[i].took, s.writes[i].err = time.Since(s.writes[i].start), err
+	s.mu.Unlock()
+	return err
+}
+
+func (s *gatedStore) Query(ctx context.Context, f audit.Filter) ([]audit.Row, error) {
+	s.mu.Lock()
+	stall := s.stallQ
+	s.mu.Unlock()
+	if stall {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	return s.Store.Query(ctx, f)
+}
+
+// auditWorld is mcplocal, in-process, serving project docmost (a fake
+// docmost upstream) with the knobs v over store, and one client session.
+type auditWorld struct {
+	p     *proxy.Proxy
+	store *gatedStore
+	cs    *mcp.ClientSession
+	base  string
+}
+
+func newAuditWorld(ctx context.Context, v knobs.Values) *auditWorld {
+	GinkgoHelper()
+	DeferCleanup(checkNoLeaks())
+	up, err := upstream.NewDocmost(upstream.Options{})
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(up.Close)
+	cfg := &config.Config{Listen: "127.0.0.1:0", Audit: "memory", Projects: map[string]*config.Project{
+		harness.Project: {Servers: map[string]*config.Server{"docmost": {URL: up.URL()}}},
+	}}
+	Expect(cfg.Validate()).To(Succeed())
+	Expect(v.Check()).To(Succeed())
+	w := &auditWorld{store: newGatedStore()}
+	w.p, err = proxy.New(ctx, cfg, proxy.Options{Knobs: &v, AuditStore: w.store, Getenv: func(string) string { return "" }})
+	Expect(err).NotTo(HaveOccurred())
+	Expect(w.p.Start("")).To(Succeed())
+	DeferCleanup(func() {
+		w.store.Release()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		Expect(w.p.Close(ctx)).To(Succeed())
+	})
+	w.base = "http://" + w.p.Addr()
+	w.cs, err = harness.SDKClient(ctx, w.base+"/projects/"+harness.Project+"/mcp", "")
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(w.cs.Close)
+	// Whatever the session's opening wrote is in the store: the writer is idle.
+	Expect(w.p.FlushAudit(ctx)).To(Succeed())
+	return w
+}
+
+// ping sends one ping: one request, one audit row (mcp_request).
+func (w *auditWorld) ping(ctx context.Context) {
+	GinkgoHelper()
+	Expect(w.cs.Ping(ctx, nil)).To(Succeed())
+}
+
+// writesSince returns the row write calls from the n-th on.
+func (w *auditWorld) writesSince(n int) []storeWrite {
+	all := w.store.Writes()
+	return all[min(n, len(all)):]
+}
+
+func sizes(ws []storeWrite) []int {
+	out := make([]int, len(ws))
+	for i, x := range ws {
+		out[i] = x.rows
+	}
+	return out
+}
+
+var _ = Describe("The knob matrix: the audit trail's bounds", Label("knobs", "audit"), func() {
+	It("MCPCTL_AUDIT_WRITE_TIMEOUT_MS alone bounds a write to a stalled audit store, off the request path", func(ctx SpecContext) {
+		v := wideKnobs()
+		v.AuditWriteTimeout = 1500 * time.Millisecond // above the 1 s default, below every wide bound
+		w := newAuditWorld(ctx, v)
+		before := len(w.store.Writes())
+		w.store.Hold() // never released during the spec: the store is stalled
+		took := timed(func() { w.ping(ctx) })
+		Expect(took).To(BeNumerically("<", v.AuditWriteTimeout), "the ping is answered without waiting on the stalled store")
+		var ws []storeWrite
+		Eventually(func() []storeWrite {
+			ws = w.writesSince(before)
+			if len(ws) == 0 || ws[0].took == 0 {
+				return nil
+			}
+			return ws
+		}).WithTimeout(v.AuditWriteTimeout+matrixSlack+time.Second).ShouldNot(BeEmpty(), "the ping's row write gave up")
+		Expect(ws[0].rows).To(Equal(1))
+		Expect(ws[0].err).To(MatchError(context.DeadlineExceeded), "the write ended at its deadline, not by being let through")
+		within(ws[0].took, v.AuditWriteTimeout, "the stalled row write")
+		Expect(w.p.AuditStats().Failed).To(BeEquivalentTo(1), "the row is counted as lost")
+	}, SpecTimeout(30*time.Second))
+
+	It("MCPCTL_AUDIT_BATCH_MAX alone decides how many queued rows one commit takes", func(ctx SpecContext) {
+		v := wideKnobs()
+		Expect(v.SetRaw("MCPCTL_AUDIT_BATCH_MAX", 3)).To(BeTrue())
+		w := newAuditWorld(ctx, v)
+		before := len(w.store.Writes())
+		w.store.Hold()
+		By("one row's commit is held in the store, so the rows after it queue")
+		w.ping(ctx)
+		Eventually(w.store.InFlight).Should(Equal(1), "the first row's commit is waiting in the store")
+		for range 7 {
+			w.ping(ctx)
+		}
+		Eventually(func() int { return w.p.AuditStats().Queued }).Should(Equal(7), "seven rows queued behind it")
+		w.store.Release()
+		Expect(w.p.FlushAudit(ctx)).To(Succeed())
+		ws := w.writesSince(before)
+		Expect(sizes(ws)).To(Equal([]int{1, 3, 3, 1}), "the backlog of 7 is committed 3 rows at a time")
+		for _, x := range ws {
+			Expect(x.err).NotTo(HaveOccurred())
+		}
+		Expect(w.p.AuditStats().Failed).To(BeZero())
+	}, SpecTimeout(30*time.Second))
+
+	It("MCPCTL_AUDIT_BATCH_WAIT_MS alone decides whether rows trickling in share a commit", func(ctx SpecContext) {
+		const spacing = 50 * time.Millisecond // between requests: well above the 5 ms default wait
+		v := wideKnobs()
+		v.AuditBatchWait = 1500 * time.Millisecond
+		w := newAuditWorld(ctx, v)
+		before := len(w.store.Writes())
+		first := time.Now()
+		tick := time.NewTicker(spacing)
+		defer tick.Stop()
+		for i := range 5 {
+			if i > 0 {
+				<-tick.C
+			}
+			w.ping(ctx)
+		}
+		Expect(time.Since(first)).To(BeNumerically("<", v.AuditBatchWait), "the five requests came within one wait (else the spec proves nothing)")
+		// No flush here: a flush ends the wait (a reader must not wait it out).
+		var ws []storeWrite
+		Eventually(func() int {
+			ws = w.writesSince(before)
+			n := 0
+			for _, x := range ws {
+				n += x.rows
+			}
+			return n
+		}).WithTimeout(v.AuditBatchWait+matrixSlack+time.Second).Should(Equal(5), "the five rows are committed")
+		Expect(sizes(ws)).To(Equal([]int{5}), "five rows %v apart share one commit", spacing)
+		within(ws[0].start.Sub(first), v.AuditBatchWait, "the commit, after the first row")
+	}, SpecTimeout(30*time.Second))
+
+	It("MCPCTL_AUDIT_QUERY_TIMEOUT_MS alone bounds GET /api/v1/audit on a stalled store", func(ctx SpecContext) {
+		v := wideKnobs()
+		v.AuditQueryTimeout = 300 * time.Millisecond
+		w := newAuditWorld(ctx, v)
+		w.store.StallQueries()
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, w.base+"/api/v1/audit?trace=ABCDEFGH", nil)
+		Expect(err).NotTo(HaveOccurred())
+		var resp *http.Response
+		within(timed(func() { resp, err = http.DefaultClient.Do(req) }), v.AuditQueryTimeout, "the audit query")
+		Expect(err).NotTo(HaveOccurred())
+		defer resp.Body.Close()
+		Expect(resp.StatusCode).To(Equal(http.StatusServiceUnavailable), "the query gave up: the store is unavailable")
+		var body struct {
+			Error string `json:"error"`
+		}
+		Expect(json.NewDecoder(resp.Body).Decode(&body)).To(Succeed())
+		Expect(body.Error).To(ContainSubstring("deadline exceeded"))
+	}, SpecTimeout(30*time.Second))
+})
