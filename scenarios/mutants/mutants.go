@@ -378,6 +378,18 @@ var table = []Mutant{
 	{Name: "fault-needs-unchecked", PatchFile: "99-fault-needs-unchecked.patch",
 		Regression: "a fault injected with --fault into a scenario whose world lacks what it requires (an LLM fault, no LLM) runs and fails instead of being not applicable with the reason.",
 		Kill:       goTest("./scenarios/catalogue", "^TestInjectedFaultNeedsWhatItRequires$")},
+	{Name: "audit-write-timeout-ignored", PatchFile: "100-audit-write-timeout-ignored.patch",
+		Regression: "the audit writer is built without MCPCTL_AUDIT_WRITE_TIMEOUT_MS: a write to a stalled store is given the 1 s default whatever the operator set.",
+		Kill:       Check{Kind: Ginkgo, Label: "knobs", Focus: "MCPCTL_AUDIT_WRITE_TIMEOUT_MS alone bounds a write"}},
+	{Name: "audit-batch-max-ignored", PatchFile: "101-audit-batch-max-ignored.patch",
+		Regression: "the audit writer is built without MCPCTL_AUDIT_BATCH_MAX: a backlog is committed 256 rows at a time whatever the operator set.",
+		Kill:       Check{Kind: Ginkgo, Label: "knobs", Focus: "MCPCTL_AUDIT_BATCH_MAX alone decides"}},
+	{Name: "audit-batch-wait-ignored", PatchFile: "102-audit-batch-wait-ignored.patch",
+		Regression: "the audit writer is built without MCPCTL_AUDIT_BATCH_WAIT_MS: rows trickling in are committed one by one whatever the operator set.",
+		Kill:       Check{Kind: Ginkgo, Label: "knobs", Focus: "MCPCTL_AUDIT_BATCH_WAIT_MS alone decides"}},
+	{Name: "audit-query-timeout-is-the-write-timeout", PatchFile: "103-audit-query-timeout-is-the-write-timeout.patch",
+		Regression: "GET /api/v1/audit is bounded by MCPCTL_AUDIT_WRITE_TIMEOUT_MS instead of its own MCPCTL_AUDIT_QUERY_TIMEOUT_MS (two sibling knobs swapped).",
+		Kill:       Check{Kind: Ginkgo, Label: "knobs", Focus: "MCPCTL_AUDIT_QUERY_TIMEOUT_MS alone bounds"}},
 }
 
 // All returns every mutant with its patch, in patch order.

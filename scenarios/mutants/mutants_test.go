@@ -32,7 +32,7 @@ func moduleForTest(t *testing.T) *module {
 	return m
 }
 
-var patchName = regexp.MustCompile(`^(\d\d)-([a-z0-9-]+)\.patch$`)
+var patchName = regexp.MustCompile(`^(\d{2,3})-([a-z0-9-]+)\.patch$`) // numbers past 99 have three digits
 
 func TestEveryMutantIsComplete(t *testing.T) {
 	all := All()
