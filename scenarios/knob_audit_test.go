@@ -45,6 +45,7 @@ type gatedStore struct {
 	mu       sync.Mutex
 	hold     chan struct{} // non-nil: row writes wait for it to close
 	stallQ   bool
+	stallC   bool
 	inFlight int
 	writes   []storeWrite
 }
@@ -73,6 +74,25 @@ func (s *gatedStore) StallQueries() {
 	s.mu.Lock()
 	s.stallQ = true
 	s.mu.Unlock()
+}
+
+// StallClaims makes every later session-owner record wait for its context
+// to end.
+func (s *gatedStore) StallClaims() {
+	s.mu.Lock()
+	s.stallC = true
+	s.mu.Unlock()
+}
+
+func (s *gatedStore) ClaimSession(ctx context.Context, rec audit.SessionRecord) (audit.SessionRecord, error) {
+	s.mu.Lock()
+	stall := s.stallC
+	s.mu.Unlock()
+	if stall {
+		<-ctx.Done()
+		return audit.SessionRecord{}, ctx.Err()
+	}
+	return s.Store.ClaimSession(ctx, rec)
 }
 
 // InFlight is how many row writes are waiting now.
@@ -139,7 +159,8 @@ func (s *gatedStore) Query(ctx context.Context, f audit.Filter) ([]audit.Row, er
 }
 
 // auditWorld is mcplocal, in-process, serving project docmost (a fake
-// docmost upstream) with the knobs v over store, and one client session.
+// docmost upstream) with the knobs v over store, and one client session
+// (once open).
 type auditWorld struct {
 	p     *proxy.Proxy
 	store *gatedStore
@@ -147,7 +168,16 @@ type auditWorld struct {
 	base  string
 }
 
+// newAuditWorld starts the proxy and opens the client session.
 func newAuditWorld(ctx context.Context, v knobs.Values) *auditWorld {
+	GinkgoHelper()
+	w := newAuditProxy(ctx, v)
+	w.open(ctx)
+	return w
+}
+
+// newAuditProxy starts the proxy, without a client session yet.
+func newAuditProxy(ctx context.Context, v knobs.Values) *auditWorld {
 	GinkgoHelper()
 	DeferCleanup(checkNoLeaks())
 	up, err := upstream.NewDocmost(upstream.Options{})
@@ -169,12 +199,18 @@ func newAuditWorld(ctx context.Context, v knobs.Values) *auditWorld {
 		Expect(w.p.Close(ctx)).To(Succeed())
 	})
 	w.base = "http://" + w.p.Addr()
+	return w
+}
+
+// open opens the client session and waits until whatever its opening wrote
+// is in the store: the audit writer is idle after it.
+func (w *auditWorld) open(ctx context.Context) {
+	GinkgoHelper()
+	var err error
 	w.cs, err = harness.SDKClient(ctx, w.base+"/projects/"+harness.Project+"/mcp", "")
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(w.cs.Close)
-	// Whatever the session's opening wrote is in the store: the writer is idle.
 	Expect(w.p.FlushAudit(ctx)).To(Succeed())
-	return w
 }
 
 // ping sends one ping: one request, one audit row (mcp_request).
@@ -218,6 +254,18 @@ var _ = Describe("The knob matrix: the audit trail's bounds", Label("knobs", "au
 		Expect(ws[0].err).To(MatchError(context.DeadlineExceeded), "the write ended at its deadline, not by being let through")
 		within(ws[0].took, v.AuditWriteTimeout, "the stalled row write")
 		Expect(w.p.AuditStats().Failed).To(BeEquivalentTo(1), "the row is counted as lost")
+	}, SpecTimeout(30*time.Second))
+
+	It("MCPCTL_AUDIT_WRITE_TIMEOUT_MS alone bounds recording a new session's owner in a stalled store", func(ctx SpecContext) {
+		v := wideKnobs()
+		v.AuditWriteTimeout = 1500 * time.Millisecond // above the 1 s default, below every wide bound
+		w := newAuditProxy(ctx, v)
+		w.store.StallClaims()
+		// The owner is recorded before the client learns its session id, so
+		// initialize waits for the record, as long as the knob allows; the
+		// session opens anyway (unrecorded, logged).
+		within(timed(func() { w.open(ctx) }), v.AuditWriteTimeout, "initialize over a stalled store")
+		w.ping(ctx)
 	}, SpecTimeout(30*time.Second))
 
 	It("MCPCTL_AUDIT_BATCH_MAX alone decides how many queued rows one commit takes", func(ctx SpecContext) {

@@ -390,6 +390,9 @@ var table = []Mutant{
 	{Name: "audit-query-timeout-is-the-write-timeout", PatchFile: "103-audit-query-timeout-is-the-write-timeout.patch",
 		Regression: "GET /api/v1/audit is bounded by MCPCTL_AUDIT_WRITE_TIMEOUT_MS instead of its own MCPCTL_AUDIT_QUERY_TIMEOUT_MS (two sibling knobs swapped).",
 		Kill:       Check{Kind: Ginkgo, Label: "knobs", Focus: "MCPCTL_AUDIT_QUERY_TIMEOUT_MS alone bounds"}},
+	{Name: "session-record-timeout-ignored", PatchFile: "104-session-record-timeout-ignored.patch",
+		Regression: "the entry records session owners without MCPCTL_AUDIT_WRITE_TIMEOUT_MS: over a stalled store an initialize waits the 1 s default whatever the operator set.",
+		Kill:       Check{Kind: Ginkgo, Label: "knobs", Focus: "MCPCTL_AUDIT_WRITE_TIMEOUT_MS alone bounds recording a new session"}},
 }
 
 // All returns every mutant with its patch, in patch order.
