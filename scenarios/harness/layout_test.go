@@ -18,18 +18,14 @@ const module = "github.com/mcpchaos/mcpchaos/"
 
 // forbidden are the layout's import rules (DESIGN.md's layout): the proxy
 // knows nothing of the harness; fakes and smoke know nothing of the proxy,
-// so they judge it from the outside. Rules hold for test files too, unless
-// testsExempt says otherwise.
-var forbidden = []struct {
-	from, to    string
-	testsExempt string // why test files may break the rule, or ""
-}{
-	{"proxy/", "scenarios/", ""},
-	{"proxy/", "fakes/", ""},
-	{"proxy/", "smoke/", ""},
-	{"fakes/", "proxy/", ""},
-	{"fakes/", "scenarios/", ""},
-	{"smoke/", "proxy/", ""},
+// so they judge it from the outside. Rules hold for test files too.
+var forbidden = []struct{ from, to string }{
+	{"proxy/", "scenarios/"},
+	{"proxy/", "fakes/"},
+	{"proxy/", "smoke/"},
+	{"fakes/", "proxy/"},
+	{"fakes/", "scenarios/"},
+	{"smoke/", "proxy/"},
 }
 
 // TestLayoutForbiddenImports reads the imports of every Go file of the module
@@ -63,7 +59,6 @@ func TestLayoutForbiddenImports(t *testing.T) {
 			return err
 		}
 		checked++
-		isTest := strings.HasSuffix(rel, "_test.go")
 		for _, im := range f.Imports {
 			p, _ := strconv.Unquote(im.Path.Value)
 			to, ok := strings.CutPrefix(p, module)
@@ -71,7 +66,7 @@ func TestLayoutForbiddenImports(t *testing.T) {
 				continue
 			}
 			for _, r := range forbidden {
-				if strings.HasPrefix(rel, r.from) && strings.HasPrefix(to+"/", r.to) && !(isTest && r.testsExempt != "") {
+				if strings.HasPrefix(rel, r.from) && strings.HasPrefix(to+"/", r.to) {
 					t.Errorf("%s imports %s: %s must not import %s", rel, p, strings.TrimSuffix(r.from, "/"), strings.TrimSuffix(r.to, "/"))
 				}
 			}
