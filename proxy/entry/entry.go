@@ -345,8 +345,10 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool
 }
 
 // serveUnknown answers a request on an id the proxy holds no live session
-// for: refused if its client closed it or another user owns it, recreated
-// under the caller otherwise (unless sessions are strict).
+// for: recreated under the caller when the store records it as the caller's
+// own in this project (and open), unless sessions are strict; refused
+// otherwise, whether its client closed it, another user owns it, or it was
+// never issued here.
 func (h *Handler) serveUnknown(w http.ResponseWriter, r *http.Request, pr Project, sdk http.Handler, id, user string) {
 	ctx, cancel := context.WithTimeout(r.Context(), h.o.RecordTimeout)
 	recs, err := h.o.Records.LookupSession(ctx, id)
@@ -382,6 +384,14 @@ func (h *Handler) serveUnknown(w http.ResponseWriter, r *http.Request, pr Projec
 	}
 	if h.o.Strict {
 		writeError(w, http.StatusNotFound, trace.New(), fmt.Sprintf("session %s is not known to this proxy (strict sessions); initialize a new session", id))
+		return
+	}
+	if own == nil {
+		// Every id this proxy issues is recorded, with its owner, before its
+		// client learns it: an id without a record of the caller's in this
+		// project was never issued here (or its record expired), and adopting
+		// it would give it to whoever presents it first.
+		h.refuse(w, id)
 		return
 	}
 	body, ok := h.readBody(w, r)

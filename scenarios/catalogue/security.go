@@ -188,8 +188,9 @@ func rowsOnlyOf(ctx context.Context, env *harness.Env, id, owner string) []strin
 }
 
 // AdoptOthers: after the proxy lost every session (the pending fault), bob
-// presents alice's id first. He is refused; alice's own next call recreates
-// her session, and the session_recreated row names her.
+// presents alice's id first. He is refused, and so is alice presenting an id
+// the proxy never issued; alice's own next call recreates her session, and
+// the session_recreated row names her.
 var AdoptOthers = Operation{Name: "another user presents a lost session's id first", Do: func(ctx context.Context, env *harness.Env) Observation {
 	cs, err := harness.SDKClient(ctx, env.ProjectURL(), env.Token("alice"))
 	if err != nil {
@@ -215,6 +216,21 @@ var AdoptOthers = Operation{Name: "another user presents a lost session's id fir
 	} else {
 		o.Text = msg
 	}
+	// An id of the same shape that the proxy never issued: no record names an
+	// owner, so nobody may adopt it, not even a user in good standing.
+	madeUp := madeUpID(id)
+	status, body, err = mcpRequest(ctx, env, "alice", http.MethodPost, madeUp, toolsCall)
+	if err != nil {
+		return Observation{Err: err}
+	}
+	if bad, _ := rpcError(status, body, http.StatusNotFound); bad != "" {
+		o.Broken = append(o.Broken, "alice presenting a well-formed id the proxy never issued "+bad)
+	}
+	if rows, err := env.AuditSession(ctx, madeUp); err != nil {
+		o.Broken = append(o.Broken, "audit: "+err.Error())
+	} else if len(rows) > 0 {
+		o.Broken = append(o.Broken, fmt.Sprintf("the never-issued id has %d audit rows (%s): it was adopted", len(rows), rows[0].Kind))
+	}
 	mine := timedCall(ctx, cs, "docmost_update_page", args)
 	switch {
 	case mine.Err != nil || mine.IsError:
@@ -225,6 +241,16 @@ var AdoptOthers = Operation{Name: "another user presents a lost session's id fir
 	o.Broken = append(o.Broken, rowsOnlyOf(ctx, env, id, "alice")...)
 	return o
 }}
+
+// madeUpID is a session id of the same length and alphabet as id that no
+// proxy issued: what an attacker guesses or a client invents.
+func madeUpID(id string) string {
+	b := []byte(id)
+	for i := range b {
+		b[i] = "ZYXWVUTSRQ"[i%10]
+	}
+	return string(b)
+}
 
 // DeletedStaysDeleted: alice DELETEs her session, the proxy restarts (the
 // pending fault), and the id is answered with a JSON-RPC 404, never adopted.
