@@ -38,7 +38,7 @@ var _ = Describe("Security knobs", Label("security", "knobs"), func() {
 	It("MCPCTL_SESSIONS_MAX and MCPCTL_SESSIONS_PER_USER_MAX decide: sessions over a cap are refused naming it", func(ctx SpecContext) {
 		runOperation(ctx, catalogue.SessionCaps)
 	}, SpecTimeout(30*time.Second))
-	It("MCPCTL_SESSION_RECORD_TTL_MS decides: a tombstone older than it is forgotten", func(ctx SpecContext) {
+	It("MCPCTL_SESSION_RECORD_TTL_MS decides: a session record older than it is forgotten", func(ctx SpecContext) {
 		runOperation(ctx, catalogue.TombstoneExpiry)
 	}, SpecTimeout(30*time.Second))
 	It("MCPCTL_READ_TIMEOUT_MS decides: a body trickled byte by byte is cut off", func(ctx SpecContext) {

@@ -254,7 +254,8 @@ func madeUpID(id string) string {
 
 // DeletedStaysDeleted: alice DELETEs her session, the proxy restarts (the
 // pending fault), and the id is answered with a JSON-RPC 404, never adopted.
-// Bob's DELETE of an id that was never issued leaves nothing behind.
+// Bob's DELETEs of an id that was never issued and, after the restart, of
+// alice's other (lost) session are refused and leave nothing behind.
 var DeletedStaysDeleted = Operation{Name: "a DELETEd id presented after a restart", Do: func(ctx context.Context, env *harness.Env) Observation {
 	cs, err := harness.SDKClient(ctx, env.ProjectURL(), env.Token("alice"))
 	if err != nil {
@@ -264,6 +265,11 @@ var DeletedStaysDeleted = Operation{Name: "a DELETEd id presented after a restar
 	if err := cs.Close(); err != nil { // the go-sdk client's DELETE
 		return Observation{Err: fmt.Errorf("alice's DELETE: %w", err)}
 	}
+	other, err := harness.SDKClient(ctx, env.ProjectURL(), env.Token("alice"))
+	if err != nil {
+		return Observation{Err: err}
+	}
+	defer other.Close()
 	var o Observation
 	status, body, err := mcpRequest(ctx, env, "bob", http.MethodDelete, "NEVER-ISSUED-"+id, "")
 	if err != nil {
@@ -286,12 +292,17 @@ var DeletedStaysDeleted = Operation{Name: "a DELETEd id presented after a restar
 	} else {
 		o.Text = msg
 	}
-	// A never-issued id nobody DELETEd is still recreated for its presenter:
-	// bob's refused DELETE above left no tombstone.
-	status, body, err = mcpRequest(ctx, env, "bob", http.MethodPost, "NEVER-ISSUED-"+id,
-		`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
-	if err == nil && status != http.StatusOK {
-		o.Broken = append(o.Broken, fmt.Sprintf("an id whose DELETE was refused was tombstoned: later answered %d: %s", status, excerpt(body)))
+	// Alice's other session, lost by the restart: bob's DELETE of it is
+	// refused and leaves no tombstone, so it is still recreated for her.
+	status, body, err = mcpRequest(ctx, env, "bob", http.MethodDelete, other.ID(), "")
+	if err != nil {
+		return Observation{Err: err}
+	}
+	if bad, _ := rpcError(status, body, http.StatusNotFound); bad != "" {
+		o.Broken = append(o.Broken, "bob's DELETE of alice's session after the restart "+bad)
+	}
+	if mine := timedCall(ctx, other, "docmost_update_page", map[string]any{"page_id": "p1", "content": "still mine"}); mine.Err != nil || mine.IsError {
+		o.Broken = append(o.Broken, fmt.Sprintf("alice's session whose DELETE by bob was refused is not recreated for her: %v %s", mine.Err, mine.Text))
 	}
 	return o
 }}
@@ -711,22 +722,35 @@ var SecretsStayIn = Operation{Name: "an upstream URL's key in errors, audit rows
 // enough to wait out.
 const recordTTLForScenario = 400 * time.Millisecond
 
-// TombstoneExpiry: alice DELETEs her session; once MCPCTL_SESSION_RECORD_TTL_MS
-// has passed, the proxy restarts (the pending fault; it prunes expired records
-// as it starts) and the id is recreated for her again instead of answered
-// with a 404: the tombstone expired. Right after the DELETE it is refused.
-var TombstoneExpiry = Operation{Name: "MCPCTL_SESSION_RECORD_TTL_MS decides: a tombstone older than it is forgotten", Do: func(ctx context.Context, env *harness.Env) Observation {
+// TombstoneExpiry: the session records (owners and tombstones) live
+// MCPCTL_SESSION_RECORD_TTL_MS after their last event, then are forgotten.
+// Alice's session opened before the wait is, after a restart, an id the proxy
+// no longer knows it issued: refused like one it never issued. Her session
+// opened inside the TTL is recreated for her. Her DELETEd id is refused on
+// both sides of the TTL: forgetting a tombstone never makes an id adoptable.
+var TombstoneExpiry = Operation{Name: "MCPCTL_SESSION_RECORD_TTL_MS decides: a session record older than it is forgotten", Do: func(ctx context.Context, env *harness.Env) Observation {
+	open := func() (string, error) {
+		cs, err := harness.SDKClient(ctx, env.ProjectURL(), env.Token("alice"))
+		if err != nil {
+			return "", err
+		}
+		return cs.ID(), nil // not closed: the restart loses it
+	}
+	old, err := open()
+	if err != nil {
+		return Observation{Err: err}
+	}
 	cs, err := harness.SDKClient(ctx, env.ProjectURL(), env.Token("alice"))
 	if err != nil {
 		return Observation{Err: err}
 	}
-	id := cs.ID()
+	deleted := cs.ID()
 	if err := cs.Close(); err != nil {
 		return Observation{Err: fmt.Errorf("alice's DELETE: %w", err)}
 	}
 	var o Observation
 	list := `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
-	if status, body, err := mcpRequest(ctx, env, "alice", http.MethodPost, id, list); err != nil || status != http.StatusNotFound {
+	if status, body, err := mcpRequest(ctx, env, "alice", http.MethodPost, deleted, list); err != nil || status != http.StatusNotFound {
 		o.Broken = append(o.Broken, fmt.Sprintf("right after the DELETE, inside MCPCTL_SESSION_RECORD_TTL_MS, the id answered %d (%v): %s", status, err, excerpt(body)))
 	}
 	wait := env.Knobs.SessionRecordTTL + Tolerance
@@ -737,14 +761,30 @@ var TombstoneExpiry = Operation{Name: "MCPCTL_SESSION_RECORD_TTL_MS decides: a t
 		return Observation{Err: ctx.Err()}
 	case <-t.C:
 	}
+	young, err := open()
+	if err != nil {
+		return Observation{Err: err}
+	}
 	if _, err := env.Strike(ctx); err != nil {
 		return Observation{Err: fmt.Errorf("fault: %w", err)}
 	}
 	start := time.Now()
-	status, body, err := mcpRequest(ctx, env, "alice", http.MethodPost, id, list)
+	status, body, err := mcpRequest(ctx, env, "alice", http.MethodPost, young, list)
 	o.Latency, o.Err = time.Since(start), err
-	if err == nil && status != http.StatusOK {
-		o.Broken = append(o.Broken, fmt.Sprintf("%v after the DELETE (MCPCTL_SESSION_RECORD_TTL_MS=%v) and a restart, the id still answered %d: %s", wait, env.Knobs.SessionRecordTTL, status, excerpt(body)))
+	if err != nil {
+		return o
+	}
+	if status != http.StatusOK {
+		o.Broken = append(o.Broken, fmt.Sprintf("alice's session opened inside MCPCTL_SESSION_RECORD_TTL_MS=%v was not recreated after the restart: %d %s", env.Knobs.SessionRecordTTL, status, excerpt(body)))
+	}
+	for what, id := range map[string]string{"opened": old, "DELETEd": deleted} {
+		status, body, err := mcpRequest(ctx, env, "alice", http.MethodPost, id, list)
+		if err != nil {
+			return Observation{Err: err}
+		}
+		if bad, _ := rpcError(status, body, http.StatusNotFound); bad != "" {
+			o.Broken = append(o.Broken, fmt.Sprintf("an id %s %v before the restart (MCPCTL_SESSION_RECORD_TTL_MS=%v, its record forgotten) %s", what, wait, env.Knobs.SessionRecordTTL, bad))
+		}
 	}
 	return o
 }}
