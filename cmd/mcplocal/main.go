@@ -95,7 +95,7 @@ func serve(args []string, stderr io.Writer) error {
 			return err
 		}
 	}
-	logger := slog.New(redact.Handler(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo})))
+	logger := newLogger(stderr)
 	if pct, from := gctune.Apply(os.Getenv); from != "GOGC" {
 		logger.Info("garbage collector target set (GOGC overrides it; see docs/performance.md)", "gogc", pct)
 	}
@@ -129,6 +129,14 @@ func serve(args []string, stderr io.Writer) error {
 	cctx, cancel := context.WithTimeout(context.Background(), p.Knobs().ShutdownGrace+5*time.Second)
 	defer cancel()
 	return p.Close(cctx)
+}
+
+// newLogger is mcplocal's log: text on w, info and above, with every
+// secret (a DSN's password, a URL's userinfo password or query) redacted
+// from messages and values, so the startup line that names the audit store
+// never prints its password.
+func newLogger(w io.Writer) *slog.Logger {
+	return slog.New(redact.Handler(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelInfo})))
 }
 
 // unitAbbrev is how `mcplocal knobs` prints each unit.
