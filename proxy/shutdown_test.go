@@ -22,9 +22,30 @@ import (
 // proxy is shutting down (not an EOF), within the grace, and its audit row
 // says so.
 func TestShutdownAnswersRequestsStillRunning(t *testing.T) {
+	shutdownWithACallRunning(t, false)
+}
+
+// TestShutdownEndsABegunSSEStreamWithAnAnswer: a tools/call whose answer
+// had begun (an SSE stream carrying its progress) when the grace is nearly
+// spent cannot get another HTTP answer; it gets, as the last event of its
+// stream, the isError result saying the proxy is shutting down, and its
+// row says so, instead of an EOF in the middle of the stream.
+func TestShutdownEndsABegunSSEStreamWithAnAnswer(t *testing.T) {
+	shutdownWithACallRunning(t, true)
+}
+
+// shutdownWithACallRunning closes the proxy while a tools/call blocks
+// upstream (after a progress notification, which begins the SSE stream of
+// its answer, when progress is set) and checks the answer and the rows.
+func shutdownWithACallRunning(t *testing.T, progress bool) {
 	entered := make(chan struct{}, 1)
 	up := mcp.NewServer(&mcp.Implementation{Name: "slow", Version: "0"}, nil)
-	mcp.AddTool(up, &mcp.Tool{Name: "block"}, func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+	mcp.AddTool(up, &mcp.Tool{Name: "block"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		if progress {
+			if err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: req.Params.GetProgressToken(), Progress: 1, Message: "started"}); err != nil {
+				return nil, nil, err
+			}
+		}
 		entered <- struct{}{}
 		<-ctx.Done()
 		return nil, nil, ctx.Err()
@@ -47,7 +68,14 @@ func TestShutdownAnswersRequestsStillRunning(t *testing.T) {
 	if err := p.Start("127.0.0.1:0"); err != nil {
 		t.Fatal(err)
 	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "0"}, nil).Connect(context.Background(),
+	progressed := make(chan struct{}, 1)
+	copts := &mcp.ClientOptions{ProgressNotificationHandler: func(context.Context, *mcp.ProgressNotificationClientRequest) {
+		select {
+		case progressed <- struct{}{}:
+		default:
+		}
+	}}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "0"}, copts).Connect(context.Background(),
 		&mcp.StreamableClientTransport{Endpoint: "http://" + p.Addr() + "/projects/p/mcp", DisableStandaloneSSE: true, MaxRetries: -1}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -59,10 +87,17 @@ func TestShutdownAnswersRequestsStillRunning(t *testing.T) {
 	}
 	got := make(chan answer, 1)
 	go func() {
-		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "s_block", Arguments: map[string]any{}})
+		params := &mcp.CallToolParams{Name: "s_block", Arguments: map[string]any{}}
+		if progress {
+			params.SetProgressToken("shutdown-progress")
+		}
+		res, err := cs.CallTool(context.Background(), params)
 		got <- answer{res, err, time.Now()}
 	}()
 	<-entered
+	if progress {
+		<-progressed // the answer's SSE stream has begun
+	}
 	start := time.Now()
 	closed := make(chan struct{})
 	go func() { _ = p.Close(context.Background()); close(closed) }()
@@ -102,6 +137,9 @@ func TestShutdownAnswersRequestsStillRunning(t *testing.T) {
 	for _, r := range rows {
 		if r.Kind == audit.KindToolCallTrace && r.Status == entry.StatusShutdown {
 			found = true
+			if onStream := strings.Contains(r.Detail, entry.AnsweredOnStream); onStream != progress {
+				t.Errorf("the shutdown row's detail %q; want it to say whether the answer's SSE stream had begun (%v)", r.Detail, progress)
+			}
 		}
 		if r.Kind == audit.KindToolCallTrace && r.Status == audit.StatusOK {
 			t.Errorf("a tool_call_trace row of the interrupted call says ok: %+v", r)

@@ -227,3 +227,18 @@ func TestPingIsAnswered(t *testing.T) {
 		t.Fatalf("ping: %d code %d %s", a.status, a.code, a.msg)
 	}
 }
+
+func TestIsAnswerEventTellsTheAnswerFromWhatPrecedesIt(t *testing.T) {
+	cases := map[string]bool{
+		"event: message\nid: 1_0\ndata: {\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"content\":[]}}\n\n":                              true,
+		"event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":\"a\",\"error\":{\"code\":-32001,\"message\":\"x\"}}\n\n":                 true,
+		"event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"result\":1}}\n\n":            false,
+		"event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"sampling/createMessage\",\"params\":{\"error\":\"\"}}\n\n": false,
+		": keep-alive\n\n": false,
+	}
+	for ev, want := range cases {
+		if got := isAnswerEvent([]byte(ev)); got != want {
+			t.Errorf("isAnswerEvent(%q) = %v, want %v", ev, got, want)
+		}
+	}
+}

@@ -1,12 +1,14 @@
 package entry
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -21,19 +23,25 @@ import (
 const ShuttingDown = "the proxy is shutting down and this request did not complete; retry it"
 
 // inflight is one JSON-RPC request on a live session whose answer has not
-// started. Its writer lets exactly one of the SDK and the shutdown answer it.
+// been written. Its writer lets exactly one of the SDK and the shutdown
+// answer it: with an HTTP answer of its own if none had started, or with a
+// last event on the SSE stream the SDK had begun (progress, a server request)
+// but not yet ended with the answer.
 type inflight struct {
 	http.ResponseWriter
-	mu       sync.Mutex
-	started  bool // the SDK began the answer
-	answered bool // the shutdown answered it: the SDK's writes are dropped
-	id       json.RawMessage
-	method   string
-	code     string
-	session  string
-	user     string
-	project  string
-	cancel   context.CancelCauseFunc // ends the request's context, so the SDK lets go of it
+	mu        sync.Mutex
+	started   bool // the SDK began the answer
+	sse       bool // the begun answer is an SSE stream
+	responded bool // the SDK wrote the JSON-RPC answer on its SSE stream
+	answered  bool // the shutdown answers it: the SDK's writes are dropped
+	finished  bool // the shutdown's answer was written
+	id        json.RawMessage
+	method    string
+	code      string
+	session   string
+	user      string
+	project   string
+	cancel    context.CancelCauseFunc // ends the request's context, so the SDK lets go of it
 }
 
 // errShutdown is the cause of a request context the shutdown ended.
@@ -45,8 +53,16 @@ func (f *inflight) WriteHeader(status int) {
 	if f.answered {
 		return
 	}
-	f.started = true
+	f.begin()
 	f.ResponseWriter.WriteHeader(status)
+}
+
+// begin notes that the SDK began the answer, and whether as an SSE stream.
+func (f *inflight) begin() {
+	if !f.started {
+		f.started = true
+		f.sse = strings.HasPrefix(f.ResponseWriter.Header().Get("Content-Type"), "text/event-stream")
+	}
 }
 
 func (f *inflight) Write(b []byte) (int, error) {
@@ -55,8 +71,25 @@ func (f *inflight) Write(b []byte) (int, error) {
 	if f.answered {
 		return len(b), nil
 	}
-	f.started = true
+	f.begin()
+	if f.sse && !f.responded && isAnswerEvent(b) {
+		f.responded = true
+	}
 	return f.ResponseWriter.Write(b)
+}
+
+// isAnswerEvent reports whether b, one SSE event as the go-sdk writes it (one
+// Write per event), carries a JSON-RPC answer: an id and a result or an
+// error, no method. Only the event's first bytes are looked at: the SDK's
+// messages put jsonrpc, id and method before params, result and error.
+func isAnswerEvent(b []byte) bool {
+	i := bytes.Index(b, []byte("data: "))
+	if i < 0 {
+		return false
+	}
+	head := b[i:min(len(b), i+256)]
+	return !bytes.Contains(head, []byte(`"method":`)) &&
+		(bytes.Contains(head, []byte(`"result":`)) || bytes.Contains(head, []byte(`"error":`)))
 }
 
 func (f *inflight) Flush() {
@@ -73,11 +106,12 @@ func (f *inflight) Flush() {
 func (f *inflight) Unwrap() http.ResponseWriter { return f.ResponseWriter }
 
 // stop marks the request as answered by the shutdown, if the SDK has not
-// begun its answer, and ends its context; the handler goroutine writes the
-// answer (finish) once the SDK lets go. It reports whether it marked it.
+// written its answer (nothing written, or an SSE stream without the answer
+// yet), and ends its context; the handler goroutine writes the answer
+// (finish) once the SDK lets go. It reports whether it marked it.
 func (f *inflight) stop() bool {
 	f.mu.Lock()
-	marked := !f.started && !f.answered
+	marked := !f.answered && (!f.started || (f.sse && !f.responded))
 	if marked {
 		f.answered = true // from now on the SDK's writes are dropped
 	}
@@ -93,19 +127,21 @@ func (f *inflight) stop() bool {
 func (f *inflight) finish() bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if !f.answered || f.started {
+	if !f.answered || f.finished {
 		return false
 	}
-	f.started = true
-	f.write()
+	f.finished = true
+	if f.started {
+		f.writeEvent()
+	} else {
+		f.write()
+	}
 	return true
 }
 
-// write writes the shutdown answer: a
-// tools/call gets an isError result, anything else JSON-RPC error -32001;
-// both quote the request's trace code. The body is complete (with its
-// length) before the connection goes.
-func (f *inflight) write() {
+// message is the shutdown answer: a tools/call gets an isError result,
+// anything else JSON-RPC error -32001; both quote the request's trace code.
+func (f *inflight) message() []byte {
 	text := fmt.Sprintf("%s [trace %s]", ShuttingDown, f.code)
 	msg := map[string]any{"jsonrpc": "2.0", "id": f.id}
 	if f.method == "tools/call" {
@@ -118,12 +154,28 @@ func (f *inflight) write() {
 		msg["error"] = map[string]any{"code": deadline.CodeRequestFailed, "message": text, "data": map[string]string{trace.MetaKey: f.code}}
 	}
 	b, _ := json.Marshal(msg)
+	return b
+}
+
+// write writes the shutdown answer as the whole HTTP answer, complete (with
+// its length) before the connection goes.
+func (f *inflight) write() {
+	b := f.message()
 	h := f.ResponseWriter.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("Content-Length", strconv.Itoa(len(b)))
 	h.Set("Connection", "close")
 	f.ResponseWriter.WriteHeader(http.StatusOK)
 	_, _ = f.ResponseWriter.Write(b)
+	if fl, ok := f.ResponseWriter.(http.Flusher); ok {
+		fl.Flush()
+	}
+}
+
+// writeEvent writes the shutdown answer as the last event of the SSE stream
+// the SDK had begun: the client reads its answer there, then the stream ends.
+func (f *inflight) writeEvent() {
+	_, _ = fmt.Fprintf(f.ResponseWriter, "event: message\ndata: %s\n\n", f.message())
 	if fl, ok := f.ResponseWriter.(http.Flusher); ok {
 		fl.Flush()
 	}
@@ -196,11 +248,19 @@ func (h *Handler) AnswerInFlight() int {
 // shutdownRow is the audit row of a request the shutdown answered: its
 // status says so, whatever the handler writes when it is finally stopped.
 func shutdownRow(f *inflight) audit.Row {
+	detail := f.method + ": " + ShuttingDown
+	if f.started {
+		detail += " (" + AnsweredOnStream + ")"
+	}
 	return audit.Row{
 		Kind: audit.KindToolCallTrace, CorrelationID: f.code, SpanID: trace.NewSpanID(),
-		SessionID: f.session, User: f.user, Project: f.project, Start: time.Now(), Status: StatusShutdown, Detail: f.method + ": " + ShuttingDown,
+		SessionID: f.session, User: f.user, Project: f.project, Start: time.Now(), Status: StatusShutdown, Detail: detail,
 	}
 }
+
+// AnsweredOnStream is what the row of a request answered at shutdown adds
+// when its answer's SSE stream had begun.
+const AnsweredOnStream = "its SSE stream had begun: answered as the stream's last event"
 
 // StatusShutdown is the audit status of a request answered at shutdown.
 const StatusShutdown = "shutting_down"
