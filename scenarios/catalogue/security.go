@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -41,6 +42,7 @@ func securityScenarios() []Scenario {
 	}
 	caps := withKnobs(twoUsers, func(v *knobs.Values) { v.SessionsPerUserMax, v.SessionsMax = 2, 3 })
 	idle := withKnobs(twoUsers, func(v *knobs.Values) { v.SessionIdle = idleForScenario })
+	idle.Everything = true // its whoami names the upstream session a client session holds
 	big := withKnobs(twoUsers, func(v *knobs.Values) { v.UpstreamMaxResponseBytes = 4096 })
 	slow := withKnobs(twoUsers, func(v *knobs.Values) {
 		v.ReadTimeout, v.IdleConnTimeout, v.MaxHeaderBytes = readTimeoutForScenario, idleConnForScenario, 8<<10
@@ -396,6 +398,10 @@ var IdleExpiry = Operation{Name: "MCPCTL_SESSION_IDLE_MS decides: a session idle
 	if early := timedCall(ctx, cs, "docmost_update_page", args); early.Err != nil || strings.Contains(early.Text, NoticePrefix) {
 		o.Broken = append(o.Broken, fmt.Sprintf("a call well inside MCPCTL_SESSION_IDLE_MS found the session expired: %v %s", early.Err, excerpt(early.Text)))
 	}
+	who := timedCall(ctx, cs, "everything_whoami", nil) // the upstream session alice's session holds there
+	if who.Err != nil || who.IsError || who.Text == "" {
+		return Observation{Err: fmt.Errorf("everything_whoami: %v %s", who.Err, who.Text)}
+	}
 	idle := env.Knobs.SessionIdle
 	wait := idle + idle/4 + Tolerance
 	t := time.NewTimer(wait)
@@ -407,6 +413,9 @@ var IdleExpiry = Operation{Name: "MCPCTL_SESSION_IDLE_MS decides: a session idle
 	}
 	if n, counted := env.LiveSessions(); counted && n != 0 {
 		o.Broken = append(o.Broken, fmt.Sprintf("%v after the last use (MCPCTL_SESSION_IDLE_MS=%v + sweep + tolerance) the proxy still holds %d sessions", wait, idle, n))
+	}
+	if env.Everything != nil && slices.Contains(env.Everything.SessionIDs(), who.Text) {
+		o.Broken = append(o.Broken, fmt.Sprintf("the expired session's upstream session %s was not released %v after its last use", who.Text, wait))
 	}
 	late := timedCall(ctx, cs, "docmost_update_page", args)
 	o.Latency, o.Err, o.Text, o.Trace = late.Latency, late.Err, late.Text, late.Trace
@@ -471,6 +480,20 @@ var AuditPrivacy = Operation{Name: "another user reads the audit trail by trace 
 	}
 	if status, body, err := apiGet(ctx, env, "", "/api/v1/instances"); err == nil && status != http.StatusUnauthorized {
 		o.Broken = append(o.Broken, fmt.Sprintf("GET /api/v1/instances without a token answered %d, want 401: %s", status, excerpt(body)))
+	}
+	// A chat turn spends LLM credit: without a token it is refused before
+	// anything is spent, whether an LLM is configured or not.
+	if req, err := http.NewRequestWithContext(ctx, http.MethodPost, env.Target.URL()+"/api/v1/chat", strings.NewReader(`{"message":"spend credit"}`)); err == nil {
+		req.Header.Set("Content-Type", "application/json")
+		hc := harness.HTTPClient("")
+		if resp, err := hc.Do(req); err == nil {
+			b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+			_ = resp.Body.Close()
+			if resp.StatusCode != http.StatusUnauthorized {
+				o.Broken = append(o.Broken, fmt.Sprintf("POST /api/v1/chat without a token answered %d, want 401: %s", resp.StatusCode, excerpt(string(b))))
+			}
+		}
+		hc.CloseIdleConnections()
 	}
 	return o
 }}
