@@ -752,12 +752,19 @@ const recordTTLForScenario = 400 * time.Millisecond
 // opened inside the TTL is recreated for her. Her DELETEd id is refused on
 // both sides of the TTL: forgetting a tombstone never makes an id adoptable.
 var TombstoneExpiry = Operation{Name: "MCPCTL_SESSION_RECORD_TTL_MS decides: a session record older than it is forgotten", Do: func(ctx context.Context, env *harness.Env) Observation {
+	var clients []*mcp.ClientSession
+	defer func() {
+		for _, cs := range clients {
+			_ = cs.Close() // after the checks: its DELETE changes nothing they saw
+		}
+	}()
 	open := func() (string, error) {
 		cs, err := harness.SDKClient(ctx, env.ProjectURL(), env.Token("alice"))
 		if err != nil {
 			return "", err
 		}
-		return cs.ID(), nil // not closed: the restart loses it
+		clients = append(clients, cs)
+		return cs.ID(), nil // not closed before the restart, which loses it
 	}
 	old, err := open()
 	if err != nil {
