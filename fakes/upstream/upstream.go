@@ -13,6 +13,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -62,7 +63,8 @@ type Server struct {
 	behaviors map[string]Behavior
 	calls     []Call
 	inflight  sync.WaitGroup
-	sse       bool // answer with SSE streams (the everything fake), not JSON
+	running   atomic.Int64 // calls in run now: InFlight
+	sse       bool         // answer with SSE streams (the everything fake), not JSON
 
 	rootsChanged int // notifications/roots/list_changed received (everything)
 }
@@ -122,6 +124,8 @@ func (s *Server) add(t *mcp.Tool, answer func(map[string]any) string) {
 func (s *Server) run(ctx context.Context, tool string, answer func() *mcp.CallToolResult) *mcp.CallToolResult {
 	s.inflight.Add(1)
 	defer s.inflight.Done()
+	s.running.Add(1)
+	defer s.running.Add(-1)
 	b := s.Behavior(tool)
 	start := time.Now()
 	rec := func(cancelled bool) {
@@ -189,6 +193,10 @@ func (s *Server) Calls() []Call {
 	defer s.mu.Unlock()
 	return append([]Call(nil), s.calls...)
 }
+
+// InFlight is how many tool calls the fake is serving now: a scenario waits
+// on it to know a call has reached the upstream (and so passed the proxy).
+func (s *Server) InFlight() int { return int(s.running.Load()) }
 
 // Sessions is how many MCP sessions the fake holds open now.
 func (s *Server) Sessions() int { return len(s.SessionIDs()) }

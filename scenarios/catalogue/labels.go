@@ -13,7 +13,7 @@ import (
 var Labels = []string{
 	"audit-api", "baseline", "bounded-io", "caps", "deadline", "delete", "failover", "gate", "hang", "idle",
 	"ids", "kill", "knob", "llm", "network", "no-llm", "origin", "ownership", "paginate", "panic", "proxy",
-	"restart", "secrets", "security", "seeded", "sessions", "shape", "slow-client", "stages", "summarize", "surface",
+	"restart", "secrets", "security", "seeded", "sessions", "shape", "shutdown", "slow-client", "stages", "summarize", "surface",
 	"ttl", "upstream",
 }
 

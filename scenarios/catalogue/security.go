@@ -16,6 +16,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpchaos/mcpchaos/fakes/upstream"
 	"github.com/mcpchaos/mcpchaos/proxy/audit"
 	"github.com/mcpchaos/mcpchaos/proxy/knobs"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
@@ -82,6 +83,9 @@ func securityScenarios() []Scenario {
 			Labels: sec("secrets"), Env: secretURL, Budget: requestDeadline, Expect: sessionAnswered, Needs: ownsSessions},
 		{Fault: harness.ProxyRestart{}, Operation: TombstoneExpiry, Promise: "8 session records expire",
 			Labels: sec("ttl", "knob", "restart"), Env: ttl, Budget: requestDeadline, Expect: sessionAnswered, Needs: ownsSessions},
+		{Fault: harness.ProxyRestart{}, Operation: ShutdownInFlight, Promise: "8 a stop answers the calls still running",
+			Labels: sec("shutdown", "restart"), Env: twoUsers, Budget: func(k knobs.Values) time.Duration { return k.ShutdownGrace },
+			Expect: sessionAnswered, Needs: ownsSessions},
 		{Fault: harness.None{}, Operation: IdleExpiry, Promise: "8 idle sessions expire and are released",
 			Labels: sec("idle", "knob"), Env: idle, Budget: requestDeadline, Expect: sessionAnswered, Needs: ownsSessions},
 	}
@@ -815,6 +819,85 @@ var TombstoneExpiry = Operation{Name: "MCPCTL_SESSION_RECORD_TTL_MS decides: a s
 		if bad, _ := rpcError(status, body, http.StatusNotFound); bad != "" {
 			o.Broken = append(o.Broken, fmt.Sprintf("an id %s %v before the restart (MCPCTL_SESSION_RECORD_TTL_MS=%v, its record forgotten) %s", what, wait, env.Knobs.SessionRecordTTL, bad))
 		}
+	}
+	return o
+}}
+
+// ShutdownInFlight (issue 12: "SIGTERM with a request still running past the
+// shutdown grace: the client gets EOF and the audit row says outcome=ok"):
+// alice's tools/call hangs upstream; the proxy is stopped (the pending fault:
+// SIGTERM for the binary) and started again. Within MCPCTL_SHUTDOWN_GRACE_MS
+// the call is answered with an isError saying the proxy is shutting down,
+// quoting its trace code, and that code's tool_call_trace row says
+// shutting_down, none ok.
+var ShutdownInFlight = Operation{Name: "a call still running when the proxy stops", Do: func(ctx context.Context, env *harness.Env) Observation {
+	cs, err := harness.SDKClient(ctx, env.ProjectURL(), env.Token("alice"))
+	if err != nil {
+		return Observation{Err: err}
+	}
+	defer cs.Close()
+	env.Docmost.Set("update_page", upstream.Behavior{Kind: upstream.Hang})
+	defer env.Docmost.Reset()
+	type answer struct {
+		Observation
+		at time.Time
+	}
+	answered := make(chan answer, 1)
+	go func() {
+		o := timedCall(ctx, cs, "docmost_update_page", map[string]any{"page_id": "p1", "content": "never stored"})
+		answered <- answer{o, time.Now()}
+	}()
+	// The call has passed the proxy once the upstream serves it: only then
+	// is it a request in flight that the stop must answer.
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for env.Docmost.InFlight() == 0 {
+		select {
+		case <-ctx.Done():
+			return Observation{Err: ctx.Err()}
+		case o := <-answered:
+			return Observation{Err: fmt.Errorf("the hanging call was answered before the stop: %v %s", o.Err, o.Text)}
+		case <-tick.C:
+		}
+	}
+	start := time.Now()
+	if _, err := env.Strike(ctx); err != nil {
+		return Observation{Err: fmt.Errorf("fault: %w", err)}
+	}
+	var a answer
+	select {
+	case <-ctx.Done():
+		return Observation{Err: ctx.Err()}
+	case a = <-answered:
+	}
+	o := a.Observation
+	o.Latency = a.at.Sub(start) // from the stop's start: within the grace
+	if o.Err != nil {
+		o.Broken = append(o.Broken, fmt.Sprintf("the call running at the stop got no answer: %v", o.Err))
+		o.Err = nil
+		return o
+	}
+	if !o.IsError || !strings.Contains(o.Text, "shutting down") || o.Trace == "" || !strings.Contains(o.Text, o.Trace) {
+		o.Broken = append(o.Broken, "the call running at the stop was not answered with an isError saying the proxy is shutting down and quoting its trace code: "+excerpt(o.Text))
+		return o
+	}
+	rows, err := env.Audit(ctx, o.Trace)
+	if err != nil {
+		o.Broken = append(o.Broken, "audit: "+err.Error())
+		return o
+	}
+	said := false
+	for _, r := range rows {
+		if r.Kind != audit.KindToolCallTrace {
+			continue
+		}
+		if r.Status == audit.StatusOK {
+			o.Broken = append(o.Broken, fmt.Sprintf("the tool_call_trace row %s of the call answered at the stop says ok", r.SpanID))
+		}
+		said = said || r.Status == "shutting_down"
+	}
+	if !said {
+		o.Broken = append(o.Broken, fmt.Sprintf("no tool_call_trace row of trace %s says shutting_down (%d rows)", o.Trace, len(rows)))
 	}
 	return o
 }}
