@@ -174,6 +174,26 @@ var Hijack = Operation{Name: "another user's tools/call and DELETE on a live ses
 	if again := timedCall(ctx, cs, "docmost_update_page", args); again.Err != nil || again.IsError {
 		o.Broken = append(o.Broken, fmt.Sprintf("alice's session after bob's attempts: %v %s", again.Err, again.Text))
 	}
+	// Her token with the scheme in lower case is still hers (RFC 6750: the
+	// scheme is case-insensitive).
+	if req, err := http.NewRequestWithContext(ctx, http.MethodPost, env.ProjectURL(), strings.NewReader(toolsCall)); err == nil {
+		req.Header.Set("Authorization", "bearer "+env.Token("alice"))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+		req.Header.Set("Mcp-Session-Id", id)
+		hc := &http.Client{}
+		if resp, err := hc.Do(req); err != nil {
+			o.Broken = append(o.Broken, "alice's call with `bearer` in lower case: "+err.Error())
+		} else {
+			b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+			_ = resp.Body.Close()
+			if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), `"result"`) {
+				o.Broken = append(o.Broken, fmt.Sprintf("alice's call with `bearer` in lower case answered %d: %s", resp.StatusCode, excerpt(string(b))))
+			}
+		}
+		hc.CloseIdleConnections()
+	}
 	o.Broken = append(o.Broken, rowsOnlyOf(ctx, env, id, "alice")...)
 	return o
 }}
