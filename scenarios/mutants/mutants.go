@@ -420,6 +420,26 @@ var table = []Mutant{
 	{Name: "ready-while-audit-down", PatchFile: "95-ready-while-audit-down.patch",
 		Regression: "/readyz says ready while the audit store does not answer, so a load balancer sends users to a proxy that cannot record or check session owners (issue 12).",
 		Kill:       goTest("./proxy", "^TestNotReadyWhileTheAuditStoreIsDown$")},
+	// 120-125: issue 12's defences whose specs were written with the
+	// defence but had no mutant number left in 88-95.
+	{Name: "panic-stack-unlogged", PatchFile: "120-panic-stack-unlogged.patch",
+		Regression: "a handler panic is answered and audited but its stack is never logged, so the operator cannot find the bug (issue 12).",
+		Kill:       goTest("./proxy", "^TestPanicStackIsLogged$")},
+	{Name: "failpoints-always-armed", PatchFile: "121-failpoints-always-armed.patch",
+		Regression: "the production binary honours MCPCHAOS failpoints without the explicit test-run switch, so an environment variable can make it hang or fail on purpose (issue 12).",
+		Kill:       goTest("./cmd/mcplocal", "^TestFailpointsNeedExplicitEnable$")},
+	{Name: "read-timeout-uncapped", PatchFile: "122-read-timeout-uncapped.patch",
+		Regression: "reading a request is bounded only by MCPCTL_READ_TIMEOUT_MS, not by the request deadline, so a trickled body outlives the answer's own deadline (issue 12).",
+		Kill:       goTest("./proxy", "^TestRequestDeadlineCoversReadingTheBody$")},
+	{Name: "sse-stream-ends-in-eof", PatchFile: "123-sse-stream-ends-in-eof.patch",
+		Regression: "at shutdown a call whose SSE stream had begun gets no answer on it: the client reads EOF, \"request terminated without response\" (issue 12).",
+		Kill:       goTest("./proxy", "^TestShutdownEndsABegunSSEStreamWithAnAnswer$")},
+	{Name: "idle-keeps-upstream", PatchFile: "124-idle-keeps-upstream.patch",
+		Regression: "an idle session expires but what it held upstream (its upstream sessions) is kept until shutdown (issue 12).",
+		Kill:       inCatalogue("idle")},
+	{Name: "chat-without-token", PatchFile: "125-chat-without-token.patch",
+		Regression: "POST /api/v1/chat answers without a token when users are configured, so anyone who reaches the proxy spends its LLM credit (issue 12).",
+		Kill:       inCatalogue("audit-api")},
 }
 
 // All returns every mutant with its patch, in patch order.
