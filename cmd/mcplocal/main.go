@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mcpchaos/mcpchaos/cmd/mcplocal/asynclog"
 	"github.com/mcpchaos/mcpchaos/proxy"
 	"github.com/mcpchaos/mcpchaos/proxy/config"
 	"github.com/mcpchaos/mcpchaos/proxy/failpoint"
@@ -95,7 +96,23 @@ func serve(args []string, stderr io.Writer) error {
 			return err
 		}
 	}
-	logger := newLogger(stderr)
+	kv, err := knobs.Load(os.Getenv)
+	if err != nil {
+		return err
+	}
+	// Log lines leave through a bounded buffer, off the request path
+	// (cmd/mcplocal/asynclog); what is queued is written before serve returns,
+	// within the shutdown grace: a stalled stderr must not keep the process
+	// alive (the error printed then says how much was left).
+	logw := asynclog.New(stderr, int(kv.LogBufferBytes))
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), kv.ShutdownGrace)
+		defer cancel()
+		if err := logw.Close(ctx); err != nil {
+			fmt.Fprintln(stderr, "mcplocal:", err)
+		}
+	}()
+	logger := newLogger(logw)
 	if pct, from := gctune.Apply(os.Getenv); from != "GOGC" {
 		logger.Info("garbage collector target set (GOGC overrides it; see docs/performance.md)", "gogc", pct)
 	}

@@ -114,6 +114,9 @@ type Values struct {
 	MaxHeaderBytes int64
 	// UpstreamMaxResponseBytes bounds one response body from an upstream.
 	UpstreamMaxResponseBytes int64
+	// LogBufferBytes bounds the log lines mcplocal holds for stderr when
+	// stderr is slower than the proxy.
+	LogBufferBytes int64
 }
 
 // Table lists every knob, in the order docs/knobs.md shows them.
@@ -170,6 +173,8 @@ var Table = []Knob{
 		func(v *Values) *int64 { return &v.MaxHeaderBytes }),
 	num("MCPCTL_UPSTREAM_MAX_RESPONSE_BYTES", Bytes, 32<<20, "one response body from an upstream MCP server (larger: isError naming this knob)",
 		func(v *Values) *int64 { return &v.UpstreamMaxResponseBytes }),
+	num("MCPCTL_LOG_BUFFER_BYTES", Bytes, 1<<20, "log lines waiting for stderr, written off the request path (full: a line is dropped, counted, and the count logged)",
+		func(v *Values) *int64 { return &v.LogBufferBytes }),
 }
 
 // Defaults returns every knob at its default.
