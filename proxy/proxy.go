@@ -35,6 +35,7 @@ import (
 	"github.com/mcpchaos/mcpchaos/proxy/gate"
 	"github.com/mcpchaos/mcpchaos/proxy/health"
 	"github.com/mcpchaos/mcpchaos/proxy/knobs"
+	"github.com/mcpchaos/mcpchaos/proxy/lazyaccept"
 	"github.com/mcpchaos/mcpchaos/proxy/llm"
 	"github.com/mcpchaos/mcpchaos/proxy/origin"
 	"github.com/mcpchaos/mcpchaos/proxy/pause"
@@ -278,10 +279,13 @@ func (p *Proxy) Start(addr string) error {
 	if addr == "" {
 		addr = p.cfg.Listen
 	}
-	ln, err := net.Listen("tcp", addr)
+	inner, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("listen %s: %w", addr, err)
 	}
+	// A connection reaches the server with its first byte: until then it is
+	// idle, not slow (proxy/lazyaccept; found by the 100,000-request soak).
+	ln := lazyaccept.New(inner, p.knobs.IdleConnTimeout)
 	srv := &http.Server{
 		Handler:           p.handler,
 		ReadHeaderTimeout: min(10*time.Second, p.knobs.ReadTimeout, p.knobs.RequestDeadline),

@@ -1,0 +1,115 @@
+package lazyaccept
+
+import (
+	"io"
+	"net"
+	"runtime"
+	"testing"
+	"time"
+)
+
+// bound keeps a broken Listener from hanging a test; generous for a loaded,
+// shared machine.
+const bound = 5 * time.Second
+
+func listen(t *testing.T, idle time.Duration) *Listener {
+	t.Helper()
+	inner, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := New(inner, idle)
+	t.Cleanup(func() { _ = l.Close() })
+	return l
+}
+
+func dial(t *testing.T, l *Listener) net.Conn {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", l.Addr().String(), bound)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	_ = c.SetDeadline(time.Now().Add(bound))
+	return c
+}
+
+func acceptWithin(t *testing.T, l *Listener) net.Conn {
+	t.Helper()
+	got := make(chan net.Conn, 1)
+	go func() {
+		c, err := l.Accept()
+		if err != nil {
+			got <- nil
+			return
+		}
+		got <- c
+	}()
+	select {
+	case c := <-got:
+		if c == nil {
+			t.Fatal("Accept failed")
+		}
+		t.Cleanup(func() { _ = c.Close() })
+		return c
+	case <-time.After(bound):
+		t.Fatal("Accept returned nothing")
+	}
+	return nil
+}
+
+func TestAcceptReturnsAConnectionWithItsFirstByteIntact(t *testing.T) {
+	l := listen(t, time.Minute)
+	silent := dial(t, l) // dialled first, never writes: must not block the next
+	_ = silent
+	c := dial(t, l)
+	if _, err := c.Write([]byte("hello")); err != nil {
+		t.Fatal(err)
+	}
+	s := acceptWithin(t, l)
+	_ = s.SetDeadline(time.Now().Add(bound))
+	got, err := io.ReadAll(io.LimitReader(s, 5))
+	if err != nil || string(got) != "hello" {
+		t.Fatalf("read %q, %v; want hello", got, err)
+	}
+}
+
+func TestASilentConnectionIsClosedAfterTheIdleTimeout(t *testing.T) {
+	const idle = 200 * time.Millisecond
+	l := listen(t, idle)
+	c := dial(t, l)
+	start := time.Now()
+	_, err := c.Read(make([]byte, 1))
+	if ne, ok := err.(net.Error); err == nil || ok && ne.Timeout() {
+		t.Fatalf("a silent connection is still open after %v (idle timeout %v): %v", time.Since(start), idle, err)
+	}
+	if took := time.Since(start); took < idle {
+		t.Fatalf("closed after %v, before the idle timeout %v", took, idle)
+	}
+}
+
+func TestCloseEndsWaitingConnectionsAndItsGoroutines(t *testing.T) {
+	before := runtime.NumGoroutine()
+	inner, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := New(inner, time.Minute)
+	c := dial(t, l)
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Read(make([]byte, 1)); err == nil {
+		t.Fatal("the waiting connection is still open after Close")
+	}
+	if _, err := l.Accept(); err == nil {
+		t.Fatal("Accept after Close returned a connection")
+	}
+	deadline := time.Now().Add(bound)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		runtime.Gosched()
+	}
+	if n := runtime.NumGoroutine(); n > before {
+		t.Fatalf("%d goroutines after Close, %d before", n, before)
+	}
+}
