@@ -440,6 +440,9 @@ var table = []Mutant{
 	{Name: "chat-without-token", PatchFile: "125-chat-without-token.patch",
 		Regression: "POST /api/v1/chat answers without a token when users are configured, so anyone who reaches the proxy spends its LLM credit (issue 12).",
 		Kill:       inCatalogue("audit-api")},
+	{Name: "preconnected-conn-closed", PatchFile: "105-preconnected-conn-closed.patch",
+		Regression: "the HTTP server gets a connection at accept, so one a client dialled ahead of its first request is closed after the read-header timeout and a request sent as the close crosses it gets EOF (3 of the 100,000-request soak's requests).",
+		Kill:       Check{Kind: Ginkgo, Label: "idle && inprocess", Focus: "opened ahead"}},
 }
 
 // All returns every mutant with its patch, in patch order.
