@@ -23,20 +23,20 @@ const (
 	// inFlight is how many requests are in flight at once.
 	inFlight = 200
 	// inFlightTarget is what docs/performance.md targets: a bounded answer
-	// within its bound + 50 ms with inFlight requests in flight. It is NOT
-	// held yet: measured here, the proxy overshoots the upstream call
-	// timeout by up to ~650 ms (every upstream call of a project shares one
-	// go-sdk client session whose mutex the 200 calls queue on, and a timed
-	// out call waits for that mutex before it returns). The specs report
-	// the overshoot against it and hold inFlightTolerance.
+	// within its bound + 50 ms with inFlight requests in flight. The specs
+	// report every run against it; they hold inFlightTolerance, because the
+	// target holds only on a quiet machine (docs/performance.md).
 	inFlightTarget = 50 * time.Millisecond
-	// inFlightTolerance is what the specs hold today, past the request's
-	// (or the stage's) budget. Measured at load average ~20 on 2 cores: the
-	// slowest of 200 answers that time out together left up to 0.30 s past
-	// the 1.5 s request deadline (race and non-race builds alike: answering
-	// 200 requests at once is CPU the loaded machine lends slowly), so the
-	// specs hold twice that.
-	inFlightTolerance = 2 * 300 * time.Millisecond
+	// inFlightTolerance is what the specs hold past the bound meant to answer
+	// (the upstream call timeout; the pagination LLM timeout). The 200
+	// answers that time out together cost the non-race proxy 40-80 ms of CPU
+	// in all (profiled, docs/performance.md); what they land past the bound
+	// is the CPU share a loaded machine lends it, and the race detector's
+	// several-fold cost in process. Measured on 2 shared cores at load
+	// average 8-23 (2026-12-01): slowest up to 0.40 s past (binary) and
+	// 0.55 s past (race-built in process, a soak running beside it); the
+	// specs hold about one and a half times that.
+	inFlightTolerance = 800 * time.Millisecond
 )
 
 // fireTogether opens n sessions (untimed), then sends one tools/call on each
@@ -106,10 +106,15 @@ var _ = Describe("Bounds under load", Label("load", "deadline"), Serial, func() 
 })
 
 func boundsUnderLoad(target func() harness.Target) {
-	It(fmt.Sprintf("answers %d requests in flight against a hanging upstream, each within the request deadline + %v", inFlight, inFlightTolerance), func(ctx SpecContext) {
-		env := newWorld(harness.EnvOptions{Target: target()})
-		bound := env.Knobs.UpstreamCallTimeout // the bound meant to answer; the spec holds the request's budget
-		budget := env.Knobs.RequestDeadline
+	It(fmt.Sprintf("answers %d requests in flight against a hanging upstream, each within MCPCTL_UPSTREAM_CALL_TIMEOUT_MS + %v", inFlight, inFlightTolerance), func(ctx SpecContext) {
+		kv := harness.Compressed()
+		// The request deadline gets room past what the spec holds, so an
+		// answer within it comes from the upstream call timeout.
+		kv.RequestDeadline = 3 * time.Second
+		env := newWorld(harness.EnvOptions{Target: target(), Knobs: &kv})
+		bound := env.Knobs.UpstreamCallTimeout // the bound meant to answer, and the one the spec holds
+		Expect(bound+inFlightTolerance).To(BeNumerically("<", env.Knobs.RequestDeadline),
+			"the request deadline would answer first: the spec would not tell the upstream timeout from it")
 		lat, res := fireTogether(ctx, env.ProjectURL(), inFlight, func() {
 			Expect(harness.ToolHang{Tool: "search"}.Inject(ctx, env)).To(Succeed())
 		}, "docmost_search", map[string]any{"query": "q"})
@@ -118,19 +123,23 @@ func boundsUnderLoad(target func() harness.Target) {
 		AddReportEntry("at the client", report(lat, bound))
 		for i, r := range res {
 			Expect(r.IsError).To(BeTrue(), "answer %d is a readable isError result: %s", i+1, r.Text)
-			Expect(held[i]).To(BeNumerically("<=", budget+inFlightTolerance), "answer %d: %s", i+1, report(held, bound))
+			Expect(held[i]).To(BeNumerically("<=", bound+inFlightTolerance), "answer %d: %s", i+1, report(held, bound))
 		}
 	}, SpecTimeout(90*time.Second))
 
-	It(fmt.Sprintf("bounds the paginate stage of %d requests in flight against a hanging LLM by the stage budget + %v, and says so", inFlight, inFlightTolerance), func(ctx SpecContext) {
+	It(fmt.Sprintf("bounds the paginate stage of %d requests in flight against a hanging LLM by MCPCTL_PAGINATION_LLM_TIMEOUT_MS + %v, and says so", inFlight, inFlightTolerance), func(ctx SpecContext) {
 		kv := harness.Compressed()
 		// The upstream search and the outer deadline get room: what is held
 		// here is the LLM's budget inside each request, not the search.
 		kv.RequestDeadline, kv.UpstreamCallTimeout = 10*time.Second, 8*time.Second
+		// The stage budget gets room past what the spec holds, so a stage
+		// within it was ended by the pagination LLM timeout.
+		kv.StageLLMBudget = 3 * time.Second
 		env := newWorld(harness.EnvOptions{Target: target(), Knobs: &kv, LLM: true,
 			LLMDefault: fakellm.Step{Kind: fakellm.OK, Text: "A\nB\nC"}, Pipeline: []config.Stage{{Name: "paginate"}}})
-		bound := env.Knobs.PaginationLLMTimeout // the bound meant to answer; the spec holds the stage's budget
-		budget := env.Knobs.StageLLMBudget
+		bound := env.Knobs.PaginationLLMTimeout // the bound meant to answer, and the one the spec holds
+		Expect(bound+inFlightTolerance).To(BeNumerically("<", env.Knobs.StageLLMBudget),
+			"the stage budget would answer first: the spec would not tell the pagination timeout from it")
 		lat, res := fireTogether(ctx, env.ProjectURL(), inFlight, func() {
 			Expect(harness.LLMFault{Step: fakellm.Step{Kind: fakellm.HangBeforeHeaders}}.Inject(ctx, env)).To(Succeed())
 		}, "docmost_search", map[string]any{"query": "q"})
@@ -139,7 +148,7 @@ func boundsUnderLoad(target func() harness.Target) {
 		AddReportEntry("whole request at the client", report(lat, bound))
 		for i, r := range res {
 			Expect(r.Text).To(ContainSubstring("⚠"), "answer %d says it is degraded: %.300s", i+1, r.Text)
-			Expect(held[i]).To(BeNumerically("<=", budget+inFlightTolerance), "answer %d: %s", i+1, report(held, bound))
+			Expect(held[i]).To(BeNumerically("<=", bound+inFlightTolerance), "answer %d: %s", i+1, report(held, bound))
 		}
 	}, SpecTimeout(90*time.Second))
 }
