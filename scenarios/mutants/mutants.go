@@ -443,6 +443,9 @@ var table = []Mutant{
 	{Name: "preconnected-conn-closed", PatchFile: "105-preconnected-conn-closed.patch",
 		Regression: "the HTTP server gets a connection at accept, so one a client dialled ahead of its first request is closed after the read-header timeout and a request sent as the close crosses it gets EOF (3 of the 100,000-request soak's requests).",
 		Kill:       Check{Kind: Ginkgo, Label: "idle && inprocess", Focus: "opened ahead"}},
+	{Name: "log-drops-silently", PatchFile: "106-log-drops-silently.patch",
+		Regression: "mcplocal's log writer drops lines when stderr falls behind and never says how many, so an operator reads a complete-looking log with holes in it.",
+		Kill:       goTest("./cmd/mcplocal/asynclog", "^TestAFullBufferDropsCountsAndLogsTheCount$")},
 }
 
 // All returns every mutant with its patch, in patch order.
