@@ -15,6 +15,7 @@ var Labels = []string{
 	"ids", "kill", "knob", "llm", "network", "no-llm", "origin", "ownership", "paginate", "panic", "proxy",
 	"restart", "secrets", "security", "seeded", "sessions", "shape", "shutdown", "slow-client", "stages", "summarize", "surface",
 	"ttl", "upstream",
+	"config", "failpoints", "projects", "readyz", "shared-token",
 }
 
 // CheckLabel says what is wrong with label l ("" when it is one of Labels).

@@ -98,9 +98,14 @@ const idleForScenario = 400 * time.Millisecond
 // mcpRequest sends one MCP HTTP request as user's client would, with a
 // session id if given ("" sends none), and returns the status and body.
 func mcpRequest(ctx context.Context, env *harness.Env, user, method, session, body string) (int, string, error) {
+	return mcpRequestAt(ctx, env, env.ProjectURL(), user, method, session, body)
+}
+
+// mcpRequestAt is mcpRequest on the MCP endpoint endpoint (another project's).
+func mcpRequestAt(ctx context.Context, env *harness.Env, endpoint, user, method, session, body string) (int, string, error) {
 	hc := harness.HTTPClient(env.Token(user))
 	defer hc.CloseIdleConnections()
-	req, err := http.NewRequestWithContext(ctx, method, env.ProjectURL(), strings.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, method, endpoint, strings.NewReader(body))
 	if err != nil {
 		return 0, "", err
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 
 	"github.com/mcpchaos/mcpchaos/proxy"
 	"github.com/mcpchaos/mcpchaos/proxy/config"
@@ -35,14 +36,19 @@ type Spec struct {
 	Failpoints *failpoint.Set
 }
 
-// InProcess runs the proxy inside the test process.
+// InProcess runs the proxy inside the test process. Its log goes to Logger
+// (if set) and to a bounded buffer, Logs, as a binary's stderr does; its
+// audit store can be stalled (StallAudit), which a process cannot be made to.
 type InProcess struct {
 	Logger *slog.Logger
 
-	mu   sync.Mutex
-	p    *proxy.Proxy
-	spec Spec
-	addr string
+	mu      sync.Mutex
+	p       *proxy.Proxy
+	spec    Spec
+	addr    string
+	logOnce sync.Once
+	log     *tailBuffer
+	stalled atomic.Bool
 }
 
 var _ Target = (*InProcess)(nil)
@@ -59,11 +65,18 @@ func (t *InProcess) Start(ctx context.Context, spec Spec) error {
 }
 
 func (t *InProcess) startLocked(ctx context.Context, addr string) error {
+	store, err := t.openStore(ctx)
+	if err != nil {
+		return err
+	}
 	p, err := proxy.New(ctx, t.spec.Config, proxy.Options{
-		Knobs: &t.spec.Knobs, Logger: t.Logger, Failpoints: t.spec.Failpoints,
-		Getenv: func(string) string { return "" },
+		Knobs: &t.spec.Knobs, Logger: t.logger(), Failpoints: t.spec.Failpoints,
+		Getenv: func(string) string { return "" }, AuditStore: store,
 	})
 	if err != nil {
+		if store != nil {
+			_ = store.Close() // closed once: New may have closed it already
+		}
 		return err
 	}
 	if err := p.Start(addr); err != nil {

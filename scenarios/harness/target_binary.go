@@ -54,6 +54,10 @@ type Binary struct {
 	Env []string
 	// MaxLog bounds Logs in bytes; default 1 MiB.
 	MaxLog int
+	// NoFailpointSwitch starts the process as production does: the spec's
+	// failpoints are in its environment, but MCPLOCAL_ENABLE_FAILPOINTS=1,
+	// the switch that says this is a test run, is not.
+	NoFailpointSwitch bool
 
 	mu      sync.Mutex
 	spec    Spec
@@ -250,7 +254,10 @@ func (b *Binary) environLocked() []string {
 	// A zero knob (a Spec without knobs) leaves the proxy's default.
 	env = append(env, b.spec.Knobs.Environ()...)
 	if fp := b.spec.Failpoints.String(); fp != "" { // nil-safe
-		env = append(env, failpointsEnv+"="+fp, "MCPLOCAL_ENABLE_FAILPOINTS=1") // mcplocal ignores failpoints without it
+		env = append(env, failpointsEnv+"="+fp)
+		if !b.NoFailpointSwitch {
+			env = append(env, "MCPLOCAL_ENABLE_FAILPOINTS=1") // mcplocal ignores failpoints without it
+		}
 	}
 	return append(env, b.Env...)
 }

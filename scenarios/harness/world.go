@@ -27,6 +27,10 @@ import (
 // Project is the project every scenario talks to.
 const Project = "docmost"
 
+// OtherProject is the second project of a world built with
+// EnvOptions.SecondProject: the same docmost server, another project.
+const OtherProject = "other"
+
 // Env is one scenario's world: the docmost fake behind a toxiproxy link, and
 // the proxy under test pointed at the link. Close tears it all down.
 type Env struct {
@@ -248,6 +252,9 @@ type EnvOptions struct {
 	// project (every MCP feature: resources, prompts, completion, logging,
 	// progress, sampling, elicitation, roots), behind EverythingLink.
 	Everything bool
+	// SecondProject adds OtherProject, serving the same docmost server, for
+	// scenarios about what belongs to one project (its sessions).
+	SecondProject bool
 }
 
 // The fake LLMs' model names, as the proxy's config names them.
@@ -382,6 +389,9 @@ func NewEnv(ctx context.Context, o EnvOptions) (e *Env, err error) {
 		pc.Servers["everything"] = &config.Server{URL: "http://" + e.EverythingLink.Addr() + "/mcp"}
 	}
 	pc.Pipeline, pc.Gate.Enabled, pc.Prompts = o.Pipeline, o.Gate, o.Prompts
+	if o.SecondProject {
+		e.Config.Projects[OtherProject] = &config.Project{Servers: map[string]*config.Server{"docmost": {URL: pc.Servers["docmost"].URL}}}
+	}
 	if e.LLM != nil {
 		e.Config.LLM = &llm.Config{Primary: "vllm-current", Providers: map[string]llm.ProviderConfig{
 			"vllm-current": {Kind: llm.KindOpenAI, URL: "http://" + e.LLMLink.Addr() + "/v1", Model: PrimaryModel},
@@ -430,6 +440,14 @@ func (e *Env) ProjectURL() string {
 		return ep.Endpoint(Project)
 	}
 	return e.Target.URL() + "/projects/" + Project + "/mcp"
+}
+
+// ProjectURLOf is the MCP endpoint of project (Project or OtherProject).
+func (e *Env) ProjectURLOf(project string) string {
+	if ep, ok := e.Target.(Endpointer); ok {
+		return ep.Endpoint(project)
+	}
+	return e.Target.URL() + "/projects/" + project + "/mcp"
 }
 
 // Instances fetches GET /api/v1/instances.

@@ -1,0 +1,303 @@
+package catalogue
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/mcpchaos/mcpchaos/proxy/config"
+	"github.com/mcpchaos/mcpchaos/proxy/failpoint"
+	"github.com/mcpchaos/mcpchaos/proxy/knobs"
+	"github.com/mcpchaos/mcpchaos/scenarios/harness"
+)
+
+// The attacks of issue 12 on what one proxy process is: its projects, its
+// config, its switches, its log and its readiness.
+
+// twoProjects is the world of the project attack: alice and bob, and a second
+// project serving the same server.
+var twoProjects = func() harness.EnvOptions {
+	o := twoUsers
+	o.SecondProject = true
+	return o
+}()
+
+// processScenarios are the security scenarios about one proxy process.
+func processScenarios() []Scenario {
+	sec := func(more ...string) []string { return append([]string{"security"}, more...) }
+	return []Scenario{
+		{Fault: harness.ProxyRestart{}, Operation: OtherProjectsID, Promise: "8 a session belongs to one project",
+			Labels: sec("sessions", "projects", "restart"), Env: twoProjects, Budget: requestDeadline, Expect: sessionAnswered, Needs: ownsSessions},
+		{Fault: harness.None{}, Operation: SharedToken, Promise: "8 each user has a token of their own",
+			Labels: sec("config", "shared-token"), Env: twoUsers, Budget: requestDeadline, Expect: sessionAnswered, Needs: twinnable},
+		{Fault: harness.None{}, Operation: FailpointsRefused, Promise: "8 the production binary refuses failpoints",
+			Labels: sec("failpoints"), Env: twoUsers, Budget: requestDeadline, Expect: sessionAnswered, Needs: productionBinary},
+		{Fault: harness.HandlerPanic{Tool: "docmost_update_page"}, Operation: PanicLogged, Promise: "8 a panic's stack reaches the log",
+			Labels: sec("panic"), Env: twoUsers, Budget: requestDeadline, Expect: sessionAnswered, Needs: logsKept},
+		{Fault: harness.None{}, Operation: NotReadyWhileAuditDown, Promise: "8 not ready while the audit store does not answer",
+			Labels: sec("readyz"), Env: twoUsers, Budget: func(k knobs.Values) time.Duration { return k.AuditWriteTimeout },
+			Expect: sessionAnswered, Needs: auditStallable},
+	}
+}
+
+// twinnable says why a target cannot start a second proxy of its own.
+func twinnable(t harness.Target) string {
+	_, why := harness.Twin(t)
+	return why
+}
+
+// productionBinary says why a target cannot show what the production binary
+// does with failpoints in its environment.
+func productionBinary(t harness.Target) string {
+	if _, ok := t.(*harness.Binary); !ok {
+		return "only a binary reads failpoints from its environment: in process they are an option the test passes to proxy.New, with no production switch to guard"
+	}
+	return ""
+}
+
+// logsKept says why a target's proxy log cannot be read.
+func logsKept(t harness.Target) string {
+	if why := harness.Lacks(t, harness.CapFailpoints); why != "" {
+		return why
+	}
+	if _, ok := t.(harness.LogReader); !ok {
+		return "the harness keeps no log of this target's proxy"
+	}
+	return ""
+}
+
+// auditStallable says why a target's audit store cannot be made to stop
+// answering.
+func auditStallable(t harness.Target) string {
+	if _, ok := t.(harness.AuditStaller); !ok {
+		return "its audit store cannot be stalled from outside the process: a binary's SQLite file in WAL mode takes no lock another process could hold to block its reads, and a store that can be cut (Postgres behind a toxiproxy link) needs Docker"
+	}
+	return ""
+}
+
+// OtherProjectsID: alice's session of project docmost, presented by alice
+// herself on project other (a request and a DELETE), is refused there with
+// a JSON-RPC 404, while live and after a restart (the pending fault). Nothing
+// of it is left on other: no audit row of the id names that project, and the
+// DELETE tombstoned nothing (her session is recreated for her on docmost).
+var OtherProjectsID = Operation{Name: "a session id of one project presented on another", Do: func(ctx context.Context, env *harness.Env) Observation {
+	cs, err := harness.SDKClient(ctx, env.ProjectURL(), env.Token("alice"))
+	if err != nil {
+		return Observation{Err: err}
+	}
+	defer cs.Close()
+	id := cs.ID()
+	args := map[string]any{"page_id": "p1", "content": "alice's"}
+	if o := timedCall(ctx, cs, "docmost_update_page", args); o.Err != nil || o.IsError {
+		return Observation{Err: fmt.Errorf("alice's own call: %v %s", o.Err, o.Text)}
+	}
+	var o Observation
+	other := env.ProjectURLOf(harness.OtherProject)
+	refused := func(when string) error {
+		for _, m := range []string{http.MethodPost, http.MethodDelete} {
+			body := ""
+			if m == http.MethodPost {
+				body = toolsCall
+			}
+			status, got, err := mcpRequestAt(ctx, env, other, "alice", m, id, body)
+			if err != nil {
+				return err
+			}
+			if bad, _ := rpcError(status, got, http.StatusNotFound); bad != "" {
+				o.Broken = append(o.Broken, fmt.Sprintf("%s: alice's %s on project %s with her session of %s %s", when, m, harness.OtherProject, harness.Project, bad))
+			}
+		}
+		return nil
+	}
+	start := time.Now()
+	if err := refused("live"); err != nil {
+		return Observation{Err: err}
+	}
+	o.Latency = time.Since(start)
+	if again := timedCall(ctx, cs, "docmost_update_page", args); again.Err != nil || again.IsError {
+		o.Broken = append(o.Broken, fmt.Sprintf("alice's session on %s after her requests on %s: %v %s", harness.Project, harness.OtherProject, again.Err, again.Text))
+	}
+	if _, err := env.Strike(ctx); err != nil {
+		return Observation{Err: fmt.Errorf("fault: %w", err)}
+	}
+	if err := refused("after a restart"); err != nil {
+		return Observation{Err: err}
+	}
+	mine := timedCall(ctx, cs, "docmost_update_page", args)
+	switch {
+	case mine.Err != nil || mine.IsError:
+		o.Broken = append(o.Broken, fmt.Sprintf("after a restart, alice's session of %s (DELETEd on %s) is not recreated for her: %v %s", harness.Project, harness.OtherProject, mine.Err, mine.Text))
+	case !strings.Contains(mine.Text, NoticePrefix):
+		o.Broken = append(o.Broken, "after a restart, alice's session was not recreated (no ⚠ notice)")
+	}
+	rows, err := env.AuditSession(ctx, id)
+	if err != nil {
+		o.Broken = append(o.Broken, "audit: "+err.Error())
+	}
+	for _, r := range rows {
+		if r.Project != harness.Project {
+			o.Broken = append(o.Broken, fmt.Sprintf("the %s row %s of alice's session of %s names project %q: it was adopted there", r.Kind, r.CorrelationID, harness.Project, r.Project))
+			break
+		}
+	}
+	return o
+}}
+
+// twinConfig is env's config for a second proxy of the operation's own, with
+// an audit store of its own (the env's proxy keeps running on its own).
+func twinConfig(env *harness.Env, name string) *config.Config {
+	cfg := *env.Config
+	cfg.Audit = "sqlite:" + filepath.Join(env.Dir, name+".db")
+	return &cfg
+}
+
+// SharedToken (issue 12: "two users with one token silently overwrite each
+// other"): a config giving alice and bob one token is refused when the proxy
+// starts, with an error naming both; a binary exits non-zero saying so.
+var SharedToken = Operation{Name: "a config giving two users one token", Do: func(ctx context.Context, env *harness.Env) Observation {
+	twin, why := harness.Twin(env.Target)
+	if twin == nil {
+		return Observation{Err: fmt.Errorf("%s", why)}
+	}
+	cfg := twinConfig(env, "shared-token")
+	cfg.Users = map[string]config.User{"alice": {Token: "one-token-for-two"}, "bob": {Token: "one-token-for-two"}}
+	err := twin.Start(ctx, harness.Spec{Config: cfg, Knobs: env.Knobs})
+	defer twin.Stop(context.Background())
+	var o Observation
+	switch {
+	case err == nil:
+		o.Broken = append(o.Broken, "the proxy started with alice and bob sharing one token: one would act as the other")
+	case !strings.Contains(err.Error(), "alice") || !strings.Contains(err.Error(), "bob"):
+		o.Broken = append(o.Broken, "the start was refused, but the error does not name both users: "+excerpt(err.Error()))
+	default:
+		if _, bin := twin.(*harness.Binary); bin && (!strings.Contains(err.Error(), "exited") || strings.Contains(err.Error(), "exit status 0")) {
+			o.Broken = append(o.Broken, "mcplocal did not exit non-zero: "+excerpt(err.Error()))
+		}
+	}
+	return o
+}}
+
+// FailpointsRefused: mcplocal started as production is, with a panic
+// failpoint in MCPLOCAL_FAILPOINTS but without MCPLOCAL_ENABLE_FAILPOINTS=1,
+// serves the call the failpoint names normally and logs that it ignored them.
+var FailpointsRefused = Operation{Name: "failpoints in the environment of a production start", Do: func(ctx context.Context, env *harness.Env) Observation {
+	twin, why := harness.Twin(env.Target)
+	bin, ok := twin.(*harness.Binary)
+	if !ok {
+		return Observation{Err: fmt.Errorf("not a binary target: %s", why)}
+	}
+	bin.NoFailpointSwitch = true
+	fps := failpoint.New()
+	fps.Arm(failpoint.ToolCall, "docmost_update_page", failpoint.Panic)
+	if err := bin.Start(ctx, harness.Spec{Config: twinConfig(env, "no-failpoints"), Knobs: env.Knobs, Failpoints: fps}); err != nil {
+		return Observation{Err: err}
+	}
+	defer bin.Stop(context.Background())
+	cs, err := harness.SDKClient(ctx, bin.URL()+"/projects/"+harness.Project+"/mcp", env.Token("alice"))
+	if err != nil {
+		return Observation{Err: err}
+	}
+	defer cs.Close()
+	o := timedCall(ctx, cs, "docmost_update_page", map[string]any{"page_id": "p1", "content": "x"})
+	if o.Err != nil {
+		return o
+	}
+	if o.IsError {
+		o.Broken = append(o.Broken, "the production binary honoured MCPLOCAL_FAILPOINTS without MCPLOCAL_ENABLE_FAILPOINTS=1: "+excerpt(o.Text))
+	}
+	if !strings.Contains(bin.Logs(), "failpoints ignored") {
+		o.Broken = append(o.Broken, "mcplocal did not log that it ignored the failpoints in its environment")
+	}
+	return o
+}}
+
+// PanicLogged: a handler panics on the call (the failpoint); the client gets
+// an isError quoting its trace code, and the proxy's log (a binary's stderr)
+// has the panic with that trace code and its stack.
+var PanicLogged = Operation{Name: "a handler panic, as the operator's log shows it", Do: func(ctx context.Context, env *harness.Env) Observation {
+	lr, ok := env.Target.(harness.LogReader)
+	if !ok {
+		return Observation{Err: fmt.Errorf("target %s keeps no log", env.Target.Name())}
+	}
+	o := call(ctx, env, "docmost_update_page", map[string]any{"page_id": "p1", "content": "x"})
+	if o.Err != nil {
+		return o
+	}
+	if !o.IsError || o.Trace == "" {
+		o.Broken = append(o.Broken, "the panicking call was not answered with an isError carrying a trace code: "+excerpt(o.Text))
+		return o
+	}
+	// The log line is written as the answer goes out: wait for it a little.
+	line := panicLine(lr.Logs(), o.Trace)
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for deadline := time.After(Tolerance); line == ""; {
+		select {
+		case <-ctx.Done():
+			return Observation{Err: ctx.Err()}
+		case <-deadline:
+		case <-tick.C:
+			line = panicLine(lr.Logs(), o.Trace)
+			continue
+		}
+		break
+	}
+	switch {
+	case line == "":
+		o.Broken = append(o.Broken, fmt.Sprintf("the proxy's log has no \"handler panicked\" line with trace %s", o.Trace))
+	case !strings.Contains(line, "goroutine ") || !strings.Contains(line, "[running]"):
+		o.Broken = append(o.Broken, "the proxy logged the panic without its stack: "+excerpt(line))
+	}
+	return o
+}}
+
+// panicLine is the log line reporting the panic of trace, "" if none.
+func panicLine(logs, trace string) string {
+	for _, l := range strings.Split(logs, "\n") {
+		if strings.Contains(l, "handler panicked") && strings.Contains(l, trace) {
+			return l
+		}
+	}
+	return ""
+}
+
+// NotReadyWhileAuditDown: /readyz says ready, then the audit store stops
+// answering and /readyz says 503 within MCPCTL_AUDIT_WRITE_TIMEOUT_MS: a
+// proxy that can neither record rows nor check session owners takes no users.
+var NotReadyWhileAuditDown = Operation{Name: "/readyz while the audit store does not answer", Do: func(ctx context.Context, env *harness.Env) Observation {
+	st, ok := env.Target.(harness.AuditStaller)
+	if !ok {
+		return Observation{Err: fmt.Errorf("target %s cannot stall its audit store", env.Target.Name())}
+	}
+	ready := func() (int, string, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, env.Target.URL()+"/readyz", nil)
+		if err != nil {
+			return 0, "", err
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return 0, "", err
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
+		return resp.StatusCode, string(b), err
+	}
+	var o Observation
+	if status, body, err := ready(); err != nil {
+		return Observation{Err: err}
+	} else if status != http.StatusOK {
+		return Observation{Err: fmt.Errorf("/readyz before the store stalled answered %d: %s", status, excerpt(body))}
+	}
+	st.StallAudit()
+	start := time.Now()
+	status, body, err := ready()
+	o.Latency, o.Err = time.Since(start), err
+	if err == nil && status != http.StatusServiceUnavailable {
+		o.Broken = append(o.Broken, fmt.Sprintf("/readyz with the audit store not answering answered %d, want 503: %s", status, excerpt(body)))
+	}
+	return o
+}}
