@@ -213,7 +213,7 @@ var table = []Mutant{
 		Kill:       goTest("./proxy/entry", "^TestBearerSchemeIsCaseInsensitive$")},
 	{Name: "shared-token", PatchFile: "40-shared-token.patch",
 		Regression: "two users configured with one token silently overwrite each other: one acts as the other (issue 12).",
-		Kill:       goTest("./proxy", "^TestTwoUsersWithOneTokenIsAConfigError$")},
+		Kill:       inCatalogue("shared-token")},
 	{Name: "audit-readable-by-all", PatchFile: "42-audit-readable-by-all.patch",
 		Regression: "GET /api/v1/audit?trace= or ?session= shows any user every row, so one trace code handed over in an error reveals another user's session (issue 12).",
 		Kill:       inCatalogue("audit-api")},
@@ -419,15 +419,17 @@ var table = []Mutant{
 		Kill:       inCatalogue("ownership")},
 	{Name: "ready-while-audit-down", PatchFile: "95-ready-while-audit-down.patch",
 		Regression: "/readyz says ready while the audit store does not answer, so a load balancer sends users to a proxy that cannot record or check session owners (issue 12).",
-		Kill:       goTest("./proxy", "^TestNotReadyWhileTheAuditStoreIsDown$")},
+		Kill:       inCatalogue("readyz")},
 	// 120-125: issue 12's defences whose specs were written with the
 	// defence but had no mutant number left in 88-95.
 	{Name: "panic-stack-unlogged", PatchFile: "120-panic-stack-unlogged.patch",
 		Regression: "a handler panic is answered and audited but its stack is never logged, so the operator cannot find the bug (issue 12).",
-		Kill:       goTest("./proxy", "^TestPanicStackIsLogged$")},
+		Kill:       inCatalogue("panic")},
 	{Name: "failpoints-always-armed", PatchFile: "121-failpoints-always-armed.patch",
 		Regression: "the production binary honours MCPCHAOS failpoints without the explicit test-run switch, so an environment variable can make it hang or fail on purpose (issue 12).",
-		Kill:       goTest("./cmd/mcplocal", "^TestFailpointsNeedExplicitEnable$")},
+		// Only a binary reads failpoints from its environment: the catalogue's
+		// binary target in the Ginkgo suite (mcplocal built from the mutant).
+		Kill: Check{Kind: Ginkgo, Label: "catalogue && binary && failpoints"}},
 	{Name: "read-timeout-uncapped", PatchFile: "122-read-timeout-uncapped.patch",
 		Regression: "reading a request is bounded only by MCPCTL_READ_TIMEOUT_MS, not by the request deadline, so a trickled body outlives the answer's own deadline (issue 12).",
 		Kill:       goTest("./proxy", "^TestRequestDeadlineCoversReadingTheBody$")},
@@ -446,6 +448,10 @@ var table = []Mutant{
 	{Name: "log-drops-silently", PatchFile: "106-log-drops-silently.patch",
 		Regression: "mcplocal's log writer drops lines when stderr falls behind and never says how many, so an operator reads a complete-looking log with holes in it.",
 		Kill:       goTest("./cmd/mcplocal/asynclog", "^TestAFullBufferDropsCountsAndLogsTheCount$")},
+	// 126: issue 12's project attack, a catalogue scenario (security12b).
+	{Name: "session-of-any-project", PatchFile: "126-session-of-any-project.patch",
+		Regression: "a session's record in one project counts as the caller's session in every project: its id presented on another project is adopted there, and a DELETE there tombstones it (issue 12).",
+		Kill:       inCatalogue("projects")},
 }
 
 // All returns every mutant with its patch, in patch order.
