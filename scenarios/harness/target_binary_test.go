@@ -398,6 +398,18 @@ func TestBinaryEnvironment(t *testing.T) {
 	if n, v := count(failpointsEnv); n != 1 || v != "tools/call=docmost_search:hang" {
 		t.Errorf("%s: %d entries, value %q; want one, the spec's set", failpointsEnv, n, v)
 	}
+	if n, v := count("MCPLOCAL_ENABLE_FAILPOINTS"); n != 1 || v != "1" {
+		t.Errorf("MCPLOCAL_ENABLE_FAILPOINTS: %d entries, value %q; want one, 1 (a test run)", n, v)
+	}
+	b.NoFailpointSwitch = true
+	env = b.environLocked()
+	if n, _ := count("MCPLOCAL_ENABLE_FAILPOINTS"); n != 0 {
+		t.Errorf("NoFailpointSwitch: the switch is still in the environment")
+	}
+	if n, _ := count(failpointsEnv); n != 1 {
+		t.Errorf("NoFailpointSwitch: %s is gone too; want it kept, as an attacker would set it", failpointsEnv)
+	}
+	b.NoFailpointSwitch = false
 
 	b.spec = Spec{}
 	env = b.environLocked()

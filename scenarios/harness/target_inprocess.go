@@ -40,7 +40,7 @@ func (t *InProcess) logs() *tailBuffer {
 
 // logger is the proxy's logger: text lines into Logs, and Logger too if set.
 func (t *InProcess) logger() *slog.Logger {
-	mine := slog.NewTextHandler(t.logs(), &slog.HandlerOptions{Level: slog.LevelDebug})
+	mine := slog.NewTextHandler(t.logs(), nil)
 	if t.Logger == nil {
 		return slog.New(mine)
 	}
