@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpchaos/mcpchaos/proxy/audit"
 	"github.com/mcpchaos/mcpchaos/proxy/config"
 	"github.com/mcpchaos/mcpchaos/proxy/failpoint"
 	"github.com/mcpchaos/mcpchaos/proxy/knobs"
@@ -82,8 +83,9 @@ func auditStallable(t harness.Target) string {
 // OtherProjectsID: alice's session of project docmost, presented by alice
 // herself on project other (a request and a DELETE), is refused there with
 // a JSON-RPC 404, while live and after a restart (the pending fault). Nothing
-// of it is left on other: no audit row of the id names that project, and the
-// DELETE tombstoned nothing (her session is recreated for her on docmost).
+// of it is left on other: no audit row of the id names that project, the
+// DELETE tombstoned nothing (her session is recreated for her on docmost),
+// and the store holds one record of the id, docmost's, open.
 var OtherProjectsID = Operation{Name: "a session id of one project presented on another", Do: func(ctx context.Context, env *harness.Env) Observation {
 	cs, err := harness.SDKClient(ctx, env.ProjectURL(), env.Token("alice"))
 	if err != nil {
@@ -144,8 +146,38 @@ var OtherProjectsID = Operation{Name: "a session id of one project presented on 
 			break
 		}
 	}
+	// What the store holds of the id, where the harness can read it: one
+	// record, of docmost, alice's, open; none of other (no tombstone there).
+	recs, readable, err := sessionRecords(ctx, env, id)
+	switch {
+	case err != nil:
+		o.Broken = append(o.Broken, "session records: "+err.Error())
+	case readable && (len(recs) != 1 || recs[0].Project != harness.Project || recs[0].Owner != "alice" || recs[0].Tombstone()):
+		o.Broken = append(o.Broken, fmt.Sprintf("the store's records of the id are %+v; want one, of %s, alice's, open: the requests on %s left something there", recs, harness.Project, harness.OtherProject))
+	}
 	return o
 }}
+
+// sessionRecords reads the session records of id from the audit store, when
+// the target's store is the world's SQLite file (the inprocess and binary
+// targets); readable is false otherwise.
+func sessionRecords(ctx context.Context, env *harness.Env, id string) (recs []audit.SessionRecord, readable bool, err error) {
+	switch env.Target.(type) {
+	case *harness.InProcess, *harness.Binary:
+	default:
+		return nil, false, nil
+	}
+	if !strings.HasPrefix(env.Config.Audit, "sqlite:") {
+		return nil, false, nil
+	}
+	store, err := audit.Open(ctx, env.Config.Audit)
+	if err != nil {
+		return nil, true, err
+	}
+	defer store.Close()
+	recs, err = store.LookupSession(ctx, id)
+	return recs, true, err
+}
 
 // twinConfig is env's config for a second proxy of the operation's own, with
 // an audit store of its own (the env's proxy keeps running on its own).
