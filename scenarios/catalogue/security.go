@@ -740,7 +740,8 @@ var HugeHeaders = Operation{Name: "MCPCTL_MAX_HEADER_BYTES decides: larger reque
 const upstreamSecret = "SEKRET-K3Y-4242"
 
 // SecretsStayIn: the upstream's URL carries ?apikey=...; with the upstream
-// down, the tools/call error text, the request's audit rows and
+// down, the proxy's log (where the harness keeps it), the tools/call error
+// text, the request's audit rows and
 // /api/v1/instances all describe the failure without the key.
 var SecretsStayIn = Operation{Name: "an upstream URL's key in errors, audit rows and health output", Do: func(ctx context.Context, env *harness.Env) Observation {
 	o := call(ctx, env, "docmost_update_page", map[string]any{"page_id": "p", "content": "x"})
@@ -766,6 +767,14 @@ var SecretsStayIn = Operation{Name: "an upstream URL's key in errors, audit rows
 	}
 	if status, body, err := apiGet(ctx, env, "alice", "/api/v1/instances"); err == nil && strings.Contains(body, upstreamSecret) {
 		o.Broken = append(o.Broken, fmt.Sprintf("/api/v1/instances (%d) carries the upstream URL's key: %s", status, excerpt(body)))
+	}
+	// The operator's log too, where the harness keeps it (a binary's stderr,
+	// the in-process proxy's logger): the failed call's error is logged.
+	if lr, ok := env.Target.(harness.LogReader); ok {
+		if logs := lr.Logs(); strings.Contains(logs, upstreamSecret) {
+			i := strings.Index(logs, upstreamSecret)
+			o.Broken = append(o.Broken, "the proxy's log carries the upstream URL's key: "+excerpt(logs[max(0, i-200):]))
+		}
 	}
 	return o
 }}
