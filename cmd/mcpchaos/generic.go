@@ -5,6 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -19,22 +21,44 @@ func runGenericMutants(ctx context.Context, args []string, stdout, stderr io.Wri
 	fs := flag.NewFlagSet("mutants --generic", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	pkgs := fs.String("generic", "", "mutate these package directories (comma-separated, e.g. proxy/trace,proxy/degrade)")
-	parallel := fs.Int("parallel", 1, "copies of the module working at once")
-	timeout := fs.Duration("timeout", 3*time.Minute, "bound on each check of each mutant")
+	parallel := fs.Int("parallel", 1, "copies of the module working at once (--per-mutant-copy only)")
+	timeout := fs.Duration("timeout", 3*time.Minute, "bound on each run judging a mutant (a run past it kills the mutant: timed out)")
 	limit := fs.Int("limit", 0, "judge only the first N mutants (0: all)")
 	at := fs.String("at", "", "judge only the mutants at these FILE:LINE:COL positions (comma-separated, as --list prints them)")
 	quick := fs.Bool("package-tests-only", false, "run only the mutated package's own tests, not the scenarios as well")
 	list := fs.Bool("list", false, "list the mutants, run nothing")
+	perCopy := fs.Bool("per-mutant-copy", false, "judge each mutant alone in its own copy and build, by the package's tests then the whole scenarios (slow; no schemata, no coverage selection)")
+	results := fs.String("results", filepath.Join(os.TempDir(), "mcpchaos-generic.jsonl"), "append verdicts to this JSON-lines file and skip those already in it for an unchanged package ('' keeps none)")
+	testPkgs := fs.String("test-packages", "./proxy/...", "the go test packages whose tests judge the mutants (comma-separated patterns)")
 	fs.Usage = func() {
-		fmt.Fprint(stderr, `usage: mcpchaos mutants --generic PKG[,PKG...] [--parallel N] [--timeout D] [--limit N] [--at FILE:LINE:COL,...] [--package-tests-only] [--list]
+		fmt.Fprint(stderr, `usage: mcpchaos mutants --generic PKG[,PKG...] [--timeout D] [--results FILE] [--test-packages PATTERNS] [--limit N] [--at FILE:LINE:COL,...] [--package-tests-only] [--list]
+       mcpchaos mutants --generic PKG[,PKG...] --per-mutant-copy [--parallel N] ...
 
 Generic mutation testing: finds every small slip in the packages' code (a
 comparison or arithmetic operator swapped, && and || swapped, a ! dropped, a
-call statement removed), applies each one alone to a copy of the module and
-runs the checks until one fails: the package's own tests, then the Ginkgo
-scenarios (containers and the foreign build left out). Prints every
-survivor and the score: killed / (killed + survived); mutants that do not
-build are not counted. Exit 1 if any mutant survived.
+call statement removed) and judges each one by the tests.
+
+By default through mutant schemata: each mutant is type-checked alone (one
+that does not compile is "not viable"); all the viable ones are compiled
+into one copy of the module, each behind a runtime switch (`+mutants.MutantEnv+`=N);
+every test package of --test-packages and the Ginkgo scenarios (containers
+and the foreign build left out) are built once with coverage, race detector
+off; every test function and every spec runs once with no mutant on to
+record what it covers (one that fails then judges nothing and is said);
+then each mutant runs only the tests and specs that execute its code, one
+bounded run per test binary, until one fails (killed). A mutant no test
+executes survives as "not covered" without a run. Verdicts go to --results
+as they come; a rerun skips those of unchanged packages. A progress line
+per mutant gives an ETA.
+
+With --per-mutant-copy, each mutant is applied alone to a copy, built, and
+judged by its package's tests and then the whole scenarios (the old way:
+minutes per mutant; use it with --at for mutants the schemata cannot
+express).
+
+Prints every survivor and the score: killed / (killed + survived + not
+covered); mutants that do not build or cannot be expressed are not counted.
+Exit 1 if any mutant survived.
 `)
 		fs.PrintDefaults()
 	}
@@ -61,14 +85,23 @@ build are not counted. Exit 1 if any mutant survived.
 		fmt.Fprintf(stdout, "%d mutants\n", len(muts))
 		return nil
 	}
-	checks := mutants.DefaultGenericChecks
-	if *quick {
-		checks = checks[:1]
-	}
 	start := time.Now()
-	outs, err := mutants.RunGeneric(ctx, mutants.GenericOptions{
-		Pkgs: dirs, Checks: checks, Parallel: *parallel, Timeout: *timeout, Progress: stderr, Limit: *limit, IDs: splitList(*at),
-	})
+	var outs []mutants.GenericOutcome
+	var err error
+	if *perCopy {
+		checks := mutants.DefaultGenericChecks
+		if *quick {
+			checks = checks[:1]
+		}
+		outs, err = mutants.RunGeneric(ctx, mutants.GenericOptions{
+			Pkgs: dirs, Checks: checks, Parallel: *parallel, Timeout: *timeout, Progress: stderr, Limit: *limit, IDs: splitList(*at),
+		})
+	} else {
+		outs, err = mutants.RunSchemata(ctx, mutants.SchemataOptions{
+			Pkgs: dirs, TestPkgs: splitList(*testPkgs), Scenarios: !*quick, Timeout: *timeout, Results: *results,
+			Progress: stderr, Limit: *limit, IDs: splitList(*at),
+		})
+	}
 	if err != nil {
 		return err
 	}
@@ -89,12 +122,12 @@ build are not counted. Exit 1 if any mutant survived.
 	if judged > 0 {
 		score = 100 * float64(killed) / float64(judged)
 	}
-	fmt.Fprintf(stdout, "generic mutants of %s: %d killed (%d by timeout), %d survived, %d not viable, %d errors; score %.1f%% (%d/%d) in %v\n",
-		strings.Join(dirs, ","), counts[mutants.GKilled]+counts[mutants.GTimedOut], counts[mutants.GTimedOut],
-		counts[mutants.GSurvived], counts[mutants.GNotViable], counts[mutants.GError], score, killed, judged,
-		time.Since(start).Round(time.Second))
-	if counts[mutants.GSurvived] > 0 || counts[mutants.GError] > 0 {
-		return fmt.Errorf("%d generic mutant(s) survived, %d could not be judged", counts[mutants.GSurvived], counts[mutants.GError])
+	fmt.Fprintf(stdout, "generic mutants of %s: %d mutants, %d killed (%d by timeout), %d survived, %d not covered, %d not viable, %d not expressible, %d errors; score %.1f%% (%d/%d) in %v\n",
+		strings.Join(dirs, ","), len(outs), counts[mutants.GKilled]+counts[mutants.GTimedOut], counts[mutants.GTimedOut],
+		counts[mutants.GSurvived], counts[mutants.GNotCovered], counts[mutants.GNotViable], counts[mutants.GNotExpressible],
+		counts[mutants.GError], score, killed, judged, time.Since(start).Round(time.Second))
+	if counts[mutants.GSurvived]+counts[mutants.GNotCovered] > 0 || counts[mutants.GError] > 0 {
+		return fmt.Errorf("%d generic mutant(s) survived, %d could not be judged", counts[mutants.GSurvived]+counts[mutants.GNotCovered], counts[mutants.GError])
 	}
 	return nil
 }

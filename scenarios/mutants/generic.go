@@ -154,6 +154,13 @@ const (
 	GNotViable GenericVerdict = "not viable" // does not build: no program to judge
 	GTimedOut  GenericVerdict = "timed out"  // a check ran past its bound: counted as killed
 	GError     GenericVerdict = "error"
+	// GNotCovered: no test or spec runs the mutant's code (schemata runs
+	// only), so none can kill it: a survivor, judged without a run.
+	GNotCovered GenericVerdict = "not covered"
+	// GNotExpressible: the mutant builds alone but its guarded form does
+	// not type-check in the schemata (e.g. + on strings, a constant
+	// expression); left out of the score, judged alone with --at.
+	GNotExpressible GenericVerdict = "not expressible"
 )
 
 // GenericOutcome is one generic mutant's result.
@@ -163,6 +170,8 @@ type GenericOutcome struct {
 	KilledBy string // the check that failed
 	Took     time.Duration
 	Detail   string
+	// Resumed: the verdict was read from the results file, not judged now.
+	Resumed bool
 }
 
 // GenericOptions configures RunGeneric.
@@ -376,15 +385,16 @@ func judgeGeneric(ctx context.Context, w *workspace, mu GenericMutant, opts Gene
 // is re-judged alone with GenericOptions.IDs (mutants --generic --at) or
 // triaged by reading the change.
 
-// GenericScore is killed (timed-out included) over killed plus survived:
-// mutants that do not build are no program and do not count.
+// GenericScore is killed (timed-out included) over killed plus survived
+// (not covered included): mutants that do not build are no program and do
+// not count, nor do those the schemata cannot express.
 func GenericScore(outs []GenericOutcome) (killed, judged int) {
 	for _, o := range outs {
 		switch o.Verdict {
 		case GKilled, GTimedOut:
 			killed++
 			judged++
-		case GSurvived:
+		case GSurvived, GNotCovered:
 			judged++
 		}
 	}

@@ -1,0 +1,159 @@
+package mutants
+
+import (
+	"bufio"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// Coverage-guided selection: each test (a Test function of a package, a
+// spec of the Ginkgo scenarios) is run once, with coverage, on the schemata
+// build with no mutant on; a mutant is then judged only by the tests whose
+// coverage ran its guard. A mutant no test runs cannot be killed by any of
+// them and survives ("not covered") without a run.
+
+// coverBlock is one block of a text coverage profile that ran.
+type coverBlock struct {
+	file                     string // import path + "/" + file name, as profiles name files
+	line0, col0, line1, col1 int
+}
+
+// parseProfile reads a text coverage profile (`go test -coverprofile`,
+// `go tool covdata textfmt`) and returns the blocks that ran at least once.
+func parseProfile(r io.Reader) ([]coverBlock, error) {
+	var out []coverBlock
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		l := sc.Text()
+		if strings.HasPrefix(l, "mode:") || l == "" {
+			continue
+		}
+		// file.go:L0.C0,L1.C1 statements count
+		colon := strings.LastIndex(l, ":")
+		if colon < 0 {
+			continue
+		}
+		f := strings.Fields(l[colon+1:])
+		if len(f) != 3 || f[2] == "0" {
+			continue
+		}
+		var b coverBlock
+		b.file = l[:colon]
+		ends := strings.Split(f[0], ",")
+		if len(ends) != 2 {
+			continue
+		}
+		var ok0, ok1 bool
+		b.line0, b.col0, ok0 = lineCol(ends[0])
+		b.line1, b.col1, ok1 = lineCol(ends[1])
+		if ok0 && ok1 {
+			out = append(out, b)
+		}
+	}
+	return out, sc.Err()
+}
+
+func lineCol(s string) (int, int, bool) {
+	l, c, ok := strings.Cut(s, ".")
+	if !ok {
+		return 0, 0, false
+	}
+	line, err1 := strconv.Atoi(l)
+	col, err2 := strconv.Atoi(c)
+	return line, col, err1 == nil && err2 == nil
+}
+
+// contains reports whether the block covers the position.
+func (b coverBlock) contains(line, col int) bool {
+	if line < b.line0 || line > b.line1 {
+		return false
+	}
+	if line == b.line0 && col < b.col0 {
+		return false
+	}
+	return line != b.line1 || col < b.col1
+}
+
+// guard is one site guard's place, keyed the way profiles name files.
+type guard struct {
+	file      string // import path + "/" + base name
+	line, col int
+	ids       []int
+}
+
+// coveredIDs returns the mutant numbers whose guard lies in a block that
+// ran.
+func coveredIDs(blocks []coverBlock, guards []guard) map[int]bool {
+	byFile := map[string][]coverBlock{}
+	for _, b := range blocks {
+		byFile[b.file] = append(byFile[b.file], b)
+	}
+	out := map[int]bool{}
+	for _, g := range guards {
+		for _, b := range byFile[g.file] {
+			if b.contains(g.line, g.col) {
+				for _, id := range g.ids {
+					out[id] = true
+				}
+				break
+			}
+		}
+	}
+	return out
+}
+
+func readProfile(path string) ([]coverBlock, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return parseProfile(f)
+}
+
+// specHook is the file written into the copy's scenarios package in a
+// coverage build: after each spec it writes the coverage counters to a
+// directory named after the spec's place (file:line, what --focus-file
+// takes) and clears them, so each spec's coverage is its own. A spec that
+// failed with no mutant on leaves a "failed" file there: it cannot judge.
+const specHook = `package scenarios_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime/coverage"
+
+	. "github.com/onsi/ginkgo/v2"
+)
+
+var _ = ReportAfterEach(func(r SpecReport) {
+	root := os.Getenv("` + specCoverEnv + `")
+	if root == "" || r.State.Is(SpecStateSkipped|SpecStatePending) {
+		return
+	}
+	loc := r.LeafNodeLocation
+	dir := filepath.Join(root, fmt.Sprintf("%s:%d", filepath.Base(loc.FileName), loc.LineNumber))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		panic(err)
+	}
+	if r.Failed() {
+		_ = os.WriteFile(filepath.Join(dir, "failed"), []byte(r.FullText()+"\n"+r.FailureMessage()), 0o644)
+	}
+	if err := coverage.WriteMetaDir(dir); err != nil {
+		panic(err)
+	}
+	if err := coverage.WriteCountersDir(dir); err != nil {
+		panic(err)
+	}
+	if err := coverage.ClearCounters(); err != nil {
+		panic(err)
+	}
+})
+`
+
+// specCoverEnv names the directory the spec hook writes into.
+const specCoverEnv = "MCPCHAOS_SPEC_COVERDIR"
