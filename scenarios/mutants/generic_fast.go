@@ -654,7 +654,7 @@ func clipList(names []string) string {
 	return fmt.Sprintf("%s and %d more", strings.Join(names[:3], " "), len(names)-3)
 }
 
-var failRe = regexp.MustCompile(`(?m)^--- FAIL: (\S+)|\[FAIL\] .*?(\S+_test\.go:\d+)`)
+var failRe = regexp.MustCompile(`(?m)^\s*--- FAIL: (\S+)|\[FAIL\][^\n]*\n\s*(\S+_test\.go:\d+)`)
 
 // failedTest is the first test or spec a run's output says failed.
 func failedTest(out string) string {
