@@ -308,7 +308,7 @@ func TestPackageHashSeesTests(t *testing.T) {
 
 func TestFailedTestIsNamed(t *testing.T) {
 	for out, want := range map[string]string{
-		"=== RUN   TestA\n--- FAIL: TestA (0.00s)\n    a_test.go:3: no\nFAIL\n": "TestA",
+		"=== RUN   TestA\n--- FAIL: TestA (0.00s)\n    a_test.go:3: no\nFAIL\n":                                "TestA",
 		"Summarizing 1 Failure:\n  [FAIL] Health [It] turns unhealthy\n  /tmp/x/scenarios/health_test.go:42\n": "health_test.go:42",
 		"ok\n": "",
 	} {
