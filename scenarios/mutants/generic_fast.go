@@ -146,9 +146,13 @@ func RunSchemata(ctx context.Context, opts SchemataOptions) ([]GenericOutcome, e
 	defer res.close()
 	r := &schemataRun{opts: opts, m: m, p: opts.Progress}
 	out := make([]GenericOutcome, len(muts))
+	judges := "tests"
+	if opts.Scenarios {
+		judges = "tests+scenarios"
+	}
 	record := func(i int, o GenericOutcome) error {
 		out[i] = o
-		return res.add(o, hashOf(o.Mutant))
+		return res.add(o, hashOf(o.Mutant), judges)
 	}
 
 	// 1. Resume, then viability, alone and in process.
@@ -159,7 +163,7 @@ func RunSchemata(ctx context.Context, opts SchemataOptions) ([]GenericOutcome, e
 	var pending []int
 	resumed, notViable := 0, 0
 	for i, mu := range muts {
-		if o, ok := res.lookup(mu, hashOf(mu)); ok {
+		if o, ok := res.lookup(mu, hashOf(mu), judges); ok {
 			out[i] = o
 			resumed++
 			continue

@@ -30,6 +30,9 @@ type resultRecord struct {
 	KilledBy string         `json:"killed_by,omitempty"`
 	Detail   string         `json:"detail,omitempty"`
 	TookMS   int64          `json:"took_ms"`
+	// Judges says what judged: "tests" or "tests+scenarios". A survivor
+	// of the tests alone is judged again when the scenarios join.
+	Judges string `json:"judges"`
 }
 
 func resultKey(m GenericMutant) string { return m.ID() + " " + m.Op }
@@ -69,22 +72,27 @@ func openResults(path string) (*resultsFile, error) {
 	return r, nil
 }
 
-// lookup returns the earlier outcome of m if its package is unchanged.
-func (r *resultsFile) lookup(m GenericMutant, hash string) (GenericOutcome, bool) {
+// lookup returns the earlier outcome of m if its package is unchanged and
+// the verdict still holds for judges: a kill does (the same tests are
+// run), a survival only if the same judges judged it.
+func (r *resultsFile) lookup(m GenericMutant, hash, judges string) (GenericOutcome, bool) {
 	rec, ok := r.prev[resultKey(m)]
 	if !ok || rec.Hash != hash {
+		return GenericOutcome{}, false
+	}
+	if (rec.Verdict == GSurvived || rec.Verdict == GNotCovered || rec.Verdict == GError) && rec.Judges != judges {
 		return GenericOutcome{}, false
 	}
 	return GenericOutcome{Mutant: m, Verdict: rec.Verdict, KilledBy: rec.KilledBy, Detail: rec.Detail,
 		Took: time.Duration(rec.TookMS) * time.Millisecond, Resumed: true}, true
 }
 
-func (r *resultsFile) add(o GenericOutcome, hash string) error {
+func (r *resultsFile) add(o GenericOutcome, hash, judges string) error {
 	if r.f == nil {
 		return nil
 	}
 	b, err := json.Marshal(resultRecord{Key: resultKey(o.Mutant), Hash: hash, Verdict: o.Verdict,
-		KilledBy: o.KilledBy, Detail: o.Detail, TookMS: o.Took.Milliseconds()})
+		KilledBy: o.KilledBy, Detail: o.Detail, TookMS: o.Took.Milliseconds(), Judges: judges})
 	if err != nil {
 		return err
 	}

@@ -244,7 +244,8 @@ func TestCoverageSelectsByGuard(t *testing.T) {
 }
 
 // TestResultsResumeOnlyAnUnchangedPackage: a verdict written is read back
-// for the same mutant and package hash, and not for another hash.
+// for the same mutant and package hash, and not for another hash; a kill
+// holds whatever judges, a survival only for the same judges.
 func TestResultsResumeOnlyAnUnchangedPackage(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "r.jsonl")
 	muts, err := FindMutants("p/p.go", []byte(genericSrc))
@@ -255,10 +256,10 @@ func TestResultsResumeOnlyAnUnchangedPackage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := r.add(GenericOutcome{Mutant: muts[0], Verdict: GKilled, KilledBy: "p TestX", Took: 1500 * time.Millisecond}, "h1"); err != nil {
+	if err := r.add(GenericOutcome{Mutant: muts[0], Verdict: GKilled, KilledBy: "p TestX", Took: 1500 * time.Millisecond}, "h1", "tests"); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.add(GenericOutcome{Mutant: muts[1], Verdict: GSurvived}, "h1"); err != nil {
+	if err := r.add(GenericOutcome{Mutant: muts[1], Verdict: GSurvived}, "h1", "tests"); err != nil {
 		t.Fatal(err)
 	}
 	r.close()
@@ -267,18 +268,21 @@ func TestResultsResumeOnlyAnUnchangedPackage(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.close()
-	o, ok := r.lookup(muts[0], "h1")
+	o, ok := r.lookup(muts[0], "h1", "tests+scenarios")
 	if !ok || o.Verdict != GKilled || o.KilledBy != "p TestX" || o.Took != 1500*time.Millisecond || !o.Resumed {
 		t.Fatalf("resumed %+v, %v", o, ok)
 	}
 	// Two mutants at one place are two keys.
-	if o, ok := r.lookup(muts[1], "h1"); !ok || o.Verdict != GSurvived || muts[0].ID() != muts[1].ID() {
+	if o, ok := r.lookup(muts[1], "h1", "tests"); !ok || o.Verdict != GSurvived || muts[0].ID() != muts[1].ID() {
 		t.Fatalf("second mutant at %s: %+v, %v", muts[1].ID(), o, ok)
 	}
-	if _, ok := r.lookup(muts[0], "h2"); ok {
+	if _, ok := r.lookup(muts[1], "h1", "tests+scenarios"); ok {
+		t.Fatal("a survivor of the tests alone was resumed when the scenarios judge too")
+	}
+	if _, ok := r.lookup(muts[0], "h2", "tests"); ok {
 		t.Fatal("a verdict was resumed for a changed package")
 	}
-	if _, ok := r.lookup(muts[2], "h1"); ok {
+	if _, ok := r.lookup(muts[2], "h1", "tests"); ok {
 		t.Fatal("a mutant never judged was resumed")
 	}
 }
