@@ -14,14 +14,16 @@ import (
 // coverage ran its guard. A mutant no test runs cannot be killed by any of
 // them and survives ("not covered") without a run.
 
-// coverBlock is one block of a text coverage profile that ran.
+// coverBlock is one block of a text coverage profile.
 type coverBlock struct {
 	file                     string // import path + "/" + file name, as profiles name files
 	line0, col0, line1, col1 int
+	ran                      bool
 }
 
 // parseProfile reads a text coverage profile (`go test -coverprofile`,
-// `go tool covdata textfmt`) and returns the blocks that ran at least once.
+// `go tool covdata textfmt`) and returns its blocks, each saying whether it
+// ran at least once.
 func parseProfile(r io.Reader) ([]coverBlock, error) {
 	var out []coverBlock
 	sc := bufio.NewScanner(r)
@@ -37,10 +39,10 @@ func parseProfile(r io.Reader) ([]coverBlock, error) {
 			continue
 		}
 		f := strings.Fields(l[colon+1:])
-		if len(f) != 3 || f[2] == "0" {
+		if len(f) != 3 {
 			continue
 		}
-		var b coverBlock
+		b := coverBlock{ran: f[2] != "0"}
 		b.file = l[:colon]
 		ends := strings.Split(f[0], ",")
 		if len(ends) != 2 {
@@ -77,15 +79,20 @@ func (b coverBlock) contains(line, col int) bool {
 	return line != b.line1 || col < b.col1
 }
 
-// guard is one site guard's place, keyed the way profiles name files.
+// guard is one site guard's place, keyed the way profiles name files,
+// and the body of the function it is in.
 type guard struct {
 	file      string // import path + "/" + base name
 	line, col int
 	ids       []int
+	fn        [4]int // the enclosing function body: line0, col0, line1, col1
 }
 
 // coveredIDs returns the mutant numbers whose guard lies in a block that
-// ran.
+// ran. A guard in no block at all (the coverage tool leaves the
+// expressions of a switch's case clauses outside every block) counts as
+// run when any block of its enclosing function ran: more tests judge it
+// than need to, none that could kill it is left out.
 func coveredIDs(blocks []coverBlock, guards []guard) map[int]bool {
 	byFile := map[string][]coverBlock{}
 	for _, b := range blocks {
@@ -93,12 +100,25 @@ func coveredIDs(blocks []coverBlock, guards []guard) map[int]bool {
 	}
 	out := map[int]bool{}
 	for _, g := range guards {
+		in, ran := false, false
 		for _, b := range byFile[g.file] {
 			if b.contains(g.line, g.col) {
-				for _, id := range g.ids {
-					out[id] = true
+				in = true
+				ran = ran || b.ran
+			}
+		}
+		if !in && g.fn != [4]int{} {
+			f := coverBlock{line0: g.fn[0], col0: g.fn[1], line1: g.fn[2], col1: g.fn[3]}
+			for _, b := range byFile[g.file] {
+				if b.ran && f.contains(b.line0, b.col0) {
+					ran = true
+					break
 				}
-				break
+			}
+		}
+		if ran {
+			for _, id := range g.ids {
+				out[id] = true
 			}
 		}
 	}

@@ -146,9 +146,11 @@ func RunSchemata(ctx context.Context, opts SchemataOptions) ([]GenericOutcome, e
 	defer res.close()
 	r := &schemataRun{opts: opts, m: m, p: opts.Progress}
 	out := make([]GenericOutcome, len(muts))
-	judges := "tests"
+	// The judges, and the selection's version: survivors of an older
+	// selection (v1 left case-clause guards unjudged) are judged again.
+	judges := "tests/v2"
 	if opts.Scenarios {
-		judges = "tests+scenarios"
+		judges = "tests+scenarios/v2"
 	}
 	record := func(i int, o GenericOutcome) error {
 		out[i] = o
@@ -332,7 +334,7 @@ func (r *schemataRun) writeSchemata(muts []GenericMutant, num map[string]int) (m
 						return nil, err
 					}
 					for _, s := range sitesOf[f] {
-						r.guards = append(r.guards, guard{file: r.tc.modPath + "/" + f, line: s.Line, col: s.Col, ids: s.IDs})
+						r.guards = append(r.guards, guard{file: r.tc.modPath + "/" + f, line: s.Line, col: s.Col, ids: s.IDs, fn: s.Func})
 					}
 				}
 				break

@@ -130,6 +130,9 @@ func Arith[T number](id int, op string, x, y T) T {
 type SchemataSite struct {
 	IDs       []int
 	Line, Col int // of the guard in the rewritten file
+	// Func is the body of the innermost function around the guard (line,
+	// col of its braces), for guards coverage puts in no block.
+	Func [4]int
 }
 
 // site is one rewritable node and the mutants it carries.
@@ -304,6 +307,9 @@ func Schemata(modPath, path string, src []byte, muts []GenericMutant, ids []int,
 		return nil, nil, nil, err
 	}
 	sites = siteAt(out, found)
+	if err := enclosingFuncs(path, out, sites); err != nil {
+		return nil, nil, nil, err
+	}
 	return out, sites, skipped, nil
 }
 
@@ -345,4 +351,38 @@ func siteAt(out []byte, found []site) []SchemataSite {
 		sites = append(sites, SchemataSite{IDs: ids, Line: line, Col: m[0] - lineStarts[line-1] + 1})
 	}
 	return sites
+}
+
+// enclosingFuncs sets each site's Func: the innermost function body (a
+// declaration or a literal) of the rewritten file holding its guard.
+func enclosingFuncs(path string, out []byte, sites []SchemataSite) error {
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, path, out, parser.SkipObjectResolution)
+	if err != nil {
+		return fmt.Errorf("the rewritten file does not parse: %w", err)
+	}
+	var bodies [][4]int
+	ast.Inspect(f, func(n ast.Node) bool {
+		var body *ast.BlockStmt
+		switch n := n.(type) {
+		case *ast.FuncDecl:
+			body = n.Body
+		case *ast.FuncLit:
+			body = n.Body
+		}
+		if body != nil {
+			a, z := fset.Position(body.Lbrace), fset.Position(body.Rbrace)
+			bodies = append(bodies, [4]int{a.Line, a.Column, z.Line, z.Column + 1})
+		}
+		return true
+	})
+	before := func(l0, c0, l1, c1 int) bool { return l0 < l1 || (l0 == l1 && c0 <= c1) }
+	for i, s := range sites {
+		for _, b := range bodies { // outer bodies come first: the last that holds it is the innermost
+			if before(b[0], b[1], s.Line, s.Col) && before(s.Line, s.Col, b[2], b[3]) {
+				sites[i].Func = b
+			}
+		}
+	}
+	return nil
 }

@@ -210,18 +210,20 @@ func TestBlameTheInnermostGuardBeforeTheError(t *testing.T) {
 }
 
 // TestCoverageSelectsByGuard: a mutant is selected by a test exactly when
-// a block the test ran holds its guard, block ends exclusive.
+// a block the test ran holds its guard, block ends exclusive; a guard in
+// no block (a case clause's expression) is selected when its function ran.
 func TestCoverageSelectsByGuard(t *testing.T) {
 	prof := "mode: atomic\n" +
 		"example.com/m/p/p.go:3.40,5.3 2 1\n" +
 		"example.com/m/p/p.go:5.3,7.2 1 0\n" +
+		"example.com/m/p/p.go:21.2,22.5 1 3\n" +
 		"example.com/m/p/q.go:10.2,10.30 1 4\n"
 	blocks, err := parseProfile(strings.NewReader(prof))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(blocks) != 2 {
-		t.Fatalf("%d blocks that ran, want 2 (the count-0 one is not run)", len(blocks))
+	if len(blocks) != 4 || !blocks[0].ran || blocks[1].ran {
+		t.Fatalf("blocks %+v: want 4, the second not run", blocks)
 	}
 	guards := []guard{
 		{file: "example.com/m/p/p.go", line: 4, col: 9, ids: []int{1, 2}}, // inside the first block
@@ -230,9 +232,13 @@ func TestCoverageSelectsByGuard(t *testing.T) {
 		{file: "example.com/m/p/q.go", line: 10, col: 29, ids: []int{5}},  // last column inside
 		{file: "example.com/m/p/q.go", line: 10, col: 30, ids: []int{6}},  // the end, outside
 		{file: "example.com/m/p/r.go", line: 4, col: 9, ids: []int{7}},    // another file
+		// In no block, in a function one of whose blocks ran (21.2):
+		{file: "example.com/m/p/p.go", line: 23, col: 7, ids: []int{8}, fn: [4]int{20, 30, 30, 2}},
+		// In no block, in a function none of whose blocks ran:
+		{file: "example.com/m/p/p.go", line: 33, col: 7, ids: []int{9}, fn: [4]int{31, 30, 40, 2}},
 	}
 	got := coveredIDs(blocks, guards)
-	want := map[int]bool{1: true, 2: true, 5: true}
+	want := map[int]bool{1: true, 2: true, 5: true, 8: true}
 	if len(got) != len(want) {
 		t.Fatalf("covered %v, want %v", got, want)
 	}
@@ -240,6 +246,30 @@ func TestCoverageSelectsByGuard(t *testing.T) {
 		if !got[id] {
 			t.Fatalf("covered %v, want %v", got, want)
 		}
+	}
+}
+
+// TestEnclosingFuncIsTheInnermost: a guard in a function literal belongs
+// to the literal's body, one in a case clause to its function's.
+func TestEnclosingFuncIsTheInnermost(t *testing.T) {
+	src := "package p\n\nfunc g(a, b int) int {\n\tswitch {\n\tcase a < b:\n\t\treturn 1\n\t}\n\tf := func() bool {\n\t\treturn a == b\n\t}\n\t_ = f\n\treturn 0\n}\n"
+	muts, err := FindMutants("p/p.go", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := make([]int, len(muts))
+	for i := range ids {
+		ids[i] = i + 1
+	}
+	_, sites, _, err := Schemata("example.com/m", "p/p.go", []byte(src), muts, ids, nil)
+	if err != nil || len(sites) != 2 {
+		t.Fatalf("sites %+v, %v", sites, err)
+	}
+	if f := sites[0].Func; f[0] != 3 || f[2] != 13 {
+		t.Errorf("the case clause's guard: function body %v, want lines 3 to 13", f)
+	}
+	if f := sites[1].Func; f[0] != 8 || f[2] != 10 {
+		t.Errorf("the literal's guard: function body %v, want lines 8 to 10", f)
 	}
 }
 
