@@ -148,11 +148,12 @@ import (
 	"runtime/coverage"
 
 	. "github.com/onsi/ginkgo/v2"
+	"github.com/onsi/ginkgo/v2/types"
 )
 
 var _ = ReportAfterEach(func(r SpecReport) {
 	root := os.Getenv("` + specCoverEnv + `")
-	if root == "" || r.State.Is(SpecStateSkipped|SpecStatePending) {
+	if root == "" || r.State.Is(types.SpecStateSkipped|types.SpecStatePending) {
 		return
 	}
 	loc := r.LeafNodeLocation

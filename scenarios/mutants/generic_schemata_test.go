@@ -1,6 +1,7 @@
 package mutants
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -349,5 +350,26 @@ func TestFailedTestIsNamed(t *testing.T) {
 		if got := failedTest(out); !strings.HasSuffix(got, want) || (want == "" && got != "") {
 			t.Errorf("failedTest(%q) = %q, want %q", out, got, want)
 		}
+	}
+}
+
+// TestWrittenSourcesCompile: the switch package and the scenarios' spec
+// hook, which exist only in copies, type-check against the module's
+// dependencies (a hook that does not build fails every scenarios run).
+func TestWrittenSourcesCompile(t *testing.T) {
+	ctx := context.Background()
+	m, err := findModule(ctx, ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc, err := newTypeChecker(ctx, m, []string{"scenarios/mutants"}, "github.com/onsi/ginkgo/v2", "github.com/onsi/ginkgo/v2/types", "runtime/coverage", "fmt", "path/filepath")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tc.switchPkg(); err != nil {
+		t.Fatalf("the switch package: %v", err)
+	}
+	if errs := tc.checkSource("example.com/scenarios_test", "zz_hook_test.go", specHook); len(errs) > 0 {
+		t.Fatalf("the spec hook: %v", errs)
 	}
 }

@@ -31,13 +31,14 @@ type typeChecker struct {
 }
 
 // newTypeChecker lists pkgs (module-relative dirs) and the export data of
-// everything they import.
-func newTypeChecker(ctx context.Context, m *module, pkgs []string) (*typeChecker, error) {
+// everything they and the extra import paths import.
+func newTypeChecker(ctx context.Context, m *module, pkgs []string, extra ...string) (*typeChecker, error) {
 	args := []string{"list", "-deps", "-export", "-f", "{{.ImportPath}}\t{{.Export}}\t{{.Dir}}\t{{join .GoFiles \",\"}}\t{{with .Module}}{{.Path}}{{end}}"}
 	for _, p := range pkgs {
 		args = append(args, "./"+p)
 	}
 	args = append(args, "cmp", "os", "strconv") // the switch package's imports
+	args = append(args, extra...)
 	cmd := exec.CommandContext(ctx, "go", args...)
 	cmd.Dir, cmd.Env = m.root, m.env
 	var stderr bytes.Buffer
@@ -48,7 +49,7 @@ func newTypeChecker(ctx context.Context, m *module, pkgs []string) (*typeChecker
 	}
 	tc := &typeChecker{root: m.root, fset: token.NewFileSet(), files: map[string][]string{}}
 	exports := map[string]string{}
-	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+	for _, l := range strings.Split(strings.TrimRight(string(out), "\n"), "\n") { // not TrimSpace: the last field may be empty
 		f := strings.Split(l, "\t")
 		if len(f) != 5 {
 			continue
@@ -104,6 +105,23 @@ func (tc *typeChecker) builds(file string) bool {
 		}
 	}
 	return false
+}
+
+// checkSource type-checks one file as a package of its own.
+func (tc *typeChecker) checkSource(pkgPath, name, src string) []types.Error {
+	f, err := parser.ParseFile(tc.fset, name, src, parser.SkipObjectResolution)
+	if err != nil {
+		return []types.Error{{Msg: err.Error()}}
+	}
+	var errs []types.Error
+	conf := types.Config{Importer: tc.imp, Error: func(err error) {
+		var te types.Error
+		if errors.As(err, &te) {
+			errs = append(errs, te)
+		}
+	}}
+	_, _ = conf.Check(pkgPath, tc.fset, []*ast.File{f}, nil)
+	return errs
 }
 
 // check type-checks the package in dir with the files of replace (by
