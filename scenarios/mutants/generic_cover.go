@@ -136,13 +136,16 @@ func readProfile(path string) ([]coverBlock, error) {
 
 // specHook is the file written into the copy's scenarios package in a
 // coverage build: after each spec it writes the coverage counters to a
-// directory named after the spec's place (file:line, what --focus-file
-// takes) and clears them, so each spec's coverage is its own. A spec that
-// failed with no mutant on leaves a "failed" file there: it cannot judge.
+// directory of that spec's own (its place, file:line, what --focus-file
+// takes, and a hash of its full text, since one It in a loop makes many
+// specs; the text is kept in "text" for --focus) and clears them, so each
+// spec's coverage is its own. A spec that failed with no mutant on leaves
+// a "failed" file there: it cannot judge.
 const specHook = `package scenarios_test
 
 import (
 	"fmt"
+	"hash/fnv"
 	"os"
 	"path/filepath"
 	"runtime/coverage"
@@ -157,8 +160,13 @@ var _ = ReportAfterEach(func(r SpecReport) {
 		return
 	}
 	loc := r.LeafNodeLocation
-	dir := filepath.Join(root, fmt.Sprintf("%s:%d", filepath.Base(loc.FileName), loc.LineNumber))
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(r.FullText()))
+	dir := filepath.Join(root, fmt.Sprintf("%s:%d#%x", filepath.Base(loc.FileName), loc.LineNumber, h.Sum64()))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
+		panic(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "text"), []byte(r.FullText()), 0o644); err != nil {
 		panic(err)
 	}
 	if r.Failed() {

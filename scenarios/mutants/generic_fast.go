@@ -50,7 +50,8 @@ const DefaultLabelFilter = "!container && !foreign"
 // or a spec place of the scenarios binary.
 type testRef struct {
 	bin  *testBin
-	name string        // Test function, or FILE:LINE of a spec
+	name string        // Test function, or FILE:LINE#HASH of a spec
+	text string        // a spec's full text
 	took time.Duration // its run with no mutant on
 }
 
@@ -555,8 +556,12 @@ func (r *schemataRun) specCoverage(ctx context.Context, b *testBin, covTmp strin
 		if err != nil {
 			return err
 		}
+		text, err := os.ReadFile(filepath.Join(spec, "text"))
+		if err != nil {
+			return err
+		}
 		for id := range coveredIDs(blocks, r.guards) {
-			r.cover[id] = append(r.cover[id], testRef{bin: b, name: e.Name(), took: avg})
+			r.cover[id] = append(r.cover[id], testRef{bin: b, name: e.Name(), text: string(text), took: avg})
 		}
 	}
 	r.printf("generic: coverage of %d scenario specs recorded\n", len(ents))
@@ -579,6 +584,7 @@ func (r *schemataRun) judge(ctx context.Context, mu GenericMutant, id int) (o Ge
 	// failure (-test.failfast, -ginkgo.fail-fast).
 	own := filepath.ToSlash(filepath.Dir(mu.File))
 	byBin := map[*testBin][]string{}
+	texts := map[*testBin][]string{}
 	cost := map[*testBin]time.Duration{}
 	var order []*testBin
 	for _, t := range refs {
@@ -586,6 +592,7 @@ func (r *schemataRun) judge(ctx context.Context, mu GenericMutant, id int) (o Ge
 			order = append(order, t.bin)
 		}
 		byBin[t.bin] = append(byBin[t.bin], t.name)
+		texts[t.bin] = append(texts[t.bin], t.text)
 		cost[t.bin] += t.took
 	}
 	rank := func(b *testBin) int {
@@ -613,9 +620,18 @@ func (r *schemataRun) judge(ctx context.Context, mu GenericMutant, id int) (o Ge
 		bound := min(10*cost[b]+30*time.Second, r.opts.Timeout)
 		if b.ginkgo {
 			args = []string{"-test.timeout=" + bound.String(), "-ginkgo.label-filter=" + r.opts.LabelFilter, "-ginkgo.no-color", "-ginkgo.fail-fast"}
-			for _, n := range names {
-				file, line, _ := strings.Cut(n, ":")
-				args = append(args, "-ginkgo.focus-file="+regexp.QuoteMeta(file)+":"+line)
+			// Each spec by its place and its text: both filters hold, so
+			// a spec runs when its place is one of theirs and its text one
+			// of theirs (rarely a spec more, never one less).
+			places := map[string]bool{}
+			for i, n := range names {
+				place, _, _ := strings.Cut(n, "#")
+				file, line, _ := strings.Cut(place, ":")
+				if !places[place] {
+					places[place] = true
+					args = append(args, "-ginkgo.focus-file="+regexp.QuoteMeta(file)+":"+line)
+				}
+				args = append(args, "-ginkgo.focus="+regexp.QuoteMeta(texts[b][i]))
 			}
 			what = "scenarios specs at " + clipList(names)
 		} else {
@@ -635,6 +651,10 @@ func (r *schemataRun) judge(ctx context.Context, mu GenericMutant, id int) (o Ge
 			if n := failedTest(res.out); n != "" {
 				o.KilledBy = b.pkg + " " + n
 			}
+			return o
+		case ranNothing(res.out):
+			// A pass that ran nothing is no verdict.
+			o.Verdict, o.Detail = GError, "the selection ran no test: "+what
 			return o
 		}
 	}
@@ -672,4 +692,15 @@ func failedTest(out string) string {
 		return m[1]
 	}
 	return m[2]
+}
+
+var ranRe = regexp.MustCompile(`Ran (\d+) of \d+ Specs`)
+
+// ranNothing reports a test binary's output that says no test or spec ran.
+func ranNothing(out string) bool {
+	if strings.Contains(out, "testing: warning: no tests to run") {
+		return true
+	}
+	m := ranRe.FindStringSubmatch(out)
+	return m != nil && m[1] == "0"
 }

@@ -373,3 +373,16 @@ func TestWrittenSourcesCompile(t *testing.T) {
 		t.Fatalf("the spec hook: %v", errs)
 	}
 }
+
+func TestARunOfNothingIsNoVerdict(t *testing.T) {
+	for out, want := range map[string]bool{
+		"testing: warning: no tests to run\nPASS\n":        true,
+		"Ran 0 of 270 Specs in 0.001 seconds\nSUCCESS!\n":  true,
+		"Ran 3 of 270 Specs in 2.1 seconds\nSUCCESS!\n":    false,
+		"=== RUN   TestA\n--- PASS: TestA (0.00s)\nPASS\n": false,
+	} {
+		if got := ranNothing(out); got != want {
+			t.Errorf("ranNothing(%q) = %v, want %v", out, got, want)
+		}
+	}
+}
