@@ -141,6 +141,12 @@ func readProfile(path string) ([]coverBlock, error) {
 // specs; the text is kept in "text" for --focus) and clears them, so each
 // spec's coverage is its own. A spec that failed with no mutant on leaves
 // a "failed" file there: it cannot judge.
+//
+// A test binary computes its coverage meta-data hash only at exit, and
+// runtime/coverage refuses to write counters before it: the hook has the
+// runtime compute it first, through internal/coverage/cfile.emitMetaData
+// (a linkname, so the binary is linked with -checklinkname=0; it also
+// writes the meta-data to GOCOVERDIR, which the run sets).
 const specHook = `package scenarios_test
 
 import (
@@ -149,16 +155,24 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/coverage"
+	"sync"
+	_ "unsafe"
 
 	. "github.com/onsi/ginkgo/v2"
 	"github.com/onsi/ginkgo/v2/types"
 )
+
+//go:linkname mcpchaosEmitMetaData internal/coverage/cfile.emitMetaData
+func mcpchaosEmitMetaData()
+
+var mcpchaosMeta sync.Once
 
 var _ = ReportAfterEach(func(r SpecReport) {
 	root := os.Getenv("` + specCoverEnv + `")
 	if root == "" || r.State.Is(types.SpecStateSkipped|types.SpecStatePending) {
 		return
 	}
+	mcpchaosMeta.Do(mcpchaosEmitMetaData)
 	loc := r.LeafNodeLocation
 	h := fnv.New64a()
 	_, _ = h.Write([]byte(r.FullText()))
