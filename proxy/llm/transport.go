@@ -155,7 +155,7 @@ func errorSummary(body []byte) string {
 			Message string `json:"message"`
 		}
 		if json.Unmarshal(env.Error, &e) == nil && (e.Type != "" || e.Message != "") {
-			return strings.TrimPrefix(e.Type+": "+e.Message, ": ")
+			return strings.TrimSuffix(strings.TrimPrefix(e.Type+": "+e.Message, ": "), ": ")
 		}
 		var s string
 		if json.Unmarshal(env.Error, &s) == nil && s != "" {
