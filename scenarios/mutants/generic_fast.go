@@ -614,6 +614,7 @@ func (r *schemataRun) judge(ctx context.Context, mu GenericMutant, id int) (o Ge
 		return cost[order[i]] < cost[order[j]]
 	})
 	env := []string{MutantEnv + "=" + strconv.Itoa(id)}
+	var flaky []string
 	for _, b := range order {
 		names := byBin[b]
 		var args []string
@@ -650,9 +651,20 @@ func (r *schemataRun) judge(ctx context.Context, mu GenericMutant, id int) (o Ge
 			o.Verdict, o.KilledBy = GTimedOut, what
 			return o
 		case res.exit != 0:
+			// A kill must fail twice: the test that failed is run again,
+			// alone, with the mutant on. One that then passes failed for
+			// another reason (a timing spec on a loaded machine): it kills
+			// nothing, and the next binary judges.
+			n := failedTest(res.out)
+			if n != "" {
+				if again := r.rerun(ctx, b, n, bound, env); !again.timedOut && again.exit == 0 && again.err == nil {
+					flaky = append(flaky, b.pkg+" "+n)
+					continue
+				}
+			}
 			o.Verdict, o.KilledBy, o.Detail = GKilled, what, excerpt(res.out)
-			if n := failedTest(res.out); n != "" {
-				o.KilledBy = b.pkg + " " + n
+			if n != "" {
+				o.KilledBy = b.pkg + " " + n + " (failed twice)"
 			}
 			return o
 		case ranNothing(res.out):
@@ -662,12 +674,30 @@ func (r *schemataRun) judge(ctx context.Context, mu GenericMutant, id int) (o Ge
 		}
 	}
 	o.Verdict = GSurvived
+	if len(flaky) > 0 {
+		o.Detail = "failed once, passed when run again (not a kill): " + strings.Join(flaky, ", ") + "; "
+	}
 	var all []string
 	for _, b := range order {
 		all = append(all, b.pkg+": "+strings.Join(byBin[b], " "))
 	}
-	o.Detail = "passed " + strings.Join(all, "; ")
+	o.Detail += "passed " + strings.Join(all, "; ")
 	return o
+}
+
+// rerun runs the one test or spec a judged run said failed, with the
+// same mutant on.
+func (r *schemataRun) rerun(ctx context.Context, b *testBin, failed string, bound time.Duration, env []string) result {
+	var args []string
+	if b.ginkgo {
+		file, line, _ := strings.Cut(filepath.Base(failed), ":")
+		args = []string{"-test.timeout=" + bound.String(), "-ginkgo.label-filter=" + r.opts.LabelFilter, "-ginkgo.no-color",
+			"-ginkgo.focus-file=" + regexp.QuoteMeta(file) + ":" + line}
+	} else {
+		top, _, _ := strings.Cut(failed, "/")
+		args = []string{"-test.run", "^" + regexp.QuoteMeta(top) + "$", "-test.count=1", "-test.timeout=" + bound.String()}
+	}
+	return r.exec(ctx, b, bound+30*time.Second, env, args...)
 }
 
 func firstLineOf(s string) string {
