@@ -2,6 +2,7 @@ package llm
 
 import (
 	"context"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -61,6 +62,38 @@ func TestConfigRefusesAnEmptyNameAndAHostlessURL(t *testing.T) {
 		err := c.cfg.Validate()
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("Validate() = %v, want an error containing %q", err, c.want)
+		}
+	}
+}
+
+// TestOAuthBetaIsAppendedOnce: an OAuth token adds the oauth beta to a
+// beta header already set, once, and sets it alone otherwise.
+func TestOAuthBetaIsAppendedOnce(t *testing.T) {
+	key := "sk-ant-oat01-test"
+	for before, want := range map[string]string{
+		"":                        oauthBeta,
+		"tools-2024":              "tools-2024," + oauthBeta,
+		"x," + oauthBeta:          "x," + oauthBeta,
+		oauthBeta + ",tools-2024": oauthBeta + ",tools-2024",
+	} {
+		h := http.Header{}
+		if before != "" {
+			h.Set("anthropic-beta", before)
+		}
+		setAnthropicAuth(h, key)
+		if got := h.Get("anthropic-beta"); got != want || h.Get("Authorization") != "Bearer "+key {
+			t.Errorf("beta %q before: %q after (Authorization %q), want %q", before, got, h.Get("Authorization"), want)
+		}
+	}
+}
+
+// TestASelfOrUnknownFallbackIsNoCycle: those are reported by the field
+// check, and the cycle search skips them rather than reporting a cycle.
+func TestASelfOrUnknownFallbackIsNoCycle(t *testing.T) {
+	for _, fb := range []string{"a", "ghost"} {
+		err := Config{Primary: "a", Providers: map[string]ProviderConfig{"a": prov(KindOpenAI, fb)}}.Validate()
+		if err == nil || strings.Contains(err.Error(), "cycle") {
+			t.Errorf("fallback %q: %v, want a field error and no cycle", fb, err)
 		}
 	}
 }
