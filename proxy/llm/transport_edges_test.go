@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/mcpchaos/mcpchaos/proxy/knobs"
 )
 
 // TestErrorSummaryReadsEveryEnvelope: the "type: message" of both
@@ -112,5 +114,44 @@ func TestCallsReuseTheirConnection(t *testing.T) {
 	}
 	if n := dials.Load(); n != 1 {
 		t.Fatalf("%d connections for 3 sequential calls, want 1", n)
+	}
+}
+
+// TestForeignShapeIsANonJSONBodyLabelledSoByItsSender: only a body that
+// is not JSON, with a Content-Type that is neither JSON nor an event
+// stream, came from something other than the provider.
+func TestForeignShapeIsANonJSONBodyLabelledSoByItsSender(t *testing.T) {
+	for _, c := range []struct {
+		body, ctype string
+		foreign     bool
+	}{
+		{"", "text/html", false},
+		{"<html>", "", false},
+		{`{"a":1}`, "text/plain", false},
+		{"<html>", "text/html", true},
+		{"Access denied", "text/plain; charset=utf-8", true},
+		{"x", "application/problem+json", false},
+		{"x", "text/event-stream", false},
+		{"x", "application/json", false},
+		{"x", "not a media type;;", true},
+	} {
+		if got := foreignShape(httpResult{body: []byte(c.body), ctype: c.ctype}); got != c.foreign {
+			t.Errorf("body %q, Content-Type %q: foreign %v, want %v", c.body, c.ctype, got, c.foreign)
+		}
+	}
+}
+
+// TestAStreamAnsweredWith299IsAStream: every 2xx is read as the stream.
+func TestAStreamAnsweredWith299IsAStream(t *testing.T) {
+	noLeaks(t)
+	s := newStub(t, func(_ *stub, w http.ResponseWriter, _ *http.Request, _ []byte) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(299)
+		_, _ = w.Write([]byte(`data: {"choices":[{"delta":{"content":"ok"}}]}` + "\n\ndata: [DONE]\n\n"))
+	})
+	ad := newAdapter(t, chainOf(openaiCfg("o", s, "m")), knobs.Defaults())
+	resp, err := ad.Stream(context.Background(), hello, func(string) {})
+	if err != nil || resp.Text != "ok" {
+		t.Fatalf("a 299 stream: %+v, %v", resp, err)
 	}
 }
