@@ -74,14 +74,14 @@ func openResults(path string) (*resultsFile, error) {
 
 // lookup returns the earlier outcome of m if its package is unchanged and
 // the verdict still holds for judges: a kill does (the same tests are
-// run), a survival only if the same judges judged it.
+// run), a survival only if the same judges judged it, an error never.
 func (r *resultsFile) lookup(m GenericMutant, hash, judges string) (GenericOutcome, bool) {
 	rec, ok := r.prev[resultKey(m)]
 	if !ok || rec.Hash != hash {
 		return GenericOutcome{}, false
 	}
-	if (rec.Verdict == GSurvived || rec.Verdict == GNotCovered || rec.Verdict == GError) && rec.Judges != judges {
-		return GenericOutcome{}, false
+	if rec.Verdict == GError || ((rec.Verdict == GSurvived || rec.Verdict == GNotCovered) && rec.Judges != judges) {
+		return GenericOutcome{}, false // an error is no verdict: judge again
 	}
 	return GenericOutcome{Mutant: m, Verdict: rec.Verdict, KilledBy: rec.KilledBy, Detail: rec.Detail,
 		Took: time.Duration(rec.TookMS) * time.Millisecond, Resumed: true}, true

@@ -313,6 +313,12 @@ func TestResultsResumeOnlyAnUnchangedPackage(t *testing.T) {
 	if _, ok := r.lookup(muts[0], "h2", "tests"); ok {
 		t.Fatal("a verdict was resumed for a changed package")
 	}
+	if err := r.add(GenericOutcome{Mutant: muts[3], Verdict: GError}, "h1", "tests"); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := r.lookup(muts[3], "h1", "tests"); ok {
+		t.Fatal("an error was resumed as a verdict")
+	}
 	if _, ok := r.lookup(muts[2], "h1", "tests"); ok {
 		t.Fatal("a mutant never judged was resumed")
 	}
