@@ -72,3 +72,20 @@ func TestInstancesAreSortedByProjectThenServer(t *testing.T) {
 		}
 	}
 }
+
+// TestRemoveForgetsTheServer: a removed server is no longer listed, and
+// putting it back probes it afresh.
+func TestRemoveForgetsTheServer(t *testing.T) {
+	down := Target{Project: "p", Server: "gone", URL: "http://127.0.0.1:1/mcp", Check: &config.HealthCheck{IntervalSeconds: 60, TimeoutSeconds: 1}}
+	keep := Target{Project: "p", Server: "kept", URL: "http://127.0.0.1:1/mcp", Check: &config.HealthCheck{IntervalSeconds: 60, TimeoutSeconds: 1}}
+	p := Start([]Target{down, keep}, time.Second, 100*time.Millisecond)
+	defer p.Stop()
+	p.Remove("p", "gone")
+	got := p.Instances()
+	if len(got) != 1 || got[0].Server != "kept" {
+		t.Fatalf("after Remove: %+v, want only p/kept", got)
+	}
+	if len(p.probes) != 1 {
+		t.Fatalf("%d probe loops after Remove, want 1", len(p.probes))
+	}
+}
