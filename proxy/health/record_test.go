@@ -89,3 +89,20 @@ func TestRemoveForgetsTheServer(t *testing.T) {
 		t.Fatalf("%d probe loops after Remove, want 1", len(p.probes))
 	}
 }
+
+// TestStateIsReadableAfterStop: Stop leaves the last states readable (the
+// admin API may still be answering while the proxy shuts down).
+func TestStateIsReadableAfterStop(t *testing.T) {
+	p := Start([]Target{{Project: "p", Server: "s", URL: "http://127.0.0.1:1/mcp", Check: &config.HealthCheck{IntervalSeconds: 60, TimeoutSeconds: 1}}}, time.Second, 100*time.Millisecond)
+	p.Stop()
+	got := make(chan int, 1)
+	go func() { got <- len(p.Instances()) }()
+	select {
+	case n := <-got:
+		if n != 1 {
+			t.Fatalf("%d instances after Stop, want 1", n)
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("Instances() did not return within 2 s after Stop")
+	}
+}
