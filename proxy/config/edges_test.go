@@ -2,6 +2,8 @@ package config
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -66,5 +68,52 @@ func TestNegativeHealthCheckValuesAreRefusedEachAlone(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "must not be negative") {
 			t.Errorf("healthCheck %s: %v, want it refused", hc, err)
 		}
+	}
+}
+
+// TestEmptyAndMisnamedProjectsAndServersAreNamed: each is refused with its
+// own message, at its field.
+func TestEmptyAndMisnamedProjectsAndServersAreNamed(t *testing.T) {
+	for doc, want := range map[string]string{
+		"projects: {Bad_P: {servers: {s: {url: 'http://a/mcp'}}}}": "projects.Bad_P: project names are lower-case",
+		"projects: {p: }":                 "projects.p: empty project",
+		"projects: {p: {servers: {s: }}}": "projects.p.servers.s: empty server",
+	} {
+		if _, err := Parse([]byte(doc)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want an error containing %q", doc, err, want)
+		}
+	}
+}
+
+// TestStageWithNullOptions: `{paginate: }` and `{paginate: null}` are the
+// stage with no options; `{paginate: {pageBytes: 1}}` carries them.
+func TestStageWithNullOptions(t *testing.T) {
+	for _, p := range []string{"[{paginate: }]", "[{paginate: null}]", "[{paginate: {pageBytes: 1}}]"} {
+		c, err := Parse([]byte("projects: {p: {servers: {s: {url: 'http://a/mcp'}}, pipeline: " + p + "}}"))
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		st := c.Projects["p"].Pipeline[0]
+		if st.Name != "paginate" || (strings.Contains(p, "pageBytes") != (st.Options["pageBytes"] == 1)) {
+			t.Errorf("%s: %+v", p, st)
+		}
+	}
+	if _, err := Parse([]byte("projects: {p: {servers: {s: {url: 'http://a/mcp'}}, pipeline: [{paginate: 5}]}}")); err == nil {
+		t.Error("a scalar that is not null as a stage's options was accepted")
+	}
+}
+
+// TestLoadNamesTheFile: a missing file and a bad one are errors naming it.
+func TestLoadNamesTheFile(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := Load(filepath.Join(dir, "missing.yaml")); err == nil || !strings.Contains(err.Error(), "missing.yaml") {
+		t.Errorf("a missing file: %v", err)
+	}
+	bad := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(bad, []byte("listen: x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(bad); err == nil || !strings.Contains(err.Error(), "bad.yaml") {
+		t.Errorf("a bad file: %v", err)
 	}
 }
