@@ -616,61 +616,70 @@ func (r *schemataRun) judge(ctx context.Context, mu GenericMutant, id int) (o Ge
 	env := []string{MutantEnv + "=" + strconv.Itoa(id)}
 	var flaky []string
 	for _, b := range order {
-		names := byBin[b]
-		var args []string
-		var what string
+		names, specTexts := byBin[b], texts[b]
 		// The bound: ten times what these tests took with no mutant on,
 		// plus half a minute for a loaded machine, at most Timeout.
 		bound := min(10*cost[b]+30*time.Second, r.opts.Timeout)
-		if b.ginkgo {
-			args = []string{"-test.timeout=" + bound.String(), "-ginkgo.label-filter=" + r.opts.LabelFilter, "-ginkgo.no-color", "-ginkgo.fail-fast"}
-			// Each spec by its place and its text: both filters hold, so
-			// a spec runs when its place is one of theirs and its text one
-			// of theirs (rarely a spec more, never one less).
-			places := map[string]bool{}
-			for i, n := range names {
-				place, _, _ := strings.Cut(n, "#")
-				file, line, _ := strings.Cut(place, ":")
-				if !places[place] {
-					places[place] = true
-					args = append(args, "-ginkgo.focus-file="+regexp.QuoteMeta(file)+":"+line)
+		for len(names) > 0 {
+			var args []string
+			var what string
+			if b.ginkgo {
+				args = []string{"-test.timeout=" + bound.String(), "-ginkgo.label-filter=" + r.opts.LabelFilter, "-ginkgo.no-color", "-ginkgo.fail-fast"}
+				// Each spec by its place and its text: both filters hold, so
+				// a spec runs when its place is one of theirs and its text one
+				// of theirs (rarely a spec more, never one less).
+				places := map[string]bool{}
+				for i, n := range names {
+					place, _, _ := strings.Cut(n, "#")
+					file, line, _ := strings.Cut(place, ":")
+					if !places[place] {
+						places[place] = true
+						args = append(args, "-ginkgo.focus-file="+regexp.QuoteMeta(file)+":"+line)
+					}
+					args = append(args, "-ginkgo.focus="+regexp.QuoteMeta(specTexts[i]))
 				}
-				args = append(args, "-ginkgo.focus="+regexp.QuoteMeta(texts[b][i]))
+				what = "scenarios specs at " + clipList(names)
+			} else {
+				args = []string{"-test.run", "^(" + strings.Join(names, "|") + ")$", "-test.count=1", "-test.failfast", "-test.timeout=" + bound.String()}
+				what = b.pkg + " " + clipList(names)
 			}
-			what = "scenarios specs at " + clipList(names)
-		} else {
-			args = []string{"-test.run", "^(" + strings.Join(names, "|") + ")$", "-test.count=1", "-test.failfast", "-test.timeout=" + bound.String()}
-			what = b.pkg + " " + clipList(names)
-		}
-		res := r.exec(ctx, b, bound+30*time.Second, env, args...)
-		switch {
-		case res.err != nil:
-			o.Verdict, o.Detail = GError, res.err.Error()
-			return o
-		case res.timedOut:
-			o.Verdict, o.KilledBy = GTimedOut, what
-			return o
-		case res.exit != 0:
-			// A kill must fail twice: the test that failed is run again,
-			// alone, with the mutant on. One that then passes failed for
-			// another reason (a timing spec on a loaded machine): it kills
-			// nothing, and the next binary judges.
-			n := failedTest(res.out)
-			if n != "" {
-				if again := r.rerun(ctx, b, n, bound, env); !again.timedOut && again.exit == 0 && again.err == nil {
-					flaky = append(flaky, b.pkg+" "+n)
-					continue
+			res := r.exec(ctx, b, bound+30*time.Second, env, args...)
+			switch {
+			case res.err != nil:
+				o.Verdict, o.Detail = GError, res.err.Error()
+				return o
+			case res.timedOut:
+				o.Verdict, o.KilledBy = GTimedOut, what
+				return o
+			case res.exit != 0:
+				// A kill must fail twice: the test that failed is run
+				// again, alone, with the mutant on. One that then passes
+				// failed for another reason (a timing spec on a loaded
+				// machine): it kills nothing, and the binary's other
+				// tests, which the first failure stopped, run without it.
+				n := failedTest(res.out)
+				if n != "" {
+					if again := r.rerun(ctx, b, n, bound, env); !again.timedOut && again.exit == 0 && again.err == nil {
+						flaky = append(flaky, b.pkg+" "+n)
+						if left, lt, ok := without(names, specTexts, n, b.ginkgo); ok {
+							names, specTexts = left, lt
+							continue
+						}
+						names = nil // cannot tell which to leave out: the next binary judges
+						continue
+					}
 				}
+				o.Verdict, o.KilledBy, o.Detail = GKilled, what, excerpt(res.out)
+				if n != "" {
+					o.KilledBy = b.pkg + " " + n + " (failed twice)"
+				}
+				return o
+			case ranNothing(res.out):
+				// A pass that ran nothing is no verdict.
+				o.Verdict, o.Detail = GError, "the selection ran no test: "+what
+				return o
 			}
-			o.Verdict, o.KilledBy, o.Detail = GKilled, what, excerpt(res.out)
-			if n != "" {
-				o.KilledBy = b.pkg + " " + n + " (failed twice)"
-			}
-			return o
-		case ranNothing(res.out):
-			// A pass that ran nothing is no verdict.
-			o.Verdict, o.Detail = GError, "the selection ran no test: "+what
-			return o
+			break
 		}
 	}
 	o.Verdict = GSurvived
@@ -683,6 +692,30 @@ func (r *schemataRun) judge(ctx context.Context, mu GenericMutant, id int) (o Ge
 	}
 	o.Detail += "passed " + strings.Join(all, "; ")
 	return o
+}
+
+// without drops the test (or the specs at the place) that failed from a
+// binary's selection; ok is false when none matched.
+func without(names, texts []string, failed string, ginkgo bool) (left, leftTexts []string, ok bool) {
+	drop := func(n string) bool {
+		if ginkgo {
+			place, _, _ := strings.Cut(n, "#")
+			return place == filepath.Base(failed)
+		}
+		top, _, _ := strings.Cut(failed, "/")
+		return n == top
+	}
+	for i, n := range names {
+		if drop(n) {
+			ok = true
+			continue
+		}
+		left = append(left, n)
+		if i < len(texts) {
+			leftTexts = append(leftTexts, texts[i])
+		}
+	}
+	return left, leftTexts, ok
 }
 
 // rerun runs the one test or spec a judged run said failed, with the

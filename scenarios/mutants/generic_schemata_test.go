@@ -392,3 +392,19 @@ func TestARunOfNothingIsNoVerdict(t *testing.T) {
 		}
 	}
 }
+
+// TestWithoutDropsTheFlakyTestOnly: after a failure that did not repeat,
+// the binary's other tests still judge.
+func TestWithoutDropsTheFlakyTestOnly(t *testing.T) {
+	left, _, ok := without([]string{"TestA", "TestB", "TestC"}, nil, "TestB/sub", false)
+	if !ok || strings.Join(left, " ") != "TestA TestC" {
+		t.Fatalf("unit: %v, %v", left, ok)
+	}
+	left, texts, ok := without([]string{"a_test.go:3#1", "b_test.go:9#2", "b_test.go:9#3"}, []string{"x", "y", "z"}, "/tmp/s/b_test.go:9", true)
+	if !ok || strings.Join(left, " ") != "a_test.go:3#1" || strings.Join(texts, " ") != "x" {
+		t.Fatalf("specs: %v %v, %v", left, texts, ok)
+	}
+	if _, _, ok := without([]string{"TestA"}, nil, "TestZ", false); ok {
+		t.Fatal("a test not in the selection was dropped")
+	}
+}
