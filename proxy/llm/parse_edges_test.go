@@ -97,3 +97,17 @@ func TestASelfOrUnknownFallbackIsNoCycle(t *testing.T) {
 		}
 	}
 }
+
+// TestConfigErrorsComeInProviderNameOrder: the same config gives the same
+// error text every time, providers in name order.
+func TestConfigErrorsComeInProviderNameOrder(t *testing.T) {
+	cfg := Config{Primary: "a", Providers: map[string]ProviderConfig{
+		"z": {Kind: KindOpenAI, URL: "http://z/v1"}, "a": {Kind: KindOpenAI, URL: "http://a/v1"}, "m": {Kind: KindOpenAI, URL: "http://m/v1"}}}
+	for range 20 {
+		msg := cfg.Validate().Error()
+		a, m, z := strings.Index(msg, `provider "a"`), strings.Index(msg, `provider "m"`), strings.Index(msg, `provider "z"`)
+		if a < 0 || !(a < m && m < z) {
+			t.Fatalf("errors not in provider name order: %s", msg)
+		}
+	}
+}
