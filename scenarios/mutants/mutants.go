@@ -452,6 +452,9 @@ var table = []Mutant{
 	{Name: "session-of-any-project", PatchFile: "126-session-of-any-project.patch",
 		Regression: "a session's record in one project counts as the caller's session in every project: its id presented on another project is adopted there, and a DELETE there tombstones it (issue 12).",
 		Kill:       inCatalogue("projects")},
+	{Name: "error-type-dangling-separator", PatchFile: "110-error-type-dangling-separator.patch",
+		Regression: "an LLM provider's error envelope with a type and no message reads 'overloaded_error: ' in the attempt's detail, a dangling separator (found by generic mutation testing's whole-text spec).",
+		Kill:       goTest("./proxy/llm", "^TestErrorSummaryReadsEveryEnvelope$")},
 }
 
 // All returns every mutant with its patch, in patch order.
