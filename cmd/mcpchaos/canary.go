@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
@@ -44,6 +43,12 @@ adoption with every client, the conformance run): new scenarios and specs
 are picked up as they land. A candidate that does not build is a result: its
 compiler's first lines are printed and the run fails.
 
+The baseline's verdicts are cached (--baseline-cache) under a key of the
+tree's content, the toolchain and the suite's selection, with their seed:
+a run that names no --seed takes the cached baseline's, so checking several
+candidates one after the other runs the baseline once. --rerun-baseline
+runs it again anyway.
+
 Exit status: 0 when nothing that passed on the baseline fails on the
 candidate; 1 when something does (or the candidate does not build), unless
 --allow accepts it; 2 when the canary itself could not run.
@@ -60,11 +65,13 @@ func runCanary(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.Var(&allows, "allow", "NAME=reason: accept a change of the row NAME, recording why (repeatable)")
 	label := fs.String("label", "", "run only catalogue scenarios with this label")
 	specs := fs.String("specs", canary.DefaultSpecs, "Ginkgo label filter of the specs run besides the catalogue (\"\" runs none); container and foreign specs are always left out")
-	seed := fs.Uint64("seed", 0, "order the catalogue by this seed on both sides (0: random, printed)")
+	seed := fs.Uint64("seed", 0, "order the catalogue by this seed on both sides (0: the cached baseline's, else random; printed)")
 	tolerance := fs.Duration("tolerance", catalogue.Tolerance, "flag a row as slower when the candidate takes longer than the baseline by more than this")
 	reportDir := fs.String("report", "", "write DIR/canary-junit.xml and DIR/canary.html (both waterfalls side by side for a changed row)")
 	workDir := fs.String("work", "", "keep each side's binaries, results and logs in DIR (default: a temp dir, removed)")
 	timeout := fs.Duration("timeout", 15*time.Minute, "bound on each build step and each suite run")
+	baselineCache := fs.String("baseline-cache", canary.DefaultBaselineCache(), "keep the baseline's verdicts in DIR, keyed by the tree's content, toolchain, node, knobs' env, --label, --specs and --seed, so checking several candidates runs the baseline once (\"\" never caches)")
+	rerunBaseline := fs.Bool("rerun-baseline", false, "run the baseline even when --baseline-cache has its verdicts (and cache the new ones)")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, canaryUsage)
 		fs.PrintDefaults()
@@ -76,7 +83,8 @@ func runCanary(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		fs.Usage()
 		return fmt.Errorf("canary: unexpected argument %q", fs.Arg(0))
 	}
-	o := canary.Options{Label: *label, Specs: *specs, Seed: *seed, Tolerance: *tolerance, Timeout: *timeout, Progress: stderr, Allow: map[string]string{}}
+	o := canary.Options{Label: *label, Specs: *specs, Seed: *seed, Tolerance: *tolerance, Timeout: *timeout, Progress: stderr, Allow: map[string]string{},
+		BaselineCache: *baselineCache, RerunBaseline: *rerunBaseline}
 	for _, s := range sdks {
 		sw, err := canary.ParseSwitch(s)
 		if err != nil {
@@ -102,9 +110,6 @@ func runCanary(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		o.Allow[name] = reason
 	}
-	if o.Seed == 0 {
-		o.Seed = rand.Uint64()%1_000_000 + 1
-	}
 	if *workDir != "" {
 		abs, err := filepath.Abs(*workDir)
 		if err != nil {
@@ -112,7 +117,7 @@ func runCanary(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		o.WorkDir = abs
 	}
-	fmt.Fprintf(stderr, "mcpchaos canary: candidate %s, seed %d, tolerance %v\n", strings.Join(append(append([]string{}, sdks...), clients...), " "), o.Seed, o.Tolerance)
+	fmt.Fprintf(stderr, "mcpchaos canary: candidate %s, tolerance %v\n", strings.Join(append(append([]string{}, sdks...), clients...), " "), o.Tolerance)
 
 	res, err := canary.Run(ctx, o)
 	if err != nil {

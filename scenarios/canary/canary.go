@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -50,7 +51,8 @@ type Options struct {
 	// Specs is the Ginkgo label filter of the specs run besides the catalogue
 	// ("" runs none).
 	Specs string
-	// Seed orders the catalogue the same way on both sides.
+	// Seed orders the catalogue the same way on both sides; 0 takes the
+	// cached baseline's (see BaselineCache), or a random one.
 	Seed uint64
 	// Tolerance: a row is slower when the candidate takes longer than the
 	// baseline by more.
@@ -66,6 +68,13 @@ type Options struct {
 	Timeout time.Duration
 	// Progress gets a line per step, and the suite's own progress lines.
 	Progress io.Writer
+	// BaselineCache keeps the baseline's verdicts between runs, keyed by the
+	// tree's content and the suite's selection (see baselineKey): checking
+	// five candidates runs the baseline once. "" runs it every time.
+	BaselineCache string
+	// RerunBaseline runs the baseline even when the cache has its verdicts
+	// (and records the new ones).
+	RerunBaseline bool
 }
 
 // Result is a canary run's outcome.
@@ -116,6 +125,8 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if len(o.ClientSDK) > 0 {
 		candName = "proxy: " + candName + "; clients: " + Describe(append(append([]Switch{}, o.SDK...), o.ClientSDK...))
 	}
+	key := cacheKey(m, &o, p)
+	p.printf("canary: seed %d\n", o.Seed)
 	res := &Result{Comparison: report.Comparison{Baseline: Describe(nil), Candidate: candName, Seed: o.Seed, Started: start, Tolerance: o.Tolerance}}
 
 	p.printf("canary: building the baseline (go.mod) from %s\n", m.root)
@@ -143,10 +154,10 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return nil, err
 	}
 
-	baseRecs := runSuite(ctx, base, filepath.Join(work, "baseline"), o, p)
+	baseRecs := baselineRecords(ctx, key, base, filepath.Join(work, "baseline"), o, p)
 	var candRecs []report.Record
 	if cand != nil {
-		candRecs = runSuite(ctx, cand, filepath.Join(work, "candidate"), o, p)
+		candRecs, _ = runSuite(ctx, cand, filepath.Join(work, "candidate"), o, p)
 	}
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
@@ -295,18 +306,66 @@ func buildCandidate(ctx context.Context, m *module, base *side, out string, o Op
 	return clients, nil
 }
 
-// runSuite runs the catalogue and the Ginkgo specs on one side.
-func runSuite(ctx context.Context, s *side, out string, o Options, p *progress) []report.Record {
-	recs := runCatalogue(ctx, s, out, o, p)
-	if o.Specs != "" && ctx.Err() == nil {
-		recs = append(recs, runGinkgo(ctx, s, out, o, p)...)
+// baselineRecords are the baseline's verdicts: from the cache when it has
+// them for this tree (key), suite and seed, else from running the suite
+// (and then cached, if the suite ran to the end).
+func baselineRecords(ctx context.Context, key string, base *side, out string, o Options, p *progress) []report.Record {
+	if key != "" && !o.RerunBaseline {
+		if c, ok := loadBaseline(o.BaselineCache, key, o.Seed); ok {
+			p.printf("canary: baseline: %d verdicts from the cache (same tree, toolchain, suite and seed %d; recorded %s, that run took %v); --rerun-baseline runs it again\n",
+				len(c.Records), c.Seed, c.Recorded.Format(time.RFC3339), c.Took.Round(time.Second))
+			return c.Records
+		}
+	}
+	start := time.Now()
+	recs, complete := runSuite(ctx, base, out, o, p)
+	if key != "" && complete && ctx.Err() == nil {
+		if err := storeBaseline(o.BaselineCache, key, o.Seed, recs, time.Since(start)); err != nil {
+			p.printf("canary: baseline cache: %v (not cached)\n", err)
+		} else {
+			p.printf("canary: baseline: %d verdicts cached in %s (key %.12s, seed %d)\n", len(recs), o.BaselineCache, key, o.Seed)
+		}
 	}
 	return recs
 }
 
+// cacheKey is the baseline cache's key of this tree and suite ("" when
+// there is no cache or the tree cannot be read), and picks the seed when
+// none was given: the newest cached baseline's, so a run that names no seed
+// still reuses it, or else a random one.
+func cacheKey(m *module, o *Options, p *progress) string {
+	key := ""
+	if o.BaselineCache != "" {
+		var err error
+		if key, err = baselineKey(m, *o); err != nil {
+			p.printf("canary: baseline cache: cannot key the tree (%v): the baseline runs\n", err)
+			key = ""
+		}
+	}
+	if o.Seed == 0 && key != "" && !o.RerunBaseline {
+		o.Seed = cachedSeed(o.BaselineCache, key)
+	}
+	if o.Seed == 0 {
+		o.Seed = rand.Uint64()%1_000_000 + 1
+	}
+	return key
+}
+
+// runSuite runs the catalogue and the Ginkgo specs on one side. complete
+// is false when a part wrote no results (the records then say so in a
+// failed row of their own).
+func runSuite(ctx context.Context, s *side, out string, o Options, p *progress) (recs []report.Record, complete bool) {
+	recs, complete = runCatalogue(ctx, s, out, o, p)
+	if o.Specs != "" && ctx.Err() == nil {
+		more, ok := runGinkgo(ctx, s, out, o, p)
+		recs, complete = append(recs, more...), complete && ok
+	}
+	return recs, complete
+}
+
 // runCatalogue is `mcpchaos run --target binary:MCPLOCAL --json` with the
 // side's harness: the whole catalogue (or one label), as it is in the tree.
-func runCatalogue(ctx context.Context, s *side, out string, o Options, p *progress) []report.Record {
+func runCatalogue(ctx context.Context, s *side, out string, o Options, p *progress) ([]report.Record, bool) {
 	path := filepath.Join(out, "catalogue.json")
 	_ = os.Remove(path)
 	args := []string{s.mcpchaos, "run", "--target", "binary:" + s.mcplocal, "--seed", fmt.Sprint(o.Seed), "--json", path}
@@ -324,17 +383,17 @@ func runCatalogue(ctx context.Context, s *side, out string, o Options, p *progre
 		defer f.Close()
 		var recs []report.Record
 		if recs, err = report.ReadJSON(f); err == nil {
-			return recs
+			return recs, true
 		}
 	}
 	return []report.Record{{Name: "the catalogue run", Source: "catalogue", Verdict: "FAIL",
-		Reason: fmt.Sprintf("mcpchaos run wrote no results (exit %d): %v\n%s", r.exit, err, lastLines(r.out, compilerLines))}}
+		Reason: fmt.Sprintf("mcpchaos run wrote no results (exit %d): %v\n%s", r.exit, err, lastLines(r.out, compilerLines))}}, false
 }
 
 // runGinkgo runs the scenarios suite's specs matching o.Specs in the side's
 // harness module, binary target on the side's mcplocal (MCPCHAOS_MCPLOCAL),
 // and reads Ginkgo's JSON report.
-func runGinkgo(ctx context.Context, s *side, out string, o Options, p *progress) []report.Record {
+func runGinkgo(ctx context.Context, s *side, out string, o Options, p *progress) ([]report.Record, bool) {
 	abs, err := filepath.Abs(out)
 	if err != nil {
 		abs = out
@@ -343,7 +402,7 @@ func runGinkgo(ctx context.Context, s *side, out string, o Options, p *progress)
 	_ = os.Remove(path)
 	suites, err := ginkgoSuites(s.harness)
 	if err != nil || len(suites) == 0 {
-		return []report.Record{{Name: "the Ginkgo suites", Source: "ginkgo", Verdict: "FAIL", Reason: fmt.Sprintf("no Ginkgo suite found under scenarios/: %v", err)}}
+		return []report.Record{{Name: "the Ginkgo suites", Source: "ginkgo", Verdict: "FAIL", Reason: fmt.Sprintf("no Ginkgo suite found under scenarios/: %v", err)}}, false
 	}
 	// Every suite that can hold the proxy under test to its specs takes a
 	// prebuilt mcplocal from one of these.
@@ -358,12 +417,12 @@ func runGinkgo(ctx context.Context, s *side, out string, o Options, p *progress)
 	if err == nil {
 		recs, perr := GinkgoRecords(b)
 		if perr == nil {
-			return recs
+			return recs, true
 		}
 		err = perr
 	}
 	return []report.Record{{Name: "the Ginkgo specs " + o.Specs, Source: "ginkgo", Verdict: "FAIL",
-		Reason: fmt.Sprintf("ginkgo wrote no report (exit %d): %v\n%s", r.exit, err, lastLines(r.out, compilerLines))}}
+		Reason: fmt.Sprintf("ginkgo wrote no report (exit %d): %v\n%s", r.exit, err, lastLines(r.out, compilerLines))}}, false
 }
 
 // ginkgoSuites lists the Ginkgo suites under dir/scenarios (the packages

@@ -24,31 +24,32 @@ const (
 
 // module is the module under test: its root and the files a copy holds.
 type module struct {
-	root    string
-	files   []string
-	goflags string   // as go env says (the env file included)
-	env     []string // the environment every go command runs in
+	root      string
+	files     []string
+	goflags   string   // as go env says (the env file included)
+	goversion string   // the toolchain that builds both sides
+	env       []string // the environment every go command runs in
 }
 
 // findModule locates the module containing dir and lists the files a copy
 // needs: what git tracks plus new files not ignored, so uncommitted work
 // counts (the same files `go build` sees in the work tree).
 func findModule(ctx context.Context, dir string) (*module, error) {
-	cmd := exec.CommandContext(ctx, "go", "env", "GOMOD", "GOFLAGS")
+	cmd := exec.CommandContext(ctx, "go", "env", "GOMOD", "GOFLAGS", "GOVERSION")
 	cmd.Dir = dir
 	out, err := cmd.Output()
 	if err != nil {
-		return nil, fmt.Errorf("go env GOMOD GOFLAGS: %w", err)
+		return nil, fmt.Errorf("go env GOMOD GOFLAGS GOVERSION: %w", err)
 	}
 	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
-	if len(lines) != 2 {
-		return nil, fmt.Errorf("go env GOMOD GOFLAGS: unexpected output %q", out)
+	if len(lines) != 3 {
+		return nil, fmt.Errorf("go env GOMOD GOFLAGS GOVERSION: unexpected output %q", out)
 	}
 	gomod := strings.TrimSpace(lines[0])
 	if gomod == "" || gomod == os.DevNull {
 		return nil, fmt.Errorf("%s is not inside a Go module", dir)
 	}
-	m := &module{root: filepath.Dir(gomod), goflags: strings.TrimSpace(lines[1]), env: append(os.Environ(), "GOWORK=off")}
+	m := &module{root: filepath.Dir(gomod), goflags: strings.TrimSpace(lines[1]), goversion: strings.TrimSpace(lines[2]), env: append(os.Environ(), "GOWORK=off")}
 	ls := exec.CommandContext(ctx, "git", "ls-files", "-z", "--cached", "--others", "--exclude-standard")
 	ls.Dir = m.root
 	var stderr bytes.Buffer
