@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpchaos/mcpchaos/scenarios/modcopy"
 	"github.com/mcpchaos/mcpchaos/scenarios/report"
 )
 
@@ -53,12 +54,12 @@ type cachedBaseline struct {
 // (MCPCTL_*, MCPCHAOS_*). Any change gives another key, so a stale entry is
 // never read; what it cannot see (a busier machine) is what --rerun-baseline
 // is for. An entry is the key and the seed (entryPath).
-func baselineKey(m *module, o Options) (string, error) {
+func baselineKey(m *modcopy.Module, o Options) (string, error) {
 	h := sha256.New()
 	line := func(k, v string) { fmt.Fprintf(h, "%s=%q\n", k, v) }
 	line("format", cacheFormat)
-	line("go", m.goversion)
-	line("goflags", m.goflags)
+	line("go", m.GoVersion)
+	line("goflags", m.GoFlags)
 	line("platform", runtime.GOOS+"/"+runtime.GOARCH)
 	line("node", nodeVersion())
 	line("label", o.Label)
@@ -73,10 +74,10 @@ func baselineKey(m *module, o Options) (string, error) {
 	for _, kv := range env {
 		line("env", kv)
 	}
-	files := append([]string{}, m.files...)
+	files := append([]string{}, m.Files...)
 	sort.Strings(files)
 	for _, f := range files {
-		p := filepath.Join(m.root, f)
+		p := filepath.Join(m.Root, f)
 		st, err := os.Lstat(p)
 		if os.IsNotExist(err) {
 			continue // listed by git, deleted in the work tree: not copied either

@@ -9,11 +9,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpchaos/mcpchaos/scenarios/modcopy"
 	"github.com/mcpchaos/mcpchaos/scenarios/report"
 )
 
 // testModule is a module of two files in a temp dir.
-func testModule(t *testing.T) *module {
+func testModule(t *testing.T) *modcopy.Module {
 	t.Helper()
 	root := t.TempDir()
 	for name, body := range map[string]string{"go.mod": "module example.com/app\n", "main.go": "package main\n"} {
@@ -21,7 +22,7 @@ func testModule(t *testing.T) *module {
 			t.Fatal(err)
 		}
 	}
-	return &module{root: root, files: []string{"go.mod", "main.go"}, goversion: "go1.26.8"}
+	return &modcopy.Module{Root: root, Files: []string{"go.mod", "main.go"}, GoVersion: "go1.26.8"}
 }
 
 // The key changes with anything that can change the baseline's verdicts
@@ -60,10 +61,10 @@ func TestBaselineKeyFollowsTheTreeAndTheSuite(t *testing.T) {
 			t.Errorf("undoing %s does not give the first key back", what)
 		}
 	}
-	file := filepath.Join(m.root, "main.go")
+	file := filepath.Join(m.Root, "main.go")
 	change("an edited file", func() { _ = os.WriteFile(file, []byte("package main // edited\n"), 0o644) },
 		func() { _ = os.WriteFile(file, []byte("package main\n"), 0o644) })
-	change("another toolchain", func() { m.goversion = "go1.27.0" }, func() { m.goversion = "go1.26.8" })
+	change("another toolchain", func() { m.GoVersion = "go1.27.0" }, func() { m.GoVersion = "go1.26.8" })
 	change("another label", func() { o.Label = "restart" }, func() { o.Label = "" })
 	change("other specs", func() { o.Specs = "" }, func() { o.Specs = DefaultSpecs })
 	change("a knob's env override", func() { _ = os.Setenv("MCPCTL_CANARY_TEST_MS", "5") }, func() { _ = os.Unsetenv("MCPCTL_CANARY_TEST_MS") })

@@ -19,6 +19,7 @@ import (
 
 	"github.com/onsi/ginkgo/v2/types"
 
+	"github.com/mcpchaos/mcpchaos/scenarios/modcopy"
 	"github.com/mcpchaos/mcpchaos/scenarios/report"
 )
 
@@ -110,7 +111,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	p := &progress{w: o.Progress}
 	defer p.close()
 	start := time.Now()
-	m, err := findModule(ctx, o.Dir)
+	m, err := modcopy.Find(ctx, o.Dir)
 	if err != nil {
 		return nil, err
 	}
@@ -129,7 +130,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	p.printf("canary: seed %d\n", o.Seed)
 	res := &Result{Comparison: report.Comparison{Baseline: Describe(nil), Candidate: candName, Seed: o.Seed, Started: start, Tolerance: o.Tolerance}}
 
-	p.printf("canary: building the baseline (go.mod) from %s\n", m.root)
+	p.printf("canary: building the baseline (go.mod) from %s\n", m.Root)
 	base, err := buildSide(ctx, m, "baseline", nil, nil, filepath.Join(work, "baseline"), false, o, p)
 	if err != nil {
 		return nil, fmt.Errorf("the baseline does not build, so there is nothing to compare against: %w", err)
@@ -215,20 +216,20 @@ func verdictLine(rows, regressions []report.ComparedRow) string {
 // copyEnv is the environment of the go commands in a copy: the module's
 // GOFLAGS plus -mod=mod, which lets a switched go.mod pull in what the
 // candidate needs.
-func copyEnv(m *module) []string {
-	return append(append([]string{}, m.env...), "GOFLAGS="+strings.TrimSpace(m.goflags+" -mod=mod"))
+func copyEnv(m *modcopy.Module) []string {
+	return append(append([]string{}, m.Env...), "GOFLAGS="+strings.TrimSpace(m.GoFlags+" -mod=mod"))
 }
 
 // buildSide builds cmd/mcplocal and cmd/mcpchaos of the module in dir (the
 // work tree itself for the baseline) into out; clientsOnly builds the
 // harness alone (its proxy comes from elsewhere).
-func buildSide(ctx context.Context, m *module, name string, dir *string, env []string, out string, clientsOnly bool, o Options, p *progress) (*side, error) {
-	src := m.root
+func buildSide(ctx context.Context, m *modcopy.Module, name string, dir *string, env []string, out string, clientsOnly bool, o Options, p *progress) (*side, error) {
+	src := m.Root
 	if dir != nil {
 		src = *dir
 	}
 	if env == nil {
-		env = m.env
+		env = m.Env
 	}
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return nil, err
@@ -242,29 +243,28 @@ func buildSide(ctx context.Context, m *module, name string, dir *string, env []s
 		append([]string{"go", "build", "-o", out + string(filepath.Separator)}, pkgs...),
 	} {
 		r := runCmd(ctx, src, env, o.Timeout, p.log(out), args...)
-		if r.err != nil && ctx.Err() != nil {
+		if r.Err != nil && ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		if r.failed() {
-			return nil, &BuildError{Step: strings.Join(args, " "), Output: r.out}
+		if r.Failed() {
+			return nil, &BuildError{Step: strings.Join(args, " "), Output: r.Out}
 		}
-		p.printf("canary: %s built (%v)\n", name, r.took.Round(100*time.Millisecond))
+		p.printf("canary: %s built (%v)\n", name, r.Took.Round(100*time.Millisecond))
 	}
 	return s, nil
 }
 
 // copyWith copies the module into a slot and makes the switches there.
-func copyWith(ctx context.Context, m *module, sw []Switch, o Options, p *progress, releases *[]func()) (string, []string, error) {
-	slot, release, err := claimSlot()
+func copyWith(ctx context.Context, m *modcopy.Module, sw []Switch, o Options, p *progress, releases *[]func()) (string, []string, error) {
+	dir, release, err := claimSlot()
 	if err != nil {
 		return "", nil, err
 	}
 	*releases = append(*releases, release)
-	dir := filepath.Join(slot, "src")
-	if err := m.copyTo(dir); err != nil {
+	if err := m.CopyTo(dir); err != nil {
 		return "", nil, fmt.Errorf("copying the module: %w", err)
 	}
-	if err := m.linkNodeModules(dir); err != nil {
+	if err := linkNodeModules(m, dir); err != nil {
 		return "", nil, fmt.Errorf("linking node_modules into the copy: %w", err)
 	}
 	env := copyEnv(m)
@@ -277,7 +277,7 @@ func copyWith(ctx context.Context, m *module, sw []Switch, o Options, p *progres
 
 // buildCandidate builds the proxy with SDK (or reuses the baseline's when
 // there is none) and the harness with SDK + ClientSDK.
-func buildCandidate(ctx context.Context, m *module, base *side, out string, o Options, p *progress, releases *[]func()) (*side, error) {
+func buildCandidate(ctx context.Context, m *modcopy.Module, base *side, out string, o Options, p *progress, releases *[]func()) (*side, error) {
 	var proxy *side
 	if len(o.SDK) > 0 {
 		dir, env, err := copyWith(ctx, m, o.SDK, o, p, releases)
@@ -333,7 +333,7 @@ func baselineRecords(ctx context.Context, key string, base *side, out string, o 
 // there is no cache or the tree cannot be read), and picks the seed when
 // none was given: the newest cached baseline's, so a run that names no seed
 // still reuses it, or else a random one.
-func cacheKey(m *module, o *Options, p *progress) string {
+func cacheKey(m *modcopy.Module, o *Options, p *progress) string {
 	key := ""
 	if o.BaselineCache != "" {
 		var err error
@@ -387,7 +387,7 @@ func runCatalogue(ctx context.Context, s *side, out string, o Options, p *progre
 		}
 	}
 	return []report.Record{{Name: "the catalogue run", Source: "catalogue", Verdict: "FAIL",
-		Reason: fmt.Sprintf("mcpchaos run wrote no results (exit %d): %v\n%s", r.exit, err, lastLines(r.out, compilerLines))}}, false
+		Reason: fmt.Sprintf("mcpchaos run wrote no results (exit %d): %v\n%s", r.Exit, err, lastLines(r.Out, compilerLines))}}, false
 }
 
 // runGinkgo runs the scenarios suite's specs matching o.Specs in the side's
@@ -422,7 +422,7 @@ func runGinkgo(ctx context.Context, s *side, out string, o Options, p *progress)
 		err = perr
 	}
 	return []report.Record{{Name: "the Ginkgo specs " + o.Specs, Source: "ginkgo", Verdict: "FAIL",
-		Reason: fmt.Sprintf("ginkgo wrote no report (exit %d): %v\n%s", r.exit, err, lastLines(r.out, compilerLines))}}, false
+		Reason: fmt.Sprintf("ginkgo wrote no report (exit %d): %v\n%s", r.Exit, err, lastLines(r.Out, compilerLines))}}, false
 }
 
 // ginkgoSuites lists the Ginkgo suites under dir/scenarios (the packages

@@ -85,8 +85,8 @@ func Describe(sw []Switch) string {
 func apply(ctx context.Context, dir string, env []string, sw []Switch) error {
 	for _, s := range sw {
 		for _, args := range s.commands() {
-			if r := runCmd(ctx, dir, env, 0, nil, args...); r.failed() {
-				return &BuildError{Step: strings.Join(args, " "), Output: r.out}
+			if r := runCmd(ctx, dir, env, 0, nil, args...); r.Failed() {
+				return &BuildError{Step: strings.Join(args, " "), Output: r.Out}
 			}
 		}
 	}

@@ -94,7 +94,7 @@ func TestEveryMutantIsComplete(t *testing.T) {
 func TestEveryPatchAppliesToTheCurrentTree(t *testing.T) {
 	m := moduleForTest(t)
 	dir := t.TempDir()
-	if err := m.copyTo(dir); err != nil {
+	if err := m.CopyTo(dir); err != nil {
 		t.Fatal(err)
 	}
 	for _, mu := range All() {

@@ -1,7 +1,6 @@
 package mutants
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -13,15 +12,18 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/mcpchaos/mcpchaos/scenarios/modcopy"
 )
 
 // Defaults of Options.
 const (
 	DefaultParallel = 2               // the machine has 2 cores
 	DefaultTimeout  = 5 * time.Minute // one command: a build step or the check
-	outputTail      = 256 << 10       // bytes of a command's output kept for the excerpt
 	excerptLines    = 8
 	excerptLineLen  = 220
+	slotKind        = "mcpchaos-mutants"
+	maxSlots        = 16 // copies that can exist at once, across every run on the machine
 )
 
 // Options configures Run.
@@ -91,99 +93,25 @@ type Outcome struct {
 	CheckDuration time.Duration
 }
 
-// module is the module under test and the environment its commands run in.
+// module is the module under test (modcopy.Module: its root, its files,
+// and the environment its commands run in, with the shared caches pinned
+// so a copy never compiles the dependencies again).
 type module struct {
-	root  string   // directory holding go.mod
-	files []string // relative paths to copy
+	*modcopy.Module
+	root  string
+	files []string
 	env   []string
 }
 
-// findModule locates the module containing dir and lists its files.
+// findModule locates the module containing dir and lists its files: what
+// git tracks plus new files not ignored, so a test added but not yet
+// committed already counts.
 func findModule(ctx context.Context, dir string) (*module, error) {
-	goenv := exec.CommandContext(ctx, "go", "env", "GOMOD", "GOCACHE", "GOMODCACHE", "GOFLAGS")
-	goenv.Dir = dir
-	out, err := goenv.Output()
+	mc, err := modcopy.Find(ctx, dir)
 	if err != nil {
-		return nil, fmt.Errorf("go env: %w", err)
+		return nil, err
 	}
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	if len(lines) != 4 {
-		return nil, fmt.Errorf("go env GOMOD GOCACHE GOMODCACHE GOFLAGS: unexpected output %q", out)
-	}
-	gomod := strings.TrimSpace(lines[0])
-	if gomod == "" || gomod == os.DevNull {
-		return nil, fmt.Errorf("%s is not inside a Go module", dir)
-	}
-	m := &module{root: filepath.Dir(gomod)}
-	// The files git knows of, and new files not yet added (but not the
-	// ignored ones): what `go build` in the work tree sees, so a test added
-	// but not yet committed already counts.
-	cmd := exec.CommandContext(ctx, "git", "ls-files", "-z", "--cached", "--others", "--exclude-standard")
-	cmd.Dir = m.root
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	ls, err := cmd.Output()
-	if err != nil {
-		return nil, fmt.Errorf("git ls-files in %s: %w: %s", m.root, err, strings.TrimSpace(stderr.String()))
-	}
-	seen := map[string]bool{}
-	for _, f := range strings.Split(string(ls), "\x00") {
-		if f == "" || seen[f] {
-			continue
-		}
-		seen[f] = true
-		m.files = append(m.files, f)
-	}
-	if !seen["go.mod"] {
-		return nil, fmt.Errorf("git ls-files in %s does not list go.mod", m.root)
-	}
-	// The copies build with the shared caches (and the same flags as the
-	// work tree), so the dependencies are never compiled again.
-	m.env = append(os.Environ(),
-		"GOCACHE="+strings.TrimSpace(lines[1]),
-		"GOMODCACHE="+strings.TrimSpace(lines[2]),
-		"GOFLAGS="+strings.TrimSpace(lines[3]),
-		"GOWORK=off",
-	)
-	return m, nil
-}
-
-// copyTo copies the module's files into dst, keeping modes and symlinks.
-// Files listed by git but deleted from the work tree are skipped.
-func (m *module) copyTo(dst string) error {
-	for _, f := range m.files {
-		src := filepath.Join(m.root, f)
-		st, err := os.Lstat(src)
-		if errors.Is(err, os.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		to := filepath.Join(dst, f)
-		if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
-			return err
-		}
-		switch {
-		case st.Mode()&os.ModeSymlink != 0:
-			target, err := os.Readlink(src)
-			if err != nil {
-				return err
-			}
-			if err := os.Symlink(target, to); err != nil {
-				return err
-			}
-		case st.Mode().IsRegular():
-			b, err := os.ReadFile(src)
-			if err != nil {
-				return err
-			}
-			if err := os.WriteFile(to, b, st.Mode().Perm()); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+	return &module{Module: mc, root: mc.Root, files: mc.Files, env: mc.Env}, nil
 }
 
 // workspace is one patched copy of the module.
@@ -198,16 +126,14 @@ type workspace struct {
 // patch (none if empty). A patch that does not apply is an error naming the
 // files it patches.
 func newWorkspace(ctx context.Context, m *module, patch string) (*workspace, error) {
-	tmp, release, err := claimSlot()
+	// A slot's path is fixed: the build cache keeps what an earlier copy
+	// there compiled, so only what the patch touches is compiled again.
+	tmp, release, err := modcopy.ClaimSlot(slotKind, maxSlots)
 	if err != nil {
 		return nil, err
 	}
 	w := &workspace{dir: filepath.Join(tmp, "src"), tmp: tmp, m: m, release: release}
-	if err := os.RemoveAll(w.dir); err != nil {
-		w.close()
-		return nil, err
-	}
-	if err := m.copyTo(w.dir); err != nil {
+	if err := m.CopyTo(w.dir); err != nil {
 		w.close()
 		return nil, fmt.Errorf("copying the module: %w", err)
 	}
@@ -244,34 +170,11 @@ type result struct {
 }
 
 // run runs args in the workspace, bounded by timeout, with its output's tail
-// kept and, if log is set, copied there in full.
+// kept and, if log is set, copied there in full; the command's whole process
+// group is stopped when it ends (modcopy.Run).
 func (w *workspace) run(ctx context.Context, timeout time.Duration, log io.Writer, args ...string) result {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
-	cmd.Dir, cmd.Env = w.dir, w.m.env
-	tail := &tailBuffer{limit: outputTail}
-	var out io.Writer = tail
-	if log != nil {
-		fmt.Fprintf(log, "\n$ %s\n", strings.Join(args, " "))
-		out = io.MultiWriter(tail, log)
-	}
-	cmd.Stdout, cmd.Stderr = out, out
-	ownGroup(cmd)
-	cmd.WaitDelay = 10 * time.Second
-	start := time.Now()
-	err := cmd.Run()
-	killGroup(cmd)
-	r := result{exit: cmd.ProcessState.ExitCode(), out: tail.String(), took: time.Since(start)}
-	switch {
-	case ctx.Err() == context.DeadlineExceeded:
-		r.timedOut, r.exit = true, -1
-	case ctx.Err() != nil:
-		r.err = ctx.Err()
-	case err != nil && cmd.ProcessState == nil:
-		r.err = err
-	}
-	return r
+	r := modcopy.Run(ctx, w.dir, w.m.env, timeout, log, args...)
+	return result{exit: r.Exit, timedOut: r.TimedOut, out: r.Out, err: r.Err, took: r.Took}
 }
 
 // Run applies each mutant to its own copy of the module and runs its check
@@ -566,30 +469,4 @@ func (p *progress) done(o Outcome) {
 		line += ": " + o.Err.Error()
 	}
 	p.printf("%s (%v)\n", line, o.Duration.Round(100*time.Millisecond))
-}
-
-// tailBuffer keeps the last limit bytes written to it; safe for concurrent use.
-type tailBuffer struct {
-	mu    sync.Mutex
-	limit int
-	buf   []byte
-}
-
-func (t *tailBuffer) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.buf = append(t.buf, p...)
-	if len(t.buf) > 2*t.limit {
-		t.buf = append(t.buf[:0], t.buf[len(t.buf)-t.limit:]...)
-	}
-	return len(p), nil
-}
-
-func (t *tailBuffer) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if len(t.buf) > t.limit {
-		return string(t.buf[len(t.buf)-t.limit:])
-	}
-	return string(t.buf)
 }

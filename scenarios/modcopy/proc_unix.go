@@ -1,6 +1,6 @@
 //go:build unix
 
-package mutants
+package modcopy
 
 import (
 	"fmt"
@@ -11,8 +11,7 @@ import (
 )
 
 // ownGroup starts cmd in a process group of its own, and makes stopping it
-// stop the group: `go run` and Ginkgo start the processes that do the work
-// (the built binary, the test binary, the proxies it starts) as children.
+// stop the group.
 func ownGroup(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
@@ -26,22 +25,18 @@ func killGroup(cmd *exec.Cmd) {
 	}
 }
 
-// maxSlots bounds the copies that can exist at once, across every run on
-// the machine.
-const maxSlots = 16
-
-// claimSlot returns a directory for one copy of the module, held until
-// release. Slots have fixed paths ($TMPDIR/mcpchaos-mutants/slot-N): the build
-// cache keys the main module's packages by their directory, so a copy in a
-// slot reuses everything an earlier copy there compiled, and only what its
-// patch touches is compiled again. A lock file keeps concurrent runs (and
-// Build) out of each other's slots.
-func claimSlot() (dir string, release func(), err error) {
-	root := filepath.Join(os.TempDir(), "mcpchaos-mutants")
+// ClaimSlot returns a directory for one copy of the module
+// ($TMPDIR/KIND/slot-N, N below max), held until release. Its path is
+// fixed, so the build cache keeps what an earlier copy there compiled; a
+// lock file keeps every other run on the machine (of any process) out of
+// it while it is held. What the slot holds is left as it was: the caller
+// copies afresh (CopyTo) and removes what it wants gone.
+func ClaimSlot(kind string, max int) (dir string, release func(), err error) {
+	root := filepath.Join(os.TempDir(), kind)
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return "", nil, err
 	}
-	for i := 0; i < maxSlots; i++ {
+	for i := range max {
 		dir := filepath.Join(root, fmt.Sprintf("slot-%d", i))
 		f, err := os.OpenFile(dir+".lock", os.O_CREATE|os.O_RDWR, 0o644)
 		if err != nil {
@@ -57,5 +52,5 @@ func claimSlot() (dir string, release func(), err error) {
 		}
 		return dir, func() { _ = f.Close() }, nil // closing the file releases the lock
 	}
-	return "", nil, fmt.Errorf("all %d copy slots under %s are in use", maxSlots, root)
+	return "", nil, fmt.Errorf("all %d copy slots under %s are in use", max, root)
 }
