@@ -426,7 +426,7 @@ func runGinkgo(ctx context.Context, s *side, out string, o Options, p *progress)
 }
 
 // ginkgoSuites lists the Ginkgo suites under dir/scenarios (the packages
-// whose tests call RunSpecs), as ./relative paths: suites that land later
+// whose tests import Ginkgo and call RunSpecs), as ./relative paths: suites that land later
 // (the conformance run, new spec packages) are picked up by themselves.
 func ginkgoSuites(dir string) ([]string, error) {
 	var out []string
@@ -447,7 +447,9 @@ func ginkgoSuites(dir string) ([]string, error) {
 		if err != nil {
 			return err
 		}
-		if bytes.Contains(b, []byte("RunSpecs(")) {
+		// A suite imports Ginkgo and calls RunSpecs; a test that merely
+		// mentions RunSpecs (a fixture in a string) is none.
+		if bytes.Contains(b, []byte("RunSpecs(")) && bytes.Contains(b, []byte(`"github.com/onsi/ginkgo/v2"`)) {
 			rel, err := filepath.Rel(dir, filepath.Dir(path))
 			if err != nil {
 				return err

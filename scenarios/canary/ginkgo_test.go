@@ -72,8 +72,11 @@ func TestGinkgoSuitesFindsEverySuiteUnderScenarios(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	write("scenarios/suite_test.go", "package s\nfunc TestS(t *testing.T) { RunSpecs(t, \"Scenarios\") }\n")
-	write("scenarios/conformance/conformance_suite_test.go", "package c\nfunc TestC(t *testing.T) { RunSpecs(t, \"Conformance\") }\n")
+	write("scenarios/suite_test.go", "package s\nimport . \"github.com/onsi/ginkgo/v2\"\nfunc TestS(t *testing.T) { RunSpecs(t, \"Scenarios\") }\n")
+	write("scenarios/conformance/conformance_suite_test.go", "package c\nimport (\n\t\"testing\"\n\n\t. \"github.com/onsi/ginkgo/v2\"\n)\nfunc TestC(t *testing.T) { RunSpecs(t, \"Conformance\") }\n")
+	// A test that only mentions RunSpecs (this very file does, in its
+	// fixtures) is no suite: Ginkgo would run its plain tests on each side.
+	write("scenarios/canary/ginkgo_test.go", "package canary\nimport \"testing\"\nfunc TestG(t *testing.T) { _ = \"RunSpecs(t, x)\" }\n")
 	write("scenarios/report/report_test.go", "package r\nfunc TestR(t *testing.T) {}\n")
 	write("proxy/x/x_test.go", "package x\nfunc TestX(t *testing.T) { RunSpecs(t, \"X\") }\n")
 	got, err := ginkgoSuites(dir)
