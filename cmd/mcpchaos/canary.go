@@ -35,6 +35,13 @@ passing, slower by more than the tolerance).
   --sdk MODULE=DIR          ... or to a local checkout (go mod edit -replace)
   --client-sdk ...          switch only the harness's clients; the proxy stays
                             on the baseline (or on --sdk)
+  --client-sdk npm:PACKAGE@VERSION
+                            switch a Node client's npm package, e.g. the
+                            TypeScript SDK client's
+                            npm:@modelcontextprotocol/sdk@1.24.3 (one version
+                            or a dist-tag, no range): installed with npm
+                            install --save-exact in the copy's tools/* that
+                            depend on it; the work tree is not touched
 Both repeat: several switches make one candidate (go-sdk and mcp-go together).
 
 The suite is the whole fault catalogue (mcpchaos run, or one --label), plus
@@ -61,7 +68,7 @@ func runCanary(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.SetOutput(stderr)
 	var sdks, clients, allows listFlag
 	fs.Var(&sdks, "sdk", "MODULE@VERSION or MODULE=DIR: switch the proxy and the clients (repeatable)")
-	fs.Var(&clients, "client-sdk", "MODULE@VERSION or MODULE=DIR: switch only the harness's clients (repeatable)")
+	fs.Var(&clients, "client-sdk", "MODULE@VERSION, MODULE=DIR or npm:PACKAGE@VERSION: switch only the harness's clients (repeatable)")
 	fs.Var(&allows, "allow", "NAME=reason: accept a change of the row NAME, recording why (repeatable)")
 	label := fs.String("label", "", "run only catalogue scenarios with this label")
 	specs := fs.String("specs", canary.DefaultSpecs, "Ginkgo label filter of the specs run besides the catalogue (\"\" runs none); container and foreign specs are always left out")

@@ -108,6 +108,11 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if len(o.SDK)+len(o.ClientSDK) == 0 {
 		return nil, errors.New("no candidate: give at least one --sdk or --client-sdk")
 	}
+	for _, s := range o.SDK {
+		if s.NPM {
+			return nil, fmt.Errorf("--sdk %s: an npm package is a client's SDK (the proxy is Go): give it to --client-sdk", s)
+		}
+	}
 	p := &progress{w: o.Progress}
 	defer p.close()
 	start := time.Now()
@@ -254,7 +259,8 @@ func buildSide(ctx context.Context, m *modcopy.Module, name string, dir *string,
 	return s, nil
 }
 
-// copyWith copies the module into a slot and makes the switches there.
+// copyWith copies the module into a slot and makes the switches there: the
+// npm ones (installNPM), then the Go ones (apply).
 func copyWith(ctx context.Context, m *modcopy.Module, sw []Switch, o Options, p *progress, releases *[]func()) (string, []string, error) {
 	dir, release, err := claimSlot()
 	if err != nil {
@@ -263,6 +269,15 @@ func copyWith(ctx context.Context, m *modcopy.Module, sw []Switch, o Options, p 
 	*releases = append(*releases, release)
 	if err := m.CopyTo(dir); err != nil {
 		return "", nil, fmt.Errorf("copying the module: %w", err)
+	}
+	// The npm switches first: they install into the copy's own
+	// node_modules, which linkNodeModules then leaves alone.
+	installed, err := installNPM(ctx, dir, m.Env, sw, o.Timeout, nil)
+	if err != nil {
+		return "", nil, err
+	}
+	for _, l := range installed {
+		p.printf("canary: npm: %s\n", l)
 	}
 	if err := linkNodeModules(m, dir); err != nil {
 		return "", nil, fmt.Errorf("linking node_modules into the copy: %w", err)
