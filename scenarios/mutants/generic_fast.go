@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/mcpchaos/mcpchaos/scenarios/modcopy"
 )
 
 // SchemataOptions configures RunSchemata.
@@ -446,33 +448,15 @@ func (r *schemataRun) build(ctx context.Context) error {
 	return nil
 }
 
-// exec runs a test binary of the copy in its package directory.
+// exec runs a test binary of the copy in its package directory, in its
+// own process group, bounded by timeout (modcopy.Run).
 func (r *schemataRun) exec(ctx context.Context, b *testBin, timeout time.Duration, env []string, args ...string) result {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, b.path, args...)
-	cmd.Dir = filepath.Join(r.w.dir, b.pkg)
-	cmd.Env = append(append([]string{}, r.m.env...), env...)
+	cmdEnv := append(append([]string{}, r.m.env...), env...)
 	if b.ginkgo {
-		cmd.Env = append(cmd.Env, "MCPCHAOS_MCPLOCAL="+r.mcpl)
+		cmdEnv = append(cmdEnv, "MCPCHAOS_MCPLOCAL="+r.mcpl)
 	}
-	tail := &tailBuffer{limit: outputTail}
-	cmd.Stdout, cmd.Stderr = tail, tail
-	ownGroup(cmd)
-	cmd.WaitDelay = 10 * time.Second
-	start := time.Now()
-	err := cmd.Run()
-	killGroup(cmd)
-	res := result{exit: cmd.ProcessState.ExitCode(), out: tail.String(), took: time.Since(start)}
-	switch {
-	case ctx.Err() == context.DeadlineExceeded:
-		res.timedOut, res.exit = true, -1
-	case ctx.Err() != nil:
-		res.err = ctx.Err()
-	case err != nil && cmd.ProcessState == nil:
-		res.err = err
-	}
-	return res
+	mr := modcopy.Run(ctx, filepath.Join(r.w.dir, b.pkg), cmdEnv, timeout, nil, append([]string{b.path}, args...)...)
+	return result{exit: mr.Exit, timedOut: mr.TimedOut, out: mr.Out, err: mr.Err, took: mr.Took}
 }
 
 // coverage runs each test and spec once with no mutant on and records

@@ -455,6 +455,12 @@ var table = []Mutant{
 	{Name: "error-type-dangling-separator", PatchFile: "110-error-type-dangling-separator.patch",
 		Regression: "an LLM provider's error envelope with a type and no message reads 'overloaded_error: ' in the attempt's detail, a dangling separator (found by generic mutation testing's whole-text spec).",
 		Kill:       goTest("./proxy/llm", "^TestErrorSummaryReadsEveryEnvelope$")},
+	{Name: "canary-takes-any-runspecs-for-a-suite", PatchFile: "86-canary-takes-any-runspecs-for-a-suite.patch",
+		Regression: "the canary takes every test file that mentions RunSpecs for a Ginkgo suite, so each side also runs scenarios/canary's own unit tests through Ginkgo (their fixtures mention it).",
+		Kill:       goTest("./scenarios/canary", "^TestGinkgoSuitesFindsEverySuiteUnderScenarios$")},
+	{Name: "canary-cache-ignores-file-content", PatchFile: "87-canary-cache-ignores-file-content.patch",
+		Regression: "the canary's baseline cache keys the tree by file names alone, so after an edit it serves the verdicts of the code before it: a regression in the edit hides behind a stale baseline.",
+		Kill:       goTest("./scenarios/canary", "^TestBaselineKeyFollowsTheTreeAndTheSuite$")},
 }
 
 // All returns every mutant with its patch, in patch order.
