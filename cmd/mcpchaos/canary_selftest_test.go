@@ -10,10 +10,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -66,15 +68,45 @@ func sdkCopy(t *testing.T, broken bool) string {
 	return dst
 }
 
+// noCache runs both sides in the same run, as the noise floor needs, and
+// keeps the selftests out of the user's baseline cache.
+const noCache = "--baseline-cache="
+
 func runCanaryCLI(t *testing.T, args ...string) (stdout string, err error) {
+	t.Helper()
+	stdout, _, err = runCanaryCLIProgress(t, args...)
+	return stdout, err
+}
+
+// runCanaryCLIProgress also returns the progress lines (stderr).
+func runCanaryCLIProgress(t *testing.T, args ...string) (stdout, progress string, err error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 	var out bytes.Buffer
+	var prog syncBuffer
 	start := time.Now()
-	err = run(ctx, append([]string{"canary"}, args...), &out, testWriter{t})
+	err = run(ctx, append([]string{"canary"}, args...), &out, io.MultiWriter(testWriter{t}, &prog))
 	t.Logf("mcpchaos canary %s: %v, took %v\n%s", strings.Join(args, " "), err, time.Since(start).Round(time.Second), out.String())
-	return out.String(), err
+	return out.String(), prog.String(), err
+}
+
+// syncBuffer is a bytes.Buffer safe for the canary's concurrent writers.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 type testWriter struct{ t *testing.T }
@@ -88,7 +120,7 @@ func (w testWriter) Write(b []byte) (int, error) {
 // back under a new id, which the client does not hold, so recreation fails.
 // The canary must fail, naming the restart scenarios as newly failing.
 func TestCanarySelftestBrokenSDKFailsTheRestartScenarios(t *testing.T) {
-	out, err := runCanaryCLI(t, "--sdk", sdkModule+"="+sdkCopy(t, true), "--label", "restart", "--seed", "1")
+	out, err := runCanaryCLI(t, "--sdk", sdkModule+"="+sdkCopy(t, true), "--label", "restart", "--seed", "1", noCache)
 	var exit exitError
 	if !errors.As(err, &exit) || exit != 1 {
 		t.Fatalf("the canary against a go-sdk that ignores GetSessionID returned %v, want exit status 1", err)
@@ -107,7 +139,7 @@ func TestCanarySelftestBrokenSDKFailsTheRestartScenarios(t *testing.T) {
 // stated tolerance (the canary's noise floor), over the whole catalogue and
 // the default specs.
 func TestCanarySelftestUnpatchedSDKChangesNothing(t *testing.T) {
-	out, err := runCanaryCLI(t, "--sdk", sdkModule+"="+sdkCopy(t, false), "--seed", "1")
+	out, err := runCanaryCLI(t, "--sdk", sdkModule+"="+sdkCopy(t, false), "--seed", "1", noCache)
 	if err != nil {
 		t.Fatalf("the canary against an unpatched copy of the pinned go-sdk returned %v, want success", err)
 	}
@@ -128,7 +160,7 @@ func TestCanarySelftestUnpatchedSDKChangesNothing(t *testing.T) {
 // upstream restart does change with the harness's SDK. The Ginkgo specs are
 // left out: their in-process proxy is built with the harness's SDK.)
 func TestCanarySelftestClientSDKLeavesTheProxyOnTheBaseline(t *testing.T) {
-	out, err := runCanaryCLI(t, "--client-sdk", sdkModule+"="+sdkCopy(t, true), "--label", "sessions", "--specs", "", "--seed", "1")
+	out, err := runCanaryCLI(t, "--client-sdk", sdkModule+"="+sdkCopy(t, true), "--label", "sessions", "--specs", "", "--seed", "1", noCache)
 	if err != nil {
 		t.Fatalf("the canary with a broken server half in the clients' SDK only returned %v, want success: the proxy must stay on the baseline", err)
 	}
@@ -149,7 +181,7 @@ func TestCanarySelftestABuildFailureIsAResult(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(sdk, "mcp", "canary_broken.go"), []byte("package mcp\n\nvar _ = canaryUndefinedName\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, err := runCanaryCLI(t, "--sdk", sdkModule+"="+sdk, "--label", "baseline", "--specs", "", "--seed", "1")
+	out, err := runCanaryCLI(t, "--sdk", sdkModule+"="+sdk, "--label", "baseline", "--specs", "", "--seed", "1", noCache)
 	var exit exitError
 	if !errors.As(err, &exit) || exit != 1 {
 		t.Fatalf("the canary against a go-sdk that does not compile returned %v, want exit status 1", err)
@@ -158,5 +190,35 @@ func TestCanarySelftestABuildFailureIsAResult(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("the output lacks %q", want)
 		}
+	}
+}
+
+// A second candidate against the same tree takes the baseline's verdicts
+// from the cache instead of running its suite again (a user checking five
+// versions pays for one baseline), and the table is the same.
+func TestCanarySelftestASecondCandidateReusesTheBaseline(t *testing.T) {
+	cache := t.TempDir()
+	sdk := sdkCopy(t, false)
+	if err := os.WriteFile(filepath.Join(sdk, "mcp", "canary_broken.go"), []byte("package mcp\n\nvar _ = canaryUndefinedName\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"--sdk", sdkModule + "=" + sdk, "--label", "baseline", "--specs", "", "--baseline-cache", cache}
+	first, prog, _ := runCanaryCLIProgress(t, args...)
+	if !strings.Contains(prog, "verdicts cached in "+cache) || strings.Contains(prog, "from the cache") {
+		t.Fatalf("the first run did not run and cache the baseline:\n%s", prog)
+	}
+	second, prog, _ := runCanaryCLIProgress(t, args...) // no --seed: the cached baseline's
+	if !strings.Contains(prog, "verdicts from the cache") || strings.Contains(prog, "baseline: the catalogue") {
+		t.Fatalf("the second run ran the baseline's suite again:\n%s", prog)
+	}
+	table := func(out string) string { // the rows, without the timing of the verdict line
+		i := strings.Index(out, "the candidate (")
+		if i < 0 {
+			t.Fatalf("no verdict line in:\n%s", out)
+		}
+		return out[:i]
+	}
+	if table(first) != table(second) {
+		t.Errorf("the table changed with a cached baseline:\n%s\n---\n%s", first, second)
 	}
 }
