@@ -135,6 +135,10 @@ func runCanary(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if res.Build != nil {
 		fmt.Fprintf(stdout, "the candidate (%s) does not build:\n%s\n", c.Candidate, c.CandidateBuild)
 	}
+	if !res.BaselineCached.IsZero() && hasSlower(c.Rows) {
+		fmt.Fprintf(stdout, "note: the baseline's latencies are from a cached run (recorded %s), under another load than the candidate's: a row flagged slower may be the machine, not the SDK; --rerun-baseline measures both sides in one run\n",
+			res.BaselineCached.Format(time.RFC3339))
+	}
 	for _, n := range canary.UnusedAllows(c.Rows, o.Allow) {
 		fmt.Fprintf(stdout, "note: --allow %q matched no changed row\n", n)
 	}
@@ -177,4 +181,14 @@ func oneLineReason(s string) string {
 		s = s[:300] + "…"
 	}
 	return s
+}
+
+// hasSlower reports whether any row is flagged slower.
+func hasSlower(rows []report.ComparedRow) bool {
+	for _, r := range rows {
+		if strings.HasPrefix(r.Change, canary.Slower) {
+			return true
+		}
+	}
+	return false
 }

@@ -124,13 +124,14 @@ func TestBaselineRecordsComeFromTheCacheWithoutRunningTheSuite(t *testing.T) {
 	p := &progress{}
 	defer p.close()
 	o := Options{BaselineCache: dir, Seed: 5, Timeout: time.Minute}
-	if got := baselineRecords(context.Background(), "k", base, out, o, p); !reflect.DeepEqual(got, recs) {
-		t.Fatalf("with a cached baseline got %+v, want the cached records", got)
+	got, cachedAt := baselineRecords(context.Background(), "k", base, out, o, p)
+	if !reflect.DeepEqual(got, recs) || cachedAt.IsZero() {
+		t.Fatalf("with a cached baseline got %+v (recorded %v), want the cached records and when they were recorded", got, cachedAt)
 	}
 	o.RerunBaseline = true
-	got := baselineRecords(context.Background(), "k", base, out, o, p)
-	if len(got) != 1 || got[0].Name != "the catalogue run" || got[0].Verdict != "FAIL" {
-		t.Fatalf("--rerun-baseline did not run the suite: %+v", got)
+	got, cachedAt = baselineRecords(context.Background(), "k", base, out, o, p)
+	if len(got) != 1 || got[0].Name != "the catalogue run" || got[0].Verdict != "FAIL" || !cachedAt.IsZero() {
+		t.Fatalf("--rerun-baseline did not run the suite: %+v (cached at %v)", got, cachedAt)
 	}
 	if c, ok := loadBaseline(dir, "k", 5); !ok || !reflect.DeepEqual(c.Records, recs) {
 		t.Error("a baseline run that wrote no results replaced the cached verdicts")

@@ -86,6 +86,10 @@ type Result struct {
 	// Regressions are the rows that passed on the baseline and do not on
 	// the candidate (none allowed).
 	Regressions []report.ComparedRow
+	// BaselineCached is when the baseline's verdicts were recorded, if they
+	// came from the cache (zero when the baseline ran in this run): its
+	// latencies were then measured under another load than the candidate's.
+	BaselineCached time.Time
 }
 
 // side is one side of the comparison, built.
@@ -160,7 +164,8 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return nil, err
 	}
 
-	baseRecs := baselineRecords(ctx, key, base, filepath.Join(work, "baseline"), o, p)
+	baseRecs, cachedAt := baselineRecords(ctx, key, base, filepath.Join(work, "baseline"), o, p)
+	res.BaselineCached = cachedAt
 	var candRecs []report.Record
 	if cand != nil {
 		candRecs, _ = runSuite(ctx, cand, filepath.Join(work, "candidate"), o, p)
@@ -324,12 +329,12 @@ func buildCandidate(ctx context.Context, m *modcopy.Module, base *side, out stri
 // baselineRecords are the baseline's verdicts: from the cache when it has
 // them for this tree (key), suite and seed, else from running the suite
 // (and then cached, if the suite ran to the end).
-func baselineRecords(ctx context.Context, key string, base *side, out string, o Options, p *progress) []report.Record {
+func baselineRecords(ctx context.Context, key string, base *side, out string, o Options, p *progress) (recs []report.Record, cached time.Time) {
 	if key != "" && !o.RerunBaseline {
 		if c, ok := loadBaseline(o.BaselineCache, key, o.Seed); ok {
 			p.printf("canary: baseline: %d verdicts from the cache (same tree, toolchain, suite and seed %d; recorded %s, that run took %v); --rerun-baseline runs it again\n",
 				len(c.Records), c.Seed, c.Recorded.Format(time.RFC3339), c.Took.Round(time.Second))
-			return c.Records
+			return c.Records, c.Recorded
 		}
 	}
 	start := time.Now()
@@ -341,7 +346,7 @@ func baselineRecords(ctx context.Context, key string, base *side, out string, o 
 			p.printf("canary: baseline: %d verdicts cached in %s (key %.12s, seed %d)\n", len(recs), o.BaselineCache, key, o.Seed)
 		}
 	}
-	return recs
+	return recs, time.Time{}
 }
 
 // cacheKey is the baseline cache's key of this tree and suite ("" when
