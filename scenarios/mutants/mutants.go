@@ -366,6 +366,12 @@ var table = []Mutant{
 	{Name: "admin-flag-ignored", PatchFile: "85-admin-flag-ignored.patch",
 		Regression: "the admin APIs (pause, servers) let any configured user in: bob, with his own token but no admin: true, pauses a project or replaces its servers.",
 		Kill:       goTest("./proxy", "^TestAdminAPIsRefuseAUserWithoutAdmin$")},
+	{Name: "canary-takes-any-runspecs-for-a-suite", PatchFile: "86-canary-takes-any-runspecs-for-a-suite.patch",
+		Regression: "the canary takes every test file that mentions RunSpecs for a Ginkgo suite, so each side also runs scenarios/canary's own unit tests through Ginkgo (their fixtures mention it).",
+		Kill:       goTest("./scenarios/canary", "^TestGinkgoSuitesFindsEverySuiteUnderScenarios$")},
+	{Name: "canary-cache-ignores-file-content", PatchFile: "87-canary-cache-ignores-file-content.patch",
+		Regression: "the canary's baseline cache keys the tree by file names alone, so after an edit it serves the verdicts of the code before it: a regression in the edit hides behind a stale baseline.",
+		Kill:       goTest("./scenarios/canary", "^TestBaselineKeyFollowsTheTreeAndTheSuite$")},
 	{Name: "never-struck-fault-passes", PatchFile: "96-never-struck-fault-passes.patch",
 		Regression: "a Midway fault the operation never strikes (a restart injected into a call that ends first) lets its scenario pass, though it proved nothing about the fault.",
 		Kill:       goTest("./scenarios/catalogue", "^TestMidwayFaultThatNeverStruckFails$")},
@@ -455,12 +461,6 @@ var table = []Mutant{
 	{Name: "error-type-dangling-separator", PatchFile: "110-error-type-dangling-separator.patch",
 		Regression: "an LLM provider's error envelope with a type and no message reads 'overloaded_error: ' in the attempt's detail, a dangling separator (found by generic mutation testing's whole-text spec).",
 		Kill:       goTest("./proxy/llm", "^TestErrorSummaryReadsEveryEnvelope$")},
-	{Name: "canary-takes-any-runspecs-for-a-suite", PatchFile: "86-canary-takes-any-runspecs-for-a-suite.patch",
-		Regression: "the canary takes every test file that mentions RunSpecs for a Ginkgo suite, so each side also runs scenarios/canary's own unit tests through Ginkgo (their fixtures mention it).",
-		Kill:       goTest("./scenarios/canary", "^TestGinkgoSuitesFindsEverySuiteUnderScenarios$")},
-	{Name: "canary-cache-ignores-file-content", PatchFile: "87-canary-cache-ignores-file-content.patch",
-		Regression: "the canary's baseline cache keys the tree by file names alone, so after an edit it serves the verdicts of the code before it: a regression in the edit hides behind a stale baseline.",
-		Kill:       goTest("./scenarios/canary", "^TestBaselineKeyFollowsTheTreeAndTheSuite$")},
 }
 
 // All returns every mutant with its patch, in patch order.
