@@ -1,6 +1,7 @@
 package canary
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -155,5 +156,47 @@ func TestSpecRowsAreSlowerOnlyWhenTheirRunTimeMoreThanDoubles(t *testing.T) {
 	}
 	if r := changeOf(t, rows, "small"); !strings.HasPrefix(r.Change, Slower) {
 		t.Errorf("a short spec slower by more than the tolerance: got %q", r.Change)
+	}
+}
+
+// A catalogue row flagged slower keeps its flag only when a second
+// measurement of both sides finds the candidate slower past the tolerance
+// again; a one-off stall of a loaded machine is cleared, and a row not
+// measured again (or whose verdicts changed) keeps its flag.
+func TestRecheckKeepsOnlyRepeatedSlowness(t *testing.T) {
+	const tol = 300 * time.Millisecond
+	rec := func(name, verdict string, lat time.Duration) report.Record {
+		return report.Record{Name: name, Source: "catalogue", Verdict: verdict, Latency: lat}
+	}
+	base := []report.Record{rec("stall", "PASS", 4*time.Millisecond), rec("real", "PASS", 4*time.Millisecond), rec("gone", "PASS", 4*time.Millisecond), rec("same", "PASS", 4*time.Millisecond)}
+	cand := []report.Record{rec("stall", "PASS", 381*time.Millisecond), rec("real", "PASS", 900*time.Millisecond), rec("gone", "PASS", 700*time.Millisecond), rec("same", "PASS", 5*time.Millisecond)}
+	rows := Compare(base, cand, tol, nil)
+	if got := SlowerCatalogueRows(rows); !reflect.DeepEqual(got, []string{"stall", "real", "gone"}) {
+		t.Fatalf("flagged slower: %v", got)
+	}
+	base2 := []report.Record{rec("stall", "PASS", 5*time.Millisecond), rec("real", "PASS", 5*time.Millisecond)}
+	cand2 := []report.Record{rec("stall", "PASS", 6*time.Millisecond), rec("real", "PASS", 880*time.Millisecond)}
+	got, notes := Recheck(rows, base2, cand2, tol)
+	change := map[string]string{}
+	for _, r := range got {
+		change[r.Name] = r.Change
+	}
+	if change["stall"] != "" {
+		t.Errorf("a one-off stall kept its flag: %q", change["stall"])
+	}
+	if !strings.HasPrefix(change["real"], Slower) {
+		t.Errorf("a row slower twice lost its flag: %q", change["real"])
+	}
+	if !strings.HasPrefix(change["gone"], Slower) {
+		t.Errorf("a row not measured again lost its flag: %q", change["gone"])
+	}
+	if change["same"] != "" {
+		t.Errorf("an unflagged row got %q", change["same"])
+	}
+	if len(notes) != 3 {
+		t.Errorf("want a note per flagged row, got %q", notes)
+	}
+	if !strings.HasPrefix(rows[0].Change, Slower) {
+		t.Error("Recheck changed its input rows")
 	}
 }
