@@ -235,8 +235,7 @@ func (c *client) clientOptions(server string) *mcp.ClientOptions {
 	o := &mcp.ClientOptions{
 		Capabilities: caps,
 		LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) {
-			ctx, _ := c.related(server, nil)
-			_ = c.ss.Log(ctx, r.Params)
+			c.log(server, r.Params)
 		},
 		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
 			ctx, _ := c.related(server, r.Params.ProgressToken)
@@ -264,6 +263,20 @@ func (c *client) clientOptions(server string) *mcp.ClientOptions {
 		}
 	}
 	return o
+}
+
+// log relays a log message from server to the client: on the stream of the
+// request it belongs to while that request is in flight, else on the
+// standalone stream. The SDK hands the proxy an upstream's notification
+// concurrently with that request's result, so the proxy may answer the
+// request between finding it in flight and writing the message; the SDK then
+// refuses the write on the request's closed stream, and the message goes out
+// of band instead of being lost.
+func (c *client) log(server string, p *mcp.LoggingMessageParams) {
+	ctx, related := c.related(server, nil)
+	if err := c.ss.Log(ctx, p); err != nil && related {
+		_ = c.ss.Log(context.Background(), p)
+	}
 }
 
 // toClient is the context of a server-to-client request relayed from server:
