@@ -123,9 +123,12 @@ func (s Scenario) JudgeOn(target harness.Target, kv knobs.Values, o Observation)
 			Detail: fmt.Sprintf("never answered: the client gave up after %v (budget %v)", o.Latency.Round(time.Millisecond), r.Budget)})
 	}
 	if harness.Unstalled(o.Latency, o.Stalled) > r.Budget+Tolerance {
+		load := ""
+		if o.Stalled > 0 {
+			load = fmt.Sprintf(" (%v of it the machine's load, not counted)", o.Stalled.Round(time.Millisecond))
+		}
 		bs = append(bs, Breach{Tier: Generic, Promise: PromiseBudget,
-			Detail: fmt.Sprintf("answered after %v (%v of it the machine's load, not counted), budget %v + tolerance %v",
-				o.Latency.Round(time.Millisecond), o.Stalled.Round(time.Millisecond), r.Budget, Tolerance)})
+			Detail: fmt.Sprintf("answered after %v%s, budget %v + tolerance %v", o.Latency.Round(time.Millisecond), load, r.Budget, Tolerance)})
 	}
 	bs = append(bs, s.breaches(s.Expect(o))...)
 	for _, b := range o.Broken {
