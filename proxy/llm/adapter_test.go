@@ -3,6 +3,7 @@ package llm
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"strings"
 	"testing"
@@ -43,7 +44,11 @@ func TestHangingChainIsBoundedByTheBudget(t *testing.T) {
 	if at1.Provider != "b" || at1.Model != "m-b" || at1.Outcome != OutcomeBudget || at1.Status != 0 {
 		t.Errorf("attempt 2 = %+v, want b/m-b budget status 0", at1)
 	}
-	betweenTimed(t, "attempt 2 (the 100ms left of the budget)", timing{at1.Duration, tm.stalled}, 100*time.Millisecond-tolerance, 100*time.Millisecond+tolerance)
+	// Attempt 2 gets what attempt 1 left of the budget: 100 ms on an idle
+	// machine; less when the load made attempt 1 or the step between them
+	// late, which the stalls account for.
+	left := 300*time.Millisecond - at0.Duration
+	betweenTimed(t, "attempt 2 (what attempt 1 left of the budget)", timing{at1.Duration, tm.stalled}, left-tolerance-tm.stalled, 100*time.Millisecond+tolerance)
 	if msg := err.Error(); !strings.Contains(msg, "a (m-a): timeout") || !strings.Contains(msg, "b (m-b): budget") {
 		t.Errorf("error should name both attempts, got %q", msg)
 	}
@@ -254,24 +259,38 @@ func TestBudgetSpentAcrossSlowProviders(t *testing.T) {
 
 	betweenTimed(t, "Complete across slow failing providers (budget 400ms)", tm, 400*time.Millisecond, 400*time.Millisecond+tolerance)
 	ce := chainErr(t, err)
-	if !errors.Is(err, ErrBudgetExhausted) || !ce.BudgetSpent || len(ce.Attempts) != 3 {
-		t.Fatalf("want budget exhaustion after 3 attempts, got %v", err)
+	if !errors.Is(err, ErrBudgetExhausted) || !ce.BudgetSpent {
+		t.Fatalf("want budget exhaustion, got %v", err)
+	}
+	// On an idle machine: a and b fail after 150 ms each and c gets the
+	// 100 ms left. A loaded machine can make a and b late enough that the
+	// budget ends during b: then b is cut by the budget, c never starts, and
+	// the two attempts must have spent the whole budget between them.
+	n := len(ce.Attempts)
+	if n == 2 && ce.Attempts[0].Duration+ce.Attempts[1].Duration < 400*time.Millisecond-tolerance {
+		t.Fatalf("the chain stopped after 2 attempts with budget left: %v", err)
+	}
+	if n != 3 && n != 2 {
+		t.Fatalf("want 3 attempts (or 2 when the load spent the budget in b), got %v", err)
 	}
 	for i, want := range []struct {
 		p      string
 		out    Outcome
 		status int
-	}{{"a", OutcomeStatus, 500}, {"b", OutcomeStatus, 500}, {"c", OutcomeBudget, 0}} {
+	}{{"a", OutcomeStatus, 500}, {"b", OutcomeStatus, 500}, {"c", OutcomeBudget, 0}}[:n] {
+		if i == n-1 {
+			want.out, want.status = OutcomeBudget, 0
+		}
 		if at := ce.Attempts[i]; at.Provider != want.p || at.Outcome != want.out || at.Status != want.status {
 			t.Errorf("attempt %d = %+v, want %s %s %d", i+1, at, want.p, want.out, want.status)
 		}
 	}
 	betweenTimed(t, "attempt 1 (server answers 500 after 150ms)", timing{ce.Attempts[0].Duration, tm.stalled}, 150*time.Millisecond, 150*time.Millisecond+tolerance)
-	if c.hits.Load() != 1 {
-		t.Errorf("c should have been tried once with what was left, hits %s", hits(a, b, c))
+	if c.hits.Load() != int32(n-2) {
+		t.Errorf("c should have been tried once with what was left (unless the budget ended in b), hits %s", hits(a, b, c))
 	}
-	if r := ce.Reason(); r != "LLM budget 400ms spent after 3 attempt(s)" {
-		t.Errorf("Reason() = %q", r)
+	if r, want := ce.Reason(), fmt.Sprintf("LLM budget 400ms spent after %d attempt(s)", n); r != want {
+		t.Errorf("Reason() = %q, want %q", r, want)
 	}
 }
 
