@@ -264,7 +264,7 @@ var _ = Describe("The knob matrix: the audit trail's bounds", Label("knobs", "au
 		// The owner is recorded before the client learns its session id, so
 		// initialize waits for the record, as long as the knob allows; the
 		// session opens anyway (unrecorded, logged).
-		within(timed(func() { w.open(ctx) }), v.AuditWriteTimeout, "initialize over a stalled store")
+		withinTimed(metered(func() { w.open(ctx) }), v.AuditWriteTimeout, "initialize over a stalled store")
 		w.ping(ctx)
 	}, SpecTimeout(30*time.Second))
 
@@ -329,7 +329,7 @@ var _ = Describe("The knob matrix: the audit trail's bounds", Label("knobs", "au
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, w.base+"/api/v1/audit?trace=ABCDEFGH", nil)
 		Expect(err).NotTo(HaveOccurred())
 		var resp *http.Response
-		within(timed(func() { resp, err = http.DefaultClient.Do(req) }), v.AuditQueryTimeout, "the audit query")
+		withinTimed(metered(func() { resp, err = http.DefaultClient.Do(req) }), v.AuditQueryTimeout, "the audit query")
 		Expect(err).NotTo(HaveOccurred())
 		defer resp.Body.Close()
 		Expect(resp.StatusCode).To(Equal(http.StatusServiceUnavailable), "the query gave up: the store is unavailable")

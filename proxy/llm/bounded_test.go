@@ -353,9 +353,9 @@ func TestBehaviourNoDeadlineNoOptionsEndsAtTheKnobBudget(t *testing.T) {
 	s := newStub(t, hang)
 	ad := newAdapter(t, chainOf(openaiCfg("only", s, "m")), k)
 
-	start := time.Now()
+	w := startWatch()
 	_, err = ad.Complete(context.Background(), hello)
-	between(t, "Complete(context.Background()) against a hanging provider, budget knob 300ms", time.Since(start),
+	betweenTimed(t, "Complete(context.Background()) against a hanging provider, budget knob 300ms", w.end(),
 		300*time.Millisecond, 300*time.Millisecond+tolerance)
 	if !errors.Is(err, ErrBudgetExhausted) {
 		t.Errorf("want ErrBudgetExhausted, got %v", err)

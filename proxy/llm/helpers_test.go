@@ -17,8 +17,82 @@ import (
 	"github.com/onsi/gomega/gleak"
 )
 
-// Timing tolerance for every "returns within X" assertion: loopback, -race, 2 cores.
+// Timing tolerance for every "returns within X" assertion: loopback, -race,
+// 2 cores. It covers the work after a bound fires (closing the connection,
+// returning); the time a loaded machine does not run the test at all is
+// measured (startWatch) and taken out, not folded into it.
 const tolerance = 60 * time.Millisecond
+
+// The stall meter of these tests: how late a stallTick sleep may wake and not
+// count (timer overshoot on an idle race build is well under 1 ms). It is
+// scenarios/harness.StallMeter's, written again because proxy/ may not
+// import scenarios/.
+const (
+	stallTick  = 10 * time.Millisecond
+	stallSlack = 2 * time.Millisecond
+)
+
+// timing is a timed part of a test: its wall-clock duration and the part of
+// it the machine did not run this process.
+type timing struct{ wall, stalled time.Duration }
+
+// watch times a part of a test and meters its stalls: a goroutine sleeps
+// stallTick again and again and sums how much later than asked each sleep
+// ended, beyond stallSlack. On an idle machine the sum is near zero; on a
+// loaded one it is the time the scheduler ran other jobs instead of this
+// test and the stubs and adapter it drives.
+type watch struct {
+	start time.Time
+	stop  chan time.Time
+	done  chan time.Duration
+}
+
+func startWatch() *watch {
+	w := &watch{start: time.Now(), stop: make(chan time.Time, 1), done: make(chan time.Duration, 1)}
+	asked := w.start
+	go func() {
+		var stalled time.Duration
+		over := func(end time.Time) {
+			if late := end.Sub(asked) - stallTick; late > stallSlack {
+				stalled += late - stallSlack
+			}
+		}
+		t := time.NewTimer(stallTick - time.Since(asked))
+		defer t.Stop()
+		for {
+			select {
+			case at := <-w.stop:
+				over(at)
+				w.done <- stalled
+				return
+			case <-t.C:
+				now := time.Now()
+				over(now)
+				asked = now
+				t.Reset(stallTick)
+			}
+		}
+	}()
+	return w
+}
+
+// end stops the watch: the wall clock since startWatch and the stalls in it.
+func (w *watch) end() timing {
+	now := time.Now()
+	w.stop <- now
+	return timing{wall: now.Sub(w.start), stalled: <-w.done}
+}
+
+// betweenTimed asserts lo <= wall (a bound never fires early, whatever the
+// load) and wall - stalled <= hi (late only by what the load explains).
+func betweenTimed(t *testing.T, what string, tm timing, lo, hi time.Duration) {
+	t.Helper()
+	unstalled := tm.wall - tm.stalled
+	if tm.wall < lo || unstalled > hi {
+		t.Errorf("%s took %v (%v of it the machine's load, not counted), want between %v and %v (tolerance %v)",
+			what, tm.wall.Round(time.Millisecond), tm.stalled.Round(time.Millisecond), lo, hi, tolerance)
+	}
+}
 
 // noLeaks snapshots goroutines and, after every later-registered cleanup has
 // closed servers and idle connections, waits for them to return to baseline.
@@ -199,14 +273,6 @@ func chainErr(t *testing.T, err error) *ChainError {
 		t.Fatalf("want *ChainError, got %T: %v", err, err)
 	}
 	return ce
-}
-
-// between asserts lo <= d <= hi, naming the tolerance in the message.
-func between(t *testing.T, what string, d, lo, hi time.Duration) {
-	t.Helper()
-	if d < lo || d > hi {
-		t.Errorf("%s took %v, want between %v and %v (tolerance %v)", what, d.Round(time.Millisecond), lo, hi, tolerance)
-	}
 }
 
 func hits(ss ...*stub) string {

@@ -74,10 +74,15 @@ type Operation struct {
 // Observation is what an operation saw.
 type Observation struct {
 	Latency time.Duration // of the timed part, the request under the fault
-	Trace   string        // the trace code the answer carried, if any
-	IsError bool          // a tools/call answered with isError: true
-	Text    string        // the answer's text content
-	Err     error         // a protocol or transport failure: the request was not answered well
+	// Stalled is the part of Latency the machine did not run this process
+	// (harness.StallMeter): the budget verdict judges Latency less Stalled,
+	// so a loaded machine is not taken for a late proxy. Zero for an
+	// operation that does not meter its timed part: judged on Latency alone.
+	Stalled time.Duration
+	Trace   string // the trace code the answer carried, if any
+	IsError bool   // a tools/call answered with isError: true
+	Text    string // the answer's text content
+	Err     error  // a protocol or transport failure: the request was not answered well
 	// Rows are the audit rows of the answer's trace code, for operations that fetch them.
 	Rows []audit.Row
 	// Broken lists promises a multi-step operation saw broken (a missing
@@ -117,9 +122,13 @@ func (s Scenario) JudgeOn(target harness.Target, kv knobs.Values, o Observation)
 		bs = append(bs, Breach{Tier: Generic, Promise: PromiseAnswered,
 			Detail: fmt.Sprintf("never answered: the client gave up after %v (budget %v)", o.Latency.Round(time.Millisecond), r.Budget)})
 	}
-	if o.Latency > r.Budget+Tolerance {
+	if harness.Unstalled(o.Latency, o.Stalled) > r.Budget+Tolerance {
+		load := ""
+		if o.Stalled > 0 {
+			load = fmt.Sprintf(" (%v of it the machine's load, not counted)", o.Stalled.Round(time.Millisecond))
+		}
 		bs = append(bs, Breach{Tier: Generic, Promise: PromiseBudget,
-			Detail: fmt.Sprintf("answered after %v, budget %v + tolerance %v", o.Latency.Round(time.Millisecond), r.Budget, Tolerance)})
+			Detail: fmt.Sprintf("answered after %v%s, budget %v + tolerance %v", o.Latency.Round(time.Millisecond), load, r.Budget, Tolerance)})
 	}
 	bs = append(bs, s.breaches(s.Expect(o))...)
 	for _, b := range o.Broken {

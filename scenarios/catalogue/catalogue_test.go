@@ -39,6 +39,25 @@ func TestJudgeFailsLateAndBrokenAnswers(t *testing.T) {
 	}
 }
 
+// The budget verdict takes out the time the machine did not run the client
+// (Observation.Stalled), and only that: an answer late by more than the
+// stalls explain still fails, and the breach says how much was load.
+func TestJudgeTakesOutStallsAndOnlyThem(t *testing.T) {
+	s := All()[0]
+	kv := knobs.Defaults()
+	over := s.Budget(kv) + Tolerance + 400*time.Millisecond
+	if r := s.Judge(kv, Observation{Latency: over, Stalled: 500 * time.Millisecond, Trace: "ABCDEFGH"}); !r.Pass {
+		t.Errorf("an answer late only by 400ms of a 500ms stall failed: %s", r.Reason)
+	}
+	r := s.Judge(kv, Observation{Latency: over, Stalled: 300 * time.Millisecond, Trace: "ABCDEFGH"})
+	if r.Pass {
+		t.Fatal("an answer 400ms late with 300ms of stalls passed")
+	}
+	if !strings.Contains(r.Reason, "(300ms of it the machine's load, not counted)") {
+		t.Errorf("the breach does not say how much was load: %s", r.Reason)
+	}
+}
+
 // bare is a target that claims no capability, as a foreign proxy's spec may.
 type bare struct{ harness.Target }
 

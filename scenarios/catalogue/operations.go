@@ -13,9 +13,9 @@ import (
 var (
 	ListTools = Operation{Name: "tools/list", Do: func(ctx context.Context, env *harness.Env) Observation {
 		return withSession(ctx, env, func(ctx context.Context, cs *mcp.ClientSession) Observation {
-			start := time.Now()
+			stalls, start := harness.MeterStalls(), time.Now()
 			res, err := cs.ListTools(ctx, nil)
-			o := Observation{Latency: time.Since(start), Err: err}
+			o := Observation{Latency: time.Since(start), Stalled: stalls.Stop(), Err: err}
 			if err == nil {
 				o.Trace, _ = res.Meta["traceCode"].(string)
 			}
@@ -48,9 +48,9 @@ func call(ctx context.Context, env *harness.Env, tool string, args map[string]an
 }
 
 func timedCall(ctx context.Context, cs *mcp.ClientSession, tool string, args map[string]any) Observation {
-	start := time.Now()
+	stalls, start := harness.MeterStalls(), time.Now()
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
-	o := Observation{Latency: time.Since(start), Err: err}
+	o := Observation{Latency: time.Since(start), Stalled: stalls.Stop(), Err: err}
 	if err == nil {
 		o.IsError, o.Text, o.Trace = res.IsError, textOf(res), traceOf(res)
 	}
