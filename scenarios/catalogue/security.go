@@ -145,20 +145,33 @@ func rpcError(status int, body string, want int) (string, string) {
 	return "", e.Error.Message
 }
 
+// aliceArgs are the arguments of alice's calls in the ownership scenarios.
+var aliceArgs = map[string]any{"page_id": "p1", "content": "alice's"}
+
+// aliceCalled opens a session for alice and makes one successful call on it,
+// so that the session exists upstream too; what names the call in an error.
+func aliceCalled(ctx context.Context, env *harness.Env, what string) (*mcp.ClientSession, error) {
+	cs, err := harness.SDKClient(ctx, env.ProjectURL(), env.Token("alice"))
+	if err != nil {
+		return nil, err
+	}
+	if o := timedCall(ctx, cs, "docmost_update_page", aliceArgs); o.Err != nil || o.IsError {
+		_ = cs.Close()
+		return nil, fmt.Errorf("%s: %v %s", what, o.Err, o.Text)
+	}
+	return cs, nil
+}
+
 // Hijack: bob, with his own valid token, presents alice's live session id.
 // His tools/call and his DELETE are refused with a JSON-RPC 404; alice's
 // session keeps working and no audit row of it names bob.
 var Hijack = Operation{Name: "another user's tools/call and DELETE on a live session", Do: func(ctx context.Context, env *harness.Env) Observation {
-	cs, err := harness.SDKClient(ctx, env.ProjectURL(), env.Token("alice"))
+	cs, err := aliceCalled(ctx, env, "alice's own call")
 	if err != nil {
 		return Observation{Err: err}
 	}
 	defer cs.Close()
 	id := cs.ID()
-	args := map[string]any{"page_id": "p1", "content": "alice's"}
-	if o := timedCall(ctx, cs, "docmost_update_page", args); o.Err != nil || o.IsError {
-		return Observation{Err: fmt.Errorf("alice's own call: %v %s", o.Err, o.Text)}
-	}
 	start := time.Now()
 	status, body, err := mcpRequest(ctx, env, "bob", http.MethodPost, id, toolsCall)
 	o := Observation{Latency: time.Since(start), Err: err}
@@ -176,7 +189,7 @@ var Hijack = Operation{Name: "another user's tools/call and DELETE on a live ses
 	} else if bad, _ := rpcError(status, body, http.StatusNotFound); bad != "" {
 		o.Broken = append(o.Broken, "bob's DELETE of alice's session "+bad)
 	}
-	if again := timedCall(ctx, cs, "docmost_update_page", args); again.Err != nil || again.IsError {
+	if again := timedCall(ctx, cs, "docmost_update_page", aliceArgs); again.Err != nil || again.IsError {
 		o.Broken = append(o.Broken, fmt.Sprintf("alice's session after bob's attempts: %v %s", again.Err, again.Text))
 	}
 	// Her token with the scheme in lower case is still hers (RFC 6750: the
@@ -223,16 +236,12 @@ func rowsOnlyOf(ctx context.Context, env *harness.Env, id, owner string) []strin
 // the proxy never issued; alice's own next call recreates her session, and
 // the session_recreated row names her.
 var AdoptOthers = Operation{Name: "another user presents a lost session's id first", Do: func(ctx context.Context, env *harness.Env) Observation {
-	cs, err := harness.SDKClient(ctx, env.ProjectURL(), env.Token("alice"))
+	cs, err := aliceCalled(ctx, env, "alice's call before the fault")
 	if err != nil {
 		return Observation{Err: err}
 	}
 	defer cs.Close()
 	id := cs.ID()
-	args := map[string]any{"page_id": "p1", "content": "alice's"}
-	if o := timedCall(ctx, cs, "docmost_update_page", args); o.Err != nil || o.IsError {
-		return Observation{Err: fmt.Errorf("alice's call before the fault: %v %s", o.Err, o.Text)}
-	}
 	if _, err := env.Strike(ctx); err != nil {
 		return Observation{Err: fmt.Errorf("fault: %w", err)}
 	}
@@ -262,7 +271,7 @@ var AdoptOthers = Operation{Name: "another user presents a lost session's id fir
 	} else if len(rows) > 0 {
 		o.Broken = append(o.Broken, fmt.Sprintf("the never-issued id has %d audit rows (%s): it was adopted", len(rows), rows[0].Kind))
 	}
-	mine := timedCall(ctx, cs, "docmost_update_page", args)
+	mine := timedCall(ctx, cs, "docmost_update_page", aliceArgs)
 	switch {
 	case mine.Err != nil || mine.IsError:
 		o.Broken = append(o.Broken, fmt.Sprintf("alice's own call after the restart: %v %s", mine.Err, mine.Text))

@@ -87,16 +87,12 @@ func auditStallable(t harness.Target) string {
 // DELETE tombstoned nothing (her session is recreated for her on docmost),
 // and the store holds one record of the id, docmost's, open.
 var OtherProjectsID = Operation{Name: "a session id of one project presented on another", Do: func(ctx context.Context, env *harness.Env) Observation {
-	cs, err := harness.SDKClient(ctx, env.ProjectURL(), env.Token("alice"))
+	cs, err := aliceCalled(ctx, env, "alice's own call")
 	if err != nil {
 		return Observation{Err: err}
 	}
 	defer cs.Close()
 	id := cs.ID()
-	args := map[string]any{"page_id": "p1", "content": "alice's"}
-	if o := timedCall(ctx, cs, "docmost_update_page", args); o.Err != nil || o.IsError {
-		return Observation{Err: fmt.Errorf("alice's own call: %v %s", o.Err, o.Text)}
-	}
 	var o Observation
 	other := env.ProjectURLOf(harness.OtherProject)
 	refused := func(when string) error {
@@ -120,7 +116,7 @@ var OtherProjectsID = Operation{Name: "a session id of one project presented on 
 		return Observation{Err: err}
 	}
 	o.Latency = time.Since(start)
-	if again := timedCall(ctx, cs, "docmost_update_page", args); again.Err != nil || again.IsError {
+	if again := timedCall(ctx, cs, "docmost_update_page", aliceArgs); again.Err != nil || again.IsError {
 		o.Broken = append(o.Broken, fmt.Sprintf("alice's session on %s after her requests on %s: %v %s", harness.Project, harness.OtherProject, again.Err, again.Text))
 	}
 	if _, err := env.Strike(ctx); err != nil {
@@ -129,7 +125,7 @@ var OtherProjectsID = Operation{Name: "a session id of one project presented on 
 	if err := refused("after a restart"); err != nil {
 		return Observation{Err: err}
 	}
-	mine := timedCall(ctx, cs, "docmost_update_page", args)
+	mine := timedCall(ctx, cs, "docmost_update_page", aliceArgs)
 	switch {
 	case mine.Err != nil || mine.IsError:
 		o.Broken = append(o.Broken, fmt.Sprintf("after a restart, alice's session of %s (DELETEd on %s) is not recreated for her: %v %s", harness.Project, harness.OtherProject, mine.Err, mine.Text))
