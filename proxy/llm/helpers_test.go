@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpchaos/mcpchaos/internal/stall"
 	"github.com/mcpchaos/mcpchaos/proxy/knobs"
 	"github.com/onsi/gomega"
 	"github.com/onsi/gomega/gleak"
@@ -23,64 +24,23 @@ import (
 // measured (startWatch) and taken out, not folded into it.
 const tolerance = 60 * time.Millisecond
 
-// The stall meter of these tests: how late a stallTick sleep may wake and not
-// count (timer overshoot on an idle race build is well under 1 ms). It is
-// scenarios/harness.StallMeter's, written again because proxy/ may not
-// import scenarios/.
-const (
-	stallTick  = 10 * time.Millisecond
-	stallSlack = 2 * time.Millisecond
-)
-
 // timing is a timed part of a test: its wall-clock duration and the part of
-// it the machine did not run this process.
+// it the machine did not run this process (internal/stall).
 type timing struct{ wall, stalled time.Duration }
 
-// watch times a part of a test and meters its stalls: a goroutine sleeps
-// stallTick again and again and sums how much later than asked each sleep
-// ended, beyond stallSlack. On an idle machine the sum is near zero; on a
-// loaded one it is the time the scheduler ran other jobs instead of this
-// test and the stubs and adapter it drives.
+// watch times a part of a test and meters its stalls: the time the scheduler
+// ran other jobs instead of this test and the stubs and adapter it drives.
 type watch struct {
 	start time.Time
-	stop  chan time.Time
-	done  chan time.Duration
+	m     *stall.Meter
 }
 
-func startWatch() *watch {
-	w := &watch{start: time.Now(), stop: make(chan time.Time, 1), done: make(chan time.Duration, 1)}
-	asked := w.start
-	go func() {
-		var stalled time.Duration
-		over := func(end time.Time) {
-			if late := end.Sub(asked) - stallTick; late > stallSlack {
-				stalled += late - stallSlack
-			}
-		}
-		t := time.NewTimer(stallTick - time.Since(asked))
-		defer t.Stop()
-		for {
-			select {
-			case at := <-w.stop:
-				over(at)
-				w.done <- stalled
-				return
-			case <-t.C:
-				now := time.Now()
-				over(now)
-				asked = now
-				t.Reset(stallTick)
-			}
-		}
-	}()
-	return w
-}
+func startWatch() *watch { return &watch{start: time.Now(), m: stall.Start()} }
 
 // end stops the watch: the wall clock since startWatch and the stalls in it.
 func (w *watch) end() timing {
-	now := time.Now()
-	w.stop <- now
-	return timing{wall: now.Sub(w.start), stalled: <-w.done}
+	wall := time.Since(w.start)
+	return timing{wall: wall, stalled: w.m.Stop()}
 }
 
 // betweenTimed asserts lo <= wall (a bound never fires early, whatever the

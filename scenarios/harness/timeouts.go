@@ -18,19 +18,11 @@ const Tolerance = 300 * time.Millisecond
 // proxy, at load averages of 30 on 2 cores).
 const KnobWindow = time.Second
 
-// The stall meter (stall.go): how the harness tells the machine's load from
-// the proxy's lateness. A timing verdict subtracts the stalls from the
-// client's wall clock; Tolerance then covers only the work after a bound
-// fires (closing a connection, writing the answer), not the load.
-const (
-	// stallTick is the meter's sleep: short enough that a stall of a few
-	// scheduler slices shows, long enough to cost nothing.
-	stallTick = 10 * time.Millisecond
-	// stallSlack is how late a sleep may end and not count: timer overshoot
-	// on an idle race build stays well under 1 ms, so anything beyond 2 ms is
-	// the scheduler running something else.
-	stallSlack = 2 * time.Millisecond
-)
+// The stall meter (stall.go, internal/stall, with its Tick and Slack): how
+// the harness tells the machine's load from the proxy's lateness. A timing
+// verdict subtracts the stalls from the client's wall clock; Tolerance then
+// covers only the work after a bound fires (closing a connection, writing the
+// answer), not the load.
 
 // The harness's own timeouts, in one table: how long it waits for the
 // targets it starts, stops and probes. The proxy's bounds are knobs

@@ -1,6 +1,6 @@
 //go:build unix
 
-package harness
+package stall
 
 import (
 	"bufio"
@@ -18,12 +18,12 @@ import (
 const stallChildEnv = "MCPCHAOS_STALL_CHILD"
 
 // TestStallMeterCountsTimeTheProcessWasNotRun stops a process that runs a
-// StallMeter (SIGSTOP: the scheduler running nothing of it, as a loaded
+// Meter (SIGSTOP: the scheduler running nothing of it, as a loaded
 // machine does) for 400 ms, and checks the meter counts that time, and no
 // more than the time it was metered.
 func TestStallMeterCountsTimeTheProcessWasNotRun(t *testing.T) {
 	if os.Getenv(stallChildEnv) == "1" {
-		m := MeterStalls()
+		m := Start()
 		fmt.Println("metering")
 		_, _ = bufio.NewReader(os.Stdin).ReadString('\n')
 		fmt.Println(int64(m.Stop()))
@@ -72,7 +72,7 @@ func TestStallMeterCountsTimeTheProcessWasNotRun(t *testing.T) {
 	// The child was stopped for at least `stopped` (less one tick's slack the
 	// meter forgives); it cannot have been stalled longer than it was metered
 	// after the stop began plus the few ticks before it.
-	if stalled < stopped-stallTick-stallSlack || stalled > metered+stallTick {
+	if stalled < stopped-Tick-Slack || stalled > metered+Tick {
 		t.Errorf("the meter counted %v (%q) of a %v stop (metered %v after it began)", stalled, line, stopped, metered)
 	}
 }
