@@ -1,13 +1,12 @@
 package proxy
 
 import (
-	"bytes"
 	"context"
+	"github.com/mcpchaos/mcpchaos/internal/syncbuf"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,23 +16,7 @@ import (
 	"github.com/mcpchaos/mcpchaos/proxy/failpoint"
 )
 
-// syncBuffer is a log sink the proxy's goroutines may write concurrently.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+type syncBuffer = syncbuf.Buffer
 
 // TestPanicStackIsLogged: a handler that panics is answered (promise 1, its
 // own specs) and its goroutine's stack is logged with the request's trace

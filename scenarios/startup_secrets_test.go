@@ -1,13 +1,12 @@
 package scenarios_test
 
 import (
-	"bytes"
+	"github.com/mcpchaos/mcpchaos/internal/syncbuf"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -17,23 +16,7 @@ import (
 	"github.com/mcpchaos/mcpchaos/proxy/audit/audittest"
 )
 
-// lockedBuffer is a process's stderr, read while the process writes it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
+type lockedBuffer = syncbuf.Buffer
 
 // pgSecret is the password the spec puts in the audit DSN. The throwaway
 // server trusts local connections, so it is never checked: only where it

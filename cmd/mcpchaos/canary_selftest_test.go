@@ -10,12 +10,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"github.com/mcpchaos/mcpchaos/internal/syncbuf"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -91,23 +91,7 @@ func runCanaryCLIProgress(t *testing.T, args ...string) (stdout, progress string
 	return out.String(), prog.String(), err
 }
 
-// syncBuffer is a bytes.Buffer safe for the canary's concurrent writers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+type syncBuffer = syncbuf.Buffer
 
 type testWriter struct{ t *testing.T }
 

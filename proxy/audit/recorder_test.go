@@ -1,10 +1,10 @@
 package audit_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"github.com/mcpchaos/mcpchaos/internal/syncbuf"
 	"log/slog"
 	"path/filepath"
 	"slices"
@@ -42,25 +42,10 @@ var errDiskOnFire = errors.New("disk on fire")
 
 func (*failStore) Write(context.Context, audit.Row) error { return errDiskOnFire }
 
-// syncBuffer is a log sink safe for the writer goroutine and the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
+type syncBuffer = syncbuf.Buffer
 
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-func (s *syncBuffer) lines() []string {
+// lines are the non-empty lines logged so far.
+func lines(s *syncBuffer) []string {
 	return slices.DeleteFunc(strings.Split(s.String(), "\n"), func(l string) bool { return l == "" })
 }
 
@@ -235,21 +220,21 @@ func TestRecorderFailingStoreIsLoggedOncePerIntervalAndCounted(t *testing.T) {
 	if st := r.Stats(); st.Failed != 5 || st.Written != 0 {
 		t.Errorf("Stats = %+v, want 5 failed", st)
 	}
-	lines := logs.lines()
-	if len(lines) != 1 {
-		t.Fatalf("within one interval: %d log lines, want 1:\n%s", len(lines), logs.String())
+	got := lines(&logs)
+	if len(got) != 1 {
+		t.Fatalf("within one interval: %d log lines, want 1:\n%s", len(got), logs.String())
 	}
 	for _, want := range []string{"level=WARN", "audit rows lost", "failed=1", "disk on fire"} {
-		if !strings.Contains(lines[0], want) {
-			t.Errorf("log line lacks %q: %s", want, lines[0])
+		if !strings.Contains(got[0], want) {
+			t.Errorf("log line lacks %q: %s", want, got[0])
 		}
 	}
 	if err := r.Close(ctx(t)); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
 	// Close reports what the interval held back.
-	lines = logs.lines()
-	if len(lines) != 2 || !strings.Contains(lines[1], "failed=4") || !strings.Contains(lines[1], "failedTotal=5") {
+	got = lines(&logs)
+	if len(got) != 2 || !strings.Contains(got[1], "failed=4") || !strings.Contains(got[1], "failedTotal=5") {
 		t.Errorf("after Close, log:\n%s", logs.String())
 	}
 }
@@ -268,9 +253,9 @@ func TestRecorderLogsAgainAfterTheInterval(t *testing.T) {
 	// The first failure is logged at once, the other two when the interval ends,
 	// without any new traffic.
 	g := gomega.NewWithT(t)
-	g.Eventually(func() int { return len(logs.lines()) }).WithTimeout(2 * time.Second).Should(gomega.Equal(2))
-	g.Consistently(func() int { return len(logs.lines()) }).WithTimeout(300 * time.Millisecond).Should(gomega.Equal(2))
-	if l := logs.lines()[1]; !strings.Contains(l, "failed=2") {
+	g.Eventually(func() int { return len(lines(&logs)) }).WithTimeout(2 * time.Second).Should(gomega.Equal(2))
+	g.Consistently(func() int { return len(lines(&logs)) }).WithTimeout(300 * time.Millisecond).Should(gomega.Equal(2))
+	if l := lines(&logs)[1]; !strings.Contains(l, "failed=2") {
 		t.Errorf("second line: %s", l)
 	}
 }

@@ -1,10 +1,10 @@
 package harness
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"github.com/mcpchaos/mcpchaos/internal/syncbuf"
 	"net"
 	"os"
 	"path/filepath"
@@ -178,22 +178,7 @@ func waitForLog(t *testing.T, b *Binary, substr string) {
 	t.Fatalf("captured stderr has no %q:\n%s", substr, b.Logs())
 }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+type syncBuffer = syncbuf.Buffer
 
 func TestBinaryStartRestartKillRestartStop(t *testing.T) {
 	ctx := testCtx(t)
