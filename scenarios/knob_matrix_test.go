@@ -285,6 +285,20 @@ var _ = Describe("The knob matrix", Label("knobs"), func() {
 		Expect(a.IsError).To(BeTrue(), a.Text)
 	}, SpecTimeout(specTimeout))
 
+	It("MCPCTL_UPSTREAM_CONNECT_TIMEOUT_MS alone ends a connection whose handshake the upstream stops halfway", func(ctx SpecContext) {
+		// The upstream hands out a session id and then answers nothing: the
+		// SDK's clean-up of that half-open session (a DELETE under its own
+		// 5 s) must not be the caller's wait.
+		env := newWorld(harness.EnvOptions{Knobs: narrow("MCPCTL_UPSTREAM_CONNECT_TIMEOUT_MS", bound)})
+		connect(ctx, env, "")
+		Expect(harness.HandshakeStall{}.Inject(ctx, env)).To(Succeed())
+		cs := connect(ctx, env, "")
+		var a answer
+		withinTimed(metered(func() { a = callTool(ctx, cs, "docmost_update_page", map[string]any{"page_id": "p"}) }), bound, "a call whose connect stops after initialize")
+		Expect(a.IsError).To(BeTrue(), a.Text)
+		Expect(env.Docmost.Stalled()).To(BeNumerically(">", 0), "the handshake's second half reached the upstream and was held")
+	}, SpecTimeout(specTimeout))
+
 	It("MCPCTL_SHUTDOWN_GRACE_MS alone bounds how long a stop waits for a request in flight", func(ctx SpecContext) {
 		o := paginateFeature.Env
 		o.Knobs = narrow("MCPCTL_SHUTDOWN_GRACE_MS", bound)

@@ -5,10 +5,12 @@
 package upstream
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -67,6 +69,9 @@ type Server struct {
 	sse       bool         // answer with SSE streams (the everything fake), not JSON
 
 	rootsChanged int // notifications/roots/list_changed received (everything)
+
+	stallHandshakes atomic.Bool // StallHandshakes
+	stalled         atomic.Int64
 }
 
 // Options configures a fake upstream.
@@ -226,7 +231,7 @@ func (s *Server) start(addr string) error {
 	}
 	s.ln = ln
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{JSONResponse: !s.sse}))
+	mux.Handle("/mcp", s.stalling(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{JSONResponse: !s.sse})))
 	mux.HandleFunc("PUT /_fake/tools/{tool}", s.handleSet)
 	mux.HandleFunc("GET /_fake/calls", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -240,6 +245,40 @@ func (s *Server) start(addr string) error {
 		_ = s.http.Serve(ln)
 	}()
 	return nil
+}
+
+// StallHandshakes switches the fake to answering initialize (with a new
+// session id) and holding every other request at /mcp, the handshake's
+// notifications/initialized and the session's DELETE included, until its
+// caller goes away or the fake closes: an upstream that dies, or a link that
+// goes dark, between handing out a session and finishing the handshake.
+func (s *Server) StallHandshakes(on bool) { s.stallHandshakes.Store(on) }
+
+// Stalled counts the requests StallHandshakes has held.
+func (s *Server) Stalled() int { return int(s.stalled.Load()) }
+
+func (s *Server) stalling(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.stallHandshakes.Load() {
+			body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+			if err != nil {
+				return
+			}
+			var msg struct {
+				Method string `json:"method"`
+			}
+			if r.Method != http.MethodPost || json.Unmarshal(body, &msg) != nil || msg.Method != "initialize" {
+				s.stalled.Add(1)
+				select {
+				case <-r.Context().Done():
+				case <-s.done:
+				}
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 func (s *Server) handleSet(w http.ResponseWriter, r *http.Request) {

@@ -37,7 +37,10 @@ type Conn struct {
 	lock    chan struct{} // 1-slot semaphore around connecting, so waiters honour their ctx
 	mu      sync.Mutex
 	session *mcp.ClientSession
-	closed  bool
+	// sessAbort aborts the requests of the current session's own HTTP client
+	// (the handshake's, then the session's); called once the session is closed.
+	sessAbort context.CancelFunc
+	closed    bool
 
 	closeGrace time.Duration
 	closing    context.Context // ends every HTTP request of this Conn
@@ -143,33 +146,97 @@ func (c *Conn) get(ctx context.Context) (*mcp.ClientSession, error) {
 	}
 	cctx, cancel := context.WithTimeout(ctx, c.connectTimeout)
 	defer cancel()
-	s, err := c.client.Connect(cctx, &mcp.StreamableClientTransport{
-		Endpoint:             c.URL,
-		HTTPClient:           c.httpClient,
-		DisableStandaloneSSE: !c.standalone,
-		MaxRetries:           -1,
-	}, &mcp.ClientSessionOptions{ProtocolVersion: ProtocolVersion})
+	// The handshake's requests go through a client of their own, which can be
+	// aborted without touching the Conn's other requests: when a handshake
+	// fails after the upstream handed out a session id, the SDK ends that
+	// session with a DELETE bounded by its own 5 s, not by cctx, on the
+	// connecting goroutine. So the connect runs aside, the caller gets its
+	// answer at the connect timeout, and what is left of the handshake gets the
+	// close grace in the background (abandon).
+	sessCtx, sessAbort := context.WithCancel(context.Background())
+	hc := &http.Client{Transport: abortable{base: c.httpClient.Transport, closing: sessCtx}}
+	done := make(chan connected, 1)
+	go func() {
+		s, err := c.client.Connect(cctx, &mcp.StreamableClientTransport{
+			Endpoint:             c.URL,
+			HTTPClient:           hc,
+			DisableStandaloneSSE: !c.standalone,
+			MaxRetries:           -1,
+		}, &mcp.ClientSessionOptions{ProtocolVersion: ProtocolVersion})
+		done <- connected{s, err}
+	}()
+	var r connected
+	select {
+	case r = <-done:
+	case <-cctx.Done():
+		go c.abandon(done, sessAbort)
+		return nil, c.connectError(ctx, cctx, context.Cause(cctx))
+	}
+	s, err := r.s, r.err
 	if err != nil {
+		sessAbort()
 		c.limit.give()
-		if cctx.Err() != nil && ctx.Err() == nil {
-			return nil, fmt.Errorf("upstream %s: connect did not finish within %v: %w", c.Name, c.connectTimeout, err)
-		}
-		return nil, fmt.Errorf("upstream %s: connect: %w", c.Name, err)
+		return nil, c.connectError(ctx, cctx, err)
 	}
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
 		_ = s.Close()
+		sessAbort()
 		c.limit.give()
 		return nil, ErrClosed
 	}
-	c.session = s
+	c.session, c.sessAbort = s, sessAbort
 	hook := c.onConnect
 	c.mu.Unlock()
 	if hook != nil {
 		hook(ctx, s)
 	}
 	return s, nil
+}
+
+// connected is what a connect running aside hands back.
+type connected struct {
+	s   *mcp.ClientSession
+	err error
+}
+
+// connectError names a connect that failed: past the connect timeout (the
+// caller's own context still live), or for another reason.
+func (c *Conn) connectError(ctx, cctx context.Context, err error) error {
+	if cctx.Err() != nil && ctx.Err() == nil {
+		return fmt.Errorf("upstream %s: connect did not finish within %v: %w", c.Name, c.connectTimeout, err)
+	}
+	return fmt.Errorf("upstream %s: connect: %w", c.Name, err)
+}
+
+// abandon waits, in the background, for a connect whose caller stopped
+// waiting: the SDK's clean-up of a half-open session (its DELETE) gets the
+// close grace, then the handshake's requests are aborted; a session that
+// arrives late is closed the same way. The session slot is held until then.
+func (c *Conn) abandon(done <-chan connected, abort context.CancelFunc) {
+	defer c.limit.give()
+	defer abort()
+	t := time.NewTimer(c.closeGrace)
+	defer t.Stop()
+	var r connected
+	select {
+	case r = <-done:
+	case <-t.C:
+		abort()
+		r = <-done
+	}
+	if r.s == nil {
+		return
+	}
+	closed := make(chan struct{})
+	go func() { _ = r.s.Close(); close(closed) }()
+	select {
+	case <-closed:
+	case <-t.C:
+		abort()
+		<-closed
+	}
 }
 
 // OnConnect sets f to run after every new upstream session is established
@@ -221,16 +288,20 @@ func (c *Conn) Connect(ctx context.Context) error {
 
 // drop forgets s (if it is still current) so the next call reconnects.
 func (c *Conn) drop(s *mcp.ClientSession) {
+	var abort context.CancelFunc
 	c.mu.Lock()
 	if c.session == s {
-		c.session = nil
+		c.session, abort = nil, c.sessAbort
 	} else {
 		s = nil
 	}
 	c.mu.Unlock()
 	if s != nil {
 		c.limit.give()
-		go s.Close() // Close sends a DELETE; never on the caller's path
+		go func() { // Close sends a DELETE; never on the caller's path
+			_ = s.Close()
+			abort()
+		}()
 	}
 }
 
@@ -361,7 +432,7 @@ func gone(err error) bool {
 // called more than once.
 func (c *Conn) Close() error {
 	c.mu.Lock()
-	s := c.session
+	s, sessAbort := c.session, c.sessAbort
 	c.session, c.closed = nil, true
 	c.mu.Unlock()
 	var err error
@@ -377,6 +448,7 @@ func (c *Conn) Close() error {
 			err = <-done
 		}
 		t.Stop()
+		sessAbort()
 	}
 	c.abort()
 	if c.ownHTTP {

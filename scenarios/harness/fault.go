@@ -140,6 +140,11 @@ type ToolError struct {
 	Tool string `json:"tool"`
 }
 
+// HandshakeStall makes the docmost fake answer initialize, handing out a
+// session id, and hold every other request (notifications/initialized, calls,
+// the DELETE) until the caller goes away.
+type HandshakeStall struct{}
+
 // HandlerPanic arms a failpoint that panics inside the proxy's tools/call
 // handler for one (prefixed) tool.
 type HandlerPanic struct {
@@ -187,6 +192,7 @@ var (
 	_ Fault  = ToolSlow{}
 	_ Fault  = ToolHang{}
 	_ Fault  = ToolError{}
+	_ Fault  = HandshakeStall{}
 	_ Fault  = HandlerPanic{}
 	_ Fault  = HandlerHang{}
 	_ Midway = ProxyRestart{}
@@ -207,6 +213,7 @@ func (LinkDown) Strikes() Strike        { return StrikeBeforeCall }
 func (ToolSlow) Strikes() Strike        { return StrikeBeforeCall }
 func (ToolHang) Strikes() Strike        { return StrikeBeforeCall }
 func (ToolError) Strikes() Strike       { return StrikeBeforeCall }
+func (HandshakeStall) Strikes() Strike  { return StrikeBeforeCall }
 func (LLMFault) Strikes() Strike        { return StrikeBeforeCall }
 func (LLMRandom) Strikes() Strike       { return StrikeBeforeCall }
 func (IngressHairpin) Strikes() Strike  { return StrikeBeforeCall }
@@ -231,6 +238,7 @@ func (f LinkDown) Requires() []string       { return linkNeeds(f.Link) }
 func (f IngressHairpin) Requires() []string { return append(linkNeeds(f.Link), CapAuditAPI) }
 func (ToolSlow) Requires() []string         { return []string{NeedUpstreamFake} }
 func (ToolError) Requires() []string        { return []string{NeedUpstreamFake} }
+func (HandshakeStall) Requires() []string   { return []string{NeedUpstreamFake} }
 func (UpstreamRestart) Requires() []string  { return []string{NeedUpstreamFake} }
 func (LLMFault) Requires() []string         { return []string{NeedLLM} }
 func (LLMRandom) Requires() []string        { return []string{NeedLLM} }
@@ -330,6 +338,8 @@ func (f ToolHang) Params() string {
 	return "tool=" + f.Tool
 }
 func (ToolError) Name() string        { return "tool-error" }
+func (HandshakeStall) Name() string   { return "handshake-stall" }
+func (HandshakeStall) Params() string { return "" }
 func (f ToolError) Params() string    { return "tool=" + f.Tool }
 func (HandlerPanic) Name() string     { return "handler-panic" }
 func (f HandlerPanic) Params() string { return "tool=" + f.Tool }
@@ -388,6 +398,10 @@ func (f ToolHang) Inject(_ context.Context, e *Env) error {
 		fake = e.Everything
 	}
 	fake.Set(f.Tool, upstream.Behavior{Kind: upstream.Hang})
+	return nil
+}
+func (HandshakeStall) Inject(_ context.Context, e *Env) error {
+	e.Docmost.StallHandshakes(true)
 	return nil
 }
 func (f ToolError) Inject(_ context.Context, e *Env) error {

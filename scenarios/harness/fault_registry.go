@@ -157,6 +157,8 @@ func Faults() []FaultKind {
 		{Name: "tool-error", Class: "upstream", Summary: "the upstream tool answers isError: true",
 			Params: []Param{{"tool", "search", "the upstream tool (unprefixed)"}},
 			Build:  func(a *Args) Fault { return ToolError{Tool: a.Str("tool")} }},
+		{Name: "handshake-stall", Class: "upstream", Summary: "the upstream answers initialize with a session id, then holds every other request (the handshake's second half, calls, the DELETE) until the caller goes away",
+			Build: func(*Args) Fault { return HandshakeStall{} }},
 		{Name: "ingress-hairpin", Class: "upstream", Summary: "an L7 proxy in front of the upstream answers every call with a bare 403 text/plain `Access denied`",
 			Params: []Param{linkParam},
 			Build:  func(a *Args) Fault { return IngressHairpin{Link: a.Link()} }},

@@ -461,6 +461,10 @@ var table = []Mutant{
 	{Name: "session-of-any-project", PatchFile: "126-session-of-any-project.patch",
 		Regression: "a session's record in one project counts as the caller's session in every project: its id presented on another project is adopted there, and a DELETE there tombstones it (issue 12).",
 		Kill:       inCatalogue("projects")},
+	// 127: the flaky connect-timeout spec's cause (session 4, lead).
+	{Name: "connect-waits-for-sdk-cleanup", PatchFile: "127-connect-waits-for-sdk-cleanup.patch",
+		Regression: "an upstream connect whose handshake stops after the upstream handed out a session id answers only when the SDK's clean-up DELETE gives up (its own 5 s), not at MCPCTL_UPSTREAM_CONNECT_TIMEOUT_MS.",
+		Kill:       Check{Kind: Ginkgo, Label: "knobs", Focus: "handshake the upstream stops halfway"}},
 	{Name: "error-type-dangling-separator", PatchFile: "110-error-type-dangling-separator.patch",
 		Regression: "an LLM provider's error envelope with a type and no message reads 'overloaded_error: ' in the attempt's detail, a dangling separator (found by generic mutation testing's whole-text spec).",
 		Kill:       goTest("./proxy/llm", "^TestErrorSummaryReadsEveryEnvelope$")},
