@@ -45,7 +45,10 @@ type Conn struct {
 	closeGrace time.Duration
 	closing    context.Context // ends every HTTP request of this Conn
 	abort      context.CancelFunc
-	standalone bool
+	standalone func() bool // asked at each connect: open the upstream's standalone stream?
+	streaming  bool        // the current session opened its standalone stream
+	busy       map[*mcp.ClientSession]int                // calls running on a session (do)
+	retired    map[*mcp.ClientSession]context.CancelFunc // replaced by Listen, closed when not busy
 	limit      *Limit
 	ownHTTP    bool // the transport is the Conn's own: Close closes its idle connections
 
@@ -63,9 +66,12 @@ type Options struct {
 	// Transport is the HTTP transport the Conn's requests go through, shared
 	// by the Conns of many sessions; nil: a transport of its own.
 	Transport http.RoundTripper
-	// Standalone opens the upstream's standalone SSE stream, for what it sends
-	// outside any request (resources/updated, list_changed).
-	Standalone bool
+	// Standalone is asked at each connect whether the new upstream session
+	// opens the upstream's standalone SSE stream, for what it sends outside
+	// any request (resources/updated, list_changed, log messages). The stream
+	// costs three goroutines and an HTTP connection for the session's whole
+	// life; nil: never. Listen opens it on a session connected without it.
+	Standalone func() bool
 	// Limit, if set, is taken while the Conn holds an upstream session.
 	Limit *Limit
 	// Receiving middleware of the client, for requests the upstream sends
@@ -124,8 +130,10 @@ func New(name, url string, o Options) *Conn {
 // ErrClosed is returned by calls on a closed Conn.
 var ErrClosed = errors.New("upstream connection closed")
 
-// get returns the live session, connecting if there is none.
-func (c *Conn) get(ctx context.Context) (*mcp.ClientSession, error) {
+// get returns the live session, connecting if there is none. hold counts a
+// call on it (enter) in the same step, so Listen cannot close it under the
+// call; the caller then calls leave.
+func (c *Conn) get(ctx context.Context, hold bool) (*mcp.ClientSession, error) {
 	select {
 	case c.lock <- struct{}{}:
 	case <-ctx.Done():
@@ -134,6 +142,9 @@ func (c *Conn) get(ctx context.Context) (*mcp.ClientSession, error) {
 	defer func() { <-c.lock }()
 	c.mu.Lock()
 	s, closed := c.session, c.closed
+	if s != nil && !closed && hold {
+		c.enterLocked(s)
+	}
 	c.mu.Unlock()
 	if closed {
 		return nil, ErrClosed
@@ -141,6 +152,85 @@ func (c *Conn) get(ctx context.Context) (*mcp.ClientSession, error) {
 	if s != nil {
 		return s, nil
 	}
+	return c.connectLocked(ctx, hold)
+}
+
+// Listen makes the current upstream session one with its standalone
+// stream: a session connected without it is closed and replaced by one
+// that opens it (OnConnect replays the client's state on it). A Conn with
+// no session opens the stream on its next connect, if Standalone says so.
+// The SDK opens that stream only while it connects, hence the new session.
+func (c *Conn) Listen(ctx context.Context) error {
+	select {
+	case c.lock <- struct{}{}:
+	case <-ctx.Done():
+		return fmt.Errorf("upstream %s: waiting to connect: %w", c.Name, context.Cause(ctx))
+	}
+	defer func() { <-c.lock }()
+	c.mu.Lock()
+	s, streaming, closed := c.session, c.streaming, c.closed
+	c.mu.Unlock()
+	if closed || s == nil || streaming {
+		return nil
+	}
+	c.retire(s)
+	_, err := c.connectLocked(ctx, false)
+	return err
+}
+
+// retire makes s (if still current) take no new calls and closes it as
+// soon as no call runs on it: closing it under a running call would fail
+// that call, and a retry on the new session could run a tool twice.
+func (c *Conn) retire(s *mcp.ClientSession) {
+	c.mu.Lock()
+	if c.session != s {
+		c.mu.Unlock()
+		return
+	}
+	abort := c.sessAbort
+	c.session, c.sessAbort = nil, nil
+	if c.busy[s] > 0 {
+		if c.retired == nil {
+			c.retired = map[*mcp.ClientSession]context.CancelFunc{}
+		}
+		c.retired[s] = abort
+		c.mu.Unlock()
+		return
+	}
+	c.mu.Unlock()
+	c.limit.give()
+	go func() { _ = s.Close(); abort() }() // a DELETE: never on the caller's path
+}
+
+// enterLocked counts a call running on s (c.mu held); leave ends it,
+// closing s if it was retired and this was its last call.
+func (c *Conn) enterLocked(s *mcp.ClientSession) {
+	if c.busy == nil {
+		c.busy = map[*mcp.ClientSession]int{}
+	}
+	c.busy[s]++
+}
+
+func (c *Conn) leave(s *mcp.ClientSession) {
+	c.mu.Lock()
+	c.busy[s]--
+	n := c.busy[s]
+	if n == 0 {
+		delete(c.busy, s)
+	}
+	abort, retired := c.retired[s]
+	if retired && n == 0 {
+		delete(c.retired, s)
+	}
+	c.mu.Unlock()
+	if retired && n == 0 {
+		c.limit.give()
+		go func() { _ = s.Close(); abort() }()
+	}
+}
+
+// connectLocked connects a new upstream session; the caller holds c.lock.
+func (c *Conn) connectLocked(ctx context.Context, hold bool) (*mcp.ClientSession, error) {
 	if !c.limit.take() {
 		return nil, &LimitError{Server: c.Name, Max: c.limit.Max()}
 	}
@@ -156,11 +246,12 @@ func (c *Conn) get(ctx context.Context) (*mcp.ClientSession, error) {
 	sessCtx, sessAbort := context.WithCancel(context.Background())
 	hc := &http.Client{Transport: abortable{base: c.httpClient.Transport, closing: sessCtx}}
 	done := make(chan connected, 1)
+	listen := c.standalone != nil && c.standalone()
 	go func() {
 		s, err := c.client.Connect(cctx, &mcp.StreamableClientTransport{
 			Endpoint:             c.URL,
 			HTTPClient:           hc,
-			DisableStandaloneSSE: !c.standalone,
+			DisableStandaloneSSE: !listen,
 			MaxRetries:           -1,
 		}, &mcp.ClientSessionOptions{ProtocolVersion: ProtocolVersion})
 		done <- connected{s, err}
@@ -186,7 +277,10 @@ func (c *Conn) get(ctx context.Context) (*mcp.ClientSession, error) {
 		c.limit.give()
 		return nil, ErrClosed
 	}
-	c.session, c.sessAbort = s, sessAbort
+	c.session, c.sessAbort, c.streaming = s, sessAbort, listen
+	if hold {
+		c.enterLocked(s)
+	}
 	hook := c.onConnect
 	c.mu.Unlock()
 	if hook != nil {
@@ -282,7 +376,7 @@ func (c *Conn) Init() *mcp.InitializeResult {
 // Connect establishes the upstream session now, if there is none, bounded by
 // the connect timeout and ctx.
 func (c *Conn) Connect(ctx context.Context) error {
-	_, err := c.get(ctx)
+	_, err := c.get(ctx, false)
 	return err
 }
 
@@ -361,7 +455,7 @@ func (c *Conn) do(ctx context.Context, detached bool, f func(context.Context, *m
 	ctx, cancel := context.WithTimeoutCause(ctx, c.callTimeout, &TimeoutError{Server: c.Name, After: c.callTimeout})
 	defer cancel()
 	for attempt := 0; ; attempt++ {
-		s, err := c.get(ctx)
+		s, err := c.get(ctx, true)
 		if err != nil {
 			return err
 		}
@@ -370,6 +464,7 @@ func (c *Conn) do(ctx context.Context, detached bool, f func(context.Context, *m
 		} else {
 			err = f(ctx, s)
 		}
+		c.leave(s)
 		if err == nil {
 			return nil
 		}
@@ -434,7 +529,14 @@ func (c *Conn) Close() error {
 	c.mu.Lock()
 	s, sessAbort := c.session, c.sessAbort
 	c.session, c.closed = nil, true
+	old := c.retired
+	c.retired = nil
 	c.mu.Unlock()
+	var wg sync.WaitGroup
+	for rs, abort := range old {
+		c.limit.give()
+		wg.Go(func() { _ = rs.Close(); abort() }) // its DELETE is bounded by the abort below
+	}
 	var err error
 	if s != nil {
 		defer c.limit.give()
@@ -451,6 +553,7 @@ func (c *Conn) Close() error {
 		sessAbort()
 	}
 	c.abort()
+	wg.Wait()
 	if c.ownHTTP {
 		c.httpClient.CloseIdleConnections()
 	}
