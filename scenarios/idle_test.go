@@ -114,8 +114,10 @@ var _ = Describe("Idle sessions", Label("surface", "forward", "idle"), func() {
 		note := func(m string) func() { return func() { h.add(m) } }
 		pt := &party{name: "idle"}
 		cs, err := harness.SDKClientWith(ctx, env.ProjectURL(), "", &mcp.ClientOptions{
-			LoggingMessageHandler:      func(context.Context, *mcp.LoggingMessageRequest) { note("notifications/message")() },
-			ResourceUpdatedHandler:     func(context.Context, *mcp.ResourceUpdatedNotificationRequest) { note("notifications/resources/updated")() },
+			LoggingMessageHandler: func(context.Context, *mcp.LoggingMessageRequest) { note("notifications/message")() },
+			ResourceUpdatedHandler: func(context.Context, *mcp.ResourceUpdatedNotificationRequest) {
+				note("notifications/resources/updated")()
+			},
 			ToolListChangedHandler:     func(context.Context, *mcp.ToolListChangedRequest) { note("notifications/tools/list_changed")() },
 			PromptListChangedHandler:   func(context.Context, *mcp.PromptListChangedRequest) { note("notifications/prompts/list_changed")() },
 			ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { note("notifications/resources/list_changed")() },

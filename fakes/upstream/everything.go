@@ -212,7 +212,9 @@ func (s *Server) everythingTools() {
 			// one list_changed per kind, on its standalone stream.
 			s.mcp.AddTool(&mcp.Tool{Name: name, InputSchema: empty}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return text(""), nil })
 			s.mcp.RemoveTools(name)
-			s.mcp.AddPrompt(&mcp.Prompt{Name: name}, func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) { return &mcp.GetPromptResult{}, nil })
+			s.mcp.AddPrompt(&mcp.Prompt{Name: name}, func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+				return &mcp.GetPromptResult{}, nil
+			})
 			s.mcp.RemovePrompts(name)
 			s.mcp.AddResource(&mcp.Resource{URI: "fake://" + name, Name: name}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 				return &mcp.ReadResourceResult{}, nil

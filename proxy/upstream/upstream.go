@@ -45,8 +45,8 @@ type Conn struct {
 	closeGrace time.Duration
 	closing    context.Context // ends every HTTP request of this Conn
 	abort      context.CancelFunc
-	standalone func() bool // asked at each connect: open the upstream's standalone stream?
-	streaming  bool        // the current session opened its standalone stream
+	standalone func() bool                               // asked at each connect: open the upstream's standalone stream?
+	streaming  bool                                      // the current session opened its standalone stream
 	busy       map[*mcp.ClientSession]int                // calls running on a session (do)
 	retired    map[*mcp.ClientSession]context.CancelFunc // replaced by Listen, closed when not busy
 	limit      *Limit
