@@ -45,10 +45,8 @@ type Conn struct {
 	closeGrace time.Duration
 	closing    context.Context // ends every HTTP request of this Conn
 	abort      context.CancelFunc
-	standalone func() bool                               // asked at each connect: open the upstream's standalone stream?
-	streaming  bool                                      // the current session opened its standalone stream
-	busy       map[*mcp.ClientSession]int                // calls running on a session (do)
-	retired    map[*mcp.ClientSession]context.CancelFunc // replaced by Listen, closed when not busy
+	standalone func() bool // asked at each connect: open the upstream's standalone stream?
+	streaming  bool        // the current session opened its standalone stream
 	limit      *Limit
 	ownHTTP    bool // the transport is the Conn's own: Close closes its idle connections
 
@@ -130,10 +128,8 @@ func New(name, url string, o Options) *Conn {
 // ErrClosed is returned by calls on a closed Conn.
 var ErrClosed = errors.New("upstream connection closed")
 
-// get returns the live session, connecting if there is none. hold counts a
-// call on it (enter) in the same step, so Listen cannot close it under the
-// call; the caller then calls leave.
-func (c *Conn) get(ctx context.Context, hold bool) (*mcp.ClientSession, error) {
+// get returns the live session, connecting if there is none.
+func (c *Conn) get(ctx context.Context) (*mcp.ClientSession, error) {
 	select {
 	case c.lock <- struct{}{}:
 	case <-ctx.Done():
@@ -142,9 +138,6 @@ func (c *Conn) get(ctx context.Context, hold bool) (*mcp.ClientSession, error) {
 	defer func() { <-c.lock }()
 	c.mu.Lock()
 	s, closed := c.session, c.closed
-	if s != nil && !closed && hold {
-		c.enterLocked(s)
-	}
 	c.mu.Unlock()
 	if closed {
 		return nil, ErrClosed
@@ -152,7 +145,7 @@ func (c *Conn) get(ctx context.Context, hold bool) (*mcp.ClientSession, error) {
 	if s != nil {
 		return s, nil
 	}
-	return c.connectLocked(ctx, hold)
+	return c.connectLocked(ctx)
 }
 
 // Listen makes the current upstream session one with its standalone
@@ -173,64 +166,16 @@ func (c *Conn) Listen(ctx context.Context) error {
 	if closed || s == nil || streaming {
 		return nil
 	}
-	c.retire(s)
-	_, err := c.connectLocked(ctx, false)
+	// The old session is closed in the background; the go-sdk's Close
+	// waits for the calls still running on it, so none fails or runs twice
+	// (TestListenReplacesTheSessionWithoutFailingOrRepeatingARunningCall).
+	c.drop(s)
+	_, err := c.connectLocked(ctx)
 	return err
 }
 
-// retire makes s (if still current) take no new calls and closes it as
-// soon as no call runs on it: closing it under a running call would fail
-// that call, and a retry on the new session could run a tool twice.
-func (c *Conn) retire(s *mcp.ClientSession) {
-	c.mu.Lock()
-	if c.session != s {
-		c.mu.Unlock()
-		return
-	}
-	abort := c.sessAbort
-	c.session, c.sessAbort = nil, nil
-	if c.busy[s] > 0 {
-		if c.retired == nil {
-			c.retired = map[*mcp.ClientSession]context.CancelFunc{}
-		}
-		c.retired[s] = abort
-		c.mu.Unlock()
-		return
-	}
-	c.mu.Unlock()
-	c.limit.give()
-	go func() { _ = s.Close(); abort() }() // a DELETE: never on the caller's path
-}
-
-// enterLocked counts a call running on s (c.mu held); leave ends it,
-// closing s if it was retired and this was its last call.
-func (c *Conn) enterLocked(s *mcp.ClientSession) {
-	if c.busy == nil {
-		c.busy = map[*mcp.ClientSession]int{}
-	}
-	c.busy[s]++
-}
-
-func (c *Conn) leave(s *mcp.ClientSession) {
-	c.mu.Lock()
-	c.busy[s]--
-	n := c.busy[s]
-	if n == 0 {
-		delete(c.busy, s)
-	}
-	abort, retired := c.retired[s]
-	if retired && n == 0 {
-		delete(c.retired, s)
-	}
-	c.mu.Unlock()
-	if retired && n == 0 {
-		c.limit.give()
-		go func() { _ = s.Close(); abort() }()
-	}
-}
-
 // connectLocked connects a new upstream session; the caller holds c.lock.
-func (c *Conn) connectLocked(ctx context.Context, hold bool) (*mcp.ClientSession, error) {
+func (c *Conn) connectLocked(ctx context.Context) (*mcp.ClientSession, error) {
 	if !c.limit.take() {
 		return nil, &LimitError{Server: c.Name, Max: c.limit.Max()}
 	}
@@ -278,9 +223,6 @@ func (c *Conn) connectLocked(ctx context.Context, hold bool) (*mcp.ClientSession
 		return nil, ErrClosed
 	}
 	c.session, c.sessAbort, c.streaming = s, sessAbort, listen
-	if hold {
-		c.enterLocked(s)
-	}
 	hook := c.onConnect
 	c.mu.Unlock()
 	if hook != nil {
@@ -376,7 +318,7 @@ func (c *Conn) Init() *mcp.InitializeResult {
 // Connect establishes the upstream session now, if there is none, bounded by
 // the connect timeout and ctx.
 func (c *Conn) Connect(ctx context.Context) error {
-	_, err := c.get(ctx, false)
+	_, err := c.get(ctx)
 	return err
 }
 
@@ -455,7 +397,7 @@ func (c *Conn) do(ctx context.Context, detached bool, f func(context.Context, *m
 	ctx, cancel := context.WithTimeoutCause(ctx, c.callTimeout, &TimeoutError{Server: c.Name, After: c.callTimeout})
 	defer cancel()
 	for attempt := 0; ; attempt++ {
-		s, err := c.get(ctx, true)
+		s, err := c.get(ctx)
 		if err != nil {
 			return err
 		}
@@ -464,7 +406,6 @@ func (c *Conn) do(ctx context.Context, detached bool, f func(context.Context, *m
 		} else {
 			err = f(ctx, s)
 		}
-		c.leave(s)
 		if err == nil {
 			return nil
 		}
@@ -529,14 +470,7 @@ func (c *Conn) Close() error {
 	c.mu.Lock()
 	s, sessAbort := c.session, c.sessAbort
 	c.session, c.closed = nil, true
-	old := c.retired
-	c.retired = nil
 	c.mu.Unlock()
-	var wg sync.WaitGroup
-	for rs, abort := range old {
-		c.limit.give()
-		wg.Go(func() { _ = rs.Close(); abort() }) // its DELETE is bounded by the abort below
-	}
 	var err error
 	if s != nil {
 		defer c.limit.give()
@@ -553,7 +487,6 @@ func (c *Conn) Close() error {
 		sessAbort()
 	}
 	c.abort()
-	wg.Wait()
 	if c.ownHTTP {
 		c.httpClient.CloseIdleConnections()
 	}
