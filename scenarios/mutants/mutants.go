@@ -71,13 +71,15 @@ func (c Check) Args() []string {
 	case Catalogue:
 		return []string{"go", "run", "./cmd/mcpchaos", "run", "--label", c.Label}
 	case Ginkgo:
-		args := []string{"go", "run", "github.com/onsi/ginkgo/v2/ginkgo", "--no-color", "--label-filter=" + c.Label}
+		// --fail-fast: one failing spec kills the mutant; the rest of the
+		// label's specs would only cost time.
+		args := []string{"go", "run", "github.com/onsi/ginkgo/v2/ginkgo", "--no-color", "--fail-fast", "--label-filter=" + c.Label}
 		if c.Focus != "" {
 			args = append(args, "--focus="+c.Focus)
 		}
 		return append(args, GinkgoSuite)
 	case GoTest:
-		return []string{"go", "test", "-count=1", c.Pkg, "-run", c.Run}
+		return []string{"go", "test", "-count=1", "-failfast", c.Pkg, "-run", c.Run}
 	}
 	return nil
 }
