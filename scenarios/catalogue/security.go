@@ -14,11 +14,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpchaos/mcpchaos/fakes/upstream"
 	"github.com/mcpchaos/mcpchaos/proxy/audit"
 	"github.com/mcpchaos/mcpchaos/proxy/knobs"
+	"github.com/mcpchaos/mcpchaos/proxy/trace"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
 )
 
@@ -750,8 +752,8 @@ const upstreamSecret = "SEKRET-K3Y-4242"
 
 // SecretsStayIn: the upstream's URL carries ?apikey=...; with the upstream
 // down, the proxy's log (where the harness keeps it), the tools/call error
-// text, the request's audit rows and
-// /api/v1/instances all describe the failure without the key.
+// text, every list method's JSON-RPC error (secretLists), the requests' audit
+// rows and /api/v1/instances all describe the failure without the key.
 var SecretsStayIn = Operation{Name: "an upstream URL's key in errors, audit rows and health output", Do: func(ctx context.Context, env *harness.Env) Observation {
 	o := call(ctx, env, "docmost_update_page", map[string]any{"page_id": "p", "content": "x"})
 	if o.Err != nil {
@@ -777,6 +779,7 @@ var SecretsStayIn = Operation{Name: "an upstream URL's key in errors, audit rows
 	if status, body, err := apiGet(ctx, env, "alice", "/api/v1/instances"); err == nil && strings.Contains(body, upstreamSecret) {
 		o.Broken = append(o.Broken, fmt.Sprintf("/api/v1/instances (%d) carries the upstream URL's key: %s", status, excerpt(body)))
 	}
+	o.Broken = append(o.Broken, listsKeepTheKey(ctx, env)...)
 	// The operator's log too, where the harness keeps it (a binary's stderr,
 	// the in-process proxy's logger): the failed call's error is logged.
 	if lr, ok := env.Target.(harness.LogReader); ok {
@@ -787,6 +790,70 @@ var SecretsStayIn = Operation{Name: "an upstream URL's key in errors, audit rows
 	}
 	return o
 }}
+
+// secretLists are the list methods a client may send, each failing over the
+// down upstream whose URL carries the key: every one is answered with a
+// JSON-RPC error carrying its trace code, and neither that error nor the
+// request's audit rows quote the key.
+var secretLists = []struct {
+	method string
+	list   func(ctx context.Context, cs *mcp.ClientSession) error
+}{
+	{"tools/list", func(ctx context.Context, cs *mcp.ClientSession) error { _, err := cs.ListTools(ctx, nil); return err }},
+	{"resources/list", func(ctx context.Context, cs *mcp.ClientSession) error {
+		_, err := cs.ListResources(ctx, nil)
+		return err
+	}},
+	{"resources/templates/list", func(ctx context.Context, cs *mcp.ClientSession) error {
+		_, err := cs.ListResourceTemplates(ctx, nil)
+		return err
+	}},
+	{"prompts/list", func(ctx context.Context, cs *mcp.ClientSession) error { _, err := cs.ListPrompts(ctx, nil); return err }},
+}
+
+// listsKeepTheKey runs every secretLists method on one session and returns
+// what it saw broken.
+func listsKeepTheKey(ctx context.Context, env *harness.Env) []string {
+	var broken []string
+	cs, err := env.Connect(ctx, "alice")
+	if err != nil {
+		return []string{"connect for the list methods: " + err.Error()}
+	}
+	defer cs.Close()
+	for _, l := range secretLists {
+		err := l.list(ctx, cs)
+		var werr *jsonrpc.Error
+		if !errors.As(err, &werr) {
+			broken = append(broken, fmt.Sprintf("%s over a down upstream: want a JSON-RPC error, got %v", l.method, err))
+			continue
+		}
+		var data map[string]string
+		_ = json.Unmarshal(werr.Data, &data)
+		code := data[trace.MetaKey]
+		if !trace.Valid(code) {
+			broken = append(broken, fmt.Sprintf("%s's error carries no trace code in error.data: %s", l.method, excerpt(string(werr.Data))))
+		}
+		if strings.Contains(werr.Message+string(werr.Data), upstreamSecret) {
+			broken = append(broken, fmt.Sprintf("%s's JSON-RPC error carries the upstream URL's key: %s", l.method, excerpt(werr.Message)))
+		}
+		if code == "" {
+			continue
+		}
+		rows, err := env.Audit(ctx, code)
+		if err != nil {
+			broken = append(broken, fmt.Sprintf("%s: audit: %v", l.method, err))
+		}
+		if len(rows) == 0 {
+			broken = append(broken, fmt.Sprintf("%s: no audit row for trace %s", l.method, code))
+		}
+		for _, r := range rows {
+			if strings.Contains(r.Detail+r.DegradedReason, upstreamSecret) {
+				broken = append(broken, fmt.Sprintf("%s: the %s audit row carries the upstream URL's key: %s", l.method, r.Kind, excerpt(r.Detail)))
+			}
+		}
+	}
+	return broken
+}
 
 // recordTTLForScenario is the record TTL of the expiry scenario: short
 // enough to wait out.
