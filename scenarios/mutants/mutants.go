@@ -465,6 +465,12 @@ var table = []Mutant{
 	{Name: "connect-waits-for-sdk-cleanup", PatchFile: "127-connect-waits-for-sdk-cleanup.patch",
 		Regression: "an upstream connect whose handshake stops after the upstream handed out a session id answers only when the SDK's clean-up DELETE gives up (its own 5 s), not at MCPCTL_UPSTREAM_CONNECT_TIMEOUT_MS.",
 		Kill:       Check{Kind: Ginkgo, Label: "knobs", Focus: "handshake the upstream stops halfway"}},
+	// 150-159: issue 17 and the review's leftovers (left17).
+	{Name: "list-errors-unredacted", PatchFile: "150-list-errors-unredacted.patch",
+		Regression: "resources/list, resources/templates/list and prompts/list over a down upstream answer a JSON-RPC error quoting the upstream's URL with its ?apikey=... (neither their source nor the answer redacts it).",
+		// Both layers go: the source's (each) and the answer's (failure);
+		// either alone keeps the key out of the client's error.
+		Kill: inCatalogue("secrets")},
 	{Name: "error-type-dangling-separator", PatchFile: "110-error-type-dangling-separator.patch",
 		Regression: "an LLM provider's error envelope with a type and no message reads 'overloaded_error: ' in the attempt's detail, a dangling separator (found by generic mutation testing's whole-text spec).",
 		Kill:       goTest("./proxy/llm", "^TestErrorSummaryReadsEveryEnvelope$")},
