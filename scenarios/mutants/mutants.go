@@ -471,6 +471,12 @@ var table = []Mutant{
 		// Both layers go: the source's (each) and the answer's (failure);
 		// either alone keeps the key out of the client's error.
 		Kill: inCatalogue("secrets")},
+	{Name: "tombstone-timeout-ignored", PatchFile: "151-tombstone-timeout-ignored.patch",
+		Regression: "a DELETEd session's tombstone is written with the 1 s default instead of MCPCTL_AUDIT_WRITE_TIMEOUT_MS: over a stalled store the DELETE's answer waits whatever the operator set.",
+		Kill:       Check{Kind: Ginkgo, Label: "knobs", Focus: "tombstone of a DELETEd session"}},
+	{Name: "adoption-claim-timeout-ignored", PatchFile: "152-adoption-claim-timeout-ignored.patch",
+		Regression: "recreating a stale session claims its id with the 1 s default instead of MCPCTL_AUDIT_WRITE_TIMEOUT_MS: over a stalled store the recreating request waits whatever the operator set.",
+		Kill:       Check{Kind: Ginkgo, Label: "knobs", Focus: "claiming a stale session's id"}},
 	{Name: "error-type-dangling-separator", PatchFile: "110-error-type-dangling-separator.patch",
 		Regression: "an LLM provider's error envelope with a type and no message reads 'overloaded_error: ' in the attempt's detail, a dangling separator (found by generic mutation testing's whole-text spec).",
 		Kill:       goTest("./proxy/llm", "^TestErrorSummaryReadsEveryEnvelope$")},
