@@ -456,6 +456,29 @@ var _ = Describe("The knob matrix: the audit trail's bounds", Label("knobs", "au
 		within(ws[0].start.Sub(first), v.AuditBatchWait, "the commit, after the first row")
 	}, SpecTimeout(30*time.Second))
 
+	It("MCPCTL_READY_TIMEOUT_MS alone bounds /readyz's check of a stalled store", func(ctx SpecContext) {
+		const bound = 300 * time.Millisecond
+		v := narrow("MCPCTL_READY_TIMEOUT_MS", bound) // the write and query timeouts stay wide
+		w := newAuditProxy(ctx, *v)
+		get := func() (int, string) {
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, w.base+"/readyz", nil)
+			Expect(err).NotTo(HaveOccurred())
+			resp, err := http.DefaultClient.Do(req)
+			Expect(err).NotTo(HaveOccurred())
+			defer resp.Body.Close()
+			b, err := io.ReadAll(resp.Body)
+			Expect(err).NotTo(HaveOccurred())
+			return resp.StatusCode, string(b)
+		}
+		Eventually(func() int { code, _ := get(); return code }).Should(Equal(http.StatusOK), "ready before the store stalls")
+		w.store.StallQueries()
+		var code int
+		var body string
+		withinTimed(metered(func() { code, body = get() }), bound, "/readyz over a stalled store")
+		Expect(code).To(Equal(http.StatusServiceUnavailable), "not ready: %s", body)
+		Expect(body).To(ContainSubstring("auditStore"))
+	}, SpecTimeout(30*time.Second))
+
 	It("MCPCTL_AUDIT_QUERY_TIMEOUT_MS alone bounds GET /api/v1/audit on a stalled store", func(ctx SpecContext) {
 		v := wideKnobs()
 		v.AuditQueryTimeout = 300 * time.Millisecond

@@ -81,7 +81,11 @@ type Values struct {
 	ShutdownGrace        time.Duration
 	ChatBudget           time.Duration
 	AuditQueryTimeout    time.Duration
-	PauseMaxWait         time.Duration
+	// ReadyTimeout bounds /readyz's check of the audit store: a readiness
+	// probe has a short timeout of its own (Kubernetes: 1 s by default), so
+	// it is neither the write timeout nor the query timeout (10 s).
+	ReadyTimeout time.Duration
+	PauseMaxWait time.Duration
 
 	// MaxBodyBytes bounds one request body a client sends.
 	MaxBodyBytes int64
@@ -145,6 +149,8 @@ var Table = []Knob{
 		func(v *Values) *time.Duration { return &v.ChatBudget }),
 	dur("MCPCTL_AUDIT_QUERY_TIMEOUT_MS", 10*time.Second, "one GET /api/v1/audit query, flush included",
 		func(v *Values) *time.Duration { return &v.AuditQueryTimeout }),
+	dur("MCPCTL_READY_TIMEOUT_MS", 1*time.Second, "GET /readyz's check of the audit store (past it: 503, not ready), under a readiness probe's own timeout",
+		func(v *Values) *time.Duration { return &v.ReadyTimeout }),
 	dur("MCPCTL_PAUSE_MAX_WAIT_MS", 60*time.Second, "one request waiting on a paused project (mcpctl pause), outside its deadline",
 		func(v *Values) *time.Duration { return &v.PauseMaxWait }),
 	num("MCPCTL_MAX_BODY_BYTES", Bytes, 8<<20, "one request body a client sends (larger: 413 with a JSON-RPC error)",

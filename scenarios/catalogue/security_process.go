@@ -40,7 +40,7 @@ func processScenarios() []Scenario {
 		{Fault: harness.HandlerPanic{Tool: "docmost_update_page"}, Operation: PanicLogged, Promise: "8 a panic's stack reaches the log",
 			Labels: sec("panic"), Env: twoUsers, Budget: requestDeadline, Expect: sessionAnswered, Needs: logsKept},
 		{Fault: harness.None{}, Operation: NotReadyWhileAuditDown, Promise: "8 not ready while the audit store does not answer",
-			Labels: sec("readyz"), Env: twoUsers, Budget: func(k knobs.Values) time.Duration { return k.AuditWriteTimeout },
+			Labels: sec("readyz"), Env: twoUsers, Budget: func(k knobs.Values) time.Duration { return k.ReadyTimeout },
 			Expect: sessionAnswered, Needs: auditStallable},
 	}
 }
@@ -294,7 +294,7 @@ func panicLine(logs, trace string) string {
 }
 
 // NotReadyWhileAuditDown: /readyz says ready, then the audit store stops
-// answering and /readyz says 503 within MCPCTL_AUDIT_WRITE_TIMEOUT_MS: a
+// answering and /readyz says 503 within MCPCTL_READY_TIMEOUT_MS: a
 // proxy that can neither record rows nor check session owners takes no users.
 var NotReadyWhileAuditDown = Operation{Name: "/readyz while the audit store does not answer", Do: func(ctx context.Context, env *harness.Env) Observation {
 	st, ok := env.Target.(harness.AuditStaller)
