@@ -174,9 +174,9 @@ var Hijack = Operation{Name: "another user's tools/call and DELETE on a live ses
 	}
 	defer cs.Close()
 	id := cs.ID()
-	start := time.Now()
+	clk := startClock()
 	status, body, err := mcpRequest(ctx, env, "bob", http.MethodPost, id, toolsCall)
-	o := Observation{Latency: time.Since(start), Err: err}
+	o := clk.stop(Observation{Err: err})
 	if err != nil {
 		return o
 	}
@@ -247,9 +247,9 @@ var AdoptOthers = Operation{Name: "another user presents a lost session's id fir
 	if _, err := env.Strike(ctx); err != nil {
 		return Observation{Err: fmt.Errorf("fault: %w", err)}
 	}
-	start := time.Now()
+	clk := startClock()
 	status, body, err := mcpRequest(ctx, env, "bob", http.MethodPost, id, toolsCall)
-	o := Observation{Latency: time.Since(start), Err: err}
+	o := clk.stop(Observation{Err: err})
 	if err != nil {
 		return o
 	}
@@ -323,9 +323,10 @@ var DeletedStaysDeleted = Operation{Name: "a DELETEd id presented after a restar
 	if _, err := env.Strike(ctx); err != nil {
 		return Observation{Err: fmt.Errorf("fault: %w", err)}
 	}
-	start := time.Now()
+	clk := startClock()
 	status, body, err = mcpRequest(ctx, env, "alice", http.MethodPost, id, toolsCall)
-	o.Latency, o.Err = time.Since(start), err
+	o.Err = err
+	clk.into(&o)
 	if err != nil {
 		return o
 	}
@@ -356,10 +357,14 @@ var BadSessionIDs = Operation{Name: "malformed and oversized session ids", Do: f
 	bad := []string{"ünï😀", "a b/../c", strings.Repeat("x", 129), strings.Repeat("y", 1<<16), "tab\tid"}
 	var o Observation
 	for i, id := range bad {
-		start := time.Now()
+		var clk *clock
+		if i == 0 { // the first id's answer is the timed part
+			clk = startClock()
+		}
 		status, body, err := mcpRequest(ctx, env, "alice", http.MethodPost, id, toolsCall)
 		if i == 0 {
-			o.Latency, o.Err = time.Since(start), err
+			o.Err = err
+			clk.into(&o)
 		}
 		if err != nil {
 			o.Broken = append(o.Broken, fmt.Sprintf("id %q: %v", excerpt(id), err))
@@ -400,9 +405,9 @@ var SessionCaps = Operation{Name: "MCPCTL_SESSIONS_PER_USER_MAX and MCPCTL_SESSI
 			return Observation{Err: fmt.Errorf("alice's session under the cap answered %d: %s", status, excerpt(body))}
 		}
 	}
-	start := time.Now()
+	clk := startClock()
 	status, body := open("alice")
-	o.Latency = time.Since(start)
+	clk.into(&o)
 	if bad, msg := rpcError(status, body, http.StatusTooManyRequests); bad != "" {
 		o.Broken = append(o.Broken, "alice's 3rd session "+bad)
 	} else if o.Text = msg; !strings.Contains(msg, "MCPCTL_SESSIONS_PER_USER_MAX") {
@@ -458,7 +463,7 @@ var IdleExpiry = Operation{Name: "MCPCTL_SESSION_IDLE_MS decides: a session idle
 		o.Broken = append(o.Broken, fmt.Sprintf("the expired session's upstream session %s was not released %v after its last use", who.Text, wait))
 	}
 	late := timedCall(ctx, cs, "docmost_update_page", args)
-	o.Latency, o.Err, o.Text, o.Trace = late.Latency, late.Err, late.Text, late.Trace
+	o.Latency, o.Stalled, o.Err, o.Text, o.Trace = late.Latency, late.Stalled, late.Err, late.Text, late.Trace
 	if late.Err == nil && !strings.Contains(late.Text, NoticePrefix) {
 		o.Broken = append(o.Broken, "the call after the idle expiry carries no ⚠ notice: the session was never closed")
 	}
@@ -569,9 +574,9 @@ var OriginGuard = Operation{Name: "cross-origin and rebinding requests on every 
 	}
 	mcpPath := strings.TrimPrefix(env.ProjectURL(), env.Target.URL())
 	var o Observation
-	start := time.Now()
+	clk := startClock()
 	status, body := do(http.MethodPost, mcpPath, "", "http://evil.example", "application/json", initialize)
-	o.Latency = time.Since(start)
+	clk.into(&o)
 	if bad, msg := rpcError(status, body, http.StatusForbidden); bad != "" {
 		o.Broken = append(o.Broken, "an initialize from Origin http://evil.example "+bad)
 	} else {
@@ -661,7 +666,8 @@ var SlowTrickle = Operation{Name: "MCPCTL_READ_TIMEOUT_MS decides: a body trickl
 	}
 	defer c.Close()
 	path := strings.TrimPrefix(env.ProjectURL(), env.Target.URL())
-	start := time.Now()
+	clk := startClock()
+	defer clk.halt()
 	if _, err := fmt.Fprintf(c, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nAuthorization: Bearer %s\r\nContent-Length: 100000\r\n\r\n", path, host, env.Token("alice")); err != nil {
 		return Observation{Err: err}
 	}
@@ -683,7 +689,7 @@ var SlowTrickle = Operation{Name: "MCPCTL_READ_TIMEOUT_MS decides: a body trickl
 		}
 	}()
 	_, closed := closedWithin(c, 3*limit)
-	o := Observation{Latency: time.Since(start)}
+	o := clk.stop(Observation{})
 	if !closed {
 		o.Broken = append(o.Broken, fmt.Sprintf("a trickling client was still connected %v after it began (MCPCTL_READ_TIMEOUT_MS=%v)", o.Latency.Round(time.Millisecond), env.Knobs.ReadTimeout))
 	}
@@ -707,9 +713,9 @@ var IdleConnection = Operation{Name: "MCPCTL_IDLE_CONN_TIMEOUT_MS decides: an id
 	}
 	_, _ = io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
-	start := time.Now()
+	clk := startClock()
 	_, closed := closedWithin(c, 3*(env.Knobs.IdleConnTimeout+Tolerance))
-	o := Observation{Latency: time.Since(start)}
+	o := clk.stop(Observation{})
 	if !closed {
 		o.Broken = append(o.Broken, fmt.Sprintf("an idle keep-alive connection was still open after %v (MCPCTL_IDLE_CONN_TIMEOUT_MS=%v)", o.Latency.Round(time.Millisecond), env.Knobs.IdleConnTimeout))
 	}
@@ -735,9 +741,9 @@ var HugeHeaders = Operation{Name: "MCPCTL_MAX_HEADER_BYTES decides: larger reque
 		return resp.StatusCode, nil
 	}
 	max := int(env.Knobs.MaxHeaderBytes)
-	start := time.Now()
+	clk := startClock()
 	status, err := send(4 * max)
-	o := Observation{Latency: time.Since(start), Err: err}
+	o := clk.stop(Observation{Err: err})
 	if err == nil && status != http.StatusRequestHeaderFieldsTooLarge {
 		o.Broken = append(o.Broken, fmt.Sprintf("headers of %d bytes (MCPCTL_MAX_HEADER_BYTES=%d) answered %d, want 431", 4*max, max, status))
 	}
@@ -912,9 +918,10 @@ var TombstoneExpiry = Operation{Name: "MCPCTL_SESSION_RECORD_TTL_MS decides: a s
 	if _, err := env.Strike(ctx); err != nil {
 		return Observation{Err: fmt.Errorf("fault: %w", err)}
 	}
-	start := time.Now()
+	clk := startClock()
 	status, body, err := mcpRequest(ctx, env, "alice", http.MethodPost, young, list)
-	o.Latency, o.Err = time.Since(start), err
+	o.Err = err
+	clk.into(&o)
 	if err != nil {
 		return o
 	}
@@ -970,7 +977,8 @@ var ShutdownInFlight = Operation{Name: "a call still running when the proxy stop
 		case <-tick.C:
 		}
 	}
-	start := time.Now()
+	clk := startClock()
+	defer clk.halt()
 	if _, err := env.Strike(ctx); err != nil {
 		return Observation{Err: fmt.Errorf("fault: %w", err)}
 	}
@@ -980,8 +988,8 @@ var ShutdownInFlight = Operation{Name: "a call still running when the proxy stop
 		return Observation{Err: ctx.Err()}
 	case a = <-answered:
 	}
-	o := a.Observation
-	o.Latency = a.at.Sub(start) // from the stop's start: within the grace
+	o := clk.stop(a.Observation)
+	o.Latency = a.at.Sub(clk.start) // from the stop's start to the answer: within the grace
 	if o.Err != nil {
 		o.Broken = append(o.Broken, fmt.Sprintf("the call running at the stop got no answer: %v", o.Err))
 		o.Err = nil

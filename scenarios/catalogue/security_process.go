@@ -111,11 +111,12 @@ var OtherProjectsID = Operation{Name: "a session id of one project presented on 
 		}
 		return nil
 	}
-	start := time.Now()
+	clk := startClock()
 	if err := refused("live"); err != nil {
+		clk.halt()
 		return Observation{Err: err}
 	}
-	o.Latency = time.Since(start)
+	clk.into(&o)
 	if again := timedCall(ctx, cs, "docmost_update_page", aliceArgs); again.Err != nil || again.IsError {
 		o.Broken = append(o.Broken, fmt.Sprintf("alice's session on %s after her requests on %s: %v %s", harness.Project, harness.OtherProject, again.Err, again.Text))
 	}
@@ -321,9 +322,10 @@ var NotReadyWhileAuditDown = Operation{Name: "/readyz while the audit store does
 		return Observation{Err: fmt.Errorf("/readyz before the store stalled answered %d: %s", status, excerpt(body))}
 	}
 	st.StallAudit()
-	start := time.Now()
+	clk := startClock()
 	status, body, err := ready()
-	o.Latency, o.Err = time.Since(start), err
+	o.Err = err
+	clk.into(&o)
 	if err == nil && status != http.StatusServiceUnavailable {
 		o.Broken = append(o.Broken, fmt.Sprintf("/readyz with the audit store not answering answered %d, want 503: %s", status, excerpt(body)))
 	}
