@@ -486,6 +486,11 @@ var table = []Mutant{
 	{Name: "recreated-without-capabilities", PatchFile: "154-recreated-without-capabilities.patch",
 		Regression: "a session recreated after a restart replays initialize with empty capabilities, so its upstream sessions no longer offer sampling, elicitation or roots: the upstream's sampling/createMessage fails with 'client does not support CreateMessage'.",
 		Kill:       Check{Kind: Ginkgo, Label: "capabilities", Focus: "still offers the client's sampling"}},
+	{Name: "catalogue-clock-drops-stalls", PatchFile: "155-catalogue-clock-drops-stalls.patch",
+		Regression: "the surface and security operations are judged on the wall clock again: their timed part's stalls are measured but never reach the verdict, so a loaded machine fails them as late.",
+		// The verdict's own test: under load the catalogue would also kill
+		// it, but only by chance; an idle machine shows no difference.
+		Kill: goTest("./scenarios/catalogue", "^TestSurfaceAndSecurityOperationsAreJudgedThroughTheStallMeter$")},
 	{Name: "error-type-dangling-separator", PatchFile: "110-error-type-dangling-separator.patch",
 		Regression: "an LLM provider's error envelope with a type and no message reads 'overloaded_error: ' in the attempt's detail, a dangling separator (found by generic mutation testing's whole-text spec).",
 		Kill:       goTest("./proxy/llm", "^TestErrorSummaryReadsEveryEnvelope$")},
