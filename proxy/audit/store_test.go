@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/mcpchaos/mcpchaos/proxy/audit"
 	"github.com/mcpchaos/mcpchaos/proxy/audit/audittest"
 )
@@ -245,6 +247,39 @@ func TestSQLiteAddsTheClientColumnToAnOlderSessionTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	s, err := audit.OpenSQLite(ctx(t), path)
+	if err != nil {
+		t.Fatalf("open a store with the older session table: %v", err)
+	}
+	defer s.Close()
+	recs, err := s.LookupSession(ctx(t), "OLD")
+	if err != nil || len(recs) != 1 || recs[0].Owner != "alice" || recs[0].Client != "" {
+		t.Fatalf("the older record: %+v, %v; want alice's, without a client", recs, err)
+	}
+	got, err := s.ClaimSession(ctx(t), audit.SessionRecord{Project: "p", ID: "NEW", Owner: "bob", Created: time.Now(), Client: `{"capabilities":{}}`})
+	if err != nil || got.Client != `{"capabilities":{}}` {
+		t.Fatalf("a new record: %+v, %v; want it with its client", got, err)
+	}
+}
+
+// TestPostgresAddsTheClientColumnToAnOlderSessionTable: the same for a
+// PostgreSQL store made before session records kept their client.
+func TestPostgresAddsTheClientColumnToAnOlderSessionTable(t *testing.T) {
+	dsn := audittest.Postgres(postgresDSN(t)).NewDSN(t)
+	conn, err := pgx.Connect(ctx(t), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, stmt := range []string{
+		`CREATE TABLE ` + audit.SessionTable + ` (project TEXT NOT NULL, id TEXT NOT NULL, owner TEXT NOT NULL DEFAULT '',
+			created_at TIMESTAMPTZ NOT NULL, closed_at TIMESTAMPTZ, PRIMARY KEY (project, id))`,
+		`INSERT INTO ` + audit.SessionTable + ` (project, id, owner, created_at) VALUES ('p', 'OLD', 'alice', now())`,
+	} {
+		if _, err := conn.Exec(ctx(t), stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_ = conn.Close(ctx(t))
+	s, err := audit.OpenPostgres(ctx(t), dsn)
 	if err != nil {
 		t.Fatalf("open a store with the older session table: %v", err)
 	}
