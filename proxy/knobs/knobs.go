@@ -141,7 +141,7 @@ var Table = []Knob{
 		func(v *Values) *time.Duration { return &v.UpstreamCallTimeout }),
 	dur("MCPCTL_UPSTREAM_CONNECT_TIMEOUT_MS", 10*time.Second, "connecting and initializing one upstream session",
 		func(v *Values) *time.Duration { return &v.UpstreamConnect }),
-	dur("MCPCTL_AUDIT_WRITE_TIMEOUT_MS", 1*time.Second, "one audit store write: a row (written off the request path), a session's owner (an initialize waits for it), a DELETEd session's tombstone or a stale session's adoption claim (their requests wait for them)",
+	dur("MCPCTL_AUDIT_WRITE_TIMEOUT_MS", 1*time.Second, "one audit store write: a row (written off the request path), a session's owner (an initialize waits for it), a DELETEd session's tombstone, a stale session's owner lookup (a read) or its adoption claim (their requests wait for them)",
 		func(v *Values) *time.Duration { return &v.AuditWriteTimeout }),
 	dur("MCPCTL_SHUTDOWN_GRACE_MS", 5*time.Second, "draining in-flight requests when the proxy stops",
 		func(v *Values) *time.Duration { return &v.ShutdownGrace }),

@@ -493,6 +493,11 @@ var table = []Mutant{
 		// The verdict's own test: under load the catalogue would also kill
 		// it, but only by chance; an idle machine shows no difference.
 		Kill: goTest("./scenarios/catalogue", "^TestSurfaceAndSecurityOperationsAreJudgedThroughTheStallMeter$")},
+	// 156: session 5, lead: the last store call on the request path that
+	// the write timeout bounds without a spec of its own.
+	{Name: "owner-lookup-timeout-ignored", PatchFile: "156-owner-lookup-timeout-ignored.patch",
+		Regression: "a stale session's owner is looked up with the 1 s default instead of MCPCTL_AUDIT_WRITE_TIMEOUT_MS: over a stalled store the request waits whatever the operator set before its 503.",
+		Kill:       Check{Kind: Ginkgo, Label: "knobs", Focus: "who owns a stale session's id"}},
 	{Name: "error-type-dangling-separator", PatchFile: "110-error-type-dangling-separator.patch",
 		Regression: "an LLM provider's error envelope with a type and no message reads 'overloaded_error: ' in the attempt's detail, a dangling separator (found by generic mutation testing's whole-text spec).",
 		Kill:       goTest("./proxy/llm", "^TestErrorSummaryReadsEveryEnvelope$")},
