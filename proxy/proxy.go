@@ -423,7 +423,7 @@ func (p *Proxy) serveReady(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"status": "not serving"})
 		return
 	}
-	sctx, cancel := context.WithTimeout(r.Context(), p.knobs.AuditWriteTimeout)
+	sctx, cancel := context.WithTimeout(r.Context(), p.knobs.ReadyTimeout) // a query: not the write timeout
 	_, err := p.store.Query(sctx, audit.Filter{Trace: "READYZ00", Limit: 1})
 	cancel()
 	if err != nil {

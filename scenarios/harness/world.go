@@ -276,6 +276,7 @@ func Compressed() knobs.Values {
 	v.UpstreamCallTimeout = 1000 * time.Millisecond
 	v.UpstreamConnect = 1000 * time.Millisecond
 	v.AuditWriteTimeout = 500 * time.Millisecond
+	v.ReadyTimeout = 500 * time.Millisecond
 	v.ShutdownGrace = 200 * time.Millisecond
 	v.ChatBudget = 800 * time.Millisecond
 	return v
@@ -286,6 +287,7 @@ func Compressed() knobs.Values {
 var offRequestPath = map[string]bool{
 	"MCPCTL_AUDIT_WRITE_TIMEOUT_MS": true,
 	"MCPCTL_AUDIT_QUERY_TIMEOUT_MS": true,
+	"MCPCTL_READY_TIMEOUT_MS":       true,
 	"MCPCTL_SHUTDOWN_GRACE_MS":      true,
 	"MCPCTL_SESSION_IDLE_MS":        true,
 	"MCPCTL_SESSION_RECORD_TTL_MS":  true,
