@@ -29,7 +29,11 @@ against the baseline: added p50, req/s ratio, p99 ratio. Then RSS and
 goroutines before and after (mcplocal: from /proc and its --pprof port;
 n/a for targets the bench did not start), and the memory of an idle
 session: --idle sessions opened with one call each, the growth of the
-live heap (after a GC) and of RSS divided by their number.
+live heap (after a GC), of RSS and of goroutines divided by their number,
+measured twice: clients that hold no standalone stream of their own
+("no stream": a raw client), then clients that hold theirs open ("stream
+held": a GET, as the go-sdk and TypeScript clients open right after
+initialize).
 
 Upstream: an in-process fake docmost server (tool update_page) unless
 --upstream URL names one, e.g. go-sdk's conformance everything-server with
