@@ -33,7 +33,7 @@ live heap (after a GC), of RSS and of goroutines divided by their number,
 measured twice: clients that hold no standalone stream of their own
 ("no stream": a raw client), then clients that hold theirs open ("stream
 held": a GET, as the go-sdk and TypeScript clients open right after
-initialize).
+initialize), each kind on a fresh mcplocal process.
 
 Upstream: an in-process fake docmost server (tool update_page) unless
 --upstream URL names one, e.g. go-sdk's conformance everything-server with
@@ -127,7 +127,18 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return fmt.Errorf("bench: start mcplocal: %w", err)
 		}
 		defer m.Stop()
-		targets = append(targets, bench.Target{Name: "mcplocal", URL: m.URL, Tool: bench.Server + "_" + *tool, PID: m.PID(), Pprof: m.Pprof})
+		target := func(m *bench.Mcplocal) bench.Target {
+			return bench.Target{Name: "mcplocal", URL: m.URL, Tool: bench.Server + "_" + *tool, PID: m.PID(), Pprof: m.Pprof}
+		}
+		t := target(m)
+		t.Fresh = func(ctx context.Context) (bench.Target, func(), error) {
+			f, err := bench.StartMcplocal(ctx, path, url, nil)
+			if err != nil {
+				return bench.Target{}, nil, err
+			}
+			return target(f), func() { f.Stop() }, nil
+		}
+		targets = append(targets, t)
 	}
 	for _, t := range extra {
 		if t.Tool == "" {

@@ -33,6 +33,11 @@ type Target struct {
 	// Pprof, when set, is the base URL of the target's /debug/pprof/: its
 	// goroutine count and live heap are reported.
 	Pprof string `json:"pprof,omitempty"`
+	// Fresh, when set, starts a new process of the target (returning it and
+	// its stop): each kind of idle session is measured on one, so that
+	// neither the latency rounds nor the other kind leave it memory the
+	// runtime keeps and reuses (RSS does not shrink when sessions close).
+	Fresh func(context.Context) (Target, func(), error) `json:"-"`
 }
 
 // Options shape a run.
@@ -166,7 +171,15 @@ func Run(ctx context.Context, targets []Target, o Options) (*Report, error) {
 		if o.Idle > 0 {
 			for _, kind := range IdleKinds {
 				fmt.Fprintf(o.Progress, "bench: %d idle sessions (%s) on %s ...\n", o.Idle, kind, t.Name)
-				rep.Targets[i].Idle = append(rep.Targets[i].Idle, idle(ctx, hc, t, o, kind))
+				on, stop := t, func() {}
+				if t.Fresh != nil {
+					var err error
+					if on, stop, err = t.Fresh(ctx); err != nil {
+						return rep, fmt.Errorf("bench %s: a fresh process for idle sessions: %w", t.Name, err)
+					}
+				}
+				rep.Targets[i].Idle = append(rep.Targets[i].Idle, idle(ctx, hc, on, o, kind))
+				stop()
 				// The closed sessions' keep-alive connections go before the
 				// next kind's "before".
 				hc.CloseIdleConnections()

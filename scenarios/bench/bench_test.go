@@ -100,10 +100,18 @@ func TestIdleSessionsOfTheSecondKindHoldTheirStandaloneStreamsAndTheFirstNone(t 
 	srv := httptest.NewServer(g)
 	defer srv.Close()
 	const n = 6
-	rep, err := Run(context.Background(), []Target{{Name: "counted", URL: srv.URL + u.Path, Tool: "update_page"}},
-		Options{Args: map[string]any{"page_id": "p"}, Rounds: 1, Idle: n})
+	// Each kind is measured on a fresh process of the target: here the
+	// counted endpoint, while the target itself answers nothing.
+	var fresh, stopped int
+	counted := Target{Name: "counted", URL: srv.URL + u.Path, Tool: "update_page"}
+	target := Target{Name: "counted", URL: "http://127.0.0.1:1/nothing", Tool: "update_page",
+		Fresh: func(context.Context) (Target, func(), error) { fresh++; return counted, func() { stopped++ }, nil }}
+	rep, err := Run(context.Background(), []Target{target}, Options{Args: map[string]any{"page_id": "p"}, Rounds: 1, Idle: n})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if fresh != len(IdleKinds) || stopped != fresh {
+		t.Errorf("%d fresh processes started, %d stopped; want one per kind of idle session (%d), each stopped", fresh, stopped, len(IdleKinds))
 	}
 	for _, id := range rep.Targets[0].Idle {
 		if id.Opened != n {
