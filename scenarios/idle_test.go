@@ -151,3 +151,96 @@ var _ = Describe("Idle sessions", Label("surface", "forward", "idle"), func() {
 			"a session that opened its stream late hears everything (its subscription and log level survive)")
 	}, SpecTimeout(fwdTimeout))
 })
+
+// openRawOffering is openRaw for a client that offers capabilities (a JSON
+// object) in its initialize.
+func openRawOffering(ctx context.Context, url, capabilities string) *rawSession {
+	GinkgoHelper()
+	s := &rawSession{url: url, hc: harness.HTTPClient("")}
+	DeferCleanup(s.hc.CloseIdleConnections)
+	status, hdr, body := s.send(ctx, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":`+
+		capabilities+`,"clientInfo":{"name":"raw","version":"0"}}}`)
+	Expect(status).To(Equal(http.StatusOK), "initialize: %s", body)
+	s.id = hdr.Get("Mcp-Session-Id")
+	Expect(s.id).NotTo(BeEmpty(), "initialize names a session")
+	status, _, body = s.send(ctx, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	Expect(status).To(Equal(http.StatusAccepted), "notifications/initialized: %s", body)
+	return s
+}
+
+// quietCaps are capabilities with nothing an upstream could send unprompted:
+// its tools, prompts and resources without listChanged or subscriptions, no
+// logging.
+func quietCaps() *mcp.ServerCapabilities {
+	return &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}, Prompts: &mcp.PromptCapabilities{}, Resources: &mcp.ResourceCapabilities{}}
+}
+
+// streamOpenWindow is how long a standalone stream that is not opened must
+// stay unopened: on loopback the go-sdk opens one within milliseconds of its
+// session's connect (the spec's positive entries wait for it with
+// idleNoticeWait); a third of that on a loaded machine.
+const streamOpenWindow = idleNoticeWait / 3
+
+// Even a client that holds its standalone stream (the go-sdk and TypeScript
+// clients open one right after initialize) needs its upstream sessions to
+// hold theirs only when the upstream may send something outside a request:
+// what it advertises (list_changed, resource subscriptions, logging), or a
+// request the client offers to answer (roots, sampling, elicitation). Each
+// stream is three goroutines and an HTTP connection per upstream session
+// (docs/performance.md, "Idle sessions").
+var _ = Describe("Idle sessions holding a standalone stream", Label("surface", "forward", "idle"), func() {
+	It("hold no upstream standalone stream when the upstream advertises nothing it could send unprompted and the client offers nothing it could be asked", func(ctx SpecContext) {
+		env := newWorld(harness.EnvOptions{Everything: true, EverythingAdvertises: quietCaps()})
+		s := openRawOffering(ctx, env.ProjectURL(), `{}`)
+		s.request(ctx, 2, "tools/call", `{"name":"everything_echo","arguments":{"text":"then idle"}}`)
+		var h heard
+		s.listen(ctx, &h)
+		Consistently(env.Everything.Listeners).WithTimeout(streamOpenWindow).Should(Equal(0),
+			"a session in front of an upstream that can send it nothing unprompted holds no stream there, even while it holds its own")
+	}, SpecTimeout(fwdTimeout))
+
+	DescribeTable("hold one upstream standalone stream, and hear what comes on it, when the upstream advertises",
+		func(ctx SpecContext, caps func(*mcp.ServerCapabilities), setup, want string) {
+			c := quietCaps()
+			caps(c)
+			env := newWorld(harness.EnvOptions{Everything: true, EverythingAdvertises: c})
+			s := openRawOffering(ctx, env.ProjectURL(), `{}`)
+			if setup != "" {
+				method, params, _ := strings.Cut(setup, " ")
+				s.request(ctx, 2, method, params)
+			}
+			s.request(ctx, 3, "tools/call", `{"name":"everything_echo","arguments":{"text":"then idle"}}`)
+			var h heard
+			s.listen(ctx, &h)
+			Eventually(env.Everything.Listeners).WithTimeout(idleNoticeWait).Should(Equal(1),
+				"the upstream may send this session something unprompted: its session holds the stream")
+			announce(ctx, env)
+			Eventually(h.methods).WithTimeout(idleNoticeWait).Should(ContainElement(want), "the idle session hears it")
+		},
+		Entry("tools listChanged", func(c *mcp.ServerCapabilities) { c.Tools.ListChanged = true }, "",
+			"notifications/tools/list_changed", SpecTimeout(fwdTimeout)),
+		Entry("prompts listChanged", func(c *mcp.ServerCapabilities) { c.Prompts.ListChanged = true }, "",
+			"notifications/prompts/list_changed", SpecTimeout(fwdTimeout)),
+		Entry("resources listChanged", func(c *mcp.ServerCapabilities) { c.Resources.ListChanged = true }, "",
+			"notifications/resources/list_changed", SpecTimeout(fwdTimeout)),
+		Entry("resource subscriptions", func(c *mcp.ServerCapabilities) { c.Resources.Subscribe = true },
+			`resources/subscribe {"uri":"`+upstream.ReadmeURI+`"}`, "notifications/resources/updated", SpecTimeout(fwdTimeout)),
+		Entry("logging", func(c *mcp.ServerCapabilities) { c.Logging = &mcp.LoggingCapabilities{} },
+			`logging/setLevel {"level":"debug"}`, "notifications/message", SpecTimeout(fwdTimeout)),
+	)
+
+	DescribeTable("hold one upstream standalone stream when the client offers to answer requests an upstream may send unprompted:",
+		func(ctx SpecContext, offers string) {
+			env := newWorld(harness.EnvOptions{Everything: true, EverythingAdvertises: quietCaps()})
+			s := openRawOffering(ctx, env.ProjectURL(), offers)
+			s.request(ctx, 2, "tools/call", `{"name":"everything_echo","arguments":{"text":"then idle"}}`)
+			var h heard
+			s.listen(ctx, &h)
+			Eventually(env.Everything.Listeners).WithTimeout(idleNoticeWait).Should(Equal(1),
+				"the upstream may ask this client something outside a request: its session holds the stream")
+		},
+		Entry("roots with listChanged", `{"roots":{"listChanged":true}}`, SpecTimeout(fwdTimeout)),
+		Entry("sampling", `{"sampling":{}}`, SpecTimeout(fwdTimeout)),
+		Entry("elicitation", `{"elicitation":{}}`, SpecTimeout(fwdTimeout)),
+	)
+})

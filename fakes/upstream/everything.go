@@ -52,7 +52,7 @@ func NewEverything(opts Options) (*Server, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "fake-everything", Version: "1.0.0"}, &mcp.ServerOptions{
+	so := &mcp.ServerOptions{
 		Logger:             logger,
 		SubscribeHandler:   func(context.Context, *mcp.SubscribeRequest) error { return nil },
 		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
@@ -66,7 +66,15 @@ func NewEverything(opts Options) (*Server, error) {
 			Logging:     &mcp.LoggingCapabilities{},
 			Completions: &mcp.CompletionCapabilities{},
 		},
-	})
+	}
+	if c := opts.Capabilities; c != nil {
+		so.Capabilities = c
+		if c.Resources == nil || !c.Resources.Subscribe {
+			// The go-sdk advertises subscriptions whenever it has a handler.
+			so.SubscribeHandler, so.UnsubscribeHandler = nil, nil
+		}
+	}
+	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "fake-everything", Version: "1.0.0"}, so)
 	s.everythingTools()
 	s.mcp.AddResource(&mcp.Resource{URI: ReadmeURI, Name: "readme", MIMEType: "text/plain"},
 		func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {

@@ -81,6 +81,13 @@ type Options struct {
 	Addr string
 	// Logger for the MCP server; default discards.
 	Logger *slog.Logger
+	// Capabilities, if set, are what the fake advertises instead of its
+	// own: e.g. none it could send unprompted (no listChanged, no
+	// subscriptions, no logging), as many servers built without those
+	// features do. The go-sdk still fills a nil Tools, Prompts or Resources
+	// with listChanged for a fake that has some, so say {} for "without".
+	// Its messages are sent regardless: what it advertises is the test.
+	Capabilities *mcp.ServerCapabilities
 }
 
 // NewDocmost starts a docmost-like MCP server at /mcp with tools search,
@@ -108,7 +115,7 @@ func newServer(name string, opts Options) *Server {
 		done:      make(chan struct{}),
 		behaviors: map[string]Behavior{},
 	}
-	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "fake-" + name, Version: "1.0.0"}, &mcp.ServerOptions{Logger: logger})
+	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "fake-" + name, Version: "1.0.0"}, &mcp.ServerOptions{Logger: logger, Capabilities: opts.Capabilities})
 	return s
 }
 

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	fakellm "github.com/mcpchaos/mcpchaos/fakes/llm"
 	"github.com/mcpchaos/mcpchaos/fakes/upstream"
 	"github.com/mcpchaos/mcpchaos/proxy/audit"
@@ -252,6 +254,9 @@ type EnvOptions struct {
 	// project (every MCP feature: resources, prompts, completion, logging,
 	// progress, sampling, elicitation, roots), behind EverythingLink.
 	Everything bool
+	// EverythingAdvertises, if set, are the capabilities the everything
+	// fake advertises instead of its own (upstream.Options.Capabilities).
+	EverythingAdvertises *mcp.ServerCapabilities
 	// SecondProject adds OtherProject, serving the same docmost server, for
 	// scenarios about what belongs to one project (its sessions).
 	SecondProject bool
@@ -382,7 +387,7 @@ func NewEnv(ctx context.Context, o EnvOptions) (e *Env, err error) {
 		pc.Servers["unifi"] = &config.Server{URL: e.Unifi.URL(), HealthCheck: o.Unifi}
 	}
 	if o.Everything {
-		if e.Everything, err = upstream.NewEverything(upstream.Options{}); err != nil {
+		if e.Everything, err = upstream.NewEverything(upstream.Options{Capabilities: o.EverythingAdvertises}); err != nil {
 			return e, err
 		}
 		if e.EverythingLink, err = e.Toxi.Link("everything", e.Everything.Addr()); err != nil {
