@@ -140,7 +140,7 @@ func (c *client) conn(server string) (*upstream.Conn, error) {
 		MaxResponseBytes: c.p.knobs.UpstreamMaxResponseBytes,
 		Headers:          c.p.headers[server],
 		Limit:            c.p.limit,
-		Standalone:       c.isListening,
+		Standalone:       func() bool { return c.isListening() && c.mayHearUnprompted(server) },
 		Client:           c.clientOptions(server),
 		Receiving:        []mcp.Middleware{c.rootsMiddleware(server)},
 	})
@@ -179,6 +179,35 @@ func (c *client) isListening() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.listening > 0
+}
+
+// mayHearUnprompted reports whether server may send the client something
+// outside any request, so that its upstream session needs the upstream's
+// standalone stream: by what the server advertised at its latest initialize
+// in this project (not known yet: it may), or because the client offers to
+// answer requests a server may send at any time (roots, which the proxy's
+// roots/list_changed prompts it to ask again; sampling; elicitation).
+func (c *client) mayHearUnprompted(server string) bool {
+	if k := c.caps; k != nil && (k.Roots.ListChanged || k.RootsV2 != nil || k.Sampling != nil || k.Elicitation != nil) {
+		return true
+	}
+	c.p.mu.Lock()
+	sc, known := c.p.caps[server]
+	c.p.mu.Unlock()
+	return !known || sendsUnprompted(sc)
+}
+
+// sendsUnprompted reports whether a server advertising sc may send a
+// notification outside any request: a list changed, a subscribed resource
+// updated, a log message.
+func sendsUnprompted(sc *mcp.ServerCapabilities) bool {
+	if sc == nil {
+		return false
+	}
+	return sc.Logging != nil ||
+		(sc.Tools != nil && sc.Tools.ListChanged) ||
+		(sc.Prompts != nil && sc.Prompts.ListChanged) ||
+		(sc.Resources != nil && (sc.Resources.ListChanged || sc.Resources.Subscribe))
 }
 
 // listen counts a standalone stream the client opened at the proxy. The

@@ -68,7 +68,8 @@ type Options struct {
 	// opens the upstream's standalone SSE stream, for what it sends outside
 	// any request (resources/updated, list_changed, log messages). The stream
 	// costs three goroutines and an HTTP connection for the session's whole
-	// life; nil: never. Listen opens it on a session connected without it.
+	// life; nil: never. Listen opens it on a session connected without it
+	// when Standalone says so then.
 	Standalone func() bool
 	// Limit, if set, is taken while the Conn holds an upstream session.
 	Limit *Limit
@@ -149,9 +150,10 @@ func (c *Conn) get(ctx context.Context) (*mcp.ClientSession, error) {
 }
 
 // Listen makes the current upstream session one with its standalone
-// stream: a session connected without it is closed and replaced by one
-// that opens it (OnConnect replays the client's state on it). A Conn with
-// no session opens the stream on its next connect, if Standalone says so.
+// stream, if Standalone now says so: a session connected without it is
+// closed and replaced by one that opens it (OnConnect replays the client's
+// state on it). A Conn with no session opens the stream on its next
+// connect, if Standalone says so then.
 // The SDK opens that stream only while it connects, hence the new session.
 func (c *Conn) Listen(ctx context.Context) error {
 	select {
@@ -163,7 +165,7 @@ func (c *Conn) Listen(ctx context.Context) error {
 	c.mu.Lock()
 	s, streaming, closed := c.session, c.streaming, c.closed
 	c.mu.Unlock()
-	if closed || s == nil || streaming {
+	if closed || s == nil || streaming || c.standalone == nil || !c.standalone() {
 		return nil
 	}
 	// The old session is closed in the background; the go-sdk's Close
