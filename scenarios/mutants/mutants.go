@@ -511,6 +511,25 @@ var table = []Mutant{
 	{Name: "conns-unbounded", PatchFile: "143-conns-unbounded.patch",
 		Regression: "nothing bounds open client connections: each holds a descriptor, a goroutine and buffers, so a client that opens connections grows the proxy without bound (issue 14).",
 		Kill:       Check{Kind: Ginkgo, Label: "security && knobs", Focus: "MCPCTL_CONNS_MAX"}},
+	// 144-148: issue 14's second part, idle sessions of clients that hold
+	// their standalone stream (idle14). The bench's own promise (its "stream
+	// held" sessions hold one) is guarded by its unit test, not a mutant:
+	// mutants change production code only.
+	{Name: "stream-for-every-listener", PatchFile: "144-stream-for-every-listener.patch",
+		Regression: "a client holding its standalone stream makes every upstream session hold the upstream's, also in front of an upstream that advertises nothing it could send unprompted: three goroutines and a connection per session for nothing (issue 14).",
+		Kill:       Check{Kind: Ginkgo, Label: "idle", Focus: "when the upstream advertises nothing it could send unprompted"}},
+	{Name: "quiet-check-forgets-list-changed", PatchFile: "145-quiet-check-forgets-list-changed.patch",
+		Regression: "an upstream that advertises tools, prompts or resources listChanged (and nothing else) is taken for quiet: its upstream sessions hold no standalone stream and its list_changed never reaches an idle client (issue 14).",
+		Kill:       Check{Kind: Ginkgo, Label: "idle", Focus: "when the upstream advertises"}},
+	{Name: "quiet-check-forgets-subscriptions", PatchFile: "146-quiet-check-forgets-subscriptions.patch",
+		Regression: "an upstream that advertises resource subscriptions (and nothing else) is taken for quiet: a subscribed idle client never hears resources/updated (issue 14).",
+		Kill:       Check{Kind: Ginkgo, Label: "idle", Focus: "when the upstream advertises"}},
+	{Name: "quiet-check-forgets-logging", PatchFile: "147-quiet-check-forgets-logging.patch",
+		Regression: "an upstream that advertises logging (and nothing else) is taken for quiet: an idle client that set a log level never hears its log messages (issue 14).",
+		Kill:       Check{Kind: Ginkgo, Label: "idle", Focus: "when the upstream advertises"}},
+	{Name: "quiet-check-forgets-client-requests", PatchFile: "148-quiet-check-forgets-client-requests.patch",
+		Regression: "in front of a quiet upstream, a client offering roots, sampling or elicitation gets no upstream standalone stream: what the upstream asks it outside a request (roots/list after roots/list_changed) has nowhere to go (issue 14).",
+		Kill:       Check{Kind: Ginkgo, Label: "idle", Focus: "when the client offers to answer requests"}},
 	{Name: "error-type-dangling-separator", PatchFile: "110-error-type-dangling-separator.patch",
 		Regression: "an LLM provider's error envelope with a type and no message reads 'overloaded_error: ' in the attempt's detail, a dangling separator (found by generic mutation testing's whole-text spec).",
 		Kill:       goTest("./proxy/llm", "^TestErrorSummaryReadsEveryEnvelope$")},
