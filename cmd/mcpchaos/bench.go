@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/mcpchaos/mcpchaos/fakes/upstream"
 	"github.com/mcpchaos/mcpchaos/scenarios/bench"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
@@ -35,7 +37,8 @@ measured twice: clients that hold no standalone stream of their own
 held": a GET, as the go-sdk and TypeScript clients open right after
 initialize), each kind on a fresh mcplocal process.
 
-Upstream: an in-process fake docmost server (tool update_page) unless
+Upstream: an in-process fake docmost server (tool update_page; with
+--quiet-upstream it advertises nothing it could send unprompted) unless
 --upstream URL names one, e.g. go-sdk's conformance everything-server with
 --tool test_simple_text.
 
@@ -50,6 +53,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	tool := fs.String("tool", "", "the upstream's tool to call (default update_page with the fake; required with --upstream)")
 	argsJSON := fs.String("args", "", `the tool's arguments as a JSON object (default {"page_id":"p1","content":"bench"} with the fake, {} otherwise)`)
 	mcplocalPath := fs.String("mcplocal", "", "mcplocal binary to put in front of the upstream (default: build ./cmd/mcplocal of this module)")
+	quiet := fs.Bool("quiet-upstream", false, "the in-process fake docmost advertises nothing it could send unprompted (tools without listChanged, no logging; the go-sdk's default advertises both)")
 	noMcplocal := fs.Bool("no-mcplocal", false, "do not start mcplocal; measure only the upstream and --target")
 	var extra []bench.Target
 	fs.Func("target", "another target: NAME=URL[#TOOL] (TOOL defaults to --tool); repeatable", func(v string) error {
@@ -85,7 +89,11 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 
 	url := *upstreamURL
 	if url == "" {
-		fake, err := upstream.NewDocmost(upstream.Options{})
+		fo := upstream.Options{}
+		if *quiet {
+			fo.Capabilities = &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}
+		}
+		fake, err := upstream.NewDocmost(fo)
 		if err != nil {
 			return err
 		}
