@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -93,5 +94,73 @@ func TestListenReplacesTheSessionWithoutFailingOrRepeatingARunningCall(t *testin
 	}
 	if err := c.Listen(ctx); err != nil || gets.Load() != 1 {
 		t.Fatalf("a second Listen: %v, %d streams; want nothing done", err, gets.Load())
+	}
+}
+
+// An upstream that restarts advertising more than before (here: logging,
+// where it advertised nothing it could send unprompted) gets its standalone
+// stream on the session that learned it: what Standalone answers depends on
+// the capabilities a connect learns, so it is asked again after one.
+func TestASessionThatLearnsTheUpstreamMaySendUnpromptedOpensTheStream(t *testing.T) {
+	var gets atomic.Int32
+	quiet := mcp.NewServer(&mcp.Implementation{Name: "up", Version: "0"}, &mcp.ServerOptions{Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}})
+	chatty := mcp.NewServer(&mcp.Implementation{Name: "up", Version: "1"}, &mcp.ServerOptions{Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}, Logging: &mcp.LoggingCapabilities{}}})
+	for _, s := range []*mcp.Server{quiet, chatty} {
+		s.AddTool(&mcp.Tool{Name: "echo", InputSchema: map[string]any{"type": "object"}},
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil
+			})
+	}
+	var current atomic.Pointer[mcp.StreamableHTTPHandler]
+	current.Store(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return quiet }, nil))
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			gets.Add(1)
+		}
+		current.Load().ServeHTTP(w, r)
+	}))
+	defer ts.Close()
+
+	// As the project decides: the client listens; the upstream may send
+	// something unprompted by the capabilities its latest session learned.
+	var mu sync.Mutex
+	var learned *mcp.ServerCapabilities
+	c := New("up", ts.URL, Options{ConnectTimeout: listenBound, CallTimeout: listenBound, CloseGrace: time.Second,
+		Limit: NewLimit(2), Standalone: func() bool {
+			mu.Lock()
+			defer mu.Unlock()
+			return learned == nil || learned.Logging != nil
+		}})
+	defer c.Close()
+	c.OnConnect(func(_ context.Context, s *mcp.ClientSession) {
+		mu.Lock()
+		learned = s.InitializeResult().Capabilities
+		mu.Unlock()
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), listenBound)
+	defer cancel()
+	mu.Lock()
+	learned = &mcp.ServerCapabilities{} // known quiet, as after an earlier session
+	mu.Unlock()
+	if _, err := c.CallTool(ctx, "echo", []byte(`{}`), nil); err != nil {
+		t.Fatal(err)
+	}
+	if n := gets.Load(); n != 0 {
+		t.Fatalf("%d standalone streams opened in front of a quiet upstream; want 0", n)
+	}
+
+	// The upstream restarts (forgetting its sessions) and now advertises logging.
+	current.Store(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return chatty }, nil))
+	if _, err := c.CallTool(ctx, "echo", []byte(`{}`), nil); err != nil {
+		t.Fatalf("the call after the restart: %v", err)
+	}
+	for gets.Load() == 0 && ctx.Err() == nil {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if n := gets.Load(); n != 1 {
+		t.Fatalf("%d standalone streams after the upstream began advertising logging; want 1", n)
+	}
+	if n := len(c.limit.slots); n != 1 {
+		t.Fatalf("%d upstream session slots held; want 1", n)
 	}
 }

@@ -178,6 +178,12 @@ func (c *Conn) Listen(ctx context.Context) error {
 
 // connectLocked connects a new upstream session; the caller holds c.lock.
 func (c *Conn) connectLocked(ctx context.Context) (*mcp.ClientSession, error) {
+	return c.connect(ctx, false)
+}
+
+// connect is connectLocked; again says it is the second connect of one
+// connectLocked, made because the first learned the stream is wanted.
+func (c *Conn) connect(ctx context.Context, again bool) (*mcp.ClientSession, error) {
 	if !c.limit.take() {
 		return nil, &LimitError{Server: c.Name, Max: c.limit.Max()}
 	}
@@ -229,6 +235,14 @@ func (c *Conn) connectLocked(ctx context.Context) (*mcp.ClientSession, error) {
 	c.mu.Unlock()
 	if hook != nil {
 		hook(ctx, s)
+	}
+	if !listen && !again && c.standalone != nil && c.standalone() {
+		// What Standalone answers may depend on what this connect learned
+		// (the upstream's capabilities, e.g. after a restart that added
+		// logging): the stream is wanted after all, and the SDK opens it
+		// only while it connects. Once: the next connect opens it.
+		c.drop(s)
+		return c.connect(ctx, true)
 	}
 	return s, nil
 }
