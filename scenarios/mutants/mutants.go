@@ -511,7 +511,7 @@ var table = []Mutant{
 	{Name: "conns-unbounded", PatchFile: "143-conns-unbounded.patch",
 		Regression: "nothing bounds open client connections: each holds a descriptor, a goroutine and buffers, so a client that opens connections grows the proxy without bound (issue 14).",
 		Kill:       Check{Kind: Ginkgo, Label: "security && knobs", Focus: "MCPCTL_CONNS_MAX"}},
-	// 144-148: issue 14's second part, idle sessions of clients that hold
+	// 144-149: issue 14's second part, idle sessions of clients that hold
 	// their standalone stream (idle14). The bench's own promise (its "stream
 	// held" sessions hold one) is guarded by its unit test, not a mutant:
 	// mutants change production code only.
@@ -530,6 +530,9 @@ var table = []Mutant{
 	{Name: "quiet-check-forgets-client-requests", PatchFile: "148-quiet-check-forgets-client-requests.patch",
 		Regression: "in front of a quiet upstream, a client offering roots, sampling or elicitation gets no upstream standalone stream: what the upstream asks it outside a request (roots/list after roots/list_changed) has nowhere to go (issue 14).",
 		Kill:       Check{Kind: Ginkgo, Label: "idle", Focus: "when the client offers to answer requests"}},
+	{Name: "stream-not-reasked-after-connect", PatchFile: "149-stream-not-reasked-after-connect.patch",
+		Regression: "an upstream that restarts advertising logging or a listChanged it did not before is reconnected without its standalone stream (decided by its old capabilities) and keeps none: what it sends unprompted never reaches a listening client (issue 14).",
+		Kill:       goTest("./proxy/upstream", "^TestASessionThatLearnsTheUpstreamMaySendUnpromptedOpensTheStream$")},
 	{Name: "error-type-dangling-separator", PatchFile: "110-error-type-dangling-separator.patch",
 		Regression: "an LLM provider's error envelope with a type and no message reads 'overloaded_error: ' in the attempt's detail, a dangling separator (found by generic mutation testing's whole-text spec).",
 		Kill:       goTest("./proxy/llm", "^TestErrorSummaryReadsEveryEnvelope$")},
