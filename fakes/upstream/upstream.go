@@ -72,6 +72,7 @@ type Server struct {
 
 	stallHandshakes atomic.Bool // StallHandshakes
 	stalled         atomic.Int64
+	listeners       atomic.Int64 // standalone SSE streams (GET /mcp) open now: Listeners
 }
 
 // Options configures a fake upstream.
@@ -257,8 +258,16 @@ func (s *Server) StallHandshakes(on bool) { s.stallHandshakes.Store(on) }
 // Stalled counts the requests StallHandshakes has held.
 func (s *Server) Stalled() int { return int(s.stalled.Load()) }
 
+// Listeners is how many standalone SSE streams (the GET a client keeps open
+// for what the server sends outside any request) are open at the fake now.
+func (s *Server) Listeners() int { return int(s.listeners.Load()) }
+
 func (s *Server) stalling(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			s.listeners.Add(1)
+			defer s.listeners.Add(-1)
+		}
 		if s.stallHandshakes.Load() {
 			body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
 			if err != nil {

@@ -187,6 +187,9 @@ func (h *Handler) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		}
 		done := tbl.Use(id)
 		defer done()
+		if r.Method == http.MethodGet {
+			defer pr.P.Listening(r.Context(), id)()
+		}
 		if r.Method == http.MethodDelete {
 			h.delete(w, r, pr, sdk, id, user)
 			return
@@ -417,6 +420,9 @@ func (h *Handler) serveUnknown(w http.ResponseWriter, r *http.Request, pr Projec
 	}
 	done := pr.Sessions.Use(id)
 	defer done()
+	if r.Method == http.MethodGet {
+		defer pr.P.Listening(r.Context(), id)()
+	}
 	if body != nil {
 		r.Body = io.NopCloser(bytes.NewReader(body))
 	}

@@ -114,6 +114,8 @@ type Values struct {
 	ReadTimeout time.Duration
 	// IdleConnTimeout closes a keep-alive connection with no request.
 	IdleConnTimeout time.Duration
+	// ConnsMax bounds the client connections open at once.
+	ConnsMax int64
 	// MaxHeaderBytes bounds one request's headers.
 	MaxHeaderBytes int64
 	// UpstreamMaxResponseBytes bounds one response body from an upstream.
@@ -175,6 +177,8 @@ var Table = []Knob{
 		func(v *Values) *time.Duration { return &v.ReadTimeout }),
 	dur("MCPCTL_IDLE_CONN_TIMEOUT_MS", 120*time.Second, "a keep-alive connection with no request in flight; then it is closed",
 		func(v *Values) *time.Duration { return &v.IdleConnTimeout }),
+	num("MCPCTL_CONNS_MAX", Count, 20_000, "open client connections, silent ones included; past it a new one is answered 503 with a JSON-RPC error naming this knob, unless a connection silent past the read-header bound can be closed to make room",
+		func(v *Values) *int64 { return &v.ConnsMax }),
 	num("MCPCTL_MAX_HEADER_BYTES", Bytes, 64<<10, "one request's headers (larger: 431)",
 		func(v *Values) *int64 { return &v.MaxHeaderBytes }),
 	num("MCPCTL_UPSTREAM_MAX_RESPONSE_BYTES", Bytes, 32<<20, "one response body from an upstream MCP server (larger: isError naming this knob)",
