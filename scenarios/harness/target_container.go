@@ -47,7 +47,7 @@ const (
 // sessions lost. KillRestart is `docker kill` (SIGKILL) and `docker start`.
 // Start waits until GET /healthz on the known loopback port answers 200.
 type Container struct {
-	// Image to run, e.g. McplocalImage.
+	// Image to run, e.g. an ImageSet's Mcplocal().
 	Image string
 	// Stderr, if set, receives the container's output when it stops, and
 	// testcontainers' messages. Write errors are ignored.
