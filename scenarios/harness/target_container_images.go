@@ -164,8 +164,9 @@ func DockerAvailable(ctx context.Context) error {
 
 // EnsureDocker runs `scripts/docker.sh start`, which uses a working Docker or
 // starts a dockerd of its own (installing docker.io as root if needed).
-// started reports whether it started one: then the caller stops it with
-// StopDocker when done. The output of the script is written to log.
+// started reports whether it started one, or shares one with another run
+// that started it: then the caller calls StopDocker when done (which stops it
+// once its last user is done). The output of the script is written to log.
 func EnsureDocker(ctx context.Context, log io.Writer) (started bool, err error) {
 	out, err := runDockerScript(ctx, "start")
 	if log != nil {
@@ -174,11 +175,11 @@ func EnsureDocker(ctx context.Context, log io.Writer) (started bool, err error) 
 	if err != nil {
 		return false, fmt.Errorf("%s start: %w\n%s", dockerScriptPath, err, out)
 	}
-	return bytes.Contains(out, []byte("docker: started")), nil
+	return bytes.Contains(out, []byte("docker: started")) || bytes.Contains(out, []byte("docker: shared")), nil
 }
 
 // StopDocker runs `scripts/docker.sh stop`: it stops only a dockerd that
-// EnsureDocker started.
+// EnsureDocker started, and only when no other run still uses it.
 func StopDocker(ctx context.Context, log io.Writer) error {
 	out, err := runDockerScript(ctx, "stop")
 	if log != nil {
@@ -198,6 +199,9 @@ func runDockerScript(ctx context.Context, verb string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, dockerScriptCap)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "bash", filepath.Join(root, dockerScriptPath), verb)
+	// This process is the daemon's user: start records it, stop takes it off
+	// and stops the daemon only when no other user is left.
+	cmd.Env = append(os.Environ(), fmt.Sprintf("MCPCHAOS_DOCKER_USER=%d", os.Getpid()))
 	cmd.WaitDelay = 5 * time.Second // dockerd keeps no pipe of ours, but never hang on one
 	return cmd.CombinedOutput()
 }
