@@ -29,7 +29,7 @@ const (
 )
 
 // Container runs the proxy under test in a Docker container of Image (built
-// by BuildImages; never pulled), through testcontainers-go:
+// by an ImageSet; never pulled), through testcontainers-go:
 // `IMAGE serve --config FILE --listen 127.0.0.1:PORT` with host networking,
 // so the container listens on this host's loopback and reaches the fakes and
 // toxiproxy links, which stay in the test process.
