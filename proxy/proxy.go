@@ -230,6 +230,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Proxy, error) {
 	p.entry = entry.New(entry.Options{
 		Projects: routes, Users: users, Registry: p.sessions, Records: store, RecordTimeout: kv.AuditWriteTimeout,
 		Audit: p.rec, Strict: cfg.Sessions.Strict, Logger: o.Logger, MaxBodyBytes: kv.MaxBodyBytes,
+		Relay: cfg.Relay,
 	})
 	mux.Handle("/projects/{project}/mcp", p.entry)
 	mux.HandleFunc("GET /api/v1/audit", p.api(p.serveAudit))
@@ -259,6 +260,16 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Proxy, error) {
 
 // Handler is the proxy's whole HTTP surface.
 func (p *Proxy) Handler() http.Handler { return p.handler }
+
+// RelayedCalls is how many tools/calls the raw relay answered, over every
+// project (config `relay: true`).
+func (p *Proxy) RelayedCalls() int64 {
+	var n int64
+	for _, pr := range p.projects {
+		n += pr.Relayed()
+	}
+	return n
+}
 
 // Knobs are the bounds this proxy runs with.
 func (p *Proxy) Knobs() knobs.Values { return p.knobs }

@@ -25,10 +25,11 @@ type client struct {
 
 	mu        sync.Mutex
 	conns     map[string]*upstream.Conn
-	level     mcp.LoggingLevel  // the client's logging/setLevel, replayed on new upstream sessions
-	uris      map[string]string // resource URI -> the server that listed it
-	templates map[string]string // resource URI template -> its server
-	active    []*inflight       // requests being forwarded, oldest first
+	level     mcp.LoggingLevel              // the client's logging/setLevel, replayed on new upstream sessions
+	uris      map[string]string             // resource URI -> the server that listed it
+	templates map[string]string             // resource URI template -> its server
+	active    []*inflight                   // requests being forwarded, oldest first
+	relays    map[string]context.CancelFunc // calls on the raw relay, by the client's JSON-RPC id
 	closed    bool
 }
 

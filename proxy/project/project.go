@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -71,6 +72,8 @@ type Project struct {
 	caps    map[string]*mcp.ServerCapabilities // server -> what it advertised
 	closed  bool
 	closing sync.WaitGroup // upstream sessions being closed
+
+	relayed atomic.Int64 // tools/calls answered by the raw relay
 }
 
 // Options are what a Project needs from the proxy around it.

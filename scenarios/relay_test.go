@@ -1,0 +1,170 @@
+package scenarios_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"sort"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/mcpchaos/mcpchaos/fakes/upstream"
+	"github.com/mcpchaos/mcpchaos/proxy/audit"
+	"github.com/mcpchaos/mcpchaos/proxy/trace"
+	"github.com/mcpchaos/mcpchaos/scenarios/harness"
+)
+
+// relayCase is one tools/call scenario of the differential spec: it makes
+// its calls on a warmed party and returns their results.
+type relayCase func(ctx context.Context, env *harness.Env, pt *party) []*mcp.CallToolResult
+
+// relayObserved is what a client and an auditor see of a case, with trace
+// codes (which differ between runs) replaced by TRACE.
+type relayObserved struct {
+	Results []string
+	Rows    [][]string // per result: its audit rows, sorted
+	Events  []string
+	Logs    []string
+	Sampled int
+	Elicit  int
+	// Cancelled counts the upstream's calls that ended cancelled.
+	Cancelled int
+}
+
+func relayNormal(s, code string) string {
+	if code != "" {
+		s = regexp.MustCompile(regexp.QuoteMeta(code)).ReplaceAllString(s, "TRACE")
+	}
+	return s
+}
+
+// observeRelay runs c on a fresh world with the relay on or off.
+func observeRelay(ctx context.Context, on bool, c relayCase) (relayObserved, int64) {
+	GinkgoHelper()
+	env := newWorld(harness.EnvOptions{Everything: true, Relay: on})
+	pt := connectParty(ctx, env, "a")
+	// Warm: the first call to each server opens its upstream session (on
+	// the SDK path); the case's calls then find one to relay on.
+	pt.call(ctx, env.Tool("update_page"), map[string]any{"page_id": "warm", "content": "w"})
+	pt.call(ctx, "everything_echo", map[string]any{"text": "warm"})
+	prx := env.Target.(*harness.InProcess).Proxy()
+	before := prx.RelayedCalls()
+	results := c(ctx, env, pt)
+	now := env.Target.(*harness.InProcess).Proxy()
+	relayed := now.RelayedCalls() - before
+	if now != prx {
+		relayed = now.RelayedCalls() // restarted: a new proxy counts from 0
+	}
+	var o relayObserved
+	for _, res := range results {
+		code, _ := res.Meta[trace.MetaKey].(string)
+		Expect(code).NotTo(BeEmpty(), "every answer carries its trace code in _meta")
+		cp := *res
+		cp.Meta = nil
+		b, err := json.Marshal(&cp)
+		Expect(err).NotTo(HaveOccurred())
+		o.Results = append(o.Results, relayNormal(string(b), code))
+		var rows []audit.Row
+		Eventually(func(g Gomega) {
+			var err error
+			rows, err = env.Audit(ctx, code)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(rows).To(ContainElement(HaveField("Kind", audit.KindToolCallTrace)))
+		}).WithTimeout(5 * time.Second).Should(Succeed())
+		var norm []string
+		for _, r := range rows {
+			norm = append(norm, relayNormal(fmt.Sprintf("%s|%s|%s|%s|%s|%t|%s|%s|parent=%t|session=%t", r.Kind, r.Status, r.Server, r.Tool, r.User, r.Degraded, r.DegradedReason, r.Detail, r.ParentID != "", r.SessionID != ""), code))
+		}
+		sort.Strings(norm)
+		o.Rows = append(o.Rows, norm)
+	}
+	o.Events, o.Logs = pt.snapshot(&pt.events), pt.snapshot(&pt.logs)
+	pt.mu.Lock()
+	o.Sampled, o.Elicit = pt.sampled, pt.elicited
+	pt.mu.Unlock()
+	for _, c := range append(env.Docmost.Calls(), env.Everything.Calls()...) {
+		if c.Cancelled {
+			o.Cancelled++
+		}
+	}
+	return o, relayed
+}
+
+func callOnce(ctx context.Context, pt *party, name string, args map[string]any, meta mcp.Meta) *mcp.CallToolResult {
+	GinkgoHelper()
+	res, err := pt.cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args, Meta: meta})
+	Expect(err).NotTo(HaveOccurred(), "tools/call %s is answered with a result", name)
+	return res
+}
+
+var _ = Describe("The raw tools/call relay", Label("relay"), func() {
+	DescribeTable("answers and audits a tools/call exactly as the SDK path does",
+		func(ctx SpecContext, want int, c relayCase) {
+			off, offRelayed := observeRelay(ctx, false, c)
+			on, onRelayed := observeRelay(ctx, true, c)
+			Expect(offRelayed).To(BeZero(), "relay off: nothing relayed")
+			Expect(onRelayed).To(BeEquivalentTo(want), "relay on: the case's calls took the relay")
+			Expect(on).To(Equal(off), "relay on and off: the same answers, audit rows and notifications")
+		},
+		Entry("a plain call", 1, func(ctx context.Context, env *harness.Env, pt *party) []*mcp.CallToolResult {
+			return []*mcp.CallToolResult{callOnce(ctx, pt, env.Tool("update_page"), map[string]any{"page_id": "p1", "content": "hello"}, nil)}
+		}),
+		Entry("an isError result of the upstream", 1, func(ctx context.Context, env *harness.Env, pt *party) []*mcp.CallToolResult {
+			env.Docmost.Set("update_page", upstream.Behavior{Kind: upstream.ErrorResult})
+			return []*mcp.CallToolResult{callOnce(ctx, pt, env.Tool("update_page"), map[string]any{"page_id": "p1"}, nil)}
+		}),
+		Entry("a tool the upstream does not have (its JSON-RPC error)", 1, func(ctx context.Context, env *harness.Env, pt *party) []*mcp.CallToolResult {
+			return []*mcp.CallToolResult{callOnce(ctx, pt, env.Tool("no_such_tool"), map[string]any{}, nil)}
+		}),
+		Entry("progress notifications before the result", 1, func(ctx context.Context, env *harness.Env, pt *party) []*mcp.CallToolResult {
+			res := callOnce(ctx, pt, "everything_progress", map[string]any{}, mcp.Meta{"progressToken": "tok-1"})
+			pt.note(&pt.events, "result")
+			return []*mcp.CallToolResult{res}
+		}),
+		Entry("log messages at or above the client's level", 1, func(ctx context.Context, env *harness.Env, pt *party) []*mcp.CallToolResult {
+			Expect(pt.cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "warning"})).To(Succeed())
+			res := callOnce(ctx, pt, "everything_log", map[string]any{"text": "hi"}, nil)
+			Eventually(func() []string { return pt.snapshot(&pt.logs) }).WithTimeout(2 * time.Second).Should(HaveLen(2))
+			return []*mcp.CallToolResult{res}
+		}),
+		Entry("sampling, elicitation and roots asked of the client during the call", 3, func(ctx context.Context, env *harness.Env, pt *party) []*mcp.CallToolResult {
+			return []*mcp.CallToolResult{
+				callOnce(ctx, pt, "everything_sample", map[string]any{"prompt": "hi"}, nil),
+				callOnce(ctx, pt, "everything_elicit", map[string]any{}, nil),
+				callOnce(ctx, pt, "everything_roots", map[string]any{}, nil),
+			}
+		}),
+		Entry("an upstream past the upstream call timeout (hanging)", 1, func(ctx context.Context, env *harness.Env, pt *party) []*mcp.CallToolResult {
+			env.Docmost.Set("search", upstream.Behavior{Kind: upstream.Hang})
+			res := callOnce(ctx, pt, env.Tool("search"), map[string]any{"query": "q"}, nil)
+			Eventually(func() bool {
+				for _, c := range env.Docmost.Calls() {
+					if c.Cancelled {
+						return true
+					}
+				}
+				return false
+			}).WithTimeout(3*time.Second).Should(BeTrue(), "the upstream is told the call was given up")
+			return []*mcp.CallToolResult{res}
+		}),
+		Entry("a session the proxy recreated after a restart: the notice (SDK path), then the relay", 1, func(ctx context.Context, env *harness.Env, warm *party) []*mcp.CallToolResult {
+			Expect(warm.cs.Close()).To(Succeed()) // its standalone stream would not survive the restart
+			// A client without the standalone stream, which a restart would end.
+			c := mcp.NewClient(&mcp.Implementation{Name: "relay-spec", Version: "0"}, nil)
+			cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: env.ProjectURL(), HTTPClient: harness.HTTPClient(""),
+				MaxRetries: -1, DisableStandaloneSSE: true}, nil)
+			Expect(err).NotTo(HaveOccurred())
+			DeferCleanup(cs.Close)
+			pt := &party{name: "r", cs: cs}
+			callOnce(ctx, pt, env.Tool("update_page"), map[string]any{"page_id": "p1", "content": "warm"}, nil)
+			Expect(env.Target.(*harness.InProcess).Restart(ctx)).To(Succeed())
+			first := callOnce(ctx, pt, env.Tool("update_page"), map[string]any{"page_id": "p1", "content": "a"}, nil)
+			second := callOnce(ctx, pt, env.Tool("update_page"), map[string]any{"page_id": "p1", "content": "b"}, nil)
+			return []*mcp.CallToolResult{first, second}
+		}),
+	)
+})
