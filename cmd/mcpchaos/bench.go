@@ -47,6 +47,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	argsJSON := fs.String("args", "", `the tool's arguments as a JSON object (default {"page_id":"p1","content":"bench"} with the fake, {} otherwise)`)
 	mcplocalPath := fs.String("mcplocal", "", "mcplocal binary to put in front of the upstream (default: build ./cmd/mcplocal of this module)")
 	noMcplocal := fs.Bool("no-mcplocal", false, "do not start mcplocal; measure only the upstream and --target")
+	withRelay := fs.Bool("relay", false, "also start a second mcplocal with the raw tools/call relay on (config relay: true), target mcplocal-relay, measured side by side")
 	var extra []bench.Target
 	fs.Func("target", "another target: NAME=URL[#TOOL] (TOOL defaults to --tool); repeatable", func(v string) error {
 		name, rest, ok := strings.Cut(v, "=")
@@ -124,6 +125,14 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		defer m.Stop()
 		targets = append(targets, bench.Target{Name: "mcplocal", URL: m.URL, Tool: bench.Server + "_" + *tool, PID: m.PID(), Pprof: m.Pprof})
+		if *withRelay {
+			mr, err := bench.StartMcplocalWith(ctx, path, url, nil, true)
+			if err != nil {
+				return fmt.Errorf("bench: start mcplocal with the relay: %w", err)
+			}
+			defer mr.Stop()
+			targets = append(targets, bench.Target{Name: "mcplocal-relay", URL: mr.URL, Tool: bench.Server + "_" + *tool, PID: mr.PID(), Pprof: mr.Pprof})
+		}
 	}
 	for _, t := range extra {
 		if t.Tool == "" {
