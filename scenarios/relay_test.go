@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcpchaos/mcpchaos/fakes/upstream"
 	"github.com/mcpchaos/mcpchaos/proxy/audit"
+	"github.com/mcpchaos/mcpchaos/proxy/knobs"
 	"github.com/mcpchaos/mcpchaos/proxy/trace"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
 )
@@ -43,9 +44,10 @@ func relayNormal(s, code string) string {
 }
 
 // observeRelay runs c on a fresh world with the relay on or off.
-func observeRelay(ctx context.Context, on bool, c relayCase) (relayObserved, int64) {
+func observeRelay(ctx context.Context, on bool, o harness.EnvOptions, c relayCase) (relayObserved, int64) {
 	GinkgoHelper()
-	env := newWorld(harness.EnvOptions{Everything: true, Relay: on})
+	o.Everything, o.Relay, o.NoRelay = true, on, !on
+	env := newWorld(o)
 	pt := connectParty(ctx, env, "a")
 	// Warm: the first call to each server opens its upstream session (on
 	// the SDK path); the case's calls then find one to relay on.
@@ -59,7 +61,7 @@ func observeRelay(ctx context.Context, on bool, c relayCase) (relayObserved, int
 	if now != prx {
 		relayed = now.RelayedCalls() // restarted: a new proxy counts from 0
 	}
-	var o relayObserved
+	var ob relayObserved
 	for _, res := range results {
 		code, _ := res.Meta[trace.MetaKey].(string)
 		Expect(code).NotTo(BeEmpty(), "every answer carries its trace code in _meta")
@@ -67,7 +69,7 @@ func observeRelay(ctx context.Context, on bool, c relayCase) (relayObserved, int
 		cp.Meta = nil
 		b, err := json.Marshal(&cp)
 		Expect(err).NotTo(HaveOccurred())
-		o.Results = append(o.Results, relayNormal(string(b), code))
+		ob.Results = append(ob.Results, relayNormal(string(b), code))
 		var rows []audit.Row
 		Eventually(func(g Gomega) {
 			var err error
@@ -80,18 +82,18 @@ func observeRelay(ctx context.Context, on bool, c relayCase) (relayObserved, int
 			norm = append(norm, relayNormal(fmt.Sprintf("%s|%s|%s|%s|%s|%t|%s|%s|parent=%t|session=%t", r.Kind, r.Status, r.Server, r.Tool, r.User, r.Degraded, r.DegradedReason, r.Detail, r.ParentID != "", r.SessionID != ""), code))
 		}
 		sort.Strings(norm)
-		o.Rows = append(o.Rows, norm)
+		ob.Rows = append(ob.Rows, norm)
 	}
-	o.Events, o.Logs = pt.snapshot(&pt.events), pt.snapshot(&pt.logs)
+	ob.Events, ob.Logs = pt.snapshot(&pt.events), pt.snapshot(&pt.logs)
 	pt.mu.Lock()
-	o.Sampled, o.Elicit = pt.sampled, pt.elicited
+	ob.Sampled, ob.Elicit = pt.sampled, pt.elicited
 	pt.mu.Unlock()
 	for _, c := range append(env.Docmost.Calls(), env.Everything.Calls()...) {
 		if c.Cancelled {
-			o.Cancelled++
+			ob.Cancelled++
 		}
 	}
-	return o, relayed
+	return ob, relayed
 }
 
 func callOnce(ctx context.Context, pt *party, name string, args map[string]any, meta mcp.Meta) *mcp.CallToolResult {
@@ -103,42 +105,42 @@ func callOnce(ctx context.Context, pt *party, name string, args map[string]any, 
 
 var _ = Describe("The raw tools/call relay", Label("relay"), func() {
 	DescribeTable("answers and audits a tools/call exactly as the SDK path does",
-		func(ctx SpecContext, want int, c relayCase) {
-			off, offRelayed := observeRelay(ctx, false, c)
-			on, onRelayed := observeRelay(ctx, true, c)
+		func(ctx SpecContext, want int, o harness.EnvOptions, c relayCase) {
+			off, offRelayed := observeRelay(ctx, false, o, c)
+			on, onRelayed := observeRelay(ctx, true, o, c)
 			Expect(offRelayed).To(BeZero(), "relay off: nothing relayed")
 			Expect(onRelayed).To(BeEquivalentTo(want), "relay on: the case's calls took the relay")
 			Expect(on).To(Equal(off), "relay on and off: the same answers, audit rows and notifications")
 		},
-		Entry("a plain call", 1, func(ctx context.Context, env *harness.Env, pt *party) []*mcp.CallToolResult {
+		Entry("a plain call", 1, harness.EnvOptions{}, func(ctx context.Context, env *harness.Env, pt *party) []*mcp.CallToolResult {
 			return []*mcp.CallToolResult{callOnce(ctx, pt, env.Tool("update_page"), map[string]any{"page_id": "p1", "content": "hello"}, nil)}
 		}),
-		Entry("an isError result of the upstream", 1, func(ctx context.Context, env *harness.Env, pt *party) []*mcp.CallToolResult {
+		Entry("an isError result of the upstream", 1, harness.EnvOptions{}, func(ctx context.Context, env *harness.Env, pt *party) []*mcp.CallToolResult {
 			env.Docmost.Set("update_page", upstream.Behavior{Kind: upstream.ErrorResult})
 			return []*mcp.CallToolResult{callOnce(ctx, pt, env.Tool("update_page"), map[string]any{"page_id": "p1"}, nil)}
 		}),
-		Entry("a tool the upstream does not have (its JSON-RPC error)", 1, func(ctx context.Context, env *harness.Env, pt *party) []*mcp.CallToolResult {
+		Entry("a tool the upstream does not have (its JSON-RPC error)", 1, harness.EnvOptions{}, func(ctx context.Context, env *harness.Env, pt *party) []*mcp.CallToolResult {
 			return []*mcp.CallToolResult{callOnce(ctx, pt, env.Tool("no_such_tool"), map[string]any{}, nil)}
 		}),
-		Entry("progress notifications before the result", 1, func(ctx context.Context, env *harness.Env, pt *party) []*mcp.CallToolResult {
+		Entry("progress notifications before the result", 1, harness.EnvOptions{}, func(ctx context.Context, env *harness.Env, pt *party) []*mcp.CallToolResult {
 			res := callOnce(ctx, pt, "everything_progress", map[string]any{}, mcp.Meta{"progressToken": "tok-1"})
 			pt.note(&pt.events, "result")
 			return []*mcp.CallToolResult{res}
 		}),
-		Entry("log messages at or above the client's level", 1, func(ctx context.Context, env *harness.Env, pt *party) []*mcp.CallToolResult {
+		Entry("log messages at or above the client's level", 1, harness.EnvOptions{}, func(ctx context.Context, env *harness.Env, pt *party) []*mcp.CallToolResult {
 			Expect(pt.cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "warning"})).To(Succeed())
 			res := callOnce(ctx, pt, "everything_log", map[string]any{"text": "hi"}, nil)
 			Eventually(func() []string { return pt.snapshot(&pt.logs) }).WithTimeout(2 * time.Second).Should(HaveLen(2))
 			return []*mcp.CallToolResult{res}
 		}),
-		Entry("sampling, elicitation and roots asked of the client during the call", 3, func(ctx context.Context, env *harness.Env, pt *party) []*mcp.CallToolResult {
+		Entry("sampling, elicitation and roots asked of the client during the call", 3, harness.EnvOptions{}, func(ctx context.Context, env *harness.Env, pt *party) []*mcp.CallToolResult {
 			return []*mcp.CallToolResult{
 				callOnce(ctx, pt, "everything_sample", map[string]any{"prompt": "hi"}, nil),
 				callOnce(ctx, pt, "everything_elicit", map[string]any{}, nil),
 				callOnce(ctx, pt, "everything_roots", map[string]any{}, nil),
 			}
 		}),
-		Entry("an upstream past the upstream call timeout (hanging)", 1, func(ctx context.Context, env *harness.Env, pt *party) []*mcp.CallToolResult {
+		Entry("an upstream past the upstream call timeout (hanging)", 1, harness.EnvOptions{}, func(ctx context.Context, env *harness.Env, pt *party) []*mcp.CallToolResult {
 			env.Docmost.Set("search", upstream.Behavior{Kind: upstream.Hang})
 			res := callOnce(ctx, pt, env.Tool("search"), map[string]any{"query": "q"}, nil)
 			Eventually(func() bool {
@@ -151,7 +153,7 @@ var _ = Describe("The raw tools/call relay", Label("relay"), func() {
 			}).WithTimeout(3*time.Second).Should(BeTrue(), "the upstream is told the call was given up")
 			return []*mcp.CallToolResult{res}
 		}),
-		Entry("a session the proxy recreated after a restart: the notice (SDK path), then the relay", 1, func(ctx context.Context, env *harness.Env, warm *party) []*mcp.CallToolResult {
+		Entry("a session the proxy recreated after a restart: the notice (SDK path), then the relay", 1, harness.EnvOptions{}, func(ctx context.Context, env *harness.Env, warm *party) []*mcp.CallToolResult {
 			Expect(warm.cs.Close()).To(Succeed()) // its standalone stream would not survive the restart
 			// A client without the standalone stream, which a restart would end.
 			c := mcp.NewClient(&mcp.Implementation{Name: "relay-spec", Version: "0"}, nil)
@@ -166,5 +168,85 @@ var _ = Describe("The raw tools/call relay", Label("relay"), func() {
 			second := callOnce(ctx, pt, env.Tool("update_page"), map[string]any{"page_id": "p1", "content": "b"}, nil)
 			return []*mcp.CallToolResult{first, second}
 		}),
+		Entry("the first call of a session, which opens its upstream session", 1, harness.EnvOptions{}, func(ctx context.Context, env *harness.Env, _ *party) []*mcp.CallToolResult {
+			fresh := connectParty(ctx, env, "fresh")
+			return []*mcp.CallToolResult{callOnce(ctx, fresh, env.Tool("update_page"), map[string]any{"page_id": "p1", "content": "new"}, nil)}
+		}),
+		Entry("the request deadline before the upstream's answer", 1, harness.EnvOptions{Knobs: relayKnobs(func(v *knobs.Values) {
+			v.RequestDeadline, v.UpstreamCallTimeout = 600*time.Millisecond, 600*time.Millisecond
+		})}, func(ctx context.Context, env *harness.Env, pt *party) []*mcp.CallToolResult {
+			env.Docmost.Set("search", upstream.Behavior{Kind: upstream.Hang})
+			return []*mcp.CallToolResult{callOnce(ctx, pt, env.Tool("search"), map[string]any{"query": "q"}, nil)}
+		}),
+		Entry("an upstream answer past MCPCTL_UPSTREAM_MAX_RESPONSE_BYTES", 1, harness.EnvOptions{Knobs: relayKnobs(func(v *knobs.Values) {
+			v.UpstreamMaxResponseBytes = 4096
+		})}, func(ctx context.Context, env *harness.Env, pt *party) []*mcp.CallToolResult {
+			return []*mcp.CallToolResult{callOnce(ctx, pt, env.Tool("search"), map[string]any{"query": "q"}, nil)}
+		}),
+		Entry("a call that waited on a paused project", 1, harness.EnvOptions{}, func(ctx context.Context, env *harness.Env, pt *party) []*mcp.CallToolResult {
+			pauseAPI(ctx, env, "", "pause")
+			got := make(chan *mcp.CallToolResult, 1)
+			go func() {
+				defer GinkgoRecover()
+				got <- callOnce(ctx, pt, env.Tool("update_page"), map[string]any{"page_id": "p1", "content": "held"}, nil)
+			}()
+			Eventually(func() int { return pauseAPI(ctx, env, "", "pause") }).Should(Equal(1), "the call waits")
+			pauseAPI(ctx, env, "", "resume")
+			return []*mcp.CallToolResult{<-got}
+		}),
 	)
+
+	It("ends a relayed call the client cancels, and tells the upstream, as the SDK path does", func(ctx SpecContext) {
+		observe := func(on bool) (string, int64) {
+			env := newWorld(harness.EnvOptions{Relay: on, NoRelay: !on})
+			pt := connectParty(ctx, env, "a")
+			pt.call(ctx, env.Tool("update_page"), map[string]any{"page_id": "warm", "content": "w"})
+			env.Docmost.Set("search", upstream.Behavior{Kind: upstream.Hang})
+			prx := env.Target.(*harness.InProcess).Proxy()
+			before := prx.RelayedCalls()
+			cctx, cancel := context.WithCancel(ctx)
+			errc := make(chan error, 1)
+			go func() {
+				_, err := pt.cs.CallTool(cctx, &mcp.CallToolParams{Name: env.Tool("search"), Arguments: map[string]any{"query": "q"}})
+				errc <- err
+			}()
+			Eventually(env.Docmost.InFlight).Should(Equal(1), "the call reached the upstream")
+			cancel() // the SDK client sends notifications/cancelled
+			Expect(<-errc).To(HaveOccurred())
+			Eventually(func() bool {
+				for _, c := range env.Docmost.Calls() {
+					if c.Tool == "search" && c.Cancelled {
+						return true
+					}
+				}
+				return false
+			}).WithTimeout(3*time.Second).Should(BeTrue(), "the upstream's call was cancelled")
+			var row audit.Row
+			Eventually(func(g Gomega) {
+				rows, err := env.AuditSession(ctx, pt.cs.ID())
+				g.Expect(err).NotTo(HaveOccurred())
+				found := false
+				for _, r := range rows {
+					if r.Kind == audit.KindToolCallTrace && r.Tool == env.Tool("search") {
+						row, found = r, true
+					}
+				}
+				g.Expect(found).To(BeTrue())
+			}).WithTimeout(5 * time.Second).Should(Succeed())
+			return row.Status + "|" + row.Detail, prx.RelayedCalls() - before
+		}
+		off, offN := observe(false)
+		on, onN := observe(true)
+		Expect(offN).To(BeZero())
+		Expect(onN).To(BeEquivalentTo(1), "the cancelled call was relayed")
+		Expect(on).To(Equal(off), "the tool_call_trace row says the same")
+		Expect(on).To(HavePrefix("cancelled|"))
+	}, SpecTimeout(30*time.Second))
 })
+
+// relayKnobs are the compressed knobs with f applied.
+func relayKnobs(f func(*knobs.Values)) *knobs.Values {
+	v := harness.Compressed()
+	f(&v)
+	return &v
+}

@@ -30,8 +30,8 @@ import (
 //
 // It reports false, having written nothing, when the call must take the SDK
 // path: the proxy's own tools, an unknown tool, a gate, a stage that reads
-// the result, an armed failpoint, a recreation notice still owed, or no
-// upstream session yet (the SDK path connects).
+// the result, an armed failpoint, a recreation notice still owed, a closed
+// session.
 func (p *Project) RelayCall(w http.ResponseWriter, r *http.Request, id string, rc relay.Call) bool {
 	p.mu.Lock()
 	cl := p.clients[id]
@@ -54,12 +54,8 @@ func (p *Project) RelayCall(w http.ResponseWriter, r *http.Request, id string, r
 	if err != nil {
 		return false
 	}
-	rs, ok := conn.Raw()
-	if !ok {
-		return false
-	}
 	p.relayed.Add(1)
-	p.relay(w, r, cl, conn, rs, rc, server, tool, meta)
+	p.relay(w, r, cl, conn, rc, server, tool, meta)
 	return true
 }
 
@@ -125,7 +121,7 @@ func (o *relayOut) answer(msg []byte) {
 
 // relay runs a call RelayCall took, as deadline.Middleware and callTool
 // would, and writes its answer.
-func (p *Project) relay(w http.ResponseWriter, r *http.Request, cl *client, conn *upstream.Conn, rs upstream.RawSession, rc relay.Call, server, tool string, meta json.RawMessage) {
+func (p *Project) relay(w http.ResponseWriter, r *http.Request, cl *client, conn *upstream.Conn, rc relay.Call, server, tool string, meta json.RawMessage) {
 	start := time.Now()
 	code := r.Header.Get(trace.Header)
 	if !trace.Valid(code) {
@@ -165,7 +161,7 @@ func (p *Project) relay(w http.ResponseWriter, r *http.Request, cl *client, conn
 			res, _ = deadline.FromError("tools/call", code, held, p.knobs.RequestDeadline)
 			return
 		}
-		got, isError, text, err := p.relayUpstream(ctx, cl, conn, rs, rc, server, tool, meta, out, code)
+		got, isError, text, err := p.relayUpstream(ctx, cl, conn, rc, server, tool, meta, out, code)
 		switch {
 		case ctx.Err() != nil && errors.Is(context.Cause(ctx), deadline.ErrDeadline):
 			a.Outcome, a.Detail = deadline.Timeout, fmt.Sprintf("no answer within %v", p.knobs.RequestDeadline)
@@ -205,7 +201,7 @@ func (p *Project) relay(w http.ResponseWriter, r *http.Request, cl *client, conn
 // session, and writes its upstream_call row. It returns the result stamped
 // with code, whether it is an isError result and its first text; or the
 // error, worded as the SDK path words it.
-func (p *Project) relayUpstream(ctx context.Context, cl *client, conn *upstream.Conn, rs upstream.RawSession, rc relay.Call, server, tool string, meta json.RawMessage, out *relayOut, code string) (json.RawMessage, bool, string, error) {
+func (p *Project) relayUpstream(ctx context.Context, cl *client, conn *upstream.Conn, rc relay.Call, server, tool string, meta json.RawMessage, out *relayOut, code string) (json.RawMessage, bool, string, error) {
 	c := callFrom(ctx)
 	_, span, parent := trace.StartSpan(ctx)
 	start := time.Now()
@@ -219,7 +215,12 @@ func (p *Project) relayUpstream(ctx context.Context, cl *client, conn *upstream.
 	var stamped json.RawMessage
 	var isError bool
 	var text string
-	body, err := rc.Request(id, tool, meta)
+	rs, err := conn.Session(uctx) // the first call of a session connects, as on the SDK path
+	connectFailed := err != nil   // answered as the SDK path's do answers it: as it is
+	var body []byte
+	if err == nil {
+		body, err = rc.Request(id, tool, meta)
+	}
 	if err == nil {
 		var result json.RawMessage
 		result, err = p.relayRound(uctx, cl, conn, &rs, server, id, body, out)
@@ -234,7 +235,7 @@ func (p *Project) relayUpstream(ctx context.Context, cl *client, conn *upstream.
 			}
 		}
 	}
-	if err != nil && uctx.Err() != nil {
+	if err != nil && uctx.Err() != nil && !connectFailed {
 		if cause := context.Cause(uctx); cause != nil && !errors.Is(cause, context.Canceled) {
 			err = cause
 		}
@@ -285,9 +286,10 @@ func (p *Project) relayRound(ctx context.Context, cl *client, conn *upstream.Con
 		b, err := st.Next()
 		if err != nil {
 			if errors.Is(err, io.EOF) {
-				err = errors.New("the upstream ended its answer without a result")
+				return nil, fmt.Errorf("upstream %s: calling \"tools/call\": the upstream ended its answer without a result", server)
 			}
-			return nil, fmt.Errorf("upstream %s: calling \"tools/call\": %w", server, err)
+			// Worded as the go-sdk client words a body it could not read.
+			return nil, fmt.Errorf("upstream %s: calling \"tools/call\": sending \"tools/call\": failed to read body: %v", server, err)
 		}
 		m := relay.Classify(b)
 		switch m.Kind {

@@ -597,5 +597,21 @@ func (c *Conn) Reconnect(ctx context.Context, rs RawSession) (RawSession, error)
 	return n, nil
 }
 
+// Session returns the session the Conn holds, connecting first if it holds
+// none (bounded by the connect timeout and ctx), as the SDK path's calls do.
+func (c *Conn) Session(ctx context.Context) (RawSession, error) {
+	if rs, ok := c.Raw(); ok {
+		return rs, nil
+	}
+	if _, err := c.get(ctx); err != nil {
+		return RawSession{}, err
+	}
+	rs, ok := c.Raw()
+	if !ok {
+		return RawSession{}, ErrClosed
+	}
+	return rs, nil
+}
+
 // CallTimeout is the knob bounding one call on this Conn.
 func (c *Conn) CallTimeout() time.Duration { return c.callTimeout }

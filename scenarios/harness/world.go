@@ -224,6 +224,9 @@ type EnvOptions struct {
 	// MCPCHAOS_RELAY=1 in the environment, for every world (to run the
 	// existing specs on the relay path).
 	Relay bool
+	// NoRelay keeps the relay off whatever MCPCHAOS_RELAY says (the
+	// differential spec's SDK-path world).
+	NoRelay bool
 	// Dir is the scratch directory; default a new temp dir removed by Close.
 	Dir string
 	// Failpoints armed in the proxy before it starts; default none.
@@ -365,7 +368,7 @@ func NewEnv(ctx context.Context, o EnvOptions) (e *Env, err error) {
 		Listen:   "127.0.0.1:0",
 		Audit:    "sqlite:" + filepath.Join(e.Dir, "audit.db"),
 		Sessions: config.Sessions{Strict: o.Strict},
-		Relay:    o.Relay || os.Getenv(RelayEnv) == "1",
+		Relay:    !o.NoRelay && (o.Relay || os.Getenv(RelayEnv) == "1"),
 		Projects: map[string]*config.Project{
 			Project: {Servers: map[string]*config.Server{"docmost": {URL: "http://" + e.DocmostLink.Addr() + "/mcp"}}},
 		},
