@@ -88,6 +88,10 @@ func observeRelay(ctx context.Context, on bool, o harness.EnvOptions, c relayCas
 	pt.mu.Lock()
 	ob.Sampled, ob.Elicit = pt.sampled, pt.elicited
 	pt.mu.Unlock()
+	// A call the proxy gave up is cancelled upstream after its answer: wait
+	// for the fakes to finish before counting.
+	Eventually(func() int { return env.Docmost.InFlight() + env.Everything.InFlight() }).
+		WithTimeout(5*time.Second).Should(BeZero(), "every upstream call ended")
 	for _, c := range append(env.Docmost.Calls(), env.Everything.Calls()...) {
 		if c.Cancelled {
 			ob.Cancelled++
