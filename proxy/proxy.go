@@ -222,6 +222,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Proxy, error) {
 			Servers: servers, Headers: headers, NoPrefix: pc.Prefix != nil && !*pc.Prefix, UpstreamSessions: limit,
 			Sessions: tbl, Audit: p.rec, Knobs: kv, Logger: o.Logger,
 			Failpoints: o.Failpoints, Pipeline: pipe, Pages: pages, Gate: g, Pause: p.pause,
+			Relay: cfg.Relay,
 		})
 		p.projects[name] = pr
 		routes[name] = entry.Project{P: pr, RequireAuth: cfg.AuthRequired(pc), Sessions: tbl}
@@ -230,7 +231,6 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Proxy, error) {
 	p.entry = entry.New(entry.Options{
 		Projects: routes, Users: users, Registry: p.sessions, Records: store, RecordTimeout: kv.AuditWriteTimeout,
 		Audit: p.rec, Strict: cfg.Sessions.Strict, Logger: o.Logger, MaxBodyBytes: kv.MaxBodyBytes,
-		Relay: cfg.Relay,
 	})
 	mux.Handle("/projects/{project}/mcp", p.entry)
 	mux.HandleFunc("GET /api/v1/audit", p.api(p.serveAudit))

@@ -77,9 +77,6 @@ type Options struct {
 	Logger *slog.Logger
 	// MaxBodyBytes bounds one POST body (knob MCPCTL_MAX_BODY_BYTES).
 	MaxBodyBytes int64
-	// Relay sends a plain tools/call on a live session through the raw
-	// relay (project.RelayCall) instead of the go-sdk (config `relay: true`).
-	Relay bool
 }
 
 // Handler serves /projects/{project}/mcp. It is safe for concurrent use.
@@ -298,7 +295,8 @@ func (h *Handler) serveLive(w http.ResponseWriter, r *http.Request, pr Project, 
 	if !ok {
 		return true
 	}
-	if h.o.Relay && body != nil && pr.P.CancelRelayed(id, body) {
+	relaying := pr.P.Relaying() // config `relay: true`: plain tools/calls skip the go-sdk (project.RelayCall)
+	if relaying && body != nil && pr.P.CancelRelayed(id, body) {
 		w.WriteHeader(http.StatusAccepted) // the client's notifications/cancelled of a relayed call
 		return true
 	}
@@ -308,7 +306,7 @@ func (h *Handler) serveLive(w http.ResponseWriter, r *http.Request, pr Project, 
 	if f != nil {
 		tw = f
 	}
-	if h.o.Relay && f != nil {
+	if relaying && f != nil {
 		if rc, ok := relay.Parse(body); ok && pr.P.RelayCall(tw, tr, id, rc) {
 			h.finishInFlight(f)
 			return true

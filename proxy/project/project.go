@@ -73,6 +73,7 @@ type Project struct {
 	closed  bool
 	closing sync.WaitGroup // upstream sessions being closed
 
+	relayOn bool         // config `relay: true`
 	relayed atomic.Int64 // tools/calls answered by the raw relay
 }
 
@@ -101,6 +102,9 @@ type Options struct {
 	// Pause, if set, holds the project's requests while an operator has it
 	// paused (see hold).
 	Pause *pause.Queue
+	// Relay answers plain tools/calls through the raw relay (RelayCall;
+	// config `relay: true`).
+	Relay bool
 }
 
 // New builds a project; upstreams connect on first use.
@@ -121,6 +125,7 @@ func New(name string, o Options) *Project {
 		transport: newUpstreamTransport(),
 		limit:     o.UpstreamSessions,
 		pause:     o.Pause,
+		relayOn:   o.Relay,
 		clients:   map[string]*client{},
 		caps:      map[string]*mcp.ServerCapabilities{},
 	}

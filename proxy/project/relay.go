@@ -36,7 +36,7 @@ func (p *Project) RelayCall(w http.ResponseWriter, r *http.Request, id string, r
 	p.mu.Lock()
 	cl := p.clients[id]
 	p.mu.Unlock()
-	if cl == nil || p.gate != nil || !p.pipeline.Empty() || p.fail.Armed(failpoint.ToolCall, rc.Name) || p.sessions.NoticePending(id) {
+	if !p.Relaying() || cl == nil || p.gate != nil || !p.pipeline.Empty() || p.fail.Armed(failpoint.ToolCall, rc.Name) || p.sessions.NoticePending(id) {
 		return false
 	}
 	if _, own := p.proxyTool(rc.Name); own {
@@ -58,6 +58,10 @@ func (p *Project) RelayCall(w http.ResponseWriter, r *http.Request, id string, r
 	p.relay(w, r, cl, conn, rc, server, tool, meta)
 	return true
 }
+
+// Relaying reports whether the project relays plain tools/calls (config
+// `relay: true`).
+func (p *Project) Relaying() bool { return p.relayOn }
 
 // Relayed is how many tools/calls the raw relay answered.
 func (p *Project) Relayed() int64 { return p.relayed.Load() }
