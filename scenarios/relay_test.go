@@ -17,6 +17,7 @@ import (
 	"github.com/mcpchaos/mcpchaos/proxy/knobs"
 	"github.com/mcpchaos/mcpchaos/proxy/trace"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
+	"github.com/mcpchaos/mcpchaos/scenarios/load"
 )
 
 // relayCase is one tools/call scenario of the differential spec: it makes
@@ -245,6 +246,74 @@ var _ = Describe("The raw tools/call relay", Label("relay"), func() {
 		Expect(onN).To(BeEquivalentTo(1), "the cancelled call was relayed")
 		Expect(on).To(Equal(off), "the tool_call_trace row says the same")
 		Expect(on).To(HavePrefix("cancelled|"))
+	}, SpecTimeout(30*time.Second))
+
+	It("ends a call on the client's notifications/cancelled while its POST stays open, as the SDK path does", func(ctx SpecContext) {
+		type seen struct {
+			Answer   string
+			Row      string
+			Relayed  int64
+			Upstream time.Duration // how long the upstream's call ran
+		}
+		observe := func(on bool) seen {
+			env := newWorld(harness.EnvOptions{Relay: on, NoRelay: !on})
+			s := &load.Session{HTTP: harness.HTTPClient(""), URL: env.ProjectURL()}
+			Expect(s.Initialize(ctx)).To(Succeed())
+			DeferCleanup(s.Close, context.Background())
+			_, err := s.CallTool(ctx, env.Tool("update_page"), map[string]any{"page_id": "warm", "content": "w"})
+			Expect(err).NotTo(HaveOccurred())
+			env.Docmost.Set("search", upstream.Behavior{Kind: upstream.Hang})
+			prx := env.Target.(*harness.InProcess).Proxy()
+			before := prx.RelayedCalls()
+			type answer struct {
+				r   load.Result
+				err error
+			}
+			got := make(chan answer, 1)
+			go func() {
+				r, err := s.CallTool(ctx, env.Tool("search"), map[string]any{"query": "q"})
+				got <- answer{r, err}
+			}()
+			Eventually(env.Docmost.InFlight).Should(Equal(1), "the call reached the upstream")
+			Expect(s.Notify(ctx, "notifications/cancelled", map[string]any{"requestId": s.LastID(), "reason": "spec"})).To(Succeed())
+			var out seen
+			select {
+			case a := <-got:
+				out.Answer = fmt.Sprintf("isError=%t %s err=%v", a.r.IsError, relayNormal(a.r.Text, a.r.Trace), a.err)
+			case <-time.After(5 * time.Second):
+				Fail("the call's POST was never answered or closed")
+			}
+			Eventually(func() bool {
+				for _, c := range env.Docmost.Calls() {
+					if c.Tool == "search" && c.Cancelled {
+						out.Upstream = c.Duration
+						return true
+					}
+				}
+				return false
+			}).WithTimeout(3*time.Second).Should(BeTrue(), "the upstream's call was cancelled")
+			Eventually(func(g Gomega) {
+				rows, err := env.AuditSession(ctx, s.ID)
+				g.Expect(err).NotTo(HaveOccurred())
+				out.Row = ""
+				for _, r := range rows {
+					if r.Kind == audit.KindToolCallTrace && r.Tool == env.Tool("search") {
+						out.Row = r.Status + "|" + r.Detail
+					}
+				}
+				g.Expect(out.Row).NotTo(BeEmpty())
+			}).WithTimeout(5 * time.Second).Should(Succeed())
+			out.Relayed = prx.RelayedCalls() - before
+			return out
+		}
+		off, on := observe(false), observe(true)
+		Expect(off.Relayed).To(BeZero())
+		Expect(on.Relayed).To(BeEquivalentTo(1), "the call was relayed")
+		timeout := harness.Compressed().UpstreamCallTimeout
+		Expect(off.Upstream).To(BeNumerically("<", timeout), "SDK path: the upstream's call ends at the cancel, not at its timeout")
+		Expect(on.Upstream).To(BeNumerically("<", timeout), "relay: the upstream's call ends at the cancel, not at its timeout")
+		Expect(on.Answer).To(Equal(off.Answer), "the open POST gets the same answer")
+		Expect(on.Row).To(Equal(off.Row), "the tool_call_trace row says the same")
 	}, SpecTimeout(30*time.Second))
 })
 

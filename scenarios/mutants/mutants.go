@@ -477,7 +477,7 @@ var table = []Mutant{
 		Kill:       Check{Kind: Ginkgo, Label: "relay", Focus: "progress notifications"}},
 	{Name: "relay-ignores-client-cancel", PatchFile: "133-relay-ignores-client-cancel.patch",
 		Regression: "the raw relay swallows the client's notifications/cancelled: the call runs on upstream until its timeout (issue 14).",
-		Kill:       Check{Kind: Ginkgo, Label: "relay", Focus: "client cancels"}},
+		Kill:       Check{Kind: Ginkgo, Label: "relay", Focus: "POST stays open"}},
 	{Name: "relay-skips-pause", PatchFile: "134-relay-skips-pause.patch",
 		Regression: "a relayed tools/call does not wait while an operator has the project paused (issue 14).",
 		Kill:       Check{Kind: Ginkgo, Label: "relay", Focus: "paused project"}},
