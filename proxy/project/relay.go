@@ -46,7 +46,7 @@ func (p *Project) RelayCall(w http.ResponseWriter, r *http.Request, id string, r
 	if !ok {
 		return false
 	}
-	meta, ok := relayMeta(rc.Params["_meta"])
+	meta, ok := relayMeta(rc.Meta)
 	if !ok {
 		return false
 	}
@@ -231,7 +231,10 @@ func (p *Project) relayUpstream(ctx context.Context, cl *client, conn *upstream.
 		if err == nil {
 			var r relay.Result
 			if r, err = relay.ParseResult(result); err == nil {
-				isError, text = r.IsError, r.FirstText()
+				isError = r.IsError
+				if isError {
+					text = r.FirstText() // the row's detail
+				}
 				stamped, err = r.Stamped(trace.MetaKey, code)
 			}
 			if err != nil {

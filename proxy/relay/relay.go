@@ -24,11 +24,13 @@ import (
 	"sync/atomic"
 )
 
-// Call is the envelope of one JSON-RPC tools/call request.
+// Call is the envelope of one JSON-RPC tools/call request: what the SDK
+// path passes upstream (name, arguments, _meta) and the client's id.
 type Call struct {
-	ID     json.RawMessage // the client's id, as it sent it
-	Name   string          // the tool's name as the client called it
-	Params map[string]json.RawMessage
+	ID        json.RawMessage // the client's id, as it sent it
+	Name      string          // the tool's name as the client called it
+	Arguments json.RawMessage // as sent; empty when absent
+	Meta      json.RawMessage // the client's _meta, as sent; empty when absent
 	// Progress is the client's progressToken (raw JSON), if it gave one.
 	Progress json.RawMessage
 }
@@ -40,6 +42,12 @@ type envelope struct {
 	Params  json.RawMessage `json:"params"`
 	Result  json.RawMessage `json:"result"`
 	Error   json.RawMessage `json:"error"`
+}
+
+type callParams struct {
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+	Meta      json.RawMessage `json:"_meta"`
 }
 
 // Parse returns the call if body is exactly one JSON-RPC 2.0 request with
@@ -55,20 +63,20 @@ func Parse(body []byte) (c Call, ok bool) {
 	if json.Unmarshal(body, &e) != nil || e.JSONRPC != "2.0" || e.Method != "tools/call" || !validID(e.ID) {
 		return c, false
 	}
-	if json.Unmarshal(e.Params, &c.Params) != nil || c.Params == nil {
+	var p callParams
+	if json.Unmarshal(e.Params, &p) != nil || p.Name == "" {
 		return c, false
 	}
-	if json.Unmarshal(c.Params["name"], &c.Name) != nil || c.Name == "" {
-		return c, false
-	}
-	if m, ok := c.Params["_meta"]; ok {
-		var meta map[string]json.RawMessage
-		if json.Unmarshal(m, &meta) != nil {
+	if len(p.Meta) > 0 && string(p.Meta) != "null" {
+		var meta struct {
+			Progress json.RawMessage `json:"progressToken"`
+		}
+		if p.Meta[0] != '{' || json.Unmarshal(p.Meta, &meta) != nil {
 			return Call{}, false
 		}
-		c.Progress = meta["progressToken"]
+		c.Progress = meta.Progress
 	}
-	c.ID = e.ID
+	c.ID, c.Name, c.Arguments, c.Meta = e.ID, p.Name, p.Arguments, p.Meta
 	return c, true
 }
 
@@ -96,31 +104,32 @@ func NewID() json.RawMessage {
 	return json.RawMessage(strconv.Quote("mcplocal-relay-" + strconv.FormatUint(seq.Add(1), 10)))
 }
 
-// Request is the upstream's tools/call: the client's params with the
-// upstream's tool name, meta as given (nil: no _meta) and arguments
-// defaulting to {} as the go-sdk client sends them.
+// Request is the upstream's tools/call, as the go-sdk client would send
+// the SDK path's call: meta as given (nil: no _meta), the upstream's tool
+// name, the client's arguments ({} when it sent none).
 func (c Call) Request(id json.RawMessage, upstreamName string, meta json.RawMessage) ([]byte, error) {
-	params := make(map[string]json.RawMessage, len(c.Params))
-	for k, v := range c.Params {
-		params[k] = v
-	}
 	name, err := json.Marshal(upstreamName)
 	if err != nil {
 		return nil, err
 	}
-	params["name"] = name
-	delete(params, "_meta")
+	args := c.Arguments
+	if len(args) == 0 {
+		args = json.RawMessage(`{}`)
+	}
+	var p bytes.Buffer
+	p.Grow(len(meta) + len(name) + len(args) + 40)
+	p.WriteByte('{')
 	if len(meta) > 0 {
-		params["_meta"] = meta
+		p.WriteString(`"_meta":`)
+		p.Write(meta)
+		p.WriteByte(',')
 	}
-	if a, ok := params["arguments"]; !ok || len(bytes.TrimSpace(a)) == 0 || string(bytes.TrimSpace(a)) == "null" {
-		params["arguments"] = json.RawMessage(`{}`)
-	}
-	p, err := json.Marshal(params)
-	if err != nil {
-		return nil, err
-	}
-	return message(id, "tools/call", p, nil, nil), nil
+	p.WriteString(`"name":`)
+	p.Write(name)
+	p.WriteString(`,"arguments":`)
+	p.Write(args)
+	p.WriteByte('}')
+	return message(id, "tools/call", p.Bytes(), nil, nil), nil
 }
 
 // message builds one JSON-RPC message from raw parts; nil parts are left out.
@@ -320,35 +329,40 @@ type WireError struct {
 	Data    json.RawMessage `json:"data,omitempty"`
 }
 
-// Result is an upstream's tools/call result, its top level decoded.
+// Result is an upstream's tools/call result: its raw bytes, whether it is
+// an isError result, and its _meta as sent.
 type Result struct {
-	fields  map[string]json.RawMessage
+	raw     json.RawMessage
+	meta    json.RawMessage
 	IsError bool
 }
 
-// ParseResult decodes the top level of a tools/call result.
+// ParseResult reads what the relay needs of a tools/call result.
 func ParseResult(raw json.RawMessage) (Result, error) {
-	r := Result{}
-	if err := json.Unmarshal(raw, &r.fields); err != nil {
-		return r, err
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || raw[0] != '{' {
+		return Result{}, errors.New("tools/call result is not an object")
 	}
-	if r.fields == nil {
-		return r, errors.New("tools/call result is null")
+	var top struct {
+		IsError bool            `json:"isError"`
+		Meta    json.RawMessage `json:"_meta"`
 	}
-	if v, ok := r.fields["isError"]; ok {
-		_ = json.Unmarshal(v, &r.IsError)
+	if err := json.Unmarshal(raw, &top); err != nil {
+		return Result{}, err
 	}
-	return r, nil
+	return Result{raw: raw, meta: top.Meta, IsError: top.IsError}, nil
 }
 
 // FirstText is the text of the result's first text content, if any.
 func (r Result) FirstText() string {
-	var content []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
+	var top struct {
+		Content []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		} `json:"content"`
 	}
-	_ = json.Unmarshal(r.fields["content"], &content)
-	for _, c := range content {
+	_ = json.Unmarshal(r.raw, &top)
+	for _, c := range top.Content {
 		if c.Type == "text" {
 			return c.Text
 		}
@@ -357,26 +371,41 @@ func (r Result) FirstText() string {
 }
 
 // Stamped is the result with metaKey: code added to its _meta (the rest of
-// _meta kept), encoded.
+// _meta kept). A result without _meta gets one spliced in front of its
+// fields, without re-encoding them.
 func (r Result) Stamped(metaKey, code string) (json.RawMessage, error) {
+	key, _ := json.Marshal(metaKey)
+	val, _ := json.Marshal(code)
+	if len(r.meta) == 0 {
+		rest := bytes.TrimSpace(r.raw[1:])
+		out := make([]byte, 0, len(r.raw)+len(key)+len(val)+16)
+		out = append(out, `{"_meta":{`...)
+		out = append(out, key...)
+		out = append(out, ':')
+		out = append(out, val...)
+		out = append(out, '}')
+		if len(rest) > 0 && rest[0] != '}' {
+			out = append(out, ',')
+		}
+		return append(out, rest...), nil
+	}
+	fields := map[string]json.RawMessage{}
+	if err := json.Unmarshal(r.raw, &fields); err != nil {
+		return nil, err
+	}
 	meta := map[string]json.RawMessage{}
-	if m, ok := r.fields["_meta"]; ok && string(bytes.TrimSpace(m)) != "null" {
-		if err := json.Unmarshal(m, &meta); err != nil {
+	if string(r.meta) != "null" {
+		if err := json.Unmarshal(r.meta, &meta); err != nil {
 			return nil, fmt.Errorf("result _meta: %w", err)
 		}
 	}
-	c, _ := json.Marshal(code)
-	meta[metaKey] = c
+	meta[metaKey] = val
 	mb, err := json.Marshal(meta)
 	if err != nil {
 		return nil, err
 	}
-	out := make(map[string]json.RawMessage, len(r.fields)+1)
-	for k, v := range r.fields {
-		out[k] = v
-	}
-	out["_meta"] = mb
-	return json.Marshal(out)
+	fields["_meta"] = mb
+	return json.Marshal(fields)
 }
 
 // Event is msg as one SSE event, written in one Write as the go-sdk does.

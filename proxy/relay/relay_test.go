@@ -158,3 +158,24 @@ func TestIsCancel(t *testing.T) {
 		t.Error("a tools/call naming it is not one")
 	}
 }
+
+func TestStampedSplicesIntoAResultWithoutMeta(t *testing.T) {
+	for raw, want := range map[string]string{
+		`{}`:                   `{"_meta":{"traceCode":"C"}}`,
+		` { } `:                `{"_meta":{"traceCode":"C"}}`,
+		`{"content":[]}`:       `{"_meta":{"traceCode":"C"},"content":[]}`,
+		`{"_meta":null,"a":1}`: `{"_meta":{"traceCode":"C"},"a":1}`,
+	} {
+		r, err := ParseResult(json.RawMessage(raw))
+		if err != nil {
+			t.Fatalf("%s: %v", raw, err)
+		}
+		b, err := r.Stamped("traceCode", "C")
+		if err != nil || string(b) != want {
+			t.Errorf("Stamped(%s) = %s, %v; want %s", raw, b, err, want)
+		}
+	}
+	if _, err := ParseResult(json.RawMessage(`[1]`)); err == nil {
+		t.Error("a result that is not an object is refused")
+	}
+}
