@@ -12,10 +12,13 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	fakellm "github.com/mcpchaos/mcpchaos/fakes/llm"
 	"github.com/mcpchaos/mcpchaos/fakes/upstream"
 	"github.com/mcpchaos/mcpchaos/proxy/audit"
+	"github.com/mcpchaos/mcpchaos/proxy/config"
 	"github.com/mcpchaos/mcpchaos/proxy/knobs"
 	"github.com/mcpchaos/mcpchaos/proxy/trace"
+	"github.com/mcpchaos/mcpchaos/scenarios/catalogue"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
 	"github.com/mcpchaos/mcpchaos/scenarios/load"
 )
@@ -41,8 +44,15 @@ func relayNormal(s, code string) string {
 	if code != "" {
 		s = regexp.MustCompile(regexp.QuoteMeta(code)).ReplaceAllString(s, "TRACE")
 	}
-	return s
+	s = elapsed.ReplaceAllString(s, "after DURATION")
+	return pageHandle.ReplaceAllString(s, "HANDLE")
 }
+
+// elapsed is how long an LLM attempt took, in its row's detail.
+var elapsed = regexp.MustCompile(`after [0-9.]+(ns|µs|ms|s)`)
+
+// pageHandle is a paginated result's handle: random on every call.
+var pageHandle = regexp.MustCompile(`\b[A-Z2-7]{16}\b`)
 
 // observeRelay runs c on a fresh world with the relay on or off.
 func observeRelay(ctx context.Context, on bool, o harness.EnvOptions, c relayCase) (relayObserved, int64) {
@@ -77,6 +87,9 @@ func observeRelay(ctx context.Context, on bool, o harness.EnvOptions, c relayCas
 			rows, err = env.Audit(ctx, code)
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(rows).To(ContainElement(HaveField("Kind", audit.KindToolCallTrace)))
+			// The upstream_call row of a call answered at its deadline is
+			// written when the upstream call ends, after the answer.
+			g.Expect(rows).To(ContainElement(HaveField("Kind", audit.KindUpstreamCall)))
 		}).WithTimeout(5 * time.Second).Should(Succeed())
 		var norm []string
 		for _, r := range rows {
@@ -115,6 +128,10 @@ var _ = Describe("The raw tools/call relay", Label("relay"), func() {
 			on, onRelayed := observeRelay(ctx, true, o, c)
 			Expect(offRelayed).To(BeZero(), "relay off: nothing relayed")
 			Expect(onRelayed).To(BeEquivalentTo(want), "relay on: the case's calls took the relay")
+			for i := range off.Results {
+				Expect(on.Results[i]).To(Equal(off.Results[i]), "result %d: the same with the relay on and off", i)
+				Expect(on.Rows[i]).To(Equal(off.Rows[i]), "result %d: the same audit rows", i)
+			}
 			Expect(on).To(Equal(off), "relay on and off: the same answers, audit rows and notifications")
 		},
 		Entry("a plain call", 1, harness.EnvOptions{}, func(ctx context.Context, env *harness.Env, pt *party) []*mcp.CallToolResult {
@@ -187,6 +204,20 @@ var _ = Describe("The raw tools/call relay", Label("relay"), func() {
 			v.UpstreamMaxResponseBytes = 4096
 		})}, func(ctx context.Context, env *harness.Env, pt *party) []*mcp.CallToolResult {
 			return []*mcp.CallToolResult{callOnce(ctx, pt, env.Tool("search"), map[string]any{"query": "q"}, nil)}
+		}),
+		Entry("paginate over a large result, the LLM answering", 1, relayStages("paginate"), func(ctx context.Context, env *harness.Env, pt *party) []*mcp.CallToolResult {
+			return []*mcp.CallToolResult{callOnce(ctx, pt, env.Tool("search"), map[string]any{"query": "find notes"}, nil)}
+		}),
+		Entry("paginate, the LLM hanging: the fallback and its ⚠ notice", 1, relayStages("paginate"), func(ctx context.Context, env *harness.Env, pt *party) []*mcp.CallToolResult {
+			Expect(env.LLM.Set(fakellm.AnyModel, fakellm.Do(fakellm.HangBeforeHeaders))).To(Succeed())
+			return []*mcp.CallToolResult{callOnce(ctx, pt, env.Tool("search"), map[string]any{"query": "find notes"}, nil)}
+		}),
+		Entry("summarize-tree, the LLM answering 500: the ⚠ notice", 1, relayStages("summarize-tree"), func(ctx context.Context, env *harness.Env, pt *party) []*mcp.CallToolResult {
+			Expect(env.LLM.Set(fakellm.AnyModel, fakellm.Do(fakellm.ServerError))).To(Succeed())
+			return []*mcp.CallToolResult{callOnce(ctx, pt, env.Tool("search"), map[string]any{"query": "find notes"}, nil)}
+		}),
+		Entry("a small result through paginate (its text contents joined)", 1, relayStages("paginate"), func(ctx context.Context, env *harness.Env, pt *party) []*mcp.CallToolResult {
+			return []*mcp.CallToolResult{callOnce(ctx, pt, env.Tool("update_page"), map[string]any{"page_id": "p1", "content": "small"}, nil)}
 		}),
 		Entry("a call that waited on a paused project", 1, harness.EnvOptions{}, func(ctx context.Context, env *harness.Env, pt *party) []*mcp.CallToolResult {
 			pauseAPI(ctx, env, "", "pause")
@@ -316,6 +347,13 @@ var _ = Describe("The raw tools/call relay", Label("relay"), func() {
 		Expect(on.Row).To(Equal(off.Row), "the tool_call_trace row says the same")
 	}, SpecTimeout(30*time.Second))
 })
+
+// relayStages is a world whose project runs the named stage, with the fake
+// LLM answering titles unless a case says otherwise.
+func relayStages(name string) harness.EnvOptions {
+	return harness.EnvOptions{LLM: true, LLMDefault: fakellm.Step{Kind: fakellm.OK, Text: catalogue.FakeTitles},
+		Pipeline: []config.Stage{{Name: name}}}
+}
 
 // relayKnobs are the compressed knobs with f applied.
 func relayKnobs(f func(*knobs.Values)) *knobs.Values {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -29,14 +30,13 @@ import (
 // elicitation and roots asked of this client, the client's cancellation.
 //
 // It reports false, having written nothing, when the call must take the SDK
-// path: the proxy's own tools, an unknown tool, a gate, a stage that reads
-// the result, an armed failpoint, a recreation notice still owed, a closed
+// path: the proxy's own tools, an unknown tool, a gate, an armed failpoint, a recreation notice still owed, a closed
 // session.
 func (p *Project) RelayCall(w http.ResponseWriter, r *http.Request, id string, rc relay.Call) bool {
 	p.mu.Lock()
 	cl := p.clients[id]
 	p.mu.Unlock()
-	if !p.Relaying() || cl == nil || p.gate != nil || !p.pipeline.Empty() || p.fail.Armed(failpoint.ToolCall, rc.Name) || p.sessions.NoticePending(id) {
+	if !p.Relaying() || cl == nil || p.gate != nil || p.fail.Armed(failpoint.ToolCall, rc.Name) || p.sessions.NoticePending(id) {
 		return false
 	}
 	if _, own := p.proxyTool(rc.Name); own {
@@ -95,11 +95,21 @@ func relayMeta(raw json.RawMessage) (json.RawMessage, bool) {
 // an SSE stream once something (progress, a log message) went out before
 // the result.
 type relayOut struct {
-	w   http.ResponseWriter
-	sse bool
+	mu   sync.Mutex
+	w    http.ResponseWriter
+	sse  bool
+	done bool // the answer is written: later events are dropped
 }
 
 func (o *relayOut) event(msg []byte) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if !o.done {
+		o.writeEvent(msg)
+	}
+}
+
+func (o *relayOut) writeEvent(msg []byte) {
 	if !o.sse {
 		o.sse = true
 		h := o.w.Header()
@@ -114,8 +124,11 @@ func (o *relayOut) event(msg []byte) {
 }
 
 func (o *relayOut) answer(msg []byte) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.done = true
 	if o.sse {
-		o.event(msg)
+		o.writeEvent(msg)
 		return
 	}
 	o.w.Header().Set("Content-Type", "application/json")
@@ -152,20 +165,28 @@ func (p *Project) relay(w http.ResponseWriter, r *http.Request, cl *client, conn
 	a := deadline.Answer{Trace: code, Span: span, Method: "tools/call", Start: start}
 	var res mcp.Result
 	var outRaw json.RawMessage // the upstream's result, stamped, when it is the answer
-	func() {
-		defer func() {
-			if pv := recover(); pv != nil {
-				a.Outcome, a.Detail = deadline.Panicked, fmt.Sprintf("panic: %v", pv)
-				res, _ = deadline.Failure("tools/call", code, "the proxy hit an internal error while handling this request; retry, and if it persists report the trace code")
-				outRaw = nil
-			}
+	if held != nil {
+		a.Outcome, a.Detail = deadline.Failed, held.Error()
+		res, _ = deadline.FromError("tools/call", code, held, p.knobs.RequestDeadline)
+	} else {
+		// The call runs aside and the answer is decided here, at the
+		// deadline at the latest, whatever the call does (as Middleware).
+		done := make(chan relayed, 1)
+		go func() {
+			var rd relayed
+			defer func() {
+				if pv := recover(); pv != nil {
+					rd = relayed{panic: pv}
+				}
+				done <- rd
+			}()
+			rd = p.relayCall(ctx, cl, conn, rc, server, tool, meta, out, code)
 		}()
-		if held != nil {
-			a.Outcome, a.Detail = deadline.Failed, held.Error()
-			res, _ = deadline.FromError("tools/call", code, held, p.knobs.RequestDeadline)
-			return
+		var rd relayed
+		select {
+		case rd = <-done:
+		case <-ctx.Done():
 		}
-		got, isError, text, err := p.relayUpstream(ctx, cl, conn, rc, server, tool, meta, out, code)
 		switch {
 		case ctx.Err() != nil && errors.Is(context.Cause(ctx), deadline.ErrDeadline):
 			a.Outcome, a.Detail = deadline.Timeout, fmt.Sprintf("no answer within %v", p.knobs.RequestDeadline)
@@ -173,17 +194,25 @@ func (p *Project) relay(w http.ResponseWriter, r *http.Request, cl *client, conn
 		case ctx.Err() != nil:
 			a.Outcome, a.Detail = deadline.Cancelled, context.Cause(ctx).Error()
 			res, _ = deadline.Failure("tools/call", code, "the request was cancelled")
-		case err != nil:
-			er := errorResult(fmt.Sprintf("%v; retry, and if it keeps failing the upstream %s may be down [trace %s]", err, server, code))
+		case rd.panic != nil:
+			a.Outcome, a.Detail = deadline.Panicked, fmt.Sprintf("panic: %v", rd.panic)
+			res, _ = deadline.Failure("tools/call", code, "the proxy hit an internal error while handling this request; retry, and if it persists report the trace code")
+		case rd.err != nil:
+			er := errorResult(fmt.Sprintf("%v; retry, and if it keeps failing the upstream %s may be down [trace %s]", rd.err, server, code))
 			res, a.Outcome, a.Detail = er, deadline.Failed, firstText(er)
-		case isError:
-			a.Outcome, a.Detail = deadline.Failed, text
-			outRaw = got
+		case rd.res != nil:
+			res, a.Outcome = rd.res, deadline.OK
+			if rd.res.IsError {
+				a.Outcome, a.Detail = deadline.Failed, firstText(rd.res)
+			}
+		case rd.isError:
+			a.Outcome, a.Detail = deadline.Failed, rd.text
+			outRaw = rd.raw
 		default:
 			a.Outcome = deadline.OK
-			outRaw = got
+			outRaw = rd.raw
 		}
-	}()
+	}
 	var msg []byte
 	if outRaw != nil {
 		msg = relay.Response(rc.ID, outRaw, nil)
@@ -198,6 +227,32 @@ func (p *Project) relay(w http.ResponseWriter, r *http.Request, cl *client, conn
 	a.Result, a.Duration = res, time.Since(start)
 	p.answered(ctx, a)
 	out.answer(msg)
+}
+
+// relayed is what a relayed call came back with: the upstream's result
+// (stamped) to pass on, or the result the stages made of it, or the error.
+type relayed struct {
+	raw     json.RawMessage
+	res     *mcp.CallToolResult
+	isError bool
+	text    string
+	err     error
+	panic   any
+}
+
+// relayCall forwards the call and, when the project has stages and the
+// upstream's result is not an error, decodes the result once and runs the
+// pipeline over it as callTool does.
+func (p *Project) relayCall(ctx context.Context, cl *client, conn *upstream.Conn, rc relay.Call, server, tool string, meta json.RawMessage, out *relayOut, code string) relayed {
+	got, isError, text, err := p.relayUpstream(ctx, cl, conn, rc, server, tool, meta, out, code)
+	if err != nil || isError || p.pipeline.Empty() {
+		return relayed{raw: got, isError: isError, text: text, err: err}
+	}
+	var res mcp.CallToolResult
+	if err := json.Unmarshal(got, &res); err != nil {
+		return relayed{err: fmt.Errorf("upstream %s: calling \"tools/call\": %w", server, err)}
+	}
+	return relayed{res: p.postProcess(ctx, callFrom(ctx), &res)}
 }
 
 // relayUpstream sends the call on the session's upstream session, under the
