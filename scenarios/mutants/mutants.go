@@ -465,7 +465,7 @@ var table = []Mutant{
 	{Name: "connect-waits-for-sdk-cleanup", PatchFile: "127-connect-waits-for-sdk-cleanup.patch",
 		Regression: "an upstream connect whose handshake stops after the upstream handed out a session id answers only when the SDK's clean-up DELETE gives up (its own 5 s), not at MCPCTL_UPSTREAM_CONNECT_TIMEOUT_MS.",
 		Kill:       Check{Kind: Ginkgo, Label: "knobs", Focus: "handshake the upstream stops halfway"}},
-	// 130-136: the raw tools/call relay (issue 14, relay14).
+	// 130-137: the raw tools/call relay (issue 14, relay14).
 	{Name: "relay-drops-trace-code", PatchFile: "130-relay-drops-trace-code.patch",
 		Regression: "the raw relay passes the upstream's result on without stamping the trace code into its _meta (issue 14).",
 		Kill:       Check{Kind: Ginkgo, Label: "relay", Focus: "a plain call"}},
@@ -487,6 +487,9 @@ var table = []Mutant{
 	{Name: "relay-ignores-config", PatchFile: "136-relay-ignores-config.patch",
 		Regression: "the raw relay runs whatever the config says: `relay: false` (the default) does not keep tools/calls on the SDK path (issue 14).",
 		Kill:       Check{Kind: Ginkgo, Label: "relay", Focus: "a plain call"}},
+	{Name: "relay-skips-stages", PatchFile: "137-relay-skips-stages.patch",
+		Regression: "a relayed tools/call of a project with stages passes the upstream's result on without running the pipeline: no pagination, no ⚠ notice (issue 14).",
+		Kill:       Check{Kind: Ginkgo, Label: "relay", Focus: "paginate over a large result"}},
 	{Name: "error-type-dangling-separator", PatchFile: "110-error-type-dangling-separator.patch",
 		Regression: "an LLM provider's error envelope with a type and no message reads 'overloaded_error: ' in the attempt's detail, a dangling separator (found by generic mutation testing's whole-text spec).",
 		Kill:       goTest("./proxy/llm", "^TestErrorSummaryReadsEveryEnvelope$")},
