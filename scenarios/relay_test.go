@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/mcpchaos/mcpchaos/fakes/upstream"
 	"github.com/mcpchaos/mcpchaos/proxy/audit"
 	"github.com/mcpchaos/mcpchaos/proxy/config"
+	"github.com/mcpchaos/mcpchaos/proxy/gate"
 	"github.com/mcpchaos/mcpchaos/proxy/knobs"
 	"github.com/mcpchaos/mcpchaos/proxy/trace"
 	"github.com/mcpchaos/mcpchaos/scenarios/catalogue"
@@ -62,8 +64,10 @@ func observeRelay(ctx context.Context, on bool, o harness.EnvOptions, c relayCas
 	pt := connectParty(ctx, env, "a")
 	// Warm: the first call to each server opens its upstream session (on
 	// the SDK path); the case's calls then find one to relay on.
-	pt.call(ctx, env.Tool("update_page"), map[string]any{"page_id": "warm", "content": "w"})
-	pt.call(ctx, "everything_echo", map[string]any{"text": "warm"})
+	if !o.Gate { // a gated session's calls are refused until begin_session
+		pt.call(ctx, env.Tool("update_page"), map[string]any{"page_id": "warm", "content": "w"})
+		pt.call(ctx, "everything_echo", map[string]any{"text": "warm"})
+	}
 	prx := env.Target.(*harness.InProcess).Proxy()
 	before := prx.RelayedCalls()
 	results := c(ctx, env, pt)
@@ -88,8 +92,12 @@ func observeRelay(ctx context.Context, on bool, o harness.EnvOptions, c relayCas
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(rows).To(ContainElement(HaveField("Kind", audit.KindToolCallTrace)))
 			// The upstream_call row of a call answered at its deadline is
-			// written when the upstream call ends, after the answer.
-			g.Expect(rows).To(ContainElement(HaveField("Kind", audit.KindUpstreamCall)))
+			// written when the upstream call ends, after the answer; a call
+			// the gate refused never reaches an upstream.
+			refused := slices.ContainsFunc(rows, func(r audit.Row) bool { return r.Status == audit.StatusRefused })
+			if !refused {
+				g.Expect(rows).To(ContainElement(HaveField("Kind", audit.KindUpstreamCall)))
+			}
 		}).WithTimeout(5 * time.Second).Should(Succeed())
 		var norm []string
 		for _, r := range rows {
@@ -218,6 +226,12 @@ var _ = Describe("The raw tools/call relay", Label("relay"), func() {
 		}),
 		Entry("a small result through paginate (its text contents joined)", 1, relayStages("paginate"), func(ctx context.Context, env *harness.Env, pt *party) []*mcp.CallToolResult {
 			return []*mcp.CallToolResult{callOnce(ctx, pt, env.Tool("update_page"), map[string]any{"page_id": "p1", "content": "small"}, nil)}
+		}),
+		Entry("a gated project: refused before begin_session (SDK path), relayed after it", 1, harness.EnvOptions{LLM: true, Gate: true, Prompts: orderPrompts}, func(ctx context.Context, env *harness.Env, pt *party) []*mcp.CallToolResult {
+			refused := callOnce(ctx, pt, env.Tool("update_page"), map[string]any{"page_id": "p1", "content": "before"}, nil)
+			callOnce(ctx, pt, gate.BeginSession, map[string]any{"intent": orderIntent}, nil)
+			after := callOnce(ctx, pt, env.Tool("update_page"), map[string]any{"page_id": "p1", "content": "after"}, nil)
+			return []*mcp.CallToolResult{refused, after}
 		}),
 		Entry("a call that waited on a paused project", 1, harness.EnvOptions{}, func(ctx context.Context, env *harness.Env, pt *party) []*mcp.CallToolResult {
 			pauseAPI(ctx, env, "", "pause")

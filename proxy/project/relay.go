@@ -30,13 +30,14 @@ import (
 // elicitation and roots asked of this client, the client's cancellation.
 //
 // It reports false, having written nothing, when the call must take the SDK
-// path: the proxy's own tools, an unknown tool, a gate, an armed failpoint, a recreation notice still owed, a closed
+// path: the proxy's own tools, an unknown tool, a gate not yet opened by
+// begin_session, an armed failpoint, a recreation notice still owed, a closed
 // session.
 func (p *Project) RelayCall(w http.ResponseWriter, r *http.Request, id string, rc relay.Call) bool {
 	p.mu.Lock()
 	cl := p.clients[id]
 	p.mu.Unlock()
-	if !p.Relaying() || cl == nil || p.gate != nil || p.fail.Armed(failpoint.ToolCall, rc.Name) || p.sessions.NoticePending(id) {
+	if !p.Relaying() || cl == nil || p.gatedSession(id) || p.fail.Armed(failpoint.ToolCall, rc.Name) || p.sessions.NoticePending(id) {
 		return false
 	}
 	if _, own := p.proxyTool(rc.Name); own {
@@ -57,6 +58,16 @@ func (p *Project) RelayCall(w http.ResponseWriter, r *http.Request, id string, r
 	p.relayed.Add(1)
 	p.relay(w, r, cl, conn, rc, server, tool, meta)
 	return true
+}
+
+// gatedSession reports whether session id must still call begin_session
+// (the SDK path answers its refusal).
+func (p *Project) gatedSession(id string) bool {
+	if p.gate == nil {
+		return false
+	}
+	info, ok := p.sessions.Get(id)
+	return !ok || !info.GateOpen
 }
 
 // Relaying reports whether the project relays plain tools/calls (config
