@@ -107,6 +107,7 @@ func observeRelay(ctx context.Context, on bool, o harness.EnvOptions, c relayCas
 		ob.Rows = append(ob.Rows, norm)
 	}
 	ob.Events, ob.Logs = pt.snapshot(&pt.events), pt.snapshot(&pt.logs)
+	sort.Strings(ob.Logs) // the SDK path delivers an upstream's log messages in no fixed order
 	pt.mu.Lock()
 	ob.Sampled, ob.Elicit = pt.sampled, pt.elicited
 	pt.mu.Unlock()
