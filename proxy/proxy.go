@@ -296,10 +296,12 @@ func (p *Proxy) Start(addr string) error {
 	}
 	// A connection reaches the server with its first byte: until then it is
 	// idle, not slow (proxy/lazyaccept; found by the 100,000-request soak).
-	ln := lazyaccept.New(inner, p.knobs.IdleConnTimeout)
+	readHeader := min(10*time.Second, p.knobs.ReadTimeout, p.knobs.RequestDeadline)
+	ln := lazyaccept.New(inner, lazyaccept.Options{Idle: p.knobs.IdleConnTimeout, Max: int(p.knobs.ConnsMax),
+		Evict: readHeader, Refusal: refuseConn(p.knobs.ConnsMax)})
 	srv := &http.Server{
 		Handler:           p.handler,
-		ReadHeaderTimeout: min(10*time.Second, p.knobs.ReadTimeout, p.knobs.RequestDeadline),
+		ReadHeaderTimeout: readHeader,
 		ReadTimeout:       min(p.knobs.ReadTimeout, p.knobs.RequestDeadline), // reading is part of answering
 		IdleTimeout:       p.knobs.IdleConnTimeout,
 		MaxHeaderBytes:    int(p.knobs.MaxHeaderBytes),
@@ -432,7 +434,7 @@ func (p *Proxy) serveReady(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"status": "not serving"})
 		return
 	}
-	sctx, cancel := context.WithTimeout(r.Context(), p.knobs.AuditWriteTimeout)
+	sctx, cancel := context.WithTimeout(r.Context(), p.knobs.ReadyTimeout) // a query: not the write timeout
 	_, err := p.store.Query(sctx, audit.Filter{Trace: "READYZ00", Limit: 1})
 	cancel()
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/mcpchaos/mcpchaos/proxy/gate"
 	"github.com/mcpchaos/mcpchaos/proxy/knobs"
 	"github.com/mcpchaos/mcpchaos/proxy/trace"
+	"github.com/mcpchaos/mcpchaos/scenarios/catalogue"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
 )
 
@@ -340,3 +341,55 @@ func knobName(table []knobs.Knob, env string) string {
 	Fail(fmt.Sprintf("no knob %s", env))
 	return ""
 }
+
+// A client's capabilities are what its upstream sessions offer the upstream
+// (sampling, elicitation, roots). A session recreated after a restart is the
+// same client with the same capabilities: its upstream sessions offer them
+// again, so what the upstream asks of it still reaches it.
+var _ = Describe("A recreated session", Label("forward", "sessions", "restart", "capabilities"), func() {
+	It("still offers the client's sampling, elicitation and roots upstream after a proxy restart", func(ctx SpecContext) {
+		env := newWorld(harness.EnvOptions{Everything: true})
+		pt := &party{name: "c"}
+		opts := &mcp.ClientOptions{
+			CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+				pt.mu.Lock()
+				pt.sampled++
+				pt.mu.Unlock()
+				return &mcp.CreateMessageResult{Role: "assistant", Model: "fake", Content: &mcp.TextContent{Text: "from c"}}, nil
+			},
+			ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				pt.mu.Lock()
+				pt.elicited++
+				pt.mu.Unlock()
+				return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "c"}}, nil
+			},
+		}
+		c := mcp.NewClient(&mcp.Implementation{Name: "mcpchaos-caps", Version: "0.1.0"}, opts)
+		c.AddRoots(&mcp.Root{URI: "file:///c", Name: "c"})
+		cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: env.ProjectURL(), HTTPClient: harness.HTTPClient(""),
+			DisableStandaloneSSE: true, MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(cs.Close)
+		pt.cs = cs
+		id := cs.ID()
+		ask := func() []string {
+			return []string{
+				pt.call(ctx, "everything_sample", map[string]any{"prompt": "who are you?"}),
+				pt.call(ctx, "everything_elicit", map[string]any{"question": "your name?"}),
+				pt.call(ctx, "everything_roots", map[string]any{}),
+			}
+		}
+		Expect(ask()).To(Equal([]string{"sampled: from c", "elicited: accept c", "roots: file:///c"}), "before the restart")
+
+		Expect(env.Target.Restart(ctx)).To(Succeed())
+		after := ask()
+		Expect(cs.ID()).To(Equal(id), "the session was recreated under its id")
+		Expect(after[0]).To(ContainSubstring(catalogue.NoticePrefix), "the first call after the restart is told the session was recreated")
+		Expect(after[0]).To(HaveSuffix("sampled: from c"), "the recreated session's sampling reached the client")
+		Expect(after[1:]).To(Equal([]string{"elicited: accept c", "roots: file:///c"}), "elicitation and roots reached the client")
+		pt.mu.Lock()
+		defer pt.mu.Unlock()
+		Expect(pt.sampled).To(Equal(2), "asked to sample once before the restart and once after")
+		Expect(pt.elicited).To(Equal(2), "asked to elicit once before the restart and once after")
+	}, SpecTimeout(fwdTimeout))
+})

@@ -3,7 +3,9 @@ package scenarios_test
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -46,8 +48,11 @@ type gatedStore struct {
 	hold     chan struct{} // non-nil: row writes wait for it to close
 	stallQ   bool
 	stallC   bool
+	stallD   bool
+	stallL   bool
 	inFlight int
 	writes   []storeWrite
+	stalled  []storeWrite // session record calls that were stalled, each ended by its context
 }
 
 func newGatedStore() *gatedStore { return &gatedStore{Store: audit.NewMemory()} }
@@ -84,16 +89,74 @@ func (s *gatedStore) StallClaims() {
 	s.mu.Unlock()
 }
 
+// StallCloses makes every later tombstone (a DELETEd session's record) wait
+// for its context to end.
+func (s *gatedStore) StallCloses() {
+	s.mu.Lock()
+	s.stallD = true
+	s.mu.Unlock()
+}
+
+// StallLookups makes every later lookup of a session's records (who owns
+// an id the proxy does not hold) wait for its context to end.
+func (s *gatedStore) StallLookups() {
+	s.mu.Lock()
+	s.stallL = true
+	s.mu.Unlock()
+}
+
+// stall waits for ctx to end, and records how long that took.
+func (s *gatedStore) stall(ctx context.Context) error {
+	start := time.Now()
+	<-ctx.Done()
+	s.mu.Lock()
+	s.stalled = append(s.stalled, storeWrite{rows: 1, start: start, took: time.Since(start), err: ctx.Err()})
+	s.mu.Unlock()
+	return ctx.Err()
+}
+
+// Stalled are the session record calls stalled so far, once ended.
+func (s *gatedStore) Stalled() []storeWrite {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]storeWrite(nil), s.stalled...)
+}
+
 func (s *gatedStore) ClaimSession(ctx context.Context, rec audit.SessionRecord) (audit.SessionRecord, error) {
 	s.mu.Lock()
 	stall := s.stallC
 	s.mu.Unlock()
 	if stall {
-		<-ctx.Done()
-		return audit.SessionRecord{}, ctx.Err()
+		return audit.SessionRecord{}, s.stall(ctx)
 	}
 	return s.Store.ClaimSession(ctx, rec)
 }
+
+func (s *gatedStore) CloseSession(ctx context.Context, rec audit.SessionRecord) error {
+	s.mu.Lock()
+	stall := s.stallD
+	s.mu.Unlock()
+	if stall {
+		return s.stall(ctx)
+	}
+	return s.Store.CloseSession(ctx, rec)
+}
+
+func (s *gatedStore) LookupSession(ctx context.Context, id string) ([]audit.SessionRecord, error) {
+	s.mu.Lock()
+	stall := s.stallL
+	s.mu.Unlock()
+	if stall {
+		return nil, s.stall(ctx)
+	}
+	return s.Store.LookupSession(ctx, id)
+}
+
+// sharedStore is a gatedStore a second proxy uses too: closing that proxy
+// leaves the store to the first.
+type sharedStore struct{ *gatedStore }
+
+func (sharedStore) Close() error { return nil }
 
 // InFlight is how many row writes are waiting now.
 func (s *gatedStore) InFlight() int {
@@ -202,6 +265,61 @@ func newAuditProxy(ctx context.Context, v knobs.Values) *auditWorld {
 	return w
 }
 
+// sibling starts a second mcplocal, in-process, over w's store and the same
+// docmost upstream: it knows none of w's sessions, as w itself would not after
+// a restart, while the store records their owners.
+func (w *auditWorld) sibling(ctx context.Context, v knobs.Values, upURL string) *auditWorld {
+	GinkgoHelper()
+	cfg := &config.Config{Listen: "127.0.0.1:0", Audit: "memory", Projects: map[string]*config.Project{
+		harness.Project: {Servers: map[string]*config.Server{"docmost": {URL: upURL}}},
+	}}
+	Expect(cfg.Validate()).To(Succeed())
+	b := &auditWorld{store: w.store}
+	var err error
+	b.p, err = proxy.New(ctx, cfg, proxy.Options{Knobs: &v, AuditStore: sharedStore{w.store}, Getenv: func(string) string { return "" }})
+	Expect(err).NotTo(HaveOccurred())
+	Expect(b.p.Start("")).To(Succeed())
+	DeferCleanup(func() {
+		w.store.Release()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		Expect(b.p.Close(ctx)).To(Succeed())
+	})
+	b.base = "http://" + b.p.Addr()
+	return b
+}
+
+// send sends one MCP HTTP request on session id to the world's project and
+// returns the answer's status and body.
+func (w *auditWorld) send(ctx context.Context, method, id, body string) (int, string) {
+	GinkgoHelper()
+	req, err := http.NewRequestWithContext(ctx, method, w.base+"/projects/"+harness.Project+"/mcp", strings.NewReader(body))
+	Expect(err).NotTo(HaveOccurred())
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	req.Header.Set("Mcp-Session-Id", id)
+	resp, err := http.DefaultClient.Do(req)
+	Expect(err).NotTo(HaveOccurred())
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	Expect(err).NotTo(HaveOccurred())
+	return resp.StatusCode, string(b)
+}
+
+// stalledCall waits for the one stalled session record call to end and
+// checks it ended at its deadline, at the bound d.
+func (w *auditWorld) stalledCall(d time.Duration, what string) {
+	GinkgoHelper()
+	var got []storeWrite
+	Eventually(func() []storeWrite {
+		got = w.store.Stalled()
+		return got
+	}).WithTimeout(d+matrixSlack+time.Second).Should(HaveLen(1), "%s reached the store once and ended", what)
+	Expect(got[0].err).To(MatchError(context.DeadlineExceeded), "%s ended at its deadline", what)
+	within(got[0].took, d, what)
+}
+
 // open opens the client session and waits until whatever its opening wrote
 // is in the store: the audit writer is idle after it.
 func (w *auditWorld) open(ctx context.Context) {
@@ -268,6 +386,58 @@ var _ = Describe("The knob matrix: the audit trail's bounds", Label("knobs", "au
 		w.ping(ctx)
 	}, SpecTimeout(30*time.Second))
 
+	It("MCPCTL_AUDIT_WRITE_TIMEOUT_MS alone bounds the tombstone of a DELETEd session in a stalled store", func(ctx SpecContext) {
+		v := wideKnobs()
+		v.AuditWriteTimeout = 1500 * time.Millisecond // above the 1 s default, below every wide bound
+		w := newAuditWorld(ctx, v)
+		w.store.StallCloses()
+		// The tombstone is written before the DELETE is answered, so the
+		// answer waits for it, as long as the knob allows; the session is
+		// closed anyway (the tombstone's loss is logged).
+		var status int
+		t := metered(func() { status, _ = w.send(ctx, http.MethodDelete, w.cs.ID(), "") })
+		Expect(status/100).To(Equal(2), "the session is closed")
+		Expect(t.unstalled()).To(BeNumerically("<", v.AuditWriteTimeout+matrixSlack), "the DELETE is answered by the write's bound")
+		w.stalledCall(v.AuditWriteTimeout, "the stalled tombstone write")
+	}, SpecTimeout(30*time.Second))
+
+	// staleOverStalledStore sends a ping on the session's id to a second
+	// proxy over the same store, which does not know the session (as after
+	// a restart), with the store call stall() names stalled, and holds its
+	// answer to the write timeout's bound.
+	staleOverStalledStore := func(ctx SpecContext, stall func(*gatedStore), what string, wantStatus int, wantBody string) {
+		v := wideKnobs()
+		v.AuditWriteTimeout = 1500 * time.Millisecond // above the 1 s default, below every wide bound
+		up, err := upstream.NewDocmost(upstream.Options{})
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(up.Close)
+		w := newAuditWorld(ctx, v)
+		b := w.sibling(ctx, v, up.URL())
+		stall(w.store)
+		var status int
+		var body string
+		withinTimed(metered(func() {
+			status, body = b.send(ctx, http.MethodPost, w.cs.ID(), `{"jsonrpc":"2.0","id":7,"method":"ping"}`)
+		}), v.AuditWriteTimeout, "a stale session's request with "+what)
+		Expect(status).To(Equal(wantStatus), "%s: %s", what, body)
+		Expect(body).To(ContainSubstring(wantBody))
+		w.stalledCall(v.AuditWriteTimeout, what)
+	}
+
+	It("MCPCTL_AUDIT_WRITE_TIMEOUT_MS alone bounds claiming a stale session's id to recreate it, in a stalled store", func(ctx SpecContext) {
+		// The second proxy recreates the session for its owner, and first
+		// claims its id in the store (the first claim wins): not recreated
+		// without it.
+		staleOverStalledStore(ctx, (*gatedStore).StallClaims, "the stalled adoption claim", http.StatusNotFound, "could not be recreated")
+	}, SpecTimeout(30*time.Second))
+
+	It("MCPCTL_AUDIT_WRITE_TIMEOUT_MS alone bounds looking up who owns a stale session's id, in a stalled store", func(ctx SpecContext) {
+		// Before anything else the second proxy asks the store who owns
+		// the id, a read on the request's path: without an answer it cannot
+		// check the owner.
+		staleOverStalledStore(ctx, (*gatedStore).StallLookups, "the stalled owner lookup", http.StatusServiceUnavailable, "audit store is unavailable")
+	}, SpecTimeout(30*time.Second))
+
 	It("MCPCTL_AUDIT_BATCH_MAX alone decides how many queued rows one commit takes", func(ctx SpecContext) {
 		v := wideKnobs()
 		Expect(v.SetRaw("MCPCTL_AUDIT_BATCH_MAX", 3)).To(BeTrue())
@@ -319,6 +489,29 @@ var _ = Describe("The knob matrix: the audit trail's bounds", Label("knobs", "au
 		}).WithTimeout(v.AuditBatchWait+matrixSlack+time.Second).Should(Equal(5), "the five rows are committed")
 		Expect(sizes(ws)).To(Equal([]int{5}), "five rows %v apart share one commit", spacing)
 		within(ws[0].start.Sub(first), v.AuditBatchWait, "the commit, after the first row")
+	}, SpecTimeout(30*time.Second))
+
+	It("MCPCTL_READY_TIMEOUT_MS alone bounds /readyz's check of a stalled store", func(ctx SpecContext) {
+		const bound = 300 * time.Millisecond
+		v := narrow("MCPCTL_READY_TIMEOUT_MS", bound) // the write and query timeouts stay wide
+		w := newAuditProxy(ctx, *v)
+		get := func() (int, string) {
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, w.base+"/readyz", nil)
+			Expect(err).NotTo(HaveOccurred())
+			resp, err := http.DefaultClient.Do(req)
+			Expect(err).NotTo(HaveOccurred())
+			defer resp.Body.Close()
+			b, err := io.ReadAll(resp.Body)
+			Expect(err).NotTo(HaveOccurred())
+			return resp.StatusCode, string(b)
+		}
+		Eventually(func() int { code, _ := get(); return code }).Should(Equal(http.StatusOK), "ready before the store stalls")
+		w.store.StallQueries()
+		var code int
+		var body string
+		withinTimed(metered(func() { code, body = get() }), bound, "/readyz over a stalled store")
+		Expect(code).To(Equal(http.StatusServiceUnavailable), "not ready: %s", body)
+		Expect(body).To(ContainSubstring("auditStore"))
 	}, SpecTimeout(30*time.Second))
 
 	It("MCPCTL_AUDIT_QUERY_TIMEOUT_MS alone bounds GET /api/v1/audit on a stalled store", func(ctx SpecContext) {

@@ -52,6 +52,7 @@ func wideKnobs() knobs.Values {
 	v.ChatBudget = 4 * time.Second
 	v.AuditWriteTimeout = 3 * time.Second
 	v.AuditQueryTimeout = 3 * time.Second
+	v.ReadyTimeout = 3 * time.Second
 	return v
 }
 

@@ -184,10 +184,15 @@ var _ = Describe("The raw tools/call relay", Label("relay"), func() {
 			}).WithTimeout(3*time.Second).Should(BeTrue(), "the upstream is told the call was given up")
 			return []*mcp.CallToolResult{res}
 		}),
-		Entry("a session the proxy recreated after a restart: the notice (SDK path), then the relay", 1, harness.EnvOptions{}, func(ctx context.Context, env *harness.Env, warm *party) []*mcp.CallToolResult {
+		// A recreated session offers roots (the replayed initialize's), and
+		// this client holds no standalone stream: both calls take the SDK
+		// path, which the relay must leave them to.
+		Entry("a session the proxy recreated after a restart: the notice, then the next call", 0, harness.EnvOptions{}, func(ctx context.Context, env *harness.Env, warm *party) []*mcp.CallToolResult {
 			Expect(warm.cs.Close()).To(Succeed()) // its standalone stream would not survive the restart
 			// A client without the standalone stream, which a restart would end.
-			c := mcp.NewClient(&mcp.Implementation{Name: "relay-spec", Version: "0"}, nil)
+			// No capabilities: a client offering roots without a standalone
+			// stream would be left to the SDK path (the next case).
+			c := mcp.NewClient(&mcp.Implementation{Name: "relay-spec", Version: "0"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}})
 			cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: env.ProjectURL(), HTTPClient: harness.HTTPClient(""),
 				MaxRetries: -1, DisableStandaloneSSE: true}, nil)
 			Expect(err).NotTo(HaveOccurred())
@@ -198,6 +203,19 @@ var _ = Describe("The raw tools/call relay", Label("relay"), func() {
 			first := callOnce(ctx, pt, env.Tool("update_page"), map[string]any{"page_id": "p1", "content": "a"}, nil)
 			second := callOnce(ctx, pt, env.Tool("update_page"), map[string]any{"page_id": "p1", "content": "b"}, nil)
 			return []*mcp.CallToolResult{first, second}
+		}),
+		Entry("a client offering sampling without a standalone stream: left to the SDK path, which asks on the call's stream", 0, harness.EnvOptions{}, func(ctx context.Context, env *harness.Env, _ *party) []*mcp.CallToolResult {
+			c := mcp.NewClient(&mcp.Implementation{Name: "relay-spec", Version: "0"}, &mcp.ClientOptions{
+				CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+					return &mcp.CreateMessageResult{Role: "assistant", Model: "fake", Content: &mcp.TextContent{Text: "from s"}}, nil
+				}})
+			cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: env.ProjectURL(), HTTPClient: harness.HTTPClient(""),
+				MaxRetries: -1, DisableStandaloneSSE: true}, nil)
+			Expect(err).NotTo(HaveOccurred())
+			DeferCleanup(cs.Close)
+			res := callOnce(ctx, &party{name: "s", cs: cs}, "everything_sample", map[string]any{"prompt": "hi"}, nil)
+			Expect(res.IsError).To(BeFalse(), "sampled on the call's own stream: %s", textOf(res))
+			return []*mcp.CallToolResult{res}
 		}),
 		Entry("the first call of a session, which opens its upstream session", 1, harness.EnvOptions{}, func(ctx context.Context, env *harness.Env, _ *party) []*mcp.CallToolResult {
 			fresh := connectParty(ctx, env, "fresh")

@@ -22,6 +22,13 @@ type SessionRecord struct {
 	Created time.Time
 	// Closed is when the session's own client DELETEd it; zero while open.
 	Closed time.Time
+	// Client is what the session's client said of itself when it opened the
+	// session: its initialize's capabilities and clientInfo, as a JSON
+	// object {"capabilities":...,"clientInfo":...} ("" when not known). A
+	// recreated session replays them, so its upstream sessions offer what
+	// the client offers (sampling, elicitation, roots). The first claim's
+	// value is kept, like its owner.
+	Client string
 }
 
 // Tombstone reports whether the session's client closed it.

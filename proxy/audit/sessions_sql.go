@@ -2,6 +2,7 @@ package audit
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"time"
 
@@ -17,6 +18,7 @@ var (
 			owner      TEXT    NOT NULL DEFAULT '',
 			created_us INTEGER NOT NULL,
 			closed_us  INTEGER NOT NULL DEFAULT 0,
+			client     TEXT    NOT NULL DEFAULT '',
 			PRIMARY KEY (project, id)
 		)`,
 		`CREATE INDEX IF NOT EXISTS ` + SessionTable + `_id_idx ON ` + SessionTable + ` (id)`,
@@ -28,11 +30,29 @@ var (
 			owner      TEXT        NOT NULL DEFAULT '',
 			created_at TIMESTAMPTZ NOT NULL,
 			closed_at  TIMESTAMPTZ,
+			client     TEXT        NOT NULL DEFAULT '',
 			PRIMARY KEY (project, id)
 		)`,
 		`CREATE INDEX IF NOT EXISTS ` + SessionTable + `_id_idx ON ` + SessionTable + ` (id)`,
+		// Stores made before session records kept their client (issue 17).
+		`ALTER TABLE ` + SessionTable + ` ADD COLUMN IF NOT EXISTS client TEXT NOT NULL DEFAULT ''`,
 	}
 )
+
+// sqliteAddClient adds the client column to a session table made before
+// session records kept their client (issue 17): SQLite has no ADD COLUMN IF
+// NOT EXISTS.
+func sqliteAddClient(ctx context.Context, db *sql.DB) error {
+	var n int
+	if err := db.QueryRowContext(ctx, `SELECT COUNT(*) FROM pragma_table_info('`+SessionTable+`') WHERE name = 'client'`).Scan(&n); err != nil {
+		return err
+	}
+	if n > 0 {
+		return nil
+	}
+	_, err := db.ExecContext(ctx, `ALTER TABLE `+SessionTable+` ADD COLUMN client TEXT NOT NULL DEFAULT ''`)
+	return err
+}
 
 func unixMicro(t time.Time) int64 {
 	if t.IsZero() {
@@ -53,17 +73,17 @@ func fromMicro(us int64) time.Time {
 func (s *SQLite) ClaimSession(ctx context.Context, rec SessionRecord) (SessionRecord, error) {
 	rec = normalizeRecord(rec)
 	s.wmu.Lock()
-	_, err := s.db.ExecContext(ctx, `INSERT INTO `+SessionTable+` (project, id, owner, created_us, closed_us)
-		VALUES (?, ?, ?, ?, ?) ON CONFLICT (project, id) DO NOTHING`,
-		rec.Project, rec.ID, rec.Owner, unixMicro(rec.Created), unixMicro(rec.Closed))
+	_, err := s.db.ExecContext(ctx, `INSERT INTO `+SessionTable+` (project, id, owner, created_us, closed_us, client)
+		VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (project, id) DO NOTHING`,
+		rec.Project, rec.ID, rec.Owner, unixMicro(rec.Created), unixMicro(rec.Closed), rec.Client)
 	s.wmu.Unlock()
 	if err != nil {
 		return SessionRecord{}, fmt.Errorf("audit: sqlite claim session: %w", closedErr(err))
 	}
 	var out SessionRecord
 	var created, closed int64
-	err = s.db.QueryRowContext(ctx, `SELECT project, id, owner, created_us, closed_us FROM `+SessionTable+
-		` WHERE project = ? AND id = ?`, rec.Project, rec.ID).Scan(&out.Project, &out.ID, &out.Owner, &created, &closed)
+	err = s.db.QueryRowContext(ctx, `SELECT project, id, owner, created_us, closed_us, client FROM `+SessionTable+
+		` WHERE project = ? AND id = ?`, rec.Project, rec.ID).Scan(&out.Project, &out.ID, &out.Owner, &created, &closed, &out.Client)
 	if err != nil {
 		return SessionRecord{}, fmt.Errorf("audit: sqlite claim session: %w", closedErr(err))
 	}
@@ -87,7 +107,7 @@ func (s *SQLite) CloseSession(ctx context.Context, rec SessionRecord) error {
 
 // LookupSession returns the records of id in every project.
 func (s *SQLite) LookupSession(ctx context.Context, id string) ([]SessionRecord, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT project, id, owner, created_us, closed_us FROM `+SessionTable+
+	rows, err := s.db.QueryContext(ctx, `SELECT project, id, owner, created_us, closed_us, client FROM `+SessionTable+
 		` WHERE id = ? ORDER BY project`, id)
 	if err != nil {
 		return nil, fmt.Errorf("audit: sqlite lookup session: %w", closedErr(err))
@@ -97,7 +117,7 @@ func (s *SQLite) LookupSession(ctx context.Context, id string) ([]SessionRecord,
 	for rows.Next() {
 		var r SessionRecord
 		var created, closed int64
-		if err := rows.Scan(&r.Project, &r.ID, &r.Owner, &created, &closed); err != nil {
+		if err := rows.Scan(&r.Project, &r.ID, &r.Owner, &created, &closed, &r.Client); err != nil {
 			return nil, fmt.Errorf("audit: sqlite lookup session: %w", err)
 		}
 		r.Created, r.Closed = fromMicro(created), fromMicro(closed)
@@ -133,7 +153,7 @@ func nullTime(t time.Time) *time.Time {
 func scanPGRecord(row pgx.Row) (SessionRecord, error) {
 	var r SessionRecord
 	var closed *time.Time
-	if err := row.Scan(&r.Project, &r.ID, &r.Owner, &r.Created, &closed); err != nil {
+	if err := row.Scan(&r.Project, &r.ID, &r.Owner, &r.Created, &closed, &r.Client); err != nil {
 		return SessionRecord{}, err
 	}
 	r.Created = r.Created.UTC()
@@ -147,12 +167,12 @@ func scanPGRecord(row pgx.Row) (SessionRecord, error) {
 // and returns the record the store holds afterwards.
 func (p *Postgres) ClaimSession(ctx context.Context, rec SessionRecord) (SessionRecord, error) {
 	rec = normalizeRecord(rec)
-	if _, err := p.pool.Exec(ctx, `INSERT INTO `+SessionTable+` (project, id, owner, created_at, closed_at)
-		VALUES ($1, $2, $3, $4, $5) ON CONFLICT (project, id) DO NOTHING`,
-		rec.Project, rec.ID, rec.Owner, rec.Created, nullTime(rec.Closed)); err != nil {
+	if _, err := p.pool.Exec(ctx, `INSERT INTO `+SessionTable+` (project, id, owner, created_at, closed_at, client)
+		VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (project, id) DO NOTHING`,
+		rec.Project, rec.ID, rec.Owner, rec.Created, nullTime(rec.Closed), rec.Client); err != nil {
 		return SessionRecord{}, fmt.Errorf("audit: postgres claim session: %w", p.closedErr(err))
 	}
-	out, err := scanPGRecord(p.pool.QueryRow(ctx, `SELECT project, id, owner, created_at, closed_at FROM `+SessionTable+
+	out, err := scanPGRecord(p.pool.QueryRow(ctx, `SELECT project, id, owner, created_at, closed_at, client FROM `+SessionTable+
 		` WHERE project = $1 AND id = $2`, rec.Project, rec.ID))
 	if err != nil {
 		return SessionRecord{}, fmt.Errorf("audit: postgres claim session: %w", p.closedErr(err))
@@ -173,7 +193,7 @@ func (p *Postgres) CloseSession(ctx context.Context, rec SessionRecord) error {
 
 // LookupSession returns the records of id in every project.
 func (p *Postgres) LookupSession(ctx context.Context, id string) ([]SessionRecord, error) {
-	rows, err := p.pool.Query(ctx, `SELECT project, id, owner, created_at, closed_at FROM `+SessionTable+
+	rows, err := p.pool.Query(ctx, `SELECT project, id, owner, created_at, closed_at, client FROM `+SessionTable+
 		` WHERE id = $1 ORDER BY project`, id)
 	if err != nil {
 		return nil, fmt.Errorf("audit: postgres lookup session: %w", p.closedErr(err))

@@ -92,6 +92,10 @@ func OpenSQLite(ctx context.Context, path string) (*SQLite, error) {
 			return nil, fmt.Errorf("audit: open sqlite %q: create schema: %w", path, err)
 		}
 	}
+	if err := sqliteAddClient(ctx, db); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("audit: open sqlite %q: add the session table's client column: %w", path, err)
+	}
 	return s, nil
 }
 

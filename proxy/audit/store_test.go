@@ -2,6 +2,7 @@ package audit_test
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/mcpchaos/mcpchaos/proxy/audit"
 	"github.com/mcpchaos/mcpchaos/proxy/audit/audittest"
@@ -220,4 +223,74 @@ func TestRowJSON(t *testing.T) {
 			t.Errorf("%s has empty %s", b, k)
 		}
 	}
+}
+
+// TestSQLiteAddsTheClientColumnToAnOlderSessionTable: a store made before
+// session records kept their client opens with the column added, its
+// records kept (their client empty), and new records keep theirs.
+func TestSQLiteAddsTheClientColumnToAnOlderSessionTable(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "old.db")
+	old, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, stmt := range []string{
+		`CREATE TABLE ` + audit.SessionTable + ` (project TEXT NOT NULL, id TEXT NOT NULL, owner TEXT NOT NULL DEFAULT '',
+			created_us INTEGER NOT NULL, closed_us INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (project, id))`,
+		`INSERT INTO ` + audit.SessionTable + ` (project, id, owner, created_us) VALUES ('p', 'OLD', 'alice', 1)`,
+	} {
+		if _, err := old.Exec(stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := old.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err := audit.OpenSQLite(ctx(t), path)
+	if err != nil {
+		t.Fatalf("open a store with the older session table: %v", err)
+	}
+	defer s.Close()
+	olderRecordAndNewClient(t, s)
+}
+
+// olderRecordAndNewClient checks a store opened over an older session table
+// holding alice's record OLD: it reads that record without a client, and a
+// new record keeps its client.
+func olderRecordAndNewClient(t *testing.T, s audit.Store) {
+	t.Helper()
+	recs, err := s.LookupSession(ctx(t), "OLD")
+	if err != nil || len(recs) != 1 || recs[0].Owner != "alice" || recs[0].Client != "" {
+		t.Fatalf("the older record: %+v, %v; want alice's, without a client", recs, err)
+	}
+	got, err := s.ClaimSession(ctx(t), audit.SessionRecord{Project: "p", ID: "NEW", Owner: "bob", Created: time.Now(), Client: `{"capabilities":{}}`})
+	if err != nil || got.Client != `{"capabilities":{}}` {
+		t.Fatalf("a new record: %+v, %v; want it with its client", got, err)
+	}
+}
+
+// TestPostgresAddsTheClientColumnToAnOlderSessionTable: the same for a
+// PostgreSQL store made before session records kept their client.
+func TestPostgresAddsTheClientColumnToAnOlderSessionTable(t *testing.T) {
+	dsn := audittest.Postgres(postgresDSN(t)).NewDSN(t)
+	conn, err := pgx.Connect(ctx(t), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, stmt := range []string{
+		`CREATE TABLE ` + audit.SessionTable + ` (project TEXT NOT NULL, id TEXT NOT NULL, owner TEXT NOT NULL DEFAULT '',
+			created_at TIMESTAMPTZ NOT NULL, closed_at TIMESTAMPTZ, PRIMARY KEY (project, id))`,
+		`INSERT INTO ` + audit.SessionTable + ` (project, id, owner, created_at) VALUES ('p', 'OLD', 'alice', now())`,
+	} {
+		if _, err := conn.Exec(ctx(t), stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_ = conn.Close(ctx(t))
+	s, err := audit.OpenPostgres(ctx(t), dsn)
+	if err != nil {
+		t.Fatalf("open a store with the older session table: %v", err)
+	}
+	defer s.Close()
+	olderRecordAndNewClient(t, s)
 }

@@ -188,6 +188,9 @@ func (h *Handler) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		}
 		done := tbl.Use(id)
 		defer done()
+		if r.Method == http.MethodGet {
+			defer pr.P.Listening(r.Context(), id)()
+		}
 		if r.Method == http.MethodDelete {
 			h.delete(w, r, pr, sdk, id, user)
 			return
@@ -226,7 +229,7 @@ func (h *Handler) serveNew(w http.ResponseWriter, r *http.Request, pr Project, s
 	}
 	defer release()
 	cw := &claimWriter{ResponseWriter: w, claim: func(id string) {
-		h.claim(r.Context(), pr.P.Name, id, user)
+		h.claim(r.Context(), pr.P.Name, id, user, clientHello(body))
 	}}
 	sdk.ServeHTTP(cw, r)
 }
@@ -239,11 +242,12 @@ func isInitialize(body []byte) bool {
 	return json.Unmarshal(body, &m) == nil && m.Method == "initialize"
 }
 
-// claim records the owner of a session the SDK just opened.
-func (h *Handler) claim(ctx context.Context, projectName, id, user string) {
+// claim records the owner of a session the SDK just opened, and what its
+// client said of itself (client: clientHello of its initialize).
+func (h *Handler) claim(ctx context.Context, projectName, id, user, client string) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), h.o.RecordTimeout)
 	defer cancel()
-	if _, err := h.o.Records.ClaimSession(ctx, audit.SessionRecord{Project: projectName, ID: id, Owner: user, Created: time.Now()}); err != nil {
+	if _, err := h.o.Records.ClaimSession(ctx, audit.SessionRecord{Project: projectName, ID: id, Owner: user, Created: time.Now(), Client: client}); err != nil {
 		h.o.Logger.Error("session owner not recorded: after a restart this session cannot be recreated", "project", projectName, "session", id, "user", user, "err", err)
 	}
 }
@@ -428,6 +432,9 @@ func (h *Handler) serveUnknown(w http.ResponseWriter, r *http.Request, pr Projec
 	}
 	done := pr.Sessions.Use(id)
 	defer done()
+	if r.Method == http.MethodGet {
+		defer pr.P.Listening(r.Context(), id)()
+	}
 	if body != nil {
 		r.Body = io.NopCloser(bytes.NewReader(body))
 	}
@@ -451,8 +458,9 @@ var errNotOwner = errors.New("the session belongs to another user")
 
 // adopt recreates session id for user: it claims the id's record (the first
 // claim wins, so a concurrent claim by another user refuses this one),
-// replays an initialize handshake through the SDK handler with a server
-// that mints exactly id, and writes a session_recreated audit row.
+// replays an initialize handshake (with the client's capabilities and
+// clientInfo from its record) through the SDK handler with a server that
+// mints exactly id, and writes a session_recreated audit row.
 func (h *Handler) adopt(r *http.Request, pr Project, sdk http.Handler, id, user, code string) error {
 	p := pr.P
 	muAny, _ := h.adopting.LoadOrStore(id, &sync.Mutex{})
@@ -498,7 +506,9 @@ func (h *Handler) adopt(r *http.Request, pr Project, sdk http.Handler, id, user,
 		}
 		return hd
 	}
-	init := fmt.Sprintf(`{"jsonrpc":"2.0","id":"mcplocal-recreate","method":"initialize","params":{"protocolVersion":%q,"capabilities":{},"clientInfo":{"name":"recreated-session","version":"0"}}}`, pv)
+	// The client's own capabilities and clientInfo, as it sent them when it
+	// opened the session: its upstream sessions offer what it offers.
+	init := replayedInitialize(pv, rec.Client)
 	rc := &recorder{h: http.Header{}}
 	sdk.ServeHTTP(rc, synthetic(ctx, r, hdr(false), init))
 	if rc.status != http.StatusOK || rc.h.Get(sessionHeader) != id {

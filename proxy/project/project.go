@@ -366,7 +366,7 @@ func (p *Project) listTools(ctx context.Context, cl *client) (*mcp.ListToolsResu
 		return nil
 	})
 	if len(out) == 0 && err != nil {
-		return nil, fmt.Errorf("no upstream server of project %s answered tools/list: %w", p.Name, redact.Error(err))
+		return nil, fmt.Errorf("no upstream server of project %s answered tools/list: %w", p.Name, err) // each redacted it
 	}
 	out = append(out, p.listProxyTools().Tools...)
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })

@@ -31,7 +31,8 @@ import (
 //
 // It reports false, having written nothing, when the call must take the SDK
 // path: the proxy's own tools, an unknown tool, a gate not yet opened by
-// begin_session, an armed failpoint, a recreation notice still owed, a closed
+// begin_session, a client that offers sampling, elicitation or roots but
+// holds no standalone stream, an armed failpoint, a recreation notice still owed, a closed
 // session.
 func (p *Project) RelayCall(w http.ResponseWriter, r *http.Request, id string, rc relay.Call) bool {
 	p.mu.Lock()
@@ -41,6 +42,12 @@ func (p *Project) RelayCall(w http.ResponseWriter, r *http.Request, id string, r
 		return false
 	}
 	if _, own := p.proxyTool(rc.Name); own {
+		return false
+	}
+	if cl.offersRequests() && !cl.isListening() {
+		// The relay asks the upstream's sampling, elicitation and roots of
+		// the client on its standalone stream; a client without one gets
+		// them on the call's own stream, from the SDK path.
 		return false
 	}
 	server, tool, ok := p.internal(rc.Name)
@@ -58,6 +65,13 @@ func (p *Project) RelayCall(w http.ResponseWriter, r *http.Request, id string, r
 	p.relayed.Add(1)
 	p.relay(w, r, cl, conn, rc, server, tool, meta)
 	return true
+}
+
+// offersRequests reports whether the client said it answers requests an
+// upstream may send during a call (roots, sampling, elicitation).
+func (c *client) offersRequests() bool {
+	k := c.caps
+	return k != nil && (k.Roots.ListChanged || k.RootsV2 != nil || k.Sampling != nil || k.Elicitation != nil)
 }
 
 // gatedSession reports whether session id must still call begin_session

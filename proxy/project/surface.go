@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpchaos/mcpchaos/proxy/redact"
 	"github.com/mcpchaos/mcpchaos/proxy/trace"
 	"github.com/mcpchaos/mcpchaos/proxy/upstream"
 )
@@ -139,7 +140,8 @@ func (p *Project) internal(name string) (server, upstreamName string, ok bool) {
 
 // each runs f on every server of the project that offers the feature want
 // picks out of its capabilities, in parallel, each on the session's own
-// upstream session. Servers that fail are logged; err joins their errors.
+// upstream session. Servers that fail are logged; err joins their errors,
+// redacted (docs/security.md, "Secrets never leave").
 func (p *Project) each(ctx context.Context, cl *client, method string, want func(*mcp.ServerCapabilities) bool,
 	f func(ctx context.Context, server string, s *mcp.ClientSession) error) error {
 	names := p.serverNames()
@@ -158,6 +160,9 @@ func (p *Project) each(ctx context.Context, cl *client, method string, want func
 				})
 			})
 			if errs[i] != nil {
+				// Redacted here, at the source, for every list method alike:
+				// an upstream's URL may carry a key in its query (?apikey=...).
+				errs[i] = redact.Error(errs[i])
 				p.logger.Warn(method+": upstream failed", "trace", trace.From(ctx), "server", sn, "err", errs[i])
 				errs[i] = fmt.Errorf("%s: %v", sn, errs[i]) // text: the answer's code is the proxy's
 			}
@@ -378,6 +383,17 @@ func (p *Project) subscribe(ctx context.Context, cl *client, uri string, on bool
 		}
 		return struct{}{}, s.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri})
 	})
+	if err == nil {
+		// Remembered for the session's next upstream session (a reconnect,
+		// or Listen's), which would otherwise not know of it.
+		cl.mu.Lock()
+		if on {
+			cl.subs[uri] = server
+		} else {
+			delete(cl.subs, uri)
+		}
+		cl.mu.Unlock()
+	}
 	return err
 }
 

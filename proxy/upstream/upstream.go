@@ -45,7 +45,8 @@ type Conn struct {
 	closeGrace time.Duration
 	closing    context.Context // ends every HTTP request of this Conn
 	abort      context.CancelFunc
-	standalone bool
+	standalone func() bool // asked at each connect: open the upstream's standalone stream?
+	streaming  bool        // the current session opened its standalone stream
 	limit      *Limit
 	ownHTTP    bool // the transport is the Conn's own: Close closes its idle connections
 
@@ -63,9 +64,13 @@ type Options struct {
 	// Transport is the HTTP transport the Conn's requests go through, shared
 	// by the Conns of many sessions; nil: a transport of its own.
 	Transport http.RoundTripper
-	// Standalone opens the upstream's standalone SSE stream, for what it sends
-	// outside any request (resources/updated, list_changed).
-	Standalone bool
+	// Standalone is asked at each connect whether the new upstream session
+	// opens the upstream's standalone SSE stream, for what it sends outside
+	// any request (resources/updated, list_changed, log messages). The stream
+	// costs three goroutines and an HTTP connection for the session's whole
+	// life; nil: never. Listen opens it on a session connected without it
+	// when Standalone says so then.
+	Standalone func() bool
 	// Limit, if set, is taken while the Conn holds an upstream session.
 	Limit *Limit
 	// Receiving middleware of the client, for requests the upstream sends
@@ -141,6 +146,44 @@ func (c *Conn) get(ctx context.Context) (*mcp.ClientSession, error) {
 	if s != nil {
 		return s, nil
 	}
+	return c.connectLocked(ctx)
+}
+
+// Listen makes the current upstream session one with its standalone
+// stream, if Standalone now says so: a session connected without it is
+// closed and replaced by one that opens it (OnConnect replays the client's
+// state on it). A Conn with no session opens the stream on its next
+// connect, if Standalone says so then.
+// The SDK opens that stream only while it connects, hence the new session.
+func (c *Conn) Listen(ctx context.Context) error {
+	select {
+	case c.lock <- struct{}{}:
+	case <-ctx.Done():
+		return fmt.Errorf("upstream %s: waiting to connect: %w", c.Name, context.Cause(ctx))
+	}
+	defer func() { <-c.lock }()
+	c.mu.Lock()
+	s, streaming, closed := c.session, c.streaming, c.closed
+	c.mu.Unlock()
+	if closed || s == nil || streaming || c.standalone == nil || !c.standalone() {
+		return nil
+	}
+	// The old session is closed in the background; the go-sdk's Close
+	// waits for the calls still running on it, so none fails or runs twice
+	// (TestListenReplacesTheSessionWithoutFailingOrRepeatingARunningCall).
+	c.drop(s)
+	_, err := c.connectLocked(ctx)
+	return err
+}
+
+// connectLocked connects a new upstream session; the caller holds c.lock.
+func (c *Conn) connectLocked(ctx context.Context) (*mcp.ClientSession, error) {
+	return c.connect(ctx, false)
+}
+
+// connect is connectLocked; again says it is the second connect of one
+// connectLocked, made because the first learned the stream is wanted.
+func (c *Conn) connect(ctx context.Context, again bool) (*mcp.ClientSession, error) {
 	if !c.limit.take() {
 		return nil, &LimitError{Server: c.Name, Max: c.limit.Max()}
 	}
@@ -156,11 +199,12 @@ func (c *Conn) get(ctx context.Context) (*mcp.ClientSession, error) {
 	sessCtx, sessAbort := context.WithCancel(context.Background())
 	hc := &http.Client{Transport: abortable{base: c.httpClient.Transport, closing: sessCtx}}
 	done := make(chan connected, 1)
+	listen := c.standalone != nil && c.standalone()
 	go func() {
 		s, err := c.client.Connect(cctx, &mcp.StreamableClientTransport{
 			Endpoint:             c.URL,
 			HTTPClient:           hc,
-			DisableStandaloneSSE: !c.standalone,
+			DisableStandaloneSSE: !listen,
 			MaxRetries:           -1,
 		}, &mcp.ClientSessionOptions{ProtocolVersion: ProtocolVersion})
 		done <- connected{s, err}
@@ -186,11 +230,19 @@ func (c *Conn) get(ctx context.Context) (*mcp.ClientSession, error) {
 		c.limit.give()
 		return nil, ErrClosed
 	}
-	c.session, c.sessAbort = s, sessAbort
+	c.session, c.sessAbort, c.streaming = s, sessAbort, listen
 	hook := c.onConnect
 	c.mu.Unlock()
 	if hook != nil {
 		hook(ctx, s)
+	}
+	if !listen && !again && c.standalone != nil && c.standalone() {
+		// What Standalone answers may depend on what this connect learned
+		// (the upstream's capabilities, e.g. after a restart that added
+		// logging): the stream is wanted after all, and the SDK opens it
+		// only while it connects. Once: the next connect opens it.
+		c.drop(s)
+		return c.connect(ctx, true)
 	}
 	return s, nil
 }

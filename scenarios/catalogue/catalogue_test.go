@@ -136,3 +136,49 @@ func TestLabelsAreOneFrozenList(t *testing.T) {
 		t.Error("a misspelt label was accepted")
 	}
 }
+
+// TestSurfaceAndSecurityOperationsAreJudgedThroughTheStallMeter: the
+// verdict on every surface and security operation takes out the stalls its
+// timed part saw, as the other operations' do (a loaded machine is not a
+// late proxy). With every meter reporting an hour of stalls more than it
+// saw, each operation, run once in process, must report at least that hour:
+// one timed on the wall clock alone reports none (an operation with no timed
+// part reports neither latency nor stalls).
+func TestSurfaceAndSecurityOperationsAreJudgedThroughTheStallMeter(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs every surface and security operation once")
+	}
+	const simulated = time.Hour
+	restore := harness.SimulateStalls(simulated)
+	defer restore()
+	seen := map[string]bool{}
+	for _, s := range All() {
+		if !s.HasLabel("surface") && !s.HasLabel("security") {
+			continue
+		}
+		if seen[s.Operation.Name] || s.NotApplicable(&harness.InProcess{}) != "" {
+			continue
+		}
+		if _, ok := s.Fault.(harness.None); !ok && !s.HasLabel("security") {
+			continue // the surface operations once each, on a healthy link
+		}
+		seen[s.Operation.Name] = true
+		t.Run(s.Name(), func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			r := s.Run(ctx, &harness.InProcess{})
+			if r.NotApplicable != "" {
+				t.Skip(r.NotApplicable)
+			}
+			if r.Latency == 0 && r.Stalled == 0 {
+				return // nothing of it is timed (a config check): no budget verdict to excuse
+			}
+			if r.Stalled < simulated {
+				t.Errorf("%q is judged on the wall clock: it reported %v stalled, want its timed part metered (harness.MeterStalls)", s.Operation.Name, r.Stalled)
+			}
+		})
+	}
+	if len(seen) < 10 {
+		t.Fatalf("only %d surface and security operations found", len(seen))
+	}
+}

@@ -14,11 +14,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpchaos/mcpchaos/fakes/upstream"
 	"github.com/mcpchaos/mcpchaos/proxy/audit"
 	"github.com/mcpchaos/mcpchaos/proxy/knobs"
+	"github.com/mcpchaos/mcpchaos/proxy/trace"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
 )
 
@@ -49,6 +51,7 @@ func securityScenarios() []Scenario {
 		v.ReadTimeout, v.IdleConnTimeout, v.MaxHeaderBytes = readTimeoutForScenario, idleConnForScenario, 8<<10
 	})
 	ttl := withKnobs(twoUsers, func(v *knobs.Values) { v.SessionRecordTTL = recordTTLForScenario })
+	conns := withKnobs(twoUsers, func(v *knobs.Values) { v.ConnsMax, v.ReadTimeout = connsForScenario, connsReadTimeout })
 	secretURL := twoUsers
 	secretURL.DocmostQuery = "apikey=" + upstreamSecret
 	sec := func(more ...string) []string { return append([]string{"security", "sessions"}, more...) }
@@ -76,6 +79,9 @@ func securityScenarios() []Scenario {
 			Expect: sessionAnswered, Needs: ownsSessions},
 		{Fault: harness.None{}, Operation: IdleConnection, Promise: "8 idle connections are closed",
 			Labels: sec("bounded-io", "knob"), Env: slow, Budget: func(k knobs.Values) time.Duration { return k.IdleConnTimeout },
+			Expect: sessionAnswered, Needs: ownsSessions},
+		{Fault: harness.None{}, Operation: ConnCap, Promise: "8 open connections are bounded",
+			Labels: sec("bounded-io", "knob"), Env: conns, Budget: func(k knobs.Values) time.Duration { return k.ReadTimeout },
 			Expect: sessionAnswered, Needs: ownsSessions},
 		{Fault: harness.None{}, Operation: HugeHeaders, Promise: "8 request headers are bounded",
 			Labels: sec("bounded-io", "knob"), Env: slow, Budget: requestDeadline, Expect: sessionAnswered, Needs: ownsSessions},
@@ -172,9 +178,9 @@ var Hijack = Operation{Name: "another user's tools/call and DELETE on a live ses
 	}
 	defer cs.Close()
 	id := cs.ID()
-	start := time.Now()
+	clk := startClock()
 	status, body, err := mcpRequest(ctx, env, "bob", http.MethodPost, id, toolsCall)
-	o := Observation{Latency: time.Since(start), Err: err}
+	o := clk.stop(Observation{Err: err})
 	if err != nil {
 		return o
 	}
@@ -245,9 +251,9 @@ var AdoptOthers = Operation{Name: "another user presents a lost session's id fir
 	if _, err := env.Strike(ctx); err != nil {
 		return Observation{Err: fmt.Errorf("fault: %w", err)}
 	}
-	start := time.Now()
+	clk := startClock()
 	status, body, err := mcpRequest(ctx, env, "bob", http.MethodPost, id, toolsCall)
-	o := Observation{Latency: time.Since(start), Err: err}
+	o := clk.stop(Observation{Err: err})
 	if err != nil {
 		return o
 	}
@@ -321,9 +327,10 @@ var DeletedStaysDeleted = Operation{Name: "a DELETEd id presented after a restar
 	if _, err := env.Strike(ctx); err != nil {
 		return Observation{Err: fmt.Errorf("fault: %w", err)}
 	}
-	start := time.Now()
+	clk := startClock()
 	status, body, err = mcpRequest(ctx, env, "alice", http.MethodPost, id, toolsCall)
-	o.Latency, o.Err = time.Since(start), err
+	o.Err = err
+	clk.into(&o)
 	if err != nil {
 		return o
 	}
@@ -354,10 +361,14 @@ var BadSessionIDs = Operation{Name: "malformed and oversized session ids", Do: f
 	bad := []string{"ünï😀", "a b/../c", strings.Repeat("x", 129), strings.Repeat("y", 1<<16), "tab\tid"}
 	var o Observation
 	for i, id := range bad {
-		start := time.Now()
+		var clk *clock
+		if i == 0 { // the first id's answer is the timed part
+			clk = startClock()
+		}
 		status, body, err := mcpRequest(ctx, env, "alice", http.MethodPost, id, toolsCall)
 		if i == 0 {
-			o.Latency, o.Err = time.Since(start), err
+			o.Err = err
+			clk.into(&o)
 		}
 		if err != nil {
 			o.Broken = append(o.Broken, fmt.Sprintf("id %q: %v", excerpt(id), err))
@@ -398,9 +409,9 @@ var SessionCaps = Operation{Name: "MCPCTL_SESSIONS_PER_USER_MAX and MCPCTL_SESSI
 			return Observation{Err: fmt.Errorf("alice's session under the cap answered %d: %s", status, excerpt(body))}
 		}
 	}
-	start := time.Now()
+	clk := startClock()
 	status, body := open("alice")
-	o.Latency = time.Since(start)
+	clk.into(&o)
 	if bad, msg := rpcError(status, body, http.StatusTooManyRequests); bad != "" {
 		o.Broken = append(o.Broken, "alice's 3rd session "+bad)
 	} else if o.Text = msg; !strings.Contains(msg, "MCPCTL_SESSIONS_PER_USER_MAX") {
@@ -456,7 +467,7 @@ var IdleExpiry = Operation{Name: "MCPCTL_SESSION_IDLE_MS decides: a session idle
 		o.Broken = append(o.Broken, fmt.Sprintf("the expired session's upstream session %s was not released %v after its last use", who.Text, wait))
 	}
 	late := timedCall(ctx, cs, "docmost_update_page", args)
-	o.Latency, o.Err, o.Text, o.Trace = late.Latency, late.Err, late.Text, late.Trace
+	o.Latency, o.Stalled, o.Err, o.Text, o.Trace = late.Latency, late.Stalled, late.Err, late.Text, late.Trace
 	if late.Err == nil && !strings.Contains(late.Text, NoticePrefix) {
 		o.Broken = append(o.Broken, "the call after the idle expiry carries no ⚠ notice: the session was never closed")
 	}
@@ -567,9 +578,9 @@ var OriginGuard = Operation{Name: "cross-origin and rebinding requests on every 
 	}
 	mcpPath := strings.TrimPrefix(env.ProjectURL(), env.Target.URL())
 	var o Observation
-	start := time.Now()
+	clk := startClock()
 	status, body := do(http.MethodPost, mcpPath, "", "http://evil.example", "application/json", initialize)
-	o.Latency = time.Since(start)
+	clk.into(&o)
 	if bad, msg := rpcError(status, body, http.StatusForbidden); bad != "" {
 		o.Broken = append(o.Broken, "an initialize from Origin http://evil.example "+bad)
 	} else {
@@ -659,7 +670,8 @@ var SlowTrickle = Operation{Name: "MCPCTL_READ_TIMEOUT_MS decides: a body trickl
 	}
 	defer c.Close()
 	path := strings.TrimPrefix(env.ProjectURL(), env.Target.URL())
-	start := time.Now()
+	clk := startClock()
+	defer clk.halt()
 	if _, err := fmt.Fprintf(c, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nAuthorization: Bearer %s\r\nContent-Length: 100000\r\n\r\n", path, host, env.Token("alice")); err != nil {
 		return Observation{Err: err}
 	}
@@ -681,7 +693,7 @@ var SlowTrickle = Operation{Name: "MCPCTL_READ_TIMEOUT_MS decides: a body trickl
 		}
 	}()
 	_, closed := closedWithin(c, 3*limit)
-	o := Observation{Latency: time.Since(start)}
+	o := clk.stop(Observation{})
 	if !closed {
 		o.Broken = append(o.Broken, fmt.Sprintf("a trickling client was still connected %v after it began (MCPCTL_READ_TIMEOUT_MS=%v)", o.Latency.Round(time.Millisecond), env.Knobs.ReadTimeout))
 	}
@@ -705,11 +717,116 @@ var IdleConnection = Operation{Name: "MCPCTL_IDLE_CONN_TIMEOUT_MS decides: an id
 	}
 	_, _ = io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
-	start := time.Now()
+	clk := startClock()
 	_, closed := closedWithin(c, 3*(env.Knobs.IdleConnTimeout+Tolerance))
-	o := Observation{Latency: time.Since(start)}
+	o := clk.stop(Observation{})
 	if !closed {
 		o.Broken = append(o.Broken, fmt.Sprintf("an idle keep-alive connection was still open after %v (MCPCTL_IDLE_CONN_TIMEOUT_MS=%v)", o.Latency.Round(time.Millisecond), env.Knobs.IdleConnTimeout))
+	}
+	return o
+}}
+
+// connsForScenario and connsReadTimeout are ConnCap's knobs: a cap a few
+// dials reach, and a read-header bound (the least of 10 s and the read
+// timeout) long enough that those dials are younger than it.
+const (
+	connsForScenario = 3
+	connsReadTimeout = time.Second
+)
+
+// connRefused reads what the proxy sent a connection within wait: the
+// status line and body of an answer it sent unasked, or "" if it sent
+// nothing (the connection is open and waits for a request).
+func connRefused(c net.Conn, wait time.Duration) (status int, body string, err error) {
+	_ = c.SetReadDeadline(time.Now().Add(wait))
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	_ = c.SetReadDeadline(time.Time{})
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return 0, "", nil
+	}
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b), err
+}
+
+// ConnCap: connections past MCPCTL_CONNS_MAX are refused with a 503 whose
+// body is a JSON-RPC error naming the knob; once the oldest silent
+// connection has waited out the read-header bound, a new one is served
+// instead, and that silent one is closed to make room.
+var ConnCap = Operation{Name: "MCPCTL_CONNS_MAX decides: connections past it get a 503 naming it, and make room by closing one silent past the read-header bound", Do: func(ctx context.Context, env *harness.Env) Observation {
+	http.DefaultClient.CloseIdleConnections()
+	var o Observation
+	var open []net.Conn
+	defer func() {
+		for _, c := range open {
+			_ = c.Close()
+		}
+	}()
+	first := time.Now()
+	// Dial silent connections until one is refused: never more than the cap
+	// may be open (the harness may hold a few of its own).
+	refusedAt := -1
+	var status int
+	var body string
+	for i := 0; i <= int(env.Knobs.ConnsMax); i++ {
+		c, _, err := rawConn(ctx, env)
+		if err != nil {
+			return Observation{Err: err}
+		}
+		open = append(open, c)
+		st, b, err := connRefused(c, 100*time.Millisecond)
+		if err != nil {
+			o.Broken = append(o.Broken, fmt.Sprintf("connection %d: neither open nor refused readably: %v", i+1, err))
+			return o
+		}
+		if st != 0 {
+			refusedAt, status, body = i, st, b
+			break
+		}
+	}
+	switch {
+	case refusedAt < 0:
+		o.Broken = append(o.Broken, fmt.Sprintf("%d connections open at once, past MCPCTL_CONNS_MAX=%d", len(open), env.Knobs.ConnsMax))
+		return o
+	case refusedAt == 0:
+		o.Broken = append(o.Broken, fmt.Sprintf("the first connection was refused (MCPCTL_CONNS_MAX=%d)", env.Knobs.ConnsMax))
+		return o
+	case status != http.StatusServiceUnavailable || !strings.Contains(body, `"jsonrpc":"2.0"`) || !strings.Contains(body, "MCPCTL_CONNS_MAX"):
+		o.Broken = append(o.Broken, fmt.Sprintf("a connection past the cap got %d %q: want 503 with a JSON-RPC error naming MCPCTL_CONNS_MAX", status, body))
+		return o
+	}
+	if since := time.Since(first); since >= env.Knobs.ReadTimeout {
+		return Observation{Err: fmt.Errorf("dialling took %v, past the read-header bound %v: the machine is too slow for this scenario", since, env.Knobs.ReadTimeout)}
+	}
+	// The read-header bound passes for the oldest silent connection: the
+	// wait is what is tested, no request may be in flight.
+	time.Sleep(time.Until(first.Add(env.Knobs.ReadTimeout + Tolerance)))
+	start := time.Now()
+	c, host, err := rawConn(ctx, env)
+	if err != nil {
+		return Observation{Err: err}
+	}
+	open = append(open, c)
+	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := fmt.Fprintf(c, "GET /healthz HTTP/1.1\r\nHost: %s\r\n\r\n", host); err != nil {
+		return Observation{Err: err}
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	o.Latency = time.Since(start)
+	if err != nil {
+		o.Broken = append(o.Broken, fmt.Sprintf("at the cap, with a connection silent past the read-header bound, a new connection was not served: %v", err))
+		return o
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		o.Broken = append(o.Broken, fmt.Sprintf("at the cap, with a connection silent past the read-header bound, a new connection got %d, want 200", resp.StatusCode))
+	}
+	if _, closed := closedWithin(open[0], Tolerance); !closed {
+		o.Broken = append(o.Broken, "the oldest silent connection is still open: it should have made room")
 	}
 	return o
 }}
@@ -733,9 +850,9 @@ var HugeHeaders = Operation{Name: "MCPCTL_MAX_HEADER_BYTES decides: larger reque
 		return resp.StatusCode, nil
 	}
 	max := int(env.Knobs.MaxHeaderBytes)
-	start := time.Now()
+	clk := startClock()
 	status, err := send(4 * max)
-	o := Observation{Latency: time.Since(start), Err: err}
+	o := clk.stop(Observation{Err: err})
 	if err == nil && status != http.StatusRequestHeaderFieldsTooLarge {
 		o.Broken = append(o.Broken, fmt.Sprintf("headers of %d bytes (MCPCTL_MAX_HEADER_BYTES=%d) answered %d, want 431", 4*max, max, status))
 	}
@@ -750,8 +867,8 @@ const upstreamSecret = "SEKRET-K3Y-4242"
 
 // SecretsStayIn: the upstream's URL carries ?apikey=...; with the upstream
 // down, the proxy's log (where the harness keeps it), the tools/call error
-// text, the request's audit rows and
-// /api/v1/instances all describe the failure without the key.
+// text, every list method's JSON-RPC error (secretLists), the requests' audit
+// rows and /api/v1/instances all describe the failure without the key.
 var SecretsStayIn = Operation{Name: "an upstream URL's key in errors, audit rows and health output", Do: func(ctx context.Context, env *harness.Env) Observation {
 	o := call(ctx, env, "docmost_update_page", map[string]any{"page_id": "p", "content": "x"})
 	if o.Err != nil {
@@ -777,6 +894,7 @@ var SecretsStayIn = Operation{Name: "an upstream URL's key in errors, audit rows
 	if status, body, err := apiGet(ctx, env, "alice", "/api/v1/instances"); err == nil && strings.Contains(body, upstreamSecret) {
 		o.Broken = append(o.Broken, fmt.Sprintf("/api/v1/instances (%d) carries the upstream URL's key: %s", status, excerpt(body)))
 	}
+	o.Broken = append(o.Broken, listsKeepTheKey(ctx, env)...)
 	// The operator's log too, where the harness keeps it (a binary's stderr,
 	// the in-process proxy's logger): the failed call's error is logged.
 	if lr, ok := env.Target.(harness.LogReader); ok {
@@ -787,6 +905,70 @@ var SecretsStayIn = Operation{Name: "an upstream URL's key in errors, audit rows
 	}
 	return o
 }}
+
+// secretLists are the list methods a client may send, each failing over the
+// down upstream whose URL carries the key: every one is answered with a
+// JSON-RPC error carrying its trace code, and neither that error nor the
+// request's audit rows quote the key.
+var secretLists = []struct {
+	method string
+	list   func(ctx context.Context, cs *mcp.ClientSession) error
+}{
+	{"tools/list", func(ctx context.Context, cs *mcp.ClientSession) error { _, err := cs.ListTools(ctx, nil); return err }},
+	{"resources/list", func(ctx context.Context, cs *mcp.ClientSession) error {
+		_, err := cs.ListResources(ctx, nil)
+		return err
+	}},
+	{"resources/templates/list", func(ctx context.Context, cs *mcp.ClientSession) error {
+		_, err := cs.ListResourceTemplates(ctx, nil)
+		return err
+	}},
+	{"prompts/list", func(ctx context.Context, cs *mcp.ClientSession) error { _, err := cs.ListPrompts(ctx, nil); return err }},
+}
+
+// listsKeepTheKey runs every secretLists method on one session and returns
+// what it saw broken.
+func listsKeepTheKey(ctx context.Context, env *harness.Env) []string {
+	var broken []string
+	cs, err := env.Connect(ctx, "alice")
+	if err != nil {
+		return []string{"connect for the list methods: " + err.Error()}
+	}
+	defer cs.Close()
+	for _, l := range secretLists {
+		err := l.list(ctx, cs)
+		var werr *jsonrpc.Error
+		if !errors.As(err, &werr) {
+			broken = append(broken, fmt.Sprintf("%s over a down upstream: want a JSON-RPC error, got %v", l.method, err))
+			continue
+		}
+		var data map[string]string
+		_ = json.Unmarshal(werr.Data, &data)
+		code := data[trace.MetaKey]
+		if !trace.Valid(code) {
+			broken = append(broken, fmt.Sprintf("%s's error carries no trace code in error.data: %s", l.method, excerpt(string(werr.Data))))
+		}
+		if strings.Contains(werr.Message+string(werr.Data), upstreamSecret) {
+			broken = append(broken, fmt.Sprintf("%s's JSON-RPC error carries the upstream URL's key: %s", l.method, excerpt(werr.Message)))
+		}
+		if code == "" {
+			continue
+		}
+		rows, err := env.Audit(ctx, code)
+		if err != nil {
+			broken = append(broken, fmt.Sprintf("%s: audit: %v", l.method, err))
+		}
+		if len(rows) == 0 {
+			broken = append(broken, fmt.Sprintf("%s: no audit row for trace %s", l.method, code))
+		}
+		for _, r := range rows {
+			if strings.Contains(r.Detail+r.DegradedReason, upstreamSecret) {
+				broken = append(broken, fmt.Sprintf("%s: the %s audit row carries the upstream URL's key: %s", l.method, r.Kind, excerpt(r.Detail)))
+			}
+		}
+	}
+	return broken
+}
 
 // recordTTLForScenario is the record TTL of the expiry scenario: short
 // enough to wait out.
@@ -845,9 +1027,10 @@ var TombstoneExpiry = Operation{Name: "MCPCTL_SESSION_RECORD_TTL_MS decides: a s
 	if _, err := env.Strike(ctx); err != nil {
 		return Observation{Err: fmt.Errorf("fault: %w", err)}
 	}
-	start := time.Now()
+	clk := startClock()
 	status, body, err := mcpRequest(ctx, env, "alice", http.MethodPost, young, list)
-	o.Latency, o.Err = time.Since(start), err
+	o.Err = err
+	clk.into(&o)
 	if err != nil {
 		return o
 	}
@@ -903,7 +1086,8 @@ var ShutdownInFlight = Operation{Name: "a call still running when the proxy stop
 		case <-tick.C:
 		}
 	}
-	start := time.Now()
+	clk := startClock()
+	defer clk.halt()
 	if _, err := env.Strike(ctx); err != nil {
 		return Observation{Err: fmt.Errorf("fault: %w", err)}
 	}
@@ -913,8 +1097,8 @@ var ShutdownInFlight = Operation{Name: "a call still running when the proxy stop
 		return Observation{Err: ctx.Err()}
 	case a = <-answered:
 	}
-	o := a.Observation
-	o.Latency = a.at.Sub(start) // from the stop's start: within the grace
+	o := clk.stop(a.Observation)
+	o.Latency = a.at.Sub(clk.start) // from the stop's start to the answer: within the grace
 	if o.Err != nil {
 		o.Broken = append(o.Broken, fmt.Sprintf("the call running at the stop got no answer: %v", o.Err))
 		o.Err = nil

@@ -40,7 +40,7 @@ func processScenarios() []Scenario {
 		{Fault: harness.HandlerPanic{Tool: "docmost_update_page"}, Operation: PanicLogged, Promise: "8 a panic's stack reaches the log",
 			Labels: sec("panic"), Env: twoUsers, Budget: requestDeadline, Expect: sessionAnswered, Needs: logsKept},
 		{Fault: harness.None{}, Operation: NotReadyWhileAuditDown, Promise: "8 not ready while the audit store does not answer",
-			Labels: sec("readyz"), Env: twoUsers, Budget: func(k knobs.Values) time.Duration { return k.AuditWriteTimeout },
+			Labels: sec("readyz"), Env: twoUsers, Budget: func(k knobs.Values) time.Duration { return k.ReadyTimeout },
 			Expect: sessionAnswered, Needs: auditStallable},
 	}
 }
@@ -111,11 +111,12 @@ var OtherProjectsID = Operation{Name: "a session id of one project presented on 
 		}
 		return nil
 	}
-	start := time.Now()
+	clk := startClock()
 	if err := refused("live"); err != nil {
+		clk.halt()
 		return Observation{Err: err}
 	}
-	o.Latency = time.Since(start)
+	clk.into(&o)
 	if again := timedCall(ctx, cs, "docmost_update_page", aliceArgs); again.Err != nil || again.IsError {
 		o.Broken = append(o.Broken, fmt.Sprintf("alice's session on %s after her requests on %s: %v %s", harness.Project, harness.OtherProject, again.Err, again.Text))
 	}
@@ -294,7 +295,7 @@ func panicLine(logs, trace string) string {
 }
 
 // NotReadyWhileAuditDown: /readyz says ready, then the audit store stops
-// answering and /readyz says 503 within MCPCTL_AUDIT_WRITE_TIMEOUT_MS: a
+// answering and /readyz says 503 within MCPCTL_READY_TIMEOUT_MS: a
 // proxy that can neither record rows nor check session owners takes no users.
 var NotReadyWhileAuditDown = Operation{Name: "/readyz while the audit store does not answer", Do: func(ctx context.Context, env *harness.Env) Observation {
 	st, ok := env.Target.(harness.AuditStaller)
@@ -321,9 +322,10 @@ var NotReadyWhileAuditDown = Operation{Name: "/readyz while the audit store does
 		return Observation{Err: fmt.Errorf("/readyz before the store stalled answered %d: %s", status, excerpt(body))}
 	}
 	st.StallAudit()
-	start := time.Now()
+	clk := startClock()
 	status, body, err := ready()
-	o.Latency, o.Err = time.Since(start), err
+	o.Err = err
+	clk.into(&o)
 	if err == nil && status != http.StatusServiceUnavailable {
 		o.Broken = append(o.Broken, fmt.Sprintf("/readyz with the audit store not answering answered %d, want 503: %s", status, excerpt(body)))
 	}

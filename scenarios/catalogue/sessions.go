@@ -92,9 +92,9 @@ var DeleteEmptyJSON = Operation{Name: "DELETE with empty JSON body", Do: func(ct
 	hc := env.HTTPClient("alice")
 	defer hc.CloseIdleConnections()
 
-	start := time.Now()
+	clk := startClock()
 	status, body, err := rawRequest(ctx, hc, http.MethodDelete, env.ProjectURL(), id, "")
-	o := Observation{Latency: time.Since(start), Err: err}
+	o := clk.stop(Observation{Err: err})
 	_ = cs.Close() // its own DELETE now meets a closed session; the client ignores the answer
 	if err != nil {
 		return o

@@ -23,14 +23,14 @@ import (
 // afterwards that the proxy process still serves.
 var (
 	Ping = surfaceOp("ping", func(ctx context.Context, s *surfaceSession) Observation {
-		start := time.Now()
+		clk := startClock()
 		err := s.cs.Ping(ctx, nil)
-		return Observation{Latency: time.Since(start), Err: err}
+		return clk.stop(Observation{Err: err})
 	})
 	ReadResource = surfaceOp("resources/read", func(ctx context.Context, s *surfaceSession) Observation {
-		start := time.Now()
+		clk := startClock()
 		res, err := s.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: upstream.ReadmeURI})
-		o := Observation{Latency: time.Since(start), Err: err}
+		o := clk.stop(Observation{Err: err})
 		if err == nil {
 			o.Trace, _ = res.Meta[trace.MetaKey].(string)
 			if len(res.Contents) != 1 || res.Contents[0].Text != upstream.ReadmeText {
@@ -40,9 +40,9 @@ var (
 		return o
 	})
 	GetPrompt = surfaceOp("prompts/get", func(ctx context.Context, s *surfaceSession) Observation {
-		start := time.Now()
+		clk := startClock()
 		res, err := s.cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "everything_greet", Arguments: map[string]string{"name": "ana"}})
-		o := Observation{Latency: time.Since(start), Err: err}
+		o := clk.stop(Observation{Err: err})
 		if err == nil {
 			o.Trace, _ = res.Meta[trace.MetaKey].(string)
 			if len(res.Messages) == 0 {
@@ -52,10 +52,10 @@ var (
 		return o
 	})
 	Complete = surfaceOp("completion/complete", func(ctx context.Context, s *surfaceSession) Observation {
-		start := time.Now()
+		clk := startClock()
 		res, err := s.cs.Complete(ctx, &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/prompt", Name: "everything_greet"},
 			Argument: mcp.CompleteParamsArgument{Name: "name", Value: "b"}})
-		o := Observation{Latency: time.Since(start), Err: err}
+		o := clk.stop(Observation{Err: err})
 		if err == nil {
 			o.Trace, _ = res.Meta[trace.MetaKey].(string)
 			if len(res.Completion.Values) != 1 || res.Completion.Values[0] != "bob" {
@@ -65,20 +65,20 @@ var (
 		return o
 	})
 	SetLevelAndLog = surfaceOp("logging/setLevel + a log message", func(ctx context.Context, s *surfaceSession) Observation {
-		start := time.Now()
+		clk := startClock()
 		if err := s.cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "error"}); err != nil {
-			return Observation{Latency: time.Since(start), Err: err}
+			return clk.stop(Observation{Err: err})
 		}
-		o := s.timedCall(ctx, start, "everything_log", map[string]any{"text": "catalogue"})
+		o := s.timedCall(ctx, clk, "everything_log", map[string]any{"text": "catalogue"})
 		if o.Err == nil && !o.IsError && !s.waitFor(ctx, func() bool { return len(s.logs) > 0 }) {
 			o.Broken = append(o.Broken, "7 the error-level log message never reached the client")
 		}
 		return o
 	})
 	ProgressCall = surfaceOp("tools/call with progress", func(ctx context.Context, s *surfaceSession) Observation {
-		start := time.Now()
+		clk := startClock()
 		res, err := s.cs.CallTool(ctx, &mcp.CallToolParams{Name: "everything_progress", Arguments: map[string]any{}, Meta: mcp.Meta{"progressToken": "cat"}})
-		o := observeCall(start, res, err)
+		o := observeCall(clk, res, err)
 		s.mu.Lock()
 		n := s.progress
 		s.mu.Unlock()
@@ -88,25 +88,25 @@ var (
 		return o
 	})
 	Sampling = surfaceOp("sampling round trip", func(ctx context.Context, s *surfaceSession) Observation {
-		o := s.timedCall(ctx, time.Now(), "everything_sample", map[string]any{"prompt": "hi"})
+		o := s.timedCall(ctx, startClock(), "everything_sample", map[string]any{"prompt": "hi"})
 		if o.Err == nil && !o.IsError && o.Text != "sampled: "+samplingReply {
 			o.Broken = append(o.Broken, "7 the sampling answer did not come back: "+excerpt(o.Text))
 		}
 		return o
 	})
 	Elicitation = surfaceOp("elicitation round trip", func(ctx context.Context, s *surfaceSession) Observation {
-		o := s.timedCall(ctx, time.Now(), "everything_elicit", map[string]any{"question": "name?"})
+		o := s.timedCall(ctx, startClock(), "everything_elicit", map[string]any{"question": "name?"})
 		if o.Err == nil && !o.IsError && o.Text != "elicited: accept "+samplingReply {
 			o.Broken = append(o.Broken, "7 the elicitation answer did not come back: "+excerpt(o.Text))
 		}
 		return o
 	})
 	SubscribeUpdate = surfaceOp("resources/subscribe + update", func(ctx context.Context, s *surfaceSession) Observation {
-		start := time.Now()
+		clk := startClock()
 		if err := s.cs.Subscribe(ctx, &mcp.SubscribeParams{URI: upstream.ReadmeURI}); err != nil {
-			return Observation{Latency: time.Since(start), Err: err}
+			return clk.stop(Observation{Err: err})
 		}
-		o := s.timedCall(ctx, start, "everything_touch", map[string]any{"uri": upstream.ReadmeURI})
+		o := s.timedCall(ctx, clk, "everything_touch", map[string]any{"uri": upstream.ReadmeURI})
 		if o.Err == nil && !o.IsError && !s.waitFor(ctx, func() bool { return s.updated > 0 }) {
 			o.Broken = append(o.Broken, "7 notifications/resources/updated never reached the subscriber")
 		}
@@ -150,13 +150,15 @@ func (s *surfaceSession) waitFor(ctx context.Context, cond func() bool) bool {
 	return false
 }
 
-func (s *surfaceSession) timedCall(ctx context.Context, start time.Time, tool string, args map[string]any) Observation {
+// timedCall makes one tools/call, the end of the timed part clk began.
+func (s *surfaceSession) timedCall(ctx context.Context, clk *clock, tool string, args map[string]any) Observation {
 	res, err := s.cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
-	return observeCall(start, res, err)
+	return observeCall(clk, res, err)
 }
 
-func observeCall(start time.Time, res *mcp.CallToolResult, err error) Observation {
-	o := Observation{Latency: time.Since(start), Err: err}
+// observeCall ends the timed part clk began with a tools/call's answer.
+func observeCall(clk *clock, res *mcp.CallToolResult, err error) Observation {
+	o := clk.stop(Observation{Err: err})
 	if err == nil {
 		o.IsError, o.Text, o.Trace = res.IsError, textOf(res), traceOf(res)
 	}

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	fakellm "github.com/mcpchaos/mcpchaos/fakes/llm"
 	"github.com/mcpchaos/mcpchaos/fakes/upstream"
 	"github.com/mcpchaos/mcpchaos/proxy/audit"
@@ -259,6 +261,9 @@ type EnvOptions struct {
 	// project (every MCP feature: resources, prompts, completion, logging,
 	// progress, sampling, elicitation, roots), behind EverythingLink.
 	Everything bool
+	// EverythingAdvertises, if set, are the capabilities the everything
+	// fake advertises instead of its own (upstream.Options.Capabilities).
+	EverythingAdvertises *mcp.ServerCapabilities
 	// SecondProject adds OtherProject, serving the same docmost server, for
 	// scenarios about what belongs to one project (its sessions).
 	SecondProject bool
@@ -286,6 +291,7 @@ func Compressed() knobs.Values {
 	v.UpstreamCallTimeout = 1000 * time.Millisecond
 	v.UpstreamConnect = 1000 * time.Millisecond
 	v.AuditWriteTimeout = 500 * time.Millisecond
+	v.ReadyTimeout = 500 * time.Millisecond
 	v.ShutdownGrace = 200 * time.Millisecond
 	v.ChatBudget = 800 * time.Millisecond
 	return v
@@ -296,6 +302,7 @@ func Compressed() knobs.Values {
 var offRequestPath = map[string]bool{
 	"MCPCTL_AUDIT_WRITE_TIMEOUT_MS": true,
 	"MCPCTL_AUDIT_QUERY_TIMEOUT_MS": true,
+	"MCPCTL_READY_TIMEOUT_MS":       true,
 	"MCPCTL_SHUTDOWN_GRACE_MS":      true,
 	"MCPCTL_SESSION_IDLE_MS":        true,
 	"MCPCTL_SESSION_RECORD_TTL_MS":  true,
@@ -391,7 +398,7 @@ func NewEnv(ctx context.Context, o EnvOptions) (e *Env, err error) {
 		pc.Servers["unifi"] = &config.Server{URL: e.Unifi.URL(), HealthCheck: o.Unifi}
 	}
 	if o.Everything {
-		if e.Everything, err = upstream.NewEverything(upstream.Options{}); err != nil {
+		if e.Everything, err = upstream.NewEverything(upstream.Options{Capabilities: o.EverythingAdvertises}); err != nil {
 			return e, err
 		}
 		if e.EverythingLink, err = e.Toxi.Link("everything", e.Everything.Addr()); err != nil {

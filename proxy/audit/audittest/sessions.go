@@ -48,6 +48,25 @@ func runSessionConformance(t *testing.T, b Backend) {
 		}
 	})
 
+	t.Run("SessionClientKeptFromTheFirstClaim", func(t *testing.T) {
+		s, _ := b.open(t)
+		ctx := ctxFor(t)
+		const hello = `{"capabilities":{"sampling":{}},"clientInfo":{"name":"c","version":"1"}}`
+		rec := audit.SessionRecord{Project: "docs", ID: "S9", Owner: "alice", Created: base, Client: hello}
+		if got, err := s.ClaimSession(ctx, rec); err != nil || got.Client != hello {
+			t.Fatalf("ClaimSession = %+v, %v; want the record with its client", got, err)
+		}
+		again := rec
+		again.Client = `{"capabilities":{},"clientInfo":{"name":"other","version":"0"}}`
+		if got, err := s.ClaimSession(ctx, again); err != nil || got.Client != hello {
+			t.Errorf("a second claim returned client %q, %v; want the first claim's", got.Client, err)
+		}
+		recs, err := s.LookupSession(ctx, "S9")
+		if err != nil || len(recs) != 1 || recs[0].Client != hello {
+			t.Errorf("LookupSession(S9) = %+v, %v; want the record with its client", recs, err)
+		}
+	})
+
 	t.Run("SessionTombstonePerProject", func(t *testing.T) {
 		s, _ := b.open(t)
 		ctx := ctxFor(t)
