@@ -222,6 +222,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Proxy, error) {
 			Servers: servers, Headers: headers, NoPrefix: pc.Prefix != nil && !*pc.Prefix, UpstreamSessions: limit,
 			Sessions: tbl, Audit: p.rec, Knobs: kv, Logger: o.Logger,
 			Failpoints: o.Failpoints, Pipeline: pipe, Pages: pages, Gate: g, Pause: p.pause,
+			Relay: cfg.Relay,
 		})
 		p.projects[name] = pr
 		routes[name] = entry.Project{P: pr, RequireAuth: cfg.AuthRequired(pc), Sessions: tbl}
@@ -259,6 +260,16 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Proxy, error) {
 
 // Handler is the proxy's whole HTTP surface.
 func (p *Proxy) Handler() http.Handler { return p.handler }
+
+// RelayedCalls is how many tools/calls the raw relay answered, over every
+// project (config `relay: true`).
+func (p *Proxy) RelayedCalls() int64 {
+	var n int64
+	for _, pr := range p.projects {
+		n += pr.Relayed()
+	}
+	return n
+}
 
 // Knobs are the bounds this proxy runs with.
 func (p *Proxy) Knobs() knobs.Values { return p.knobs }

@@ -55,6 +55,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	mcplocalPath := fs.String("mcplocal", "", "mcplocal binary to put in front of the upstream (default: build ./cmd/mcplocal of this module)")
 	quiet := fs.Bool("quiet-upstream", false, "the in-process fake docmost advertises nothing it could send unprompted (tools without listChanged, no logging; the go-sdk's default advertises both)")
 	noMcplocal := fs.Bool("no-mcplocal", false, "do not start mcplocal; measure only the upstream and --target")
+	withRelay := fs.Bool("relay", false, "also start a second mcplocal with the raw tools/call relay on (config relay: true), target mcplocal-relay, measured side by side")
 	var extra []bench.Target
 	fs.Func("target", "another target: NAME=URL[#TOOL] (TOOL defaults to --tool); repeatable", func(v string) error {
 		name, rest, ok := strings.Cut(v, "=")
@@ -147,6 +148,25 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return target(f), func() { f.Stop() }, nil
 		}
 		targets = append(targets, t)
+		if *withRelay {
+			mr, err := bench.StartMcplocalWith(ctx, path, url, nil, true)
+			if err != nil {
+				return fmt.Errorf("bench: start mcplocal with the relay: %w", err)
+			}
+			defer mr.Stop()
+			rt := target(mr)
+			rt.Name = "mcplocal-relay"
+			rt.Fresh = func(ctx context.Context) (bench.Target, func(), error) {
+				f, err := bench.StartMcplocalWith(ctx, path, url, nil, true)
+				if err != nil {
+					return bench.Target{}, nil, err
+				}
+				ft := target(f)
+				ft.Name = "mcplocal-relay"
+				return ft, func() { f.Stop() }, nil
+			}
+			targets = append(targets, rt)
+		}
 	}
 	for _, t := range extra {
 		if t.Tool == "" {

@@ -25,12 +25,13 @@ type client struct {
 
 	mu        sync.Mutex
 	conns     map[string]*upstream.Conn
-	level     mcp.LoggingLevel  // the client's logging/setLevel, replayed on new upstream sessions
-	uris      map[string]string // resource URI -> the server that listed it
-	templates map[string]string // resource URI template -> its server
-	subs      map[string]string // subscribed resource URI -> its server, replayed on new upstream sessions
-	listening int               // the client's standalone streams (GET) open at the proxy now
-	active    []*inflight       // requests being forwarded, oldest first
+	level     mcp.LoggingLevel              // the client's logging/setLevel, replayed on new upstream sessions
+	uris      map[string]string             // resource URI -> the server that listed it
+	templates map[string]string             // resource URI template -> its server
+	subs      map[string]string             // subscribed resource URI -> its server, replayed on new upstream sessions
+	listening int                           // the client's standalone streams (GET) open at the proxy now
+	active    []*inflight                   // requests being forwarded, oldest first
+	relays    map[string]context.CancelFunc // calls on the raw relay, by the client's JSON-RPC id
 	closed    bool
 }
 

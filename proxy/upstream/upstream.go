@@ -602,3 +602,68 @@ type LimitError struct {
 func (e *LimitError) Error() string {
 	return fmt.Sprintf("upstream %s: the proxy already holds %d upstream sessions (knob MCPCTL_UPSTREAM_SESSIONS_MAX); close idle sessions or raise the knob", e.Server, e.Max)
 }
+
+// RawSession is the current upstream session as the raw relay
+// (proxy/relay) sends on it: the Conn's HTTP client (config headers, the
+// response-size limit, the shape check and Close's abort included), the
+// endpoint, the session id and the negotiated protocol version.
+type RawSession struct {
+	HTTP            *http.Client
+	URL             string
+	ID              string
+	ProtocolVersion string
+	s               *mcp.ClientSession
+}
+
+// Raw returns the session the Conn holds now; ok is false when it holds
+// none (the relay then leaves the call to the SDK path, which connects).
+func (c *Conn) Raw() (RawSession, bool) {
+	c.mu.Lock()
+	s, closed := c.session, c.closed
+	c.mu.Unlock()
+	if s == nil || closed {
+		return RawSession{}, false
+	}
+	rs := RawSession{HTTP: c.httpClient, URL: c.URL, ID: s.ID(), ProtocolVersion: ProtocolVersion, s: s}
+	if ir := s.InitializeResult(); ir != nil && ir.ProtocolVersion != "" {
+		rs.ProtocolVersion = ir.ProtocolVersion
+	}
+	return rs, true
+}
+
+// Reconnect forgets rs (the upstream said it no longer knows it) and
+// connects anew, bounded by the connect timeout and ctx, as do does for the
+// SDK path.
+func (c *Conn) Reconnect(ctx context.Context, rs RawSession) (RawSession, error) {
+	if rs.s != nil {
+		c.logger.Info("upstream session lost; reconnecting", "server", c.Name)
+		c.drop(rs.s)
+	}
+	if _, err := c.get(ctx); err != nil {
+		return RawSession{}, err
+	}
+	n, ok := c.Raw()
+	if !ok {
+		return RawSession{}, ErrClosed
+	}
+	return n, nil
+}
+
+// Session returns the session the Conn holds, connecting first if it holds
+// none (bounded by the connect timeout and ctx), as the SDK path's calls do.
+func (c *Conn) Session(ctx context.Context) (RawSession, error) {
+	if rs, ok := c.Raw(); ok {
+		return rs, nil
+	}
+	if _, err := c.get(ctx); err != nil {
+		return RawSession{}, err
+	}
+	rs, ok := c.Raw()
+	if !ok {
+		return RawSession{}, ErrClosed
+	}
+	return rs, nil
+}
+
+// CallTimeout is the knob bounding one call on this Conn.
+func (c *Conn) CallTimeout() time.Duration { return c.callTimeout }

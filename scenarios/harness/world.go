@@ -222,6 +222,13 @@ type EnvOptions struct {
 	Users map[string]string
 	// Strict makes the proxy answer unknown session ids with a 404.
 	Strict bool
+	// Relay turns on the raw tools/call relay (config `relay: true`); so does
+	// MCPCHAOS_RELAY=1 in the environment, for every world (to run the
+	// existing specs on the relay path).
+	Relay bool
+	// NoRelay keeps the relay off whatever MCPCHAOS_RELAY says (the
+	// differential spec's SDK-path world).
+	NoRelay bool
 	// Dir is the scratch directory; default a new temp dir removed by Close.
 	Dir string
 	// Failpoints armed in the proxy before it starts; default none.
@@ -261,6 +268,9 @@ type EnvOptions struct {
 	// scenarios about what belongs to one project (its sessions).
 	SecondProject bool
 }
+
+// RelayEnv, set to 1, turns the raw tools/call relay on in every world.
+const RelayEnv = "MCPCHAOS_RELAY"
 
 // The fake LLMs' model names, as the proxy's config names them.
 const (
@@ -365,6 +375,7 @@ func NewEnv(ctx context.Context, o EnvOptions) (e *Env, err error) {
 		Listen:   "127.0.0.1:0",
 		Audit:    "sqlite:" + filepath.Join(e.Dir, "audit.db"),
 		Sessions: config.Sessions{Strict: o.Strict},
+		Relay:    !o.NoRelay && (o.Relay || os.Getenv(RelayEnv) == "1"),
 		Projects: map[string]*config.Project{
 			Project: {Servers: map[string]*config.Server{"docmost": {URL: "http://" + e.DocmostLink.Addr() + "/mcp"}}},
 		},

@@ -331,3 +331,14 @@ func excerpt(b []byte) string {
 	}
 	return string(b)
 }
+
+// Notify posts one notification (no answer expected) on the session. It
+// may be called while a CallTool of the session waits for its answer: that
+// is how a client sends notifications/cancelled.
+func (s *Session) Notify(ctx context.Context, method string, params any) error {
+	_, _, err := s.rpc(ctx, method, params, false)
+	return err
+}
+
+// LastID is the JSON-RPC id of the latest request the session sent.
+func (s *Session) LastID() int64 { return s.next.Load() }
