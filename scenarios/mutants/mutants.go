@@ -558,6 +558,10 @@ var table = []Mutant{
 	{Name: "stream-not-reasked-after-connect", PatchFile: "149-stream-not-reasked-after-connect.patch",
 		Regression: "an upstream that restarts advertising logging or a listChanged it did not before is reconnected without its standalone stream (decided by its old capabilities) and keeps none: what it sends unprompted never reaches a listening client (issue 14).",
 		Kill:       goTest("./proxy/upstream", "^TestASessionThatLearnsTheUpstreamMaySendUnpromptedOpensTheStream$")},
+	// 157: session 5, lead: found by relay14 on the merged tree.
+	{Name: "recreated-session-gains-roots", PatchFile: "157-recreated-session-gains-roots.patch",
+		Regression: "a session recreated after a restart offers roots upstream whether or not its client offered them (the record kept the SDK's V1 capabilities, whose roots struct is always written), so an upstream may ask a client roots/list it cannot answer.",
+		Kill:       goTest("./proxy/entry", "^TestClientHelloOffersOnlyWhatTheClientOffered$")},
 	{Name: "error-type-dangling-separator", PatchFile: "110-error-type-dangling-separator.patch",
 		Regression: "an LLM provider's error envelope with a type and no message reads 'overloaded_error: ' in the attempt's detail, a dangling separator (found by generic mutation testing's whole-text spec).",
 		Kill:       goTest("./proxy/llm", "^TestErrorSummaryReadsEveryEnvelope$")},
