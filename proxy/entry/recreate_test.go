@@ -1,0 +1,320 @@
+package entry
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpchaos/mcpchaos/internal/syncbuf"
+	"github.com/mcpchaos/mcpchaos/proxy/audit"
+	"github.com/mcpchaos/mcpchaos/proxy/knobs"
+	"github.com/mcpchaos/mcpchaos/proxy/project"
+	"github.com/mcpchaos/mcpchaos/proxy/session"
+)
+
+// rows is an audit sink that keeps what it is given.
+type rows struct {
+	mu sync.Mutex
+	rr []audit.Row
+}
+
+func (s *rows) Record(r audit.Row) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.rr = append(s.rr, r)
+}
+
+func (s *rows) all() []audit.Row {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]audit.Row(nil), s.rr...)
+}
+
+// instance is one proxy process's entry: its own project, session registry,
+// audit sink and log, over a Records store that may outlive it.
+type instance struct {
+	srv  *httptest.Server
+	h    *Handler
+	reg  *session.Registry
+	rows *rows
+	log  *syncbuf.Buffer
+}
+
+// start serves project "p" (and an empty project "a", for the list of known
+// projects) over recs; o's zero fields are filled as newServer fills them.
+func start(t *testing.T, recs Records, o Options, limits session.Limits) *instance {
+	t.Helper()
+	in := &instance{reg: session.NewRegistry(limits), rows: &rows{}, log: &syncbuf.Buffer{}}
+	tbl := in.reg.Table("p")
+	p := project.New("p", project.Options{Sessions: tbl, Audit: discard{}, Knobs: knobs.Defaults(), Logger: nopLogger()})
+	t.Cleanup(p.Close)
+	pa := project.New("a", project.Options{Sessions: in.reg.Table("a"), Audit: discard{}, Knobs: knobs.Defaults(), Logger: nopLogger()})
+	t.Cleanup(pa.Close)
+	o.Projects = map[string]Project{"p": {P: p, Sessions: tbl, RequireAuth: o.Strict}, "a": {P: pa}}
+	if o.Users == nil {
+		o.Users = map[string]string{"alice-token": "alice", "bob-token": "bob"}
+	}
+	o.Registry, o.Records, o.Audit = in.reg, recs, in.rows
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.NewTextHandler(in.log, &slog.HandlerOptions{
+			ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+				if a.Key == slog.TimeKey {
+					return slog.Attr{}
+				}
+				return a
+			}}))
+	}
+	in.h = New(o)
+	mux := http.NewServeMux()
+	mux.Handle("/projects/{project}/mcp", in.h)
+	in.srv = httptest.NewServer(mux)
+	t.Cleanup(in.srv.Close)
+	return in
+}
+
+func initAs(t *testing.T, srv *httptest.Server, token string) string {
+	t.Helper()
+	a := send(t, srv, http.MethodPost, with(map[string]string{"Authorization": "Bearer " + token}), initBody)
+	id := a.header.Get("Mcp-Session-Id")
+	if a.status != http.StatusOK || id == "" {
+		t.Fatalf("initialize: %d %s", a.status, a.msg)
+	}
+	return id
+}
+
+func onSession(token, id string) map[string]string {
+	h := with(map[string]string{"Mcp-Session-Id": id, "Mcp-Protocol-Version": "2025-11-25"})
+	if token != "" {
+		h["Authorization"] = "Bearer " + token
+	}
+	return h
+}
+
+const pingBody = `{"jsonrpc":"2.0","id":7,"method":"ping"}`
+
+var traceSuffix = regexp.MustCompile(` \[trace ([0-9A-Z]+)\]$`)
+
+// whole checks an error message is want followed by its trace code, and
+// returns the code.
+func whole(t *testing.T, what string, a rpcAnswer, status, code int, want string) string {
+	t.Helper()
+	m := traceSuffix.FindStringSubmatch(a.msg)
+	if a.status != status || a.code != code || a.ct != "application/json" || m == nil || strings.TrimSuffix(a.msg, m[0]) != want {
+		t.Errorf("%s: got %d %q code %d %q\nwant %d application/json code %d %q [trace …]", what, a.status, a.ct, a.code, a.msg, status, code, want)
+		return ""
+	}
+	return m[1]
+}
+
+// A restart loses every live session; the owner's id is recreated under the
+// owner, with its audit row and log line, and refused to anyone else.
+func TestRestartRecreatesTheOwnersSessionOnly(t *testing.T) {
+	recs := audit.NewMemory()
+	first := start(t, recs, Options{}, session.Limits{})
+	id := initAs(t, first.srv, "alice-token")
+	first.srv.Close()
+
+	second := start(t, recs, Options{}, session.Limits{})
+	a := send(t, second.srv, http.MethodPost, onSession("bob-token", id), pingBody)
+	whole(t, "bob on alice's id after the restart", a, 404, -32001, "session "+id+" is not open for this client; initialize a new session")
+	a = send(t, second.srv, http.MethodPost, onSession("", id), pingBody)
+	whole(t, "an anonymous client on alice's id after the restart", a, 404, -32001, "session "+id+" is not open for this client; initialize a new session")
+	if n := second.reg.Len(); n != 0 {
+		t.Fatalf("refused requests opened %d sessions", n)
+	}
+	if len(second.rows.all()) != 0 {
+		t.Fatalf("refused requests wrote rows: %+v", second.rows.all())
+	}
+
+	before := time.Now()
+	a = send(t, second.srv, http.MethodPost, onSession("alice-token", id), pingBody)
+	if a.status != http.StatusOK || a.code != 0 {
+		t.Fatalf("alice's ping on her id after the restart: %d code %d %s, want 200", a.status, a.code, a.msg)
+	}
+	if info, ok := second.reg.Table("p").Get(id); !ok || info.User != "alice" {
+		t.Fatalf("the recreated session is not alice's in the table: %+v %v", info, ok)
+	}
+	rr := second.rows.all()
+	if len(rr) != 1 {
+		t.Fatalf("rows after the recreation: %+v, want one session_recreated row", rr)
+	}
+	r := rr[0]
+	if r.Kind != audit.KindSessionRecreated || r.SessionID != id || r.User != "alice" || r.Project != "p" ||
+		r.Status != audit.StatusOK || !r.Degraded || r.DegradedReason != "session state unavailable: "+RecreatedReason ||
+		r.CorrelationID == "" || r.SpanID == "" || r.ParentID != "" || r.Server != "" || r.Tool != "" || r.Detail != "" ||
+		r.Start.Before(before.Add(-time.Second)) || r.Start.After(time.Now()) || r.Duration < 0 || r.Duration > time.Since(before) {
+		t.Errorf("session_recreated row: %+v", r)
+	}
+	want := `level=INFO msg="session recreated" trace=` + r.CorrelationID + ` session=` + id + ` user=alice project=p` + "\n"
+	if got := second.log.String(); got != want {
+		t.Errorf("log:\n%q\nwant\n%q", got, want)
+	}
+	// Recreated once: the next request is served on the live session.
+	if a := send(t, second.srv, http.MethodPost, onSession("alice-token", id), pingBody); a.status != http.StatusOK {
+		t.Fatalf("second ping: %d %s", a.status, a.msg)
+	}
+	if n := len(second.rows.all()); n != 1 {
+		t.Errorf("%d rows after a second request, want still 1", n)
+	}
+
+	// Alice closes it on the third instance (which never saw it live): a
+	// tombstone, and the id is refused from then on, even to her.
+	third := start(t, recs, Options{}, session.Limits{})
+	a = send(t, third.srv, http.MethodDelete, onSession("bob-token", id), "")
+	whole(t, "bob's DELETE of alice's id", a, 404, -32001, "session "+id+" is not open for this client; initialize a new session")
+	if got, _ := recs.LookupSession(context.Background(), id); len(got) != 1 || got[0].Tombstone() {
+		t.Fatalf("bob's refused DELETE tombstoned the id: %+v", got)
+	}
+	a = send(t, third.srv, http.MethodDelete, onSession("alice-token", id), "")
+	if a.status != http.StatusNoContent {
+		t.Fatalf("alice's DELETE of her id on a restarted proxy: %d %s, want 204", a.status, a.msg)
+	}
+	if got, _ := recs.LookupSession(context.Background(), id); len(got) != 1 || !got[0].Tombstone() || got[0].Owner != "alice" || got[0].Project != "p" {
+		t.Fatalf("alice's DELETE left: %+v, want her tombstone in p", got)
+	}
+	a = send(t, third.srv, http.MethodPost, onSession("alice-token", id), pingBody)
+	whole(t, "alice on her DELETEd id", a, 404, -32001, "session "+id+" is not open for this client; initialize a new session")
+	a = send(t, third.srv, http.MethodDelete, onSession("alice-token", "never-issued"), "")
+	whole(t, "a DELETE of an id never issued", a, 404, -32001, "session never-issued is not open for this client; initialize a new session")
+	if got, _ := recs.LookupSession(context.Background(), "never-issued"); len(got) != 0 {
+		t.Errorf("a DELETE of an id never issued left a record: %+v", got)
+	}
+	if n := len(third.rows.all()); n != 0 {
+		t.Errorf("the third instance wrote %d rows, want none", n)
+	}
+}
+
+// Strict sessions refuse to recreate, and say why, in the exact words.
+func TestStrictSessionsAreNotRecreated(t *testing.T) {
+	recs := audit.NewMemory()
+	first := start(t, recs, Options{}, session.Limits{})
+	id := initAs(t, first.srv, "alice-token")
+	strict := start(t, recs, Options{Strict: true}, session.Limits{})
+	a := send(t, strict.srv, http.MethodPost, onSession("alice-token", id), pingBody)
+	whole(t, "strict", a, 404, -32001, "session "+id+" is not known to this proxy (strict sessions); initialize a new session")
+	if strict.reg.Len() != 0 || len(strict.rows.all()) != 0 {
+		t.Errorf("strict refusal recreated: %d sessions, rows %+v", strict.reg.Len(), strict.rows.all())
+	}
+}
+
+// The entry's own refusals, word for word: an unknown project names the
+// known ones in order; a project that requires a token says so, with the
+// header RFC 6750 asks for.
+func TestProjectRefusalsWholeShape(t *testing.T) {
+	in := start(t, audit.NewMemory(), Options{Strict: true}, session.Limits{}) // Strict also sets RequireAuth on p
+	req, _ := http.NewRequest(http.MethodPost, in.srv.URL+"/projects/zz/mcp", strings.NewReader(initBody))
+	for k, v := range jsonHeaders {
+		req.Header.Set(k, v)
+	}
+	resp, err := in.srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	var e struct {
+		Error struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	_ = json.Unmarshal(b, &e)
+	if m := traceSuffix.FindString(e.Error.Message); resp.StatusCode != 404 || e.Error.Code != -32001 || m == "" ||
+		strings.TrimSuffix(e.Error.Message, m) != `unknown project "zz" (projects: a, p)` {
+		t.Errorf("unknown project: %d %s", resp.StatusCode, b)
+	}
+
+	a := send(t, in.srv, http.MethodPost, jsonHeaders, initBody)
+	whole(t, "no token", a, 401, -32001, "project p requires a bearer token (Authorization: Bearer <token>)")
+	if got := a.header.Get("WWW-Authenticate"); got != `Bearer realm="mcplocal"` {
+		t.Errorf("WWW-Authenticate %q", got)
+	}
+	a = send(t, in.srv, http.MethodPost, with(map[string]string{"Authorization": "Bearer nobody"}), initBody)
+	whole(t, "an unknown token", a, 401, -32001, "project p requires a bearer token (Authorization: Bearer <token>)")
+	if in.reg.Len() != 0 {
+		t.Errorf("refused initializes opened %d sessions", in.reg.Len())
+	}
+	// With a token the same request opens a session.
+	initAs(t, in.srv, "bob-token")
+}
+
+// New fills every option left zero: the body limit, the record timeout, the
+// logger, the registry, the records.
+func TestZeroOptionsTakeTheDefaults(t *testing.T) {
+	p := project.New("p", project.Options{Sessions: session.NewTable(), Audit: discard{}, Knobs: knobs.Defaults(), Logger: nopLogger()})
+	t.Cleanup(p.Close)
+	h := New(Options{Projects: map[string]Project{"p": {P: p}}, Audit: discard{}})
+	mux := http.NewServeMux()
+	mux.Handle("/projects/{project}/mcp", h)
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	a := send(t, srv, http.MethodPost, jsonHeaders, initBody)
+	id := a.header.Get("Mcp-Session-Id")
+	if a.status != http.StatusOK || id == "" {
+		t.Fatalf("initialize with zero options: %d %s", a.status, a.msg)
+	}
+	got, err := h.o.Records.LookupSession(context.Background(), id)
+	if err != nil || len(got) != 1 {
+		t.Fatalf("the default records hold %+v, %v", got, err)
+	}
+	if h.o.MaxBodyBytes != knobs.Defaults().MaxBodyBytes || h.o.RecordTimeout != knobs.Defaults().AuditWriteTimeout || h.o.Logger == nil || h.o.Registry == nil {
+		t.Errorf("defaults: body %d, record timeout %v, logger %v, registry %v", h.o.MaxBodyBytes, h.o.RecordTimeout, h.o.Logger, h.o.Registry)
+	}
+	if n := h.ExpireIdle(context.Background()); n != 0 { // no idle limit: closes nothing
+		t.Errorf("ExpireIdle without an idle limit closed %d", n)
+	}
+	if a := send(t, srv, http.MethodPost, onSession("", id), pingBody); a.status != http.StatusOK {
+		t.Fatalf("ping: %d %s", a.status, a.msg)
+	}
+	// Given values are kept.
+	lg := nopLogger()
+	reg := session.NewRegistry(session.Limits{})
+	recs := audit.NewMemory()
+	h = New(Options{Projects: map[string]Project{}, MaxBodyBytes: 1, RecordTimeout: time.Nanosecond, Logger: lg, Registry: reg, Records: recs})
+	if h.o.MaxBodyBytes != 1 || h.o.RecordTimeout != time.Nanosecond || h.o.Logger != lg || h.o.Registry != reg || h.o.Records != Records(recs) {
+		t.Errorf("given options were replaced: %+v", h.o)
+	}
+}
+
+// An idle session is closed and released, without a tombstone: its owner
+// gets it recreated.
+func TestExpireIdleClosesWithoutATombstone(t *testing.T) {
+	recs := audit.NewMemory()
+	in := start(t, recs, Options{}, session.Limits{Idle: time.Millisecond})
+	id := initAs(t, in.srv, "alice-token")
+	n, deadline := 0, time.Now().Add(5*time.Second)
+	for n == 0 && time.Now().Before(deadline) {
+		n = in.h.ExpireIdle(context.Background())
+		if n == 0 {
+			time.Sleep(2 * time.Millisecond) // the idle limit's own time must pass
+		}
+	}
+	if n != 1 {
+		t.Fatalf("ExpireIdle closed %d sessions, want 1", n)
+	}
+	if _, ok := in.reg.Table("p").Get(id); ok {
+		t.Fatal("the expired session is still in the table")
+	}
+	if got, _ := recs.LookupSession(context.Background(), id); len(got) != 1 || got[0].Tombstone() {
+		t.Fatalf("expiry left %+v, want alice's open record", got)
+	}
+	want := `level=INFO msg="session expired after idling" project=p session=` + id + ` user=alice` + "\n"
+	if got := in.log.String(); got != want {
+		t.Errorf("log:\n%q\nwant\n%q", got, want)
+	}
+	a := send(t, in.srv, http.MethodPost, onSession("alice-token", id), pingBody)
+	if a.status != http.StatusOK {
+		t.Fatalf("alice's ping after expiry: %d %s", a.status, a.msg)
+	}
+	if rr := in.rows.all(); len(rr) != 1 || rr[0].Kind != audit.KindSessionRecreated {
+		t.Errorf("rows: %+v, want one session_recreated", rr)
+	}
+}
