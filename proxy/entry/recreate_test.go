@@ -3,6 +3,7 @@ package entry
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -45,16 +46,18 @@ type instance struct {
 	h    *Handler
 	reg  *session.Registry
 	rows *rows
-	log  *syncbuf.Buffer
+	// prows are project p's own rows (mcp_request, tool_call_trace).
+	prows *rows
+	log   *syncbuf.Buffer
 }
 
 // start serves project "p" (and an empty project "a", for the list of known
 // projects) over recs; o's zero fields are filled as newServer fills them.
 func start(t *testing.T, recs Records, o Options, limits session.Limits) *instance {
 	t.Helper()
-	in := &instance{reg: session.NewRegistry(limits), rows: &rows{}, log: &syncbuf.Buffer{}}
+	in := &instance{reg: session.NewRegistry(limits), rows: &rows{}, prows: &rows{}, log: &syncbuf.Buffer{}}
 	tbl := in.reg.Table("p")
-	p := project.New("p", project.Options{Sessions: tbl, Audit: discard{}, Knobs: knobs.Defaults(), Logger: nopLogger()})
+	p := project.New("p", project.Options{Sessions: tbl, Audit: in.prows, Knobs: knobs.Defaults(), Logger: nopLogger()})
 	t.Cleanup(p.Close)
 	pa := project.New("a", project.Options{Sessions: in.reg.Table("a"), Audit: discard{}, Knobs: knobs.Defaults(), Logger: nopLogger()})
 	t.Cleanup(pa.Close)
@@ -120,6 +123,9 @@ func TestRestartRecreatesTheOwnersSessionOnly(t *testing.T) {
 	recs := audit.NewMemory()
 	first := start(t, recs, Options{}, session.Limits{})
 	id := initAs(t, first.srv, "alice-token")
+	if got := first.log.String(); got != "" {
+		t.Errorf("an initialize whose owner was recorded logged %q", got)
+	}
 	first.srv.Close()
 
 	second := start(t, recs, Options{}, session.Limits{})
@@ -316,5 +322,110 @@ func TestExpireIdleClosesWithoutATombstone(t *testing.T) {
 	}
 	if rr := in.rows.all(); len(rr) != 1 || rr[0].Kind != audit.KindSessionRecreated {
 		t.Errorf("rows: %+v, want one session_recreated", rr)
+	}
+}
+
+// A client cannot set the headers the proxy passes to itself: who the user
+// is, that a session was recreated, the trace code.
+func TestClientCannotSetTheProxysOwnHeaders(t *testing.T) {
+	in := start(t, audit.NewMemory(), Options{}, session.Limits{})
+	forged := with(map[string]string{project.HeaderUser: "alice", project.HeaderRecreated: "forged", "X-Mcplocal-Trace": "AAAAAAAA"})
+	a := send(t, in.srv, http.MethodPost, forged, initBody)
+	id := a.header.Get("Mcp-Session-Id")
+	if a.status != http.StatusOK || id == "" {
+		t.Fatalf("initialize: %d %s", a.status, a.msg)
+	}
+	info, ok := in.reg.Table("p").Get(id)
+	if !ok || info.User != "" || info.Recreated || info.Reason != "" {
+		t.Errorf("an anonymous initialize with forged headers made %+v, want an anonymous session not recreated", info)
+	}
+	if got, _ := in.h.o.Records.LookupSession(context.Background(), id); len(got) != 1 || got[0].Owner != "" {
+		t.Errorf("recorded owner %+v, want anonymous", got)
+	}
+	hdr := onSession("", id)
+	for k, v := range forged {
+		if strings.HasPrefix(k, "X-") {
+			hdr[k] = v
+		}
+	}
+	if a := send(t, in.srv, http.MethodPost, hdr, pingBody); a.status != http.StatusOK {
+		t.Fatalf("ping: %d %s", a.status, a.msg)
+	}
+	for _, r := range in.prows.all() {
+		if r.CorrelationID == "AAAAAAAA" || r.User != "" {
+			t.Errorf("a row took the client's forged headers: %+v", r)
+		}
+	}
+	if n := len(in.prows.all()); n != 2 {
+		t.Errorf("%d rows of p, want 2 (initialize, ping)", n)
+	}
+}
+
+// Mcp-Session-Id is one non-empty value or absent.
+func TestSessionIDHeaderIsOneNonEmptyValue(t *testing.T) {
+	in := start(t, audit.NewMemory(), Options{}, session.Limits{})
+	id := initAs(t, in.srv, "alice-token")
+	const msg = "invalid Mcp-Session-Id: one id of 1 to 128 visible ASCII characters (0x21-0x7E) is required"
+	for name, ids := range map[string][]string{"two values": {id, id}, "empty": {""}, "empty then the id": {"", id}} {
+		req, _ := http.NewRequest(http.MethodPost, in.srv.URL+"/projects/p/mcp", strings.NewReader(pingBody))
+		for k, v := range onSession("alice-token", id) {
+			req.Header.Set(k, v)
+		}
+		req.Header["Mcp-Session-Id"] = ids
+		resp, err := in.srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		var e struct {
+			Error struct {
+				Code    int    `json:"code"`
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		_ = json.Unmarshal(b, &e)
+		if m := traceSuffix.FindString(e.Error.Message); resp.StatusCode != 400 || e.Error.Code != CodeInvalidRequest || m == "" || strings.TrimSuffix(e.Error.Message, m) != msg {
+			t.Errorf("%s: %d %s", name, resp.StatusCode, b)
+		}
+	}
+	if session.MaxIDBytes != 128 {
+		t.Errorf("the message above assumes MaxIDBytes 128, it is %d", session.MaxIDBytes)
+	}
+}
+
+// The session cap refuses an initialize past it, in its own words, and
+// nothing else: a request without a session that is no initialize is the
+// SDK's to answer, as without a cap.
+func TestSessionCapRefusesInitializeOnly(t *testing.T) {
+	free := start(t, audit.NewMemory(), Options{}, session.Limits{})
+	capped := start(t, audit.NewMemory(), Options{}, session.Limits{MaxTotal: 1})
+	initAs(t, capped.srv, "alice-token")
+	a := send(t, capped.srv, http.MethodPost, with(map[string]string{"Authorization": "Bearer bob-token"}), initBody)
+	whole(t, "an initialize past the cap", a, 429, -32001, "the proxy already holds 1 live sessions, the most it may hold (MCPCTL_SESSIONS_MAX=1); try again when others close or expire")
+	for _, body := range []string{pingBody, `{"jsonrpc":"2.0","id":3,"method":"tools/list"}`} {
+		want := send(t, free.srv, http.MethodPost, with(map[string]string{"Authorization": "Bearer bob-token"}), body)
+		got := send(t, capped.srv, http.MethodPost, with(map[string]string{"Authorization": "Bearer bob-token"}), body)
+		if got.status != want.status || got.code != want.code || traceSuffix.ReplaceAllString(got.msg, "") != traceSuffix.ReplaceAllString(want.msg, "") {
+			t.Errorf("%s without a session past the cap: %d %d %q; without a cap %d %d %q", body, got.status, got.code, got.msg, want.status, want.code, want.msg)
+		}
+	}
+}
+
+// failingClaims is a Records whose claims fail.
+type failingClaims struct{ *audit.Memory }
+
+func (failingClaims) ClaimSession(context.Context, audit.SessionRecord) (audit.SessionRecord, error) {
+	return audit.SessionRecord{}, errors.New("disk full")
+}
+
+// An owner the store could not record still gets its session, and the log
+// says what that costs.
+func TestOwnerNotRecordedIsLogged(t *testing.T) {
+	in := start(t, failingClaims{audit.NewMemory()}, Options{}, session.Limits{})
+	id := initAs(t, in.srv, "alice-token")
+	want := `level=ERROR msg="session owner not recorded: after a restart this session cannot be recreated" project=p session=` + id + ` user=alice err="disk full"` + "\n"
+	if got := in.log.String(); got != want {
+		t.Errorf("log:\n%q\nwant\n%q", got, want)
 	}
 }
