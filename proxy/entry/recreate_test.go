@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -142,8 +143,13 @@ func TestRestartRecreatesTheOwnersSessionOnly(t *testing.T) {
 
 	before := time.Now()
 	a = send(t, second.srv, http.MethodPost, onSession("alice-token", id), pingBody)
-	if a.status != http.StatusOK || a.code != 0 {
-		t.Fatalf("alice's ping on her id after the restart: %d code %d %s, want 200", a.status, a.code, a.msg)
+	if a.status != http.StatusOK || a.code != 0 || !strings.Contains(a.body, `"id":7,"result":{}`) {
+		t.Fatalf("alice's ping on her id after the restart: %d code %d %s, want 200 and ping's result", a.status, a.code, a.body)
+	}
+	var adopting int
+	second.h.adopting.Range(func(any, any) bool { adopting++; return true })
+	if adopting != 0 {
+		t.Errorf("%d adoption locks left after the recreation", adopting)
 	}
 	if info, ok := second.reg.Table("p").Get(id); !ok || info.User != "alice" {
 		t.Fatalf("the recreated session is not alice's in the table: %+v %v", info, ok)
@@ -158,6 +164,12 @@ func TestRestartRecreatesTheOwnersSessionOnly(t *testing.T) {
 		r.CorrelationID == "" || r.SpanID == "" || r.ParentID != "" || r.Server != "" || r.Tool != "" || r.Detail != "" ||
 		r.Start.Before(before.Add(-time.Second)) || r.Start.After(time.Now()) || r.Duration < 0 || r.Duration > time.Since(before) {
 		t.Errorf("session_recreated row: %+v", r)
+	}
+	// The client's request, served after the replayed initialize, quotes
+	// the recreation's trace code in its row.
+	if pr := second.prows.all(); len(pr) != 2 || pr[0].Tool != "initialize" || pr[1].Tool != "ping" ||
+		pr[1].CorrelationID != r.CorrelationID || pr[1].User != "alice" {
+		t.Errorf("p's rows of the recreation %s: %+v, want the replayed initialize and the ping under the recreation's code", r.CorrelationID, pr)
 	}
 	want := `level=INFO msg="session recreated" trace=` + r.CorrelationID + ` session=` + id + ` user=alice project=p` + "\n"
 	if got := second.log.String(); got != want {
@@ -186,6 +198,11 @@ func TestRestartRecreatesTheOwnersSessionOnly(t *testing.T) {
 	if got, _ := recs.LookupSession(context.Background(), id); len(got) != 1 || !got[0].Tombstone() || got[0].Owner != "alice" || got[0].Project != "p" {
 		t.Fatalf("alice's DELETE left: %+v, want her tombstone in p", got)
 	}
+	if got := third.log.String(); got != "" {
+		t.Errorf("a recorded tombstone logged %q", got)
+	}
+	a = send(t, third.srv, http.MethodDelete, onSession("alice-token", id), "")
+	whole(t, "alice's second DELETE of her id", a, 404, -32001, "session "+id+" is not open for this client; initialize a new session")
 	a = send(t, third.srv, http.MethodPost, onSession("alice-token", id), pingBody)
 	whole(t, "alice on her DELETEd id", a, 404, -32001, "session "+id+" is not open for this client; initialize a new session")
 	a = send(t, third.srv, http.MethodDelete, onSession("alice-token", "never-issued"), "")
@@ -426,6 +443,184 @@ func TestOwnerNotRecordedIsLogged(t *testing.T) {
 	id := initAs(t, in.srv, "alice-token")
 	want := `level=ERROR msg="session owner not recorded: after a restart this session cannot be recreated" project=p session=` + id + ` user=alice err="disk full"` + "\n"
 	if got := in.log.String(); got != want {
+		t.Errorf("log:\n%q\nwant\n%q", got, want)
+	}
+}
+
+// racingRecords says the id is the caller's, open, when looked up, and
+// tombstoned when claimed: its client's DELETE, on another instance, landed
+// in between.
+type racingRecords struct{ *audit.Memory }
+
+func (racingRecords) LookupSession(_ context.Context, id string) ([]audit.SessionRecord, error) {
+	return []audit.SessionRecord{{Project: "p", ID: id, Owner: "alice", Created: time.Now()}}, nil
+}
+
+func (racingRecords) ClaimSession(_ context.Context, rec audit.SessionRecord) (audit.SessionRecord, error) {
+	rec.Closed = time.Now()
+	return rec, nil
+}
+
+// The claim decides, not the lookup before it: a session closed in between
+// is not recreated.
+func TestAClaimThatFindsATombstoneRefuses(t *testing.T) {
+	in := start(t, racingRecords{audit.NewMemory()}, Options{}, session.Limits{})
+	a := send(t, in.srv, http.MethodPost, onSession("alice-token", "closed-meanwhile"), pingBody)
+	whole(t, "a claim that finds a tombstone", a, 404, -32001, "session closed-meanwhile is not open for this client; initialize a new session")
+	if in.reg.Len() != 0 || len(in.rows.all()) != 0 {
+		t.Errorf("recreated anyway: %d sessions, rows %+v", in.reg.Len(), in.rows.all())
+	}
+}
+
+// A client of the first Streamable HTTP version sends no
+// Mcp-Protocol-Version; its session is recreated all the same.
+func TestRecreationWithoutAProtocolVersionHeader(t *testing.T) {
+	recs := audit.NewMemory()
+	first := start(t, recs, Options{}, session.Limits{})
+	id := initAs(t, first.srv, "alice-token")
+	second := start(t, recs, Options{}, session.Limits{})
+	hdr := onSession("alice-token", id)
+	delete(hdr, "Mcp-Protocol-Version")
+	a := send(t, second.srv, http.MethodPost, hdr, pingBody)
+	if a.status != http.StatusOK || !strings.Contains(a.body, `"id":7,"result":{}`) {
+		t.Fatalf("ping without a protocol version after the restart: %d %s", a.status, a.body)
+	}
+}
+
+// Requests on the same lost id at once: every one is served, one recreates.
+func TestConcurrentRequestsOnALostIDRecreateItOnce(t *testing.T) {
+	recs := audit.NewMemory()
+	first := start(t, recs, Options{}, session.Limits{})
+	id := initAs(t, first.srv, "alice-token")
+	second := start(t, recs, Options{}, session.Limits{})
+	const n = 8
+	status := make(chan rpcAnswer, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			status <- send(t, second.srv, http.MethodPost, onSession("alice-token", id), fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping"}`, 100+i))
+		}()
+	}
+	wg.Wait()
+	close(status)
+	for s := range status {
+		if s.status != http.StatusOK {
+			t.Errorf("a concurrent request got %d %s", s.status, s.body)
+		}
+	}
+	if rr := second.rows.all(); len(rr) != 1 {
+		t.Errorf("%d session_recreated rows, want 1", len(rr))
+	}
+	var adopting int
+	second.h.adopting.Range(func(any, any) bool { adopting++; return true })
+	if adopting != 0 {
+		t.Errorf("%d adoption locks left", adopting)
+	}
+}
+
+// A body over MCPCTL_MAX_BODY_BYTES is refused on a live session and on one
+// being recreated alike, before anything is recreated.
+func TestBodyLimitOnLiveAndLostSessions(t *testing.T) {
+	recs := audit.NewMemory()
+	first := start(t, recs, Options{MaxBodyBytes: 512}, session.Limits{})
+	id := initAs(t, first.srv, "alice-token")
+	big := `{"jsonrpc":"2.0","id":9,"method":"ping","params":{"x":"` + strings.Repeat("a", 600) + `"}}`
+	const msg = "request body exceeds 512 bytes (knob MCPCTL_MAX_BODY_BYTES)"
+	a := send(t, first.srv, http.MethodPost, onSession("alice-token", id), big)
+	whole(t, "a big body on a live session", a, 413, CodeInvalidRequest, msg)
+	second := start(t, recs, Options{MaxBodyBytes: 512}, session.Limits{})
+	a = send(t, second.srv, http.MethodPost, onSession("alice-token", id), big)
+	whole(t, "a big body on a lost session", a, 413, CodeInvalidRequest, msg)
+	if second.reg.Len() != 0 || len(second.rows.all()) != 0 {
+		t.Errorf("a refused body recreated the session: %d, %+v", second.reg.Len(), second.rows.all())
+	}
+}
+
+type failingReader struct{}
+
+func (failingReader) Read([]byte) (int, error) { return 0, errors.New("connection reset") }
+
+// A body that cannot be read is refused, in words that say so, whether the
+// session is new, live or lost.
+func TestUnreadableBodyIsRefused(t *testing.T) {
+	recs := audit.NewMemory()
+	first := start(t, recs, Options{}, session.Limits{})
+	id := initAs(t, first.srv, "alice-token")
+	second := start(t, recs, Options{}, session.Limits{})
+	for name, c := range map[string]struct {
+		h  *Handler
+		id string
+	}{"new": {first.h, ""}, "live": {first.h, id}, "lost": {second.h, id}} {
+		r := httptest.NewRequest(http.MethodPost, "/projects/p/mcp", io.NopCloser(failingReader{}))
+		r.SetPathValue("project", "p")
+		for k, v := range onSession("alice-token", c.id) {
+			r.Header.Set(k, v)
+		}
+		if c.id == "" {
+			r.Header.Del("Mcp-Session-Id")
+		}
+		rec := httptest.NewRecorder()
+		c.h.ServeHTTP(rec, r)
+		var e struct {
+			Error struct {
+				Code    int    `json:"code"`
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		_ = json.Unmarshal(rec.Body.Bytes(), &e)
+		if m := traceSuffix.FindString(e.Error.Message); rec.Code != 400 || e.Error.Code != CodeInvalidRequest || m == "" ||
+			strings.TrimSuffix(e.Error.Message, m) != "reading the request body: connection reset" {
+			t.Errorf("%s session: %d %s", name, rec.Code, rec.Body)
+		}
+	}
+	if second.reg.Len() != 0 {
+		t.Errorf("an unreadable body recreated the session")
+	}
+}
+
+// failingStore fails what it is told to.
+type failingStore struct {
+	*audit.Memory
+	close, lookup bool
+}
+
+func (f failingStore) CloseSession(ctx context.Context, rec audit.SessionRecord) error {
+	if f.close {
+		return errors.New("disk full")
+	}
+	return f.Memory.CloseSession(ctx, rec)
+}
+
+func (f failingStore) LookupSession(ctx context.Context, id string) ([]audit.SessionRecord, error) {
+	if f.lookup {
+		return nil, errors.New("connection refused")
+	}
+	return f.Memory.LookupSession(ctx, id)
+}
+
+// A tombstone the store could not write is logged, and the session is
+// closed all the same; a lookup the store cannot answer is a 503, logged.
+func TestStoreFailuresAreLoggedAndAnswered(t *testing.T) {
+	in := start(t, failingStore{Memory: audit.NewMemory(), close: true}, Options{}, session.Limits{})
+	id := initAs(t, in.srv, "alice-token")
+	if a := send(t, in.srv, http.MethodDelete, onSession("alice-token", id), ""); a.status/100 != 2 {
+		t.Fatalf("DELETE: %d %s", a.status, a.msg)
+	}
+	want := `level=ERROR msg="tombstone not recorded: the closed id could be recreated after a restart" project=p session=` + id + ` err="disk full"` + "\n"
+	if got := in.log.String(); got != want {
+		t.Errorf("log:\n%q\nwant\n%q", got, want)
+	}
+	if _, ok := in.reg.Table("p").Get(id); ok {
+		t.Error("the DELETEd session is still in the table")
+	}
+
+	down := start(t, failingStore{Memory: audit.NewMemory(), lookup: true}, Options{}, session.Limits{})
+	a := send(t, down.srv, http.MethodPost, onSession("alice-token", id), pingBody)
+	whole(t, "a lookup the store cannot answer", a, 503, -32001, "cannot check who owns this session: the audit store is unavailable; retry later")
+	want = `level=ERROR msg="session owner lookup failed" project=p err="connection refused"` + "\n"
+	if got := down.log.String(); got != want {
 		t.Errorf("log:\n%q\nwant\n%q", got, want)
 	}
 }
