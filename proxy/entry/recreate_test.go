@@ -151,8 +151,11 @@ func TestRestartRecreatesTheOwnersSessionOnly(t *testing.T) {
 	if adopting != 0 {
 		t.Errorf("%d adoption locks left after the recreation", adopting)
 	}
-	if info, ok := second.reg.Table("p").Get(id); !ok || info.User != "alice" {
-		t.Fatalf("the recreated session is not alice's in the table: %+v %v", info, ok)
+	if info, ok := second.reg.Table("p").Get(id); !ok || info.User != "alice" || !info.Recreated || info.Reason != RecreatedReason {
+		t.Fatalf("the recreated session in the table: %+v %v, want alice's, recreated because %q", info, ok, RecreatedReason)
+	}
+	if why, ok := second.reg.Table("p").TakeNotice(id); !ok || why != RecreatedReason {
+		t.Errorf("the recreated session owes no notice: %q %v", why, ok)
 	}
 	rr := second.rows.all()
 	if len(rr) != 1 {
