@@ -468,6 +468,11 @@ var table = []Mutant{
 	{Name: "error-type-dangling-separator", PatchFile: "110-error-type-dangling-separator.patch",
 		Regression: "an LLM provider's error envelope with a type and no message reads 'overloaded_error: ' in the attempt's detail, a dangling separator (found by generic mutation testing's whole-text spec).",
 		Kill:       goTest("./proxy/llm", "^TestErrorSummaryReadsEveryEnvelope$")},
+	// 170-189: issue 17's generic mutation of proxy/entry, proxy, proxy/audit
+	// and proxy/project, one per class of missing spec it found.
+	{Name: "client-forges-user-header", PatchFile: "170-client-forges-user-header.patch",
+		Regression: "the entry keeps a client's own X-Mcplocal-User header, so an anonymous client names the user its session and audit rows belong to (found by generic mutation testing: only the header's overwrite for authenticated callers had a spec).",
+		Kill:       goTest("./proxy/entry", "^TestClientCannotSetTheProxysOwnHeaders$")},
 }
 
 // All returns every mutant with its patch, in patch order.
