@@ -63,7 +63,10 @@ type events struct {
 	seen []string
 }
 
-func (e *events) WriteHeader(s int) { e.seen = append(e.seen, "header"); e.ResponseRecorder.WriteHeader(s) }
+func (e *events) WriteHeader(s int) {
+	e.seen = append(e.seen, "header")
+	e.ResponseRecorder.WriteHeader(s)
+}
 func (e *events) Write(b []byte) (int, error) {
 	e.seen = append(e.seen, "write")
 	return e.ResponseRecorder.Write(b)
