@@ -55,3 +55,101 @@ func TestSDKRefusalsAnswerTheRequestsID(t *testing.T) {
 		}
 	}
 }
+
+// rpcErrors rewrites a plain-text refusal (4xx but 404, 5xx) and passes
+// everything else through untouched.
+func TestRPCErrorsRewritesPlainTextRefusalsOnly(t *testing.T) {
+	type answer struct {
+		status int
+		ct     string
+	}
+	for _, c := range []struct {
+		answer
+		rewritten bool
+	}{
+		{answer{400, "text/plain; charset=utf-8"}, true},
+		{answer{500, "text/plain; charset=utf-8"}, true},
+		{answer{404, "text/plain; charset=utf-8"}, false},
+		{answer{200, "text/plain; charset=utf-8"}, false},
+		{answer{399, "text/plain"}, false},
+		{answer{400, "application/json"}, false},
+		{answer{500, "text/html"}, false},
+	} {
+		rec := httptest.NewRecorder()
+		pe := &rpcErrors{w: rec}
+		pe.Header().Set("Content-Type", c.ct)
+		pe.Header().Set("X-Content-Type-Options", "nosniff")
+		pe.Header().Set("Content-Length", "4")
+		pe.WriteHeader(c.status)
+		pe.WriteHeader(201)
+		_, _ = pe.Write([]byte("bad\n"))
+		pe.Flush()
+		pe.finish()
+		if rec.Code != c.status {
+			t.Errorf("%v: status %d", c.answer, rec.Code)
+		}
+		if !c.rewritten {
+			if rec.Body.String() != "bad\n" || rec.Header().Get("Content-Type") != c.ct || !rec.Flushed {
+				t.Errorf("%v: not passed through: %q %v flushed %v", c.answer, rec.Body, rec.Header(), rec.Flushed)
+			}
+			continue
+		}
+		var e struct {
+			ID    json.RawMessage `json:"id"`
+			Error struct {
+				Code    int    `json:"code"`
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		_ = json.Unmarshal(rec.Body.Bytes(), &e)
+		h := rec.Header()
+		m := traceSuffix.FindString(e.Error.Message)
+		if m == "" || e.Error.Message[:len(e.Error.Message)-len(m)] != "bad" || string(e.ID) != "null" || rec.Flushed ||
+			h.Get("Content-Type") != "application/json" || h.Values("X-Content-Type-Options") != nil || h.Values("Content-Length") != nil {
+			t.Errorf("%v: rewritten as %v %s (flushed %v)", c.answer, h, rec.Body, rec.Flushed)
+		}
+	}
+	// A Write without WriteHeader is a 200, passed through.
+	rec := httptest.NewRecorder()
+	pe := &rpcErrors{w: rec}
+	pe.Header().Set("Content-Type", "text/plain")
+	_, _ = pe.Write([]byte("fine"))
+	pe.finish()
+	if rec.Code != 200 || rec.Body.String() != "fine" {
+		t.Errorf("an implicit 200: %d %q", rec.Code, rec.Body)
+	}
+	// A held refusal keeps its first 4096 bytes.
+	rec = httptest.NewRecorder()
+	pe = &rpcErrors{w: rec}
+	pe.Header().Set("Content-Type", "text/plain")
+	pe.WriteHeader(400)
+	_, _ = pe.Write(make([]byte, 4096))
+	if n, err := pe.Write([]byte("b")); n != 1 || err != nil {
+		t.Errorf("a write past the cap returned %d, %v", n, err)
+	}
+	if pe.body.Len() != 4096 {
+		t.Errorf("held %d bytes, want 4096", pe.body.Len())
+	}
+}
+
+// rpcCode maps a refusal to JSON-RPC's code for it.
+func TestRPCCodeOfEachRefusal(t *testing.T) {
+	for _, c := range []struct {
+		status int
+		msg    string
+		want   int
+	}{
+		{400, "method \"x\" not handled", codeMethodNotFound},
+		{500, "method \"x\" not handled", codeMethodNotFound},
+		{400, "malformed payload: eof", codeParseError},
+		{400, "it is a malformed payload", codeInvalidRequest},
+		{500, "boom", codeInternalError},
+		{503, "boom", codeInternalError},
+		{499, "boom", codeInvalidRequest},
+		{415, "Content-Type must be application/json", codeInvalidRequest},
+	} {
+		if got := rpcCode(c.status, c.msg); got != c.want {
+			t.Errorf("rpcCode(%d, %q) = %d, want %d", c.status, c.msg, got, c.want)
+		}
+	}
+}
