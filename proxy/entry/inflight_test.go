@@ -1,0 +1,113 @@
+package entry
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/mcpchaos/mcpchaos/proxy/audit"
+)
+
+func newInflight(method string) (*inflight, *httptest.ResponseRecorder, context.Context) {
+	rec := httptest.NewRecorder()
+	ctx, cancel := context.WithCancelCause(context.Background())
+	return &inflight{ResponseWriter: rec, cancel: cancel, id: []byte("5"), method: method, code: "TRACE001",
+		session: "S", user: "alice", project: "p"}, rec, ctx
+}
+
+// A request the shutdown stops before the SDK began its answer gets the
+// whole shutdown answer, complete with its length; the SDK's later writes
+// are dropped.
+func TestShutdownAnswerBeforeTheSDKBegan(t *testing.T) {
+	for method, want := range map[string]string{
+		"tools/call": `{"id":5,"jsonrpc":"2.0","result":{"_meta":{"traceCode":"TRACE001"},"content":[{"text":"` + ShuttingDown + ` [trace TRACE001]","type":"text"}],"isError":true}}`,
+		"ping":       `{"error":{"code":-32001,"data":{"traceCode":"TRACE001"},"message":"` + ShuttingDown + ` [trace TRACE001]"},"id":5,"jsonrpc":"2.0"}`,
+	} {
+		f, rec, ctx := newInflight(method)
+		if !f.stop() {
+			t.Fatalf("%s: stop did not mark a request nothing answered", method)
+		}
+		if !errors.Is(context.Cause(ctx), errShutdown) {
+			t.Errorf("%s: the request's context ended with %v", method, context.Cause(ctx))
+		}
+		f.WriteHeader(http.StatusTeapot)
+		if n, err := f.Write([]byte("late")); n != 4 || err != nil {
+			t.Errorf("a dropped write returned %d, %v", n, err)
+		}
+		f.Flush()
+		if rec.Body.Len() != 0 || rec.Flushed {
+			t.Fatalf("%s: the SDK's writes after stop reached the client: %q", method, rec.Body)
+		}
+		if !f.finish() || f.finish() {
+			t.Fatalf("%s: finish should write once", method)
+		}
+		h := rec.Header()
+		if rec.Code != 200 || rec.Body.String() != want || h.Get("Content-Type") != "application/json" ||
+			h.Get("Content-Length") != strconv.Itoa(len(want)) || h.Get("Connection") != "close" || !rec.Flushed {
+			t.Errorf("%s: %d %v %s\nwant %s", method, rec.Code, h, rec.Body, want)
+		}
+		if f.stop() {
+			t.Errorf("%s: stop marked a request twice", method)
+		}
+	}
+}
+
+// A begun SSE stream without the answer gets the answer as its last event;
+// one that carried the answer, or a begun JSON answer, is left alone.
+func TestShutdownAnswerOnABegunStream(t *testing.T) {
+	f, rec, _ := newInflight("tools/call")
+	f.Header().Set("Content-Type", "text/event-stream")
+	f.WriteHeader(http.StatusOK)
+	if !f.started || !f.sse || rec.Code != http.StatusOK {
+		t.Fatalf("WriteHeader: started %v sse %v, passed %d", f.started, f.sse, rec.Code)
+	}
+	_, _ = f.Write([]byte("event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{}}\n\n"))
+	f.Flush()
+	if !rec.Flushed {
+		t.Error("Flush did not reach the client")
+	}
+	if !f.stop() {
+		t.Fatal("stop did not mark a stream without its answer")
+	}
+	before := rec.Body.Len()
+	if !f.finish() {
+		t.Fatal("finish wrote nothing")
+	}
+	want := "event: message\ndata: " + string(f.message()) + "\n\n"
+	if got := rec.Body.String()[before:]; got != want {
+		t.Errorf("last event %q, want %q", got, want)
+	}
+	if rec.Header().Get("Content-Length") != "" {
+		t.Error("a stream's answer set a Content-Length")
+	}
+	row := shutdownRow(f)
+	if row.Kind != audit.KindToolCallTrace || row.CorrelationID != "TRACE001" || row.SpanID == "" || row.SessionID != "S" || row.User != "alice" ||
+		row.Project != "p" || row.Status != StatusShutdown || row.Detail != "tools/call: "+ShuttingDown+" ("+AnsweredOnStream+")" ||
+		time.Since(row.Start) > time.Minute || row.Duration != 0 {
+		t.Errorf("row %+v", row)
+	}
+
+	answered, _, _ := newInflight("tools/call")
+	answered.Header().Set("Content-Type", "text/event-stream")
+	_, _ = answered.Write([]byte("event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":5,\"result\":{}}\n\n"))
+	if answered.stop() || answered.finish() {
+		t.Error("a stream that carried its answer was answered again")
+	}
+	jsonBegun, _, _ := newInflight("ping")
+	jsonBegun.Header().Set("Content-Type", "application/json")
+	jsonBegun.WriteHeader(http.StatusOK)
+	if jsonBegun.stop() {
+		t.Error("a begun JSON answer was marked")
+	}
+	if r := shutdownRow(jsonBegun); r.Detail != "ping: "+ShuttingDown+" ("+AnsweredOnStream+")" {
+		t.Errorf("a begun answer's row detail %q", r.Detail)
+	}
+	fresh, _, _ := newInflight("ping")
+	if r := shutdownRow(fresh); r.Detail != "ping: "+ShuttingDown {
+		t.Errorf("an unbegun answer's row detail %q", r.Detail)
+	}
+}
