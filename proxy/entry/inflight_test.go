@@ -111,3 +111,13 @@ func TestShutdownAnswerOnABegunStream(t *testing.T) {
 		t.Errorf("an unbegun answer's row detail %q", r.Detail)
 	}
 }
+
+// An event that is nothing but its data line is read all the same.
+func TestIsAnswerEventWithTheDataLineFirst(t *testing.T) {
+	if !isAnswerEvent([]byte("data: {\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{}}\n\n")) {
+		t.Error("an answer whose event starts with its data line was not seen")
+	}
+	if isAnswerEvent([]byte("data: {\"jsonrpc\":\"2.0\",\"method\":\"x\",\"params\":{\"result\":1}}\n\n")) {
+		t.Error("a request whose event starts with its data line was taken for an answer")
+	}
+}
