@@ -121,3 +121,52 @@ func TestIsAnswerEventWithTheDataLineFirst(t *testing.T) {
 		t.Error("a request whose event starts with its data line was taken for an answer")
 	}
 }
+
+// track follows requests only (an id and a method): not notifications,
+// batches or what does not parse; each tracked request gets a trace code in
+// its header (the one already there when valid), which the shutdown answer
+// quotes.
+func TestTrackFollowsRequestsOnly(t *testing.T) {
+	h := New(Options{Projects: map[string]Project{}})
+	for body, tracked := range map[string]bool{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call"}`:         true,
+		`{"jsonrpc":"2.0","id":"x","method":"ping"}`:             true,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`: false,
+		`{"jsonrpc":"2.0","id":1,"result":{}}`:                   false,
+		`[{"jsonrpc":"2.0","id":1,"method":"ping"}]`:             false,
+		`{"jsonrpc":"2.0","id":1,"method":"ping"`:                false,
+	} {
+		for _, preset := range []string{"", "ABCDEFGH", "not-a-code"} {
+			r := httptest.NewRequest(http.MethodPost, "/projects/p/mcp", nil)
+			if preset != "" {
+				r.Header.Set("X-Mcplocal-Trace", preset)
+			}
+			f, tr, untrack := h.track(httptest.NewRecorder(), r, []byte(body))
+			if (f != nil) != tracked {
+				t.Errorf("%s: tracked %v, want %v", body, f != nil, tracked)
+			}
+			h.inflightMu.Lock()
+			n := len(h.inflight)
+			h.inflightMu.Unlock()
+			if (n == 1) != tracked {
+				t.Errorf("%s: %d in flight", body, n)
+			}
+			if f != nil {
+				code := tr.Header.Get("X-Mcplocal-Trace")
+				if code != f.code || len(code) != 8 || (preset == "ABCDEFGH") != (code == "ABCDEFGH") {
+					t.Errorf("%s with %q: header code %q, answer's %q", body, preset, code, f.code)
+				}
+			}
+			untrack()
+			if f != nil && tr.Context().Err() == nil {
+				t.Errorf("%s: untrack left the request's context running", body)
+			}
+			h.inflightMu.Lock()
+			n = len(h.inflight)
+			h.inflightMu.Unlock()
+			if n != 0 {
+				t.Errorf("%s: %d in flight after untrack", body, n)
+			}
+		}
+	}
+}
