@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcpchaos/mcpchaos/proxy/audit"
+	"github.com/mcpchaos/mcpchaos/proxy/session"
 )
 
 func newInflight(method string) (*inflight, *httptest.ResponseRecorder, context.Context) {
@@ -167,6 +168,30 @@ func TestTrackFollowsRequestsOnly(t *testing.T) {
 			if n != 0 {
 				t.Errorf("%s: %d in flight after untrack", body, n)
 			}
+		}
+	}
+}
+
+// finishInFlight writes the shutdown answer of a stopped request, logs it,
+// and audits a tools/call (other methods' rows are their handler's).
+func TestFinishInFlightLogsAndAuditsAToolCall(t *testing.T) {
+	for method, rowsWant := range map[string]int{"tools/call": 1, "ping": 0} {
+		in := start(t, audit.NewMemory(), Options{}, session.Limits{})
+		f, rec, _ := newInflight(method)
+		if in.h.finishInFlight(f) || in.h.finishInFlight(nil) {
+			t.Fatalf("%s: finished a request the shutdown did not stop", method)
+		}
+		f.stop()
+		if !in.h.finishInFlight(f) || rec.Body.Len() == 0 {
+			t.Fatalf("%s: not finished", method)
+		}
+		want := `level=WARN msg="answered at shutdown: the request did not complete within the grace" trace=TRACE001 method=` + method + "\n"
+		if got := in.log.String(); got != want {
+			t.Errorf("%s: log %q\nwant %q", method, got, want)
+		}
+		rr := in.rows.all()
+		if len(rr) != rowsWant || (rowsWant == 1 && (rr[0].Status != StatusShutdown || rr[0].CorrelationID != "TRACE001")) {
+			t.Errorf("%s: rows %+v", method, rr)
 		}
 	}
 }
