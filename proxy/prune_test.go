@@ -2,6 +2,9 @@ package proxy
 
 import (
 	"context"
+	"io"
+	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -62,4 +65,60 @@ func TestPruneForgetsExpiredRecordsAndSaysSo(t *testing.T) {
 	if got := buf.String(); got != want {
 		t.Errorf("log %q\nwant %q", got, want)
 	}
+}
+
+// The janitor expires an idle session within a quarter of the idle knob of
+// its expiry (plus a tolerance for this loaded machine), and prunes records
+// hourly, not at every tick.
+func TestJanitorExpiresIdleSessionsPromptlyAndPrunesHourly(t *testing.T) {
+	const idle = 400 * time.Millisecond
+	const tolerance = 600 * time.Millisecond
+	kv := knobs.Defaults()
+	kv.SessionIdle = idle
+	kv.SessionRecordTTL = time.Hour
+	p, err := New(context.Background(), &config.Config{Audit: "memory", Listen: "127.0.0.1:0", Projects: oneProject("http://127.0.0.1:1/mcp")},
+		Options{Knobs: &kv, Getenv: func(string) string { return "" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close(context.Background())
+	if err := p.Start("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := p.store.ClaimSession(ctx, audit.SessionRecord{Project: "p", ID: "stale", Created: time.Now().Add(-2 * time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}`
+	opened := time.Now()
+	if code := postInit(t, p, init); code != 200 {
+		t.Fatalf("initialize: %d", code)
+	}
+	if p.Sessions().Len() != 1 {
+		t.Fatalf("%d sessions after initialize", p.Sessions().Len())
+	}
+	for p.Sessions().Len() != 0 && time.Since(opened) < idle+idle/4+tolerance+time.Second {
+		time.Sleep(5 * time.Millisecond) // polling the registry; the janitor's own ticker does the work
+	}
+	took := time.Since(opened)
+	if p.Sessions().Len() != 0 || took > idle+idle/4+tolerance {
+		t.Errorf("the idle session expired after %v (left %d), want within %v + %v + %v", took, p.Sessions().Len(), idle, idle/4, tolerance)
+	}
+	if got, _ := p.store.LookupSession(ctx, "stale"); len(got) != 1 {
+		t.Errorf("the janitor pruned at a tick, not hourly: %+v", got)
+	}
+}
+
+func postInit(t *testing.T, p *Proxy, body string) int {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, "http://"+p.Addr()+"/projects/p/mcp", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode
 }
