@@ -36,6 +36,13 @@ func TestPauseAPIWholeShapeAndAdminLog(t *testing.T) {
 		if status != 200 || body != `{"project":"p","paused":false,"waiting":0,"changed":false}` {
 			t.Errorf("resume of a running project: %d %s", status, body)
 		}
+		if withUsers {
+			status, hdr, body := get(t, p, http.MethodPost, "/api/v1/projects/p/pause", "")
+			if status != 401 || hdr.Get("WWW-Authenticate") != `Bearer realm="mcplocal"` ||
+				body != `{"error":"pausing and resuming a project requires an admin bearer token (Authorization: Bearer \u003ctoken\u003e of a user with admin: true)"}` {
+				t.Errorf("no token: %d %v %s", status, hdr, body)
+			}
+		}
 		want := ""
 		if withUsers {
 			want = "level=INFO msg=admin user=alice path=/api/v1/projects/zz/pause\nlevel=INFO msg=admin user=alice path=/api/v1/projects/p/resume\n"
