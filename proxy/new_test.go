@@ -3,6 +3,10 @@ package proxy
 import (
 	"context"
 	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/mcpchaos/mcpchaos/internal/syncbuf"
@@ -84,5 +88,47 @@ func TestNewReadsItsEnvironmentAndSaysWhatItIgnores(t *testing.T) {
 	}
 	if p.Sessions() == nil || p.Handler() == nil {
 		t.Error("no sessions or handler")
+	}
+}
+
+// The servers file replaces the servers of the projects it lists and says
+// so; projects it lists that the config lacks are ignored with a warning; a
+// file that changes nothing says nothing.
+func TestServersFileOverlayIsLogged(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		file, want string
+		servers    []string
+	}{
+		{"projects:\n  p:\n    s2:\n      url: http://127.0.0.1:2/mcp\n  ghost:\n    x:\n      url: http://127.0.0.1:3/mcp\n",
+			"level=INFO msg=\"servers managed by mcpctl replace the config's\" file=FILE projects=[p]\n" +
+				"level=WARN msg=\"servers file names projects the config does not have; ignored\" file=FILE projects=[ghost]\n", []string{"s2"}},
+		{"projects:\n  p:\n    s3:\n      url: http://127.0.0.1:2/mcp\n",
+			"level=INFO msg=\"servers managed by mcpctl replace the config's\" file=FILE projects=[p]\n", []string{"s3"}},
+		{"projects:\n  ghost:\n    x:\n      url: http://127.0.0.1:3/mcp\n",
+			"level=WARN msg=\"servers file names projects the config does not have; ignored\" file=FILE projects=[ghost]\n", []string{"s"}},
+		{"projects: {}\n", "", []string{"s"}},
+	} {
+		path := filepath.Join(dir, "servers.yaml")
+		if err := os.WriteFile(path, []byte(c.file), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		lg, buf := textLogger()
+		p, err := New(context.Background(), &config.Config{Audit: "memory", Projects: oneProject("http://127.0.0.1:1/mcp")},
+			Options{Getenv: func(string) string { return "" }, Logger: lg, ServersFile: path})
+		if err != nil {
+			t.Fatalf("%q: %v", c.file, err)
+		}
+		if got, want := buf.String(), strings.ReplaceAll(c.want, "FILE", path); got != want {
+			t.Errorf("%q: log %q\nwant %q", c.file, got, want)
+		}
+		var names []string
+		for n := range p.cfg.Projects["p"].Servers {
+			names = append(names, n)
+		}
+		if !slices.Equal(names, c.servers) {
+			t.Errorf("%q: servers %v, want %v", c.file, names, c.servers)
+		}
+		_ = p.Close(context.Background())
 	}
 }
