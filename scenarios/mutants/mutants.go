@@ -473,6 +473,15 @@ var table = []Mutant{
 	{Name: "client-forges-user-header", PatchFile: "170-client-forges-user-header.patch",
 		Regression: "the entry keeps a client's own X-Mcplocal-User header, so an anonymous client names the user its session and audit rows belong to (found by generic mutation testing: only the header's overwrite for authenticated callers had a spec).",
 		Kill:       goTest("./proxy/entry", "^TestClientCannotSetTheProxysOwnHeaders$")},
+	{Name: "recreated-session-owes-no-notice", PatchFile: "171-recreated-session-owes-no-notice.patch",
+		Regression: "a session recreated after a restart is not marked recreated, so its first tools/call carries no ⚠ notice that its state was lost (found by generic mutation testing: recreation had no spec in proxy/entry, only scenarios).",
+		Kill:       goTest("./proxy/entry", "^TestRestartRecreatesTheOwnersSessionOnly$")},
+	{Name: "sdk-refusal-answers-id-null", PatchFile: "172-sdk-refusal-answers-id-null.patch",
+		Regression: "an SDK refusal converted to a JSON-RPC error answers id null even when the request had an id, so a client waiting on its id never matches the error (found by generic mutation testing: the entry's writers had no unit specs).",
+		Kill:       goTest("./proxy/entry", "^TestSDKRefusalsAnswerTheRequestsID$")},
+	{Name: "no-prune-before-serving", PatchFile: "173-no-prune-before-serving.patch",
+		Regression: "Start serves before forgetting session records past MCPCTL_SESSION_RECORD_TTL_MS, so expired owners and tombstones last until the first hourly prune (found by generic mutation testing: pruning had no spec in proxy).",
+		Kill:       goTest("./proxy", "^TestPruneForgetsExpiredRecordsAndSaysSo$")},
 }
 
 // All returns every mutant with its patch, in patch order.
