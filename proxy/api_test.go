@@ -176,3 +176,24 @@ func TestChatRequiresAJSONBody(t *testing.T) {
 		}
 	}
 }
+
+// A chat turn needs a user's token when the proxy has users, and none when
+// it has not (the one local user).
+func TestChatNeedsATokenOnlyWhenThereAreUsers(t *testing.T) {
+	for _, withUsers := range []bool{true, false} {
+		var users map[string]config.User
+		if withUsers {
+			users = map[string]config.User{"alice": {Token: "a-tok"}}
+		}
+		p := apiProxy(t, users)
+		status, _, body := get(t, p, http.MethodPost, "/api/v1/chat", "", "Content-Type", "application/json")
+		want := "{\"error\":\"want {\\\"messages\\\": [{\\\"role\\\": \\\"user\\\", \\\"content\\\": \\\"...\\\"}], \\\"stream\\\": false}: \\u003cnil\\u003e\""
+		if withUsers {
+			want = `{"error":"chat requires a bearer token (Authorization: Bearer \u003ctoken\u003e)"`
+		}
+		m := traceIn.FindStringSubmatch(`[trace ` + strings.TrimSuffix(body[strings.LastIndex(body, `"traceCode":"`)+13:], `"}`) + `]`)
+		if status != map[bool]int{true: 401, false: 400}[withUsers] || m == nil || body != want+`,"traceCode":"`+m[1]+`"}` {
+			t.Errorf("users %v: %d %s\nwant %s", withUsers, status, body, want)
+		}
+	}
+}
