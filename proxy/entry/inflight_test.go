@@ -195,3 +195,31 @@ func TestFinishInFlightLogsAndAuditsAToolCall(t *testing.T) {
 		}
 	}
 }
+
+// The SDK's status reaches the client through the in-flight writer, and
+// AnswerInFlight lets go of the table it reads (a second call, and the
+// requests' own untracking, go through).
+func TestInflightPassesTheStatusAndAnswerInFlightLetsGo(t *testing.T) {
+	f, rec, _ := newInflight("ping")
+	f.WriteHeader(http.StatusAccepted)
+	if rec.Code != http.StatusAccepted {
+		t.Errorf("passed %d, want 202", rec.Code)
+	}
+	h := New(Options{Projects: map[string]Project{}})
+	r := httptest.NewRequest(http.MethodPost, "/projects/p/mcp", nil)
+	_, _, untrack := h.track(httptest.NewRecorder(), r, []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	done := make(chan [2]int, 1)
+	go func() {
+		a := h.AnswerInFlight()
+		untrack()
+		done <- [2]int{a, h.AnswerInFlight()}
+	}()
+	select {
+	case n := <-done:
+		if n != [2]int{1, 0} {
+			t.Errorf("AnswerInFlight answered %d then %d, want 1 then 0", n[0], n[1])
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("AnswerInFlight kept the in-flight table locked")
+	}
+}

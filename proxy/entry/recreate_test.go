@@ -627,3 +627,206 @@ func TestStoreFailuresAreLoggedAndAnswered(t *testing.T) {
 		t.Errorf("log:\n%q\nwant\n%q", got, want)
 	}
 }
+
+// The SDK's own refusal of a request's Host (DNS-rebinding protection) is
+// passed on as a JSON-RPC error, whether the session is live (a request, a
+// DELETE) or lost (it cannot be recreated then), and closes nothing.
+func TestSDKHostRefusalIsPassedOn(t *testing.T) {
+	recs := audit.NewMemory()
+	first := start(t, recs, Options{}, session.Limits{})
+	id := initAs(t, first.srv, "alice-token")
+	evil := func(srv *httptest.Server, method, body string) rpcAnswer {
+		t.Helper()
+		req, _ := http.NewRequest(method, srv.URL+"/projects/p/mcp", strings.NewReader(body))
+		for k, v := range onSession("alice-token", id) {
+			req.Header.Set(k, v)
+		}
+		req.Host = "evil.example"
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		var e struct {
+			Error struct {
+				Code    int    `json:"code"`
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		_ = json.Unmarshal(b, &e)
+		return rpcAnswer{status: resp.StatusCode, ct: resp.Header.Get("Content-Type"), code: e.Error.Code, msg: e.Error.Message, body: string(b)}
+	}
+	const refusal = `Forbidden: invalid Host header "evil.example"`
+	whole(t, "a live session's request", evil(first.srv, http.MethodPost, pingBody), 403, CodeInvalidRequest, refusal)
+	whole(t, "a live session's DELETE", evil(first.srv, http.MethodDelete, ""), 403, CodeInvalidRequest, refusal)
+	if _, ok := first.reg.Table("p").Get(id); !ok {
+		t.Fatal("a refused DELETE closed the session")
+	}
+	if got, _ := recs.LookupSession(context.Background(), id); len(got) != 1 || got[0].Tombstone() {
+		t.Fatalf("a refused DELETE tombstoned: %+v", got)
+	}
+	second := start(t, recs, Options{}, session.Limits{})
+	whole(t, "a lost session's request", evil(second.srv, http.MethodPost, pingBody), 404, -32001,
+		"session "+id+" is not known and could not be recreated: replayed initialize answered 403 with session \"\": "+refusal)
+	if second.reg.Len() != 0 || len(second.rows.all()) != 0 {
+		t.Errorf("a refused recreation left %d sessions, rows %+v", second.reg.Len(), second.rows.all())
+	}
+	// The same requests from a good Host are served.
+	if a := send(t, second.srv, http.MethodPost, onSession("alice-token", id), pingBody); a.status != 200 || !strings.Contains(a.body, `"result":{}`) {
+		t.Fatalf("alice's ping: %d %s", a.status, a.body)
+	}
+}
+
+// A session the SDK closed by itself while the entry's table still holds it
+// is recreated on its owner's next request.
+func TestASessionTheSDKForgotIsRecreated(t *testing.T) {
+	in := start(t, audit.NewMemory(), Options{}, session.Limits{})
+	id := initAs(t, in.srv, "alice-token")
+	if a := send(t, in.srv, http.MethodPost, onSession("alice-token", id), pingBody); a.status != 200 || !strings.Contains(a.body, `"id":7,"result":{}`) {
+		t.Fatalf("a ping on the live session: %d %s", a.status, a.body)
+	}
+	forget := func() {
+		r := httptest.NewRequest(http.MethodDelete, "/projects/p/mcp", nil)
+		for k, v := range onSession("alice-token", id) {
+			r.Header.Set(k, v)
+		}
+		rec := httptest.NewRecorder()
+		in.h.sdkUser["p"].ServeHTTP(rec, r) // past the entry: only the SDK forgets
+		if rec.Code/100 != 2 {
+			t.Fatalf("the SDK's DELETE: %d %s", rec.Code, rec.Body)
+		}
+	}
+	forget()
+	a := send(t, in.srv, http.MethodPost, onSession("alice-token", id), pingBody)
+	if a.status != 200 || !strings.Contains(a.body, `"id":7,"result":{}`) {
+		t.Fatalf("alice's ping on a session the SDK forgot: %d %s, want it recreated", a.status, a.body)
+	}
+	if rr := in.rows.all(); len(rr) != 1 || rr[0].Kind != audit.KindSessionRecreated {
+		t.Errorf("rows %+v, want one session_recreated", rr)
+	}
+	// Forgotten again, a DELETE finds nothing to close: refused, no tombstone.
+	forget()
+	a = send(t, in.srv, http.MethodDelete, onSession("alice-token", id), "")
+	whole(t, "a DELETE of a session the SDK forgot", a, 404, -32001, "session "+id+" is not open for this client; initialize a new session")
+	if got, _ := in.h.o.Records.LookupSession(context.Background(), id); len(got) != 1 || got[0].Tombstone() {
+		t.Errorf("records %+v", got)
+	}
+}
+
+// After idle expiry the SDK has closed the session too (the entry's DELETE
+// reached it as its owner), not only the entry's table.
+func TestExpireIdleClosesTheSDKSession(t *testing.T) {
+	for _, token := range []string{"alice-token", ""} {
+		in := start(t, audit.NewMemory(), Options{}, session.Limits{Idle: time.Millisecond})
+		id := initAs(t, in.srv, token)
+		n, deadline := 0, time.Now().Add(5*time.Second)
+		for n == 0 && time.Now().Before(deadline) {
+			if n = in.h.ExpireIdle(context.Background()); n == 0 {
+				time.Sleep(2 * time.Millisecond) // the idle limit's own time must pass
+			}
+		}
+		if n != 1 {
+			t.Fatalf("ExpireIdle closed %d", n)
+		}
+		r := httptest.NewRequest(http.MethodPost, "/projects/p/mcp", strings.NewReader(pingBody))
+		for k, v := range onSession(token, id) {
+			r.Header.Set(k, v)
+		}
+		sdk := in.h.sdk["p"]
+		if token != "" {
+			sdk = in.h.sdkUser["p"]
+		}
+		rec := httptest.NewRecorder()
+		sdk.ServeHTTP(rec, r)
+		if rec.Code != http.StatusNotFound {
+			t.Errorf("token %q: the SDK still serves the expired session: %d %s", token, rec.Code, rec.Body)
+		}
+	}
+}
+
+// An initialize-less method on a lost id is the SDK's to refuse; a lost id
+// past the session cap is refused in the cap's words.
+func TestLostSessionOtherMethodsAndTheCap(t *testing.T) {
+	recs := audit.NewMemory()
+	first := start(t, recs, Options{}, session.Limits{})
+	id := initAs(t, first.srv, "alice-token")
+	second := start(t, recs, Options{}, session.Limits{MaxTotal: 1})
+	a := send(t, second.srv, http.MethodPut, onSession("alice-token", id), pingBody)
+	if a.status != http.StatusMethodNotAllowed || a.code != CodeInvalidRequest {
+		t.Errorf("PUT on a lost id: %d %s", a.status, a.body)
+	}
+	initAs(t, second.srv, "bob-token")
+	a = send(t, second.srv, http.MethodPost, onSession("alice-token", id), pingBody)
+	whole(t, "a lost id past the cap", a, 429, -32001, "the proxy already holds 1 live sessions, the most it may hold (MCPCTL_SESSIONS_MAX=1); try again when others close or expire")
+	if len(second.rows.all()) != 0 {
+		t.Errorf("recreated past the cap: %+v", second.rows.all())
+	}
+}
+
+// gatedClaims holds every claim until n lookups were made: n requests on
+// one lost id are then all at its adoption at once.
+type gatedClaims struct {
+	*audit.Memory
+	n       int
+	mu      sync.Mutex
+	lookups int
+	all     chan struct{}
+}
+
+func (g *gatedClaims) LookupSession(ctx context.Context, id string) ([]audit.SessionRecord, error) {
+	g.mu.Lock()
+	if g.lookups++; g.lookups == g.n {
+		close(g.all)
+	}
+	g.mu.Unlock()
+	return g.Memory.LookupSession(ctx, id)
+}
+
+func (g *gatedClaims) ClaimSession(ctx context.Context, rec audit.SessionRecord) (audit.SessionRecord, error) {
+	select {
+	case <-g.all:
+	case <-time.After(2 * time.Second): // a bound, should the requests not all come
+	}
+	return g.Memory.ClaimSession(ctx, rec)
+}
+
+// Requests that meet at one adoption wait for it and are served; none hangs.
+func TestRequestsMeetingAtOneAdoptionAreAllServed(t *testing.T) {
+	recs := audit.NewMemory()
+	first := start(t, recs, Options{}, session.Limits{})
+	id := initAs(t, first.srv, "alice-token")
+	const n = 4
+	second := start(t, &gatedClaims{Memory: recs, n: n, all: make(chan struct{})}, Options{}, session.Limits{})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	errs := make(chan string, n)
+	for i := range n {
+		go func() {
+			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, second.srv.URL+"/projects/p/mcp", strings.NewReader(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping"}`, 200+i)))
+			for k, v := range onSession("alice-token", id) {
+				req.Header.Set(k, v)
+			}
+			resp, err := second.srv.Client().Do(req)
+			if err != nil {
+				errs <- err.Error()
+				return
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 200 || !strings.Contains(string(b), `"result":{}`) {
+				errs <- fmt.Sprintf("%d %s", resp.StatusCode, b)
+				return
+			}
+			errs <- ""
+		}()
+	}
+	for range n {
+		if e := <-errs; e != "" {
+			t.Errorf("a request at the adoption: %s", e)
+		}
+	}
+	if rr := second.rows.all(); len(rr) != 1 {
+		t.Errorf("%d session_recreated rows, want 1", len(rr))
+	}
+}

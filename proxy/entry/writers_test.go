@@ -90,6 +90,12 @@ func TestInterceptHoldsRefusalsOnly(t *testing.T) {
 	}
 	rec := httptest.NewRecorder()
 	i := &intercept{w: rec, h: http.Header{}}
+	i.Flush()
+	if i.passed != http.StatusOK || !rec.Flushed {
+		t.Errorf("a Flush without WriteHeader: passed %d, flushed %v", i.passed, rec.Flushed)
+	}
+	rec = httptest.NewRecorder()
+	i = &intercept{w: rec, h: http.Header{}}
 	_, _ = i.Write([]byte("implicit"))
 	if i.passed != http.StatusOK || rec.Code != http.StatusOK || rec.Body.String() != "implicit" {
 		t.Errorf("a Write without WriteHeader: passed %d, wrote %d %q", i.passed, rec.Code, rec.Body)
