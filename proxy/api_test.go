@@ -197,3 +197,34 @@ func TestChatNeedsATokenOnlyWhenThereAreUsers(t *testing.T) {
 		}
 	}
 }
+
+// The host the proxy listens on is one of its own Host names (beside the
+// loopback names and allowedHosts), unless it is no name a client can use.
+func TestTheListenHostIsAnAllowedHost(t *testing.T) {
+	for _, c := range []struct {
+		listen, host string
+		allowed      bool
+	}{
+		{"mcp.internal:9000", "mcp.internal:9000", true},
+		{"mcp.internal:9000", "other.internal:9000", false},
+		{"10.1.2.3:9000", "10.1.2.3:9000", true},
+		{"0.0.0.0:9000", "0.0.0.0:9000", false},
+		{"[::]:9000", "[::]:9000", false},
+		{"mcp.internal", "mcp.internal", false}, // no port: not a listen address
+		{":9000", "127.0.0.1:9000", true},
+	} {
+		p, err := New(context.Background(), &config.Config{Audit: "memory", Listen: c.listen, Projects: oneProject("http://127.0.0.1:1/mcp")},
+			Options{Getenv: func(string) string { return "" }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := httptest.NewRequest(http.MethodGet, "/healthz", nil)
+		r.Host = c.host
+		rec := httptest.NewRecorder()
+		p.Handler().ServeHTTP(rec, r)
+		if (rec.Code == 200) != c.allowed {
+			t.Errorf("listen %s, Host %s: %d %s, allowed want %v", c.listen, c.host, rec.Code, rec.Body, c.allowed)
+		}
+		_ = p.Close(context.Background())
+	}
+}
