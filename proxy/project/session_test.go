@@ -1,0 +1,106 @@
+package project
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpchaos/mcpchaos/proxy/audit"
+	"github.com/mcpchaos/mcpchaos/proxy/knobs"
+	"github.com/mcpchaos/mcpchaos/proxy/session"
+)
+
+// upstreamSeen is an in-process upstream MCP server (a go-sdk server on
+// loopback; the proxy's tests may not import the harness's fakes) that
+// keeps the capabilities each of its sessions was initialized with.
+type upstreamSeen struct {
+	srv  *httptest.Server
+	mu   sync.Mutex
+	caps []*mcp.ClientCapabilities
+}
+
+func newUpstreamSeen(t *testing.T) *upstreamSeen {
+	t.Helper()
+	u := &upstreamSeen{}
+	s := mcp.NewServer(&mcp.Implementation{Name: "up", Version: "0"}, &mcp.ServerOptions{
+		InitializedHandler: func(_ context.Context, req *mcp.InitializedRequest) {
+			u.mu.Lock()
+			defer u.mu.Unlock()
+			u.caps = append(u.caps, req.Session.InitializeParams().Capabilities)
+		}})
+	mcp.AddTool(s, &mcp.Tool{Name: "echo"}, func(_ context.Context, _ *mcp.CallToolRequest, in struct {
+		S string `json:"s"`
+	}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.S}}}, nil, nil
+	})
+	u.srv = httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	t.Cleanup(u.srv.Close)
+	return u
+}
+
+func (u *upstreamSeen) seen() []*mcp.ClientCapabilities {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return append([]*mcp.ClientCapabilities(nil), u.caps...)
+}
+
+// serveProject serves p as the entry would, without its checks.
+func serveProject(t *testing.T, p *Project) string {
+	t.Helper()
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return p.Server() }, nil))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+type discardRows struct{}
+
+func (discardRows) Record(audit.Row) {}
+
+// An upstream session carries the client's own capabilities, no more; the
+// project holds one upstream session per client session and server, and
+// Release lets it go.
+func TestUpstreamSessionMirrorsTheClientAndIsReleased(t *testing.T) {
+	up := newUpstreamSeen(t)
+	tbl := session.NewTable()
+	p := New("p", Options{Servers: map[string]string{"s": up.srv.URL}, Sessions: tbl, Audit: discardRows{}, Knobs: knobs.Defaults(), Logger: slog.New(slog.DiscardHandler)})
+	t.Cleanup(p.Close)
+	url := serveProject(t, p)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "0"}, &mcp.ClientOptions{
+		CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			return &mcp.CreateMessageResult{}, nil
+		}})
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, DisableStandaloneSSE: true, MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "s_echo", Arguments: map[string]any{"s": "hi"}})
+	if err != nil || res.IsError || len(res.Content) != 1 || res.Content[0].(*mcp.TextContent).Text != "hi" {
+		t.Fatalf("s_echo: %+v, %v", res, err)
+	}
+	seen := up.seen()
+	if len(seen) != 1 || seen[0] == nil || seen[0].Sampling == nil || seen[0].Elicitation != nil {
+		t.Fatalf("the upstream's session was initialized with %+v, want the client's own capabilities (sampling, no elicitation)", seen)
+	}
+	if n := p.UpstreamSessions(); n != 1 {
+		t.Fatalf("%d upstream sessions, want 1", n)
+	}
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "s_echo", Arguments: map[string]any{"s": "again"}}); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(up.seen()); n != 1 {
+		t.Errorf("a second call opened another upstream session (%d)", n)
+	}
+	p.Release(cs.ID())
+	if n := p.UpstreamSessions(); n != 0 {
+		t.Errorf("%d upstream sessions after Release, want 0", n)
+	}
+}
