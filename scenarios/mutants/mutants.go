@@ -482,6 +482,12 @@ var table = []Mutant{
 	{Name: "no-prune-before-serving", PatchFile: "173-no-prune-before-serving.patch",
 		Regression: "Start serves before forgetting session records past MCPCTL_SESSION_RECORD_TTL_MS, so expired owners and tombstones last until the first hourly prune (found by generic mutation testing: pruning had no spec in proxy).",
 		Kill:       goTest("./proxy", "^TestPruneForgetsExpiredRecordsAndSaysSo$")},
+	{Name: "delete-keeps-upstream", PatchFile: "174-delete-keeps-upstream.patch",
+		Regression: "a session its client DELETEs keeps its upstream sessions until shutdown (found by generic mutation testing: what a session holds upstream had no spec in proxy/entry).",
+		Kill:       goTest("./proxy/entry", "^TestDeleteReleasesTheUpstreamSession$")},
+	{Name: "upstream-without-client-capabilities", PatchFile: "175-upstream-without-client-capabilities.patch",
+		Regression: "an upstream session is opened with no client capabilities instead of the client's own, so an upstream never asks for sampling, elicitation or roots the client offers (found by generic mutation testing: proxy/project had no spec of its upstream sessions).",
+		Kill:       goTest("./proxy/project", "^TestUpstreamSessionMirrorsTheClientAndIsReleased$")},
 }
 
 // All returns every mutant with its patch, in patch order.
