@@ -132,3 +132,23 @@ func TestServersFileOverlayIsLogged(t *testing.T) {
 		_ = p.Close(context.Background())
 	}
 }
+
+// Serving then closing cleanly logs nothing: the server's own "closed" is
+// no error.
+func TestACleanCloseLogsNothing(t *testing.T) {
+	lg, buf := textLogger()
+	p, err := New(context.Background(), &config.Config{Audit: "memory", Listen: "127.0.0.1:0", Projects: oneProject("http://127.0.0.1:1/mcp")},
+		Options{Getenv: func(string) string { return "" }, Logger: lg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Start("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := buf.String(); got != "" {
+		t.Errorf("a clean start and close logged %q", got)
+	}
+}
