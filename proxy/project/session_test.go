@@ -104,3 +104,65 @@ func TestUpstreamSessionMirrorsTheClientAndIsReleased(t *testing.T) {
 		t.Errorf("%d upstream sessions after Release, want 0", n)
 	}
 }
+
+// A session is told what its upstreams can do, no more: each capability of
+// the initialize answer is the upstreams' union (plus the proxy's tools).
+func TestInitializeAdvertisesTheUpstreamsUnion(t *testing.T) {
+	plain := mcp.NewServer(&mcp.Implementation{Name: "plain", Version: "0"}, nil)
+	mcp.AddTool(plain, &mcp.Tool{Name: "t"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{}, nil, nil
+	})
+	rich := mcp.NewServer(&mcp.Implementation{Name: "rich", Version: "0"}, &mcp.ServerOptions{
+		CompletionHandler: func(context.Context, *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+			return &mcp.CompleteResult{}, nil
+		},
+		SubscribeHandler:   func(context.Context, *mcp.SubscribeRequest) error { return nil },
+		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
+	})
+	rich.AddPrompt(&mcp.Prompt{Name: "p"}, func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		return &mcp.GetPromptResult{}, nil
+	})
+	rich.AddResource(&mcp.Resource{Name: "r", URI: "mem://r"}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return &mcp.ReadResourceResult{}, nil
+	})
+	serve := func(s *mcp.Server) string {
+		srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+		t.Cleanup(srv.Close)
+		return srv.URL
+	}
+	plainURL, richURL := serve(plain), serve(rich)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	capsOf := func(url string) *mcp.ServerCapabilities {
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "0"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, DisableStandaloneSSE: true, MaxRetries: -1}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cs.Close()
+		return cs.InitializeResult().Capabilities
+	}
+	richCaps := capsOf(richURL)
+	if richCaps.Prompts == nil || richCaps.Resources == nil || !richCaps.Resources.Subscribe || richCaps.Completions == nil {
+		t.Fatalf("the rich upstream advertises %+v", richCaps)
+	}
+	for _, c := range []struct {
+		name    string
+		servers map[string]string
+		want    mcp.ServerCapabilities
+	}{
+		{"tools only", map[string]string{"a": plainURL}, *capsOf(plainURL)},
+		{"rich", map[string]string{"b": richURL}, *richCaps},
+		{"both", map[string]string{"a": plainURL, "b": richURL}, *richCaps},
+	} {
+		p := New("p", Options{Servers: c.servers, Sessions: session.NewTable(), Audit: discardRows{}, Knobs: knobs.Defaults(), Logger: slog.New(slog.DiscardHandler)})
+		got := capsOf(serveProject(t, p))
+		p.Close()
+		w := c.want
+		if got.Tools == nil || w.Tools != nil && got.Tools.ListChanged != w.Tools.ListChanged ||
+			(got.Prompts == nil) != (w.Prompts == nil) || (got.Completions == nil) != (w.Completions == nil) || (got.Logging == nil) != (w.Logging == nil) ||
+			(got.Resources == nil) != (w.Resources == nil) || got.Resources != nil && *got.Resources != *w.Resources ||
+			got.Prompts != nil && *got.Prompts != *w.Prompts {
+			t.Errorf("%s: advertised %+v, want the upstreams' %+v", c.name, got, w)
+		}
+	}
+}
