@@ -212,6 +212,7 @@ func TestTheListenHostIsAnAllowedHost(t *testing.T) {
 		{"[::]:9000", "[::]:9000", false},
 		{"mcp.internal", "mcp.internal", false}, // no port: not a listen address
 		{":9000", "127.0.0.1:9000", true},
+		{":9000", "", false}, // no host to listen on names no Host
 	} {
 		p, err := New(context.Background(), &config.Config{Audit: "memory", Listen: c.listen, Projects: oneProject("http://127.0.0.1:1/mcp")},
 			Options{Getenv: func(string) string { return "" }})
