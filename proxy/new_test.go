@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpchaos/mcpchaos/internal/syncbuf"
 	"github.com/mcpchaos/mcpchaos/proxy/config"
+	"github.com/mcpchaos/mcpchaos/proxy/llm"
 )
 
 func textLogger() (*slog.Logger, *syncbuf.Buffer) {
@@ -48,6 +49,7 @@ func TestNewRefusalsWholeText(t *testing.T) {
 		{"an unknown stage", &config.Config{Audit: "memory", Projects: map[string]*config.Project{"p": {
 			Servers: map[string]*config.Server{"s": {URL: "http://127.0.0.1:1/mcp"}}, Pipeline: []config.Stage{{Name: "nosuch"}}}}}, nil,
 			`projects.p.pipeline[0] nosuch: unknown stage "nosuch"`},
+		{"an LLM config without providers", &config.Config{Audit: "memory", LLM: &llm.Config{}, Projects: oneProject("http://127.0.0.1:1/mcp")}, nil, "llm: no LLM configured"},
 		{"an unsupported store", &config.Config{Audit: "mysql://x", Projects: oneProject("http://127.0.0.1:1/mcp")}, nil,
 			`audit: unsupported store DSN "mysql://x"; want "sqlite:PATH" or "postgres://..." (or postgresql://)`},
 	} {
