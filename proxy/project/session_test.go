@@ -166,3 +166,55 @@ func TestInitializeAdvertisesTheUpstreamsUnion(t *testing.T) {
 		}
 	}
 }
+
+// A logging level the client set before its upstream session existed is
+// set on that session when it connects.
+func TestLoggingLevelIsReplayedOnANewUpstreamSession(t *testing.T) {
+	var mu sync.Mutex
+	var levels []string
+	s := mcp.NewServer(&mcp.Implementation{Name: "up", Version: "0"}, nil)
+	s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if lp, ok := req.GetParams().(*mcp.SetLoggingLevelParams); ok && method == "logging/setLevel" {
+				mu.Lock()
+				levels = append(levels, string(lp.Level))
+				mu.Unlock()
+			}
+			return next(ctx, method, req)
+		}
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "t"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{}, nil, nil
+	})
+	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	t.Cleanup(up.Close)
+	p := New("p", Options{Servers: map[string]string{"s": up.URL}, Sessions: session.NewTable(), Audit: discardRows{}, Knobs: knobs.Defaults(), Logger: slog.New(slog.DiscardHandler)})
+	t.Cleanup(p.Close)
+	url := serveProject(t, p)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	connect := func() *mcp.ClientSession {
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "0"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, DisableStandaloneSSE: true, MaxRetries: -1}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cs.Close() })
+		return cs
+	}
+	connect() // learns the upstream's capabilities: later sessions connect upstream on first use
+	cs := connect()
+	if p.UpstreamSessions() != 1 {
+		t.Fatalf("%d upstream sessions before the second client's first call, want the first client's only", p.UpstreamSessions())
+	}
+	if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "warning"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "s_t", Arguments: map[string]any{}}); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(levels) != 1 || levels[0] != "warning" {
+		t.Errorf("the upstream was told the levels %v, want [warning] once, on the session that connected after it was set", levels)
+	}
+}
