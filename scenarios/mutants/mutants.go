@@ -488,6 +488,12 @@ var table = []Mutant{
 	{Name: "upstream-without-client-capabilities", PatchFile: "175-upstream-without-client-capabilities.patch",
 		Regression: "an upstream session is opened with no client capabilities instead of the client's own, so an upstream never asks for sampling, elicitation or roots the client offers (found by generic mutation testing: proxy/project had no spec of its upstream sessions).",
 		Kill:       goTest("./proxy/project", "^TestUpstreamSessionMirrorsTheClientAndIsReleased$")},
+	{Name: "upstream-log-dropped", PatchFile: "176-upstream-log-dropped.patch",
+		Regression: "a log message an upstream sends while working on a call never reaches the client (found by generic mutation testing: the upstream-to-client relay had no spec in proxy/project).",
+		Kill:       goTest("./proxy/project", "^TestUpstreamMessagesReachTheCallingClient$")},
+	{Name: "server-spec-unknown-fields-ignored", PatchFile: "177-server-spec-unknown-fields-ignored.patch",
+		Regression: "POST /api/v1/servers ignores a spec's unknown fields, so a misspelt healthCheck is silently dropped and the server runs without its probe (found by generic mutation testing: the servers API's answers had no whole-text spec).",
+		Kill:       goTest("./proxy", "^TestServersAPIWholeShape$")},
 }
 
 // All returns every mutant with its patch, in patch order.
