@@ -29,6 +29,9 @@ func TestUpstreamMessagesReachTheCallingClient(t *testing.T) {
 		if err := req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "error", Logger: "up", Data: "disk low"}); err != nil {
 			return nil, nil, err
 		}
+		mcp.AddTool(s, &mcp.Tool{Name: "more"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{}, nil, nil
+		}) // the upstream's tools change: every session it serves is told
 		res, err := req.Session.CreateMessage(ctx, &mcp.CreateMessageParams{MaxTokens: 5, Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "hi"}}}})
 		if err != nil {
 			return nil, nil, err
@@ -46,6 +49,7 @@ func TestUpstreamMessagesReachTheCallingClient(t *testing.T) {
 	var progress []float64
 	var tokens []any
 	var logs []string
+	listChanged := make(chan struct{}, 8)
 	c := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "0"}, &mcp.ClientOptions{
 		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
 			mu.Lock()
@@ -58,6 +62,7 @@ func TestUpstreamMessagesReachTheCallingClient(t *testing.T) {
 			defer mu.Unlock()
 			logs = append(logs, string(r.Params.Level)+" "+r.Params.Data.(string))
 		},
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { listChanged <- struct{}{} },
 		CreateMessageHandler: func(_ context.Context, r *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
 			return &mcp.CreateMessageResult{Model: "m", Role: "assistant", Content: &mcp.TextContent{Text: "sampled:" + r.Params.Messages[0].Content.(*mcp.TextContent).Text}}, nil
 		},
@@ -75,6 +80,11 @@ func TestUpstreamMessagesReachTheCallingClient(t *testing.T) {
 	res, err := cs.CallTool(ctx, params)
 	if err != nil || res.IsError || len(res.Content) != 1 || res.Content[0].(*mcp.TextContent).Text != "sampled:hi" {
 		t.Fatalf("s_work: %+v, %v; want the client's own sampling answer", res, err)
+	}
+	select {
+	case <-listChanged:
+	case <-ctx.Done():
+		t.Error("the upstream's tools/list_changed never reached the client")
 	}
 	mu.Lock()
 	defer mu.Unlock()
