@@ -4,8 +4,11 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpchaos/mcpchaos/proxy/config"
 )
@@ -44,6 +47,14 @@ func TestServersAPIWholeShape(t *testing.T) {
 	}
 	defer p.Close(context.Background())
 	const u = "http://127.0.0.1:2/mcp"
+	up := mcp.NewServer(&mcp.Implementation{Name: "up", Version: "0"}, nil)
+	for _, n := range []string{"b", "a"} {
+		mcp.AddTool(up, &mcp.Tool{Name: n}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{}, nil, nil
+		})
+	}
+	upSrv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return up }, nil))
+	defer upSrv.Close()
 	for _, c := range []struct {
 		method, path, body string
 		status             int
@@ -67,6 +78,8 @@ func TestServersAPIWholeShape(t *testing.T) {
 			`{"error":"the body names server a/t but the path p/t"}`},
 		{"PUT", "/api/v1/servers/p/t", `{"name":"x","url":"` + u + `"}`, 400,
 			`{"error":"the body names server p/x but the path p/t"}`},
+		{"POST", "/api/v1/servers", `{"name":"u","project":"p","url":"` + upSrv.URL + `","healthCheck":{"tool":"nosuch"}}`, 422,
+			`{"error":"healthCheck.tool: \"nosuch\" is not a tool of server u (it has: a, b); a probe on it could never pass"}`},
 		{"DELETE", "/api/v1/servers/p/t", "", 200, `{"deleted":true,"name":"t","persisted":false,"project":"p"}`},
 		{"DELETE", "/api/v1/servers/p/t", "", 404, `{"error":"project p has no server \"t\""}`},
 	} {
@@ -81,7 +94,7 @@ func TestServersAPIWholeShape(t *testing.T) {
 			admin = append(admin, l)
 		}
 	}
-	if len(admin) != 10 || admin[0] != "level=INFO msg=admin user=alice method=POST path=/api/v1/servers" {
+	if len(admin) != 11 || admin[0] != "level=INFO msg=admin user=alice method=POST path=/api/v1/servers" {
 		t.Errorf("admin lines (one per change, none per read): %d\n%s", len(admin), strings.Join(admin, "\n"))
 	}
 }
