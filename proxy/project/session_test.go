@@ -218,3 +218,51 @@ func TestLoggingLevelIsReplayedOnANewUpstreamSession(t *testing.T) {
 		t.Errorf("the upstream was told the levels %v, want [warning] once, on the session that connected after it was set", levels)
 	}
 }
+
+// Close returns once every upstream session of the project is closed: the
+// upstream has heard each DELETE by then.
+func TestCloseWaitsForTheUpstreamSessionsToClose(t *testing.T) {
+	up := mcp.NewServer(&mcp.Implementation{Name: "up", Version: "0"}, nil)
+	mcp.AddTool(up, &mcp.Tool{Name: "t"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{}, nil, nil
+	})
+	var mu sync.Mutex
+	deletes := 0
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return up }, nil)
+	upSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodDelete {
+			mu.Lock()
+			deletes++
+			mu.Unlock()
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(upSrv.Close)
+	p := New("p", Options{Servers: map[string]string{"s": upSrv.URL}, Sessions: session.NewTable(), Audit: discardRows{}, Knobs: knobs.Defaults(), Logger: slog.New(slog.DiscardHandler)})
+	url := serveProject(t, p)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for range 2 {
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "0"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, DisableStandaloneSSE: true, MaxRetries: -1}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "s_t", Arguments: map[string]any{}}); err != nil {
+			t.Fatal(err)
+		}
+		defer cs.Close()
+	}
+	if n := p.UpstreamSessions(); n != 2 {
+		t.Fatalf("%d upstream sessions, want 2", n)
+	}
+	p.Close()
+	mu.Lock()
+	got := deletes
+	mu.Unlock()
+	if got != 2 {
+		t.Errorf("the upstream had heard %d DELETEs when Close returned, want 2", got)
+	}
+	if n := p.UpstreamSessions(); n != 0 {
+		t.Errorf("%d upstream sessions after Close", n)
+	}
+}
