@@ -565,6 +565,32 @@ var table = []Mutant{
 	{Name: "error-type-dangling-separator", PatchFile: "110-error-type-dangling-separator.patch",
 		Regression: "an LLM provider's error envelope with a type and no message reads 'overloaded_error: ' in the attempt's detail, a dangling separator (found by generic mutation testing's whole-text spec).",
 		Kill:       goTest("./proxy/llm", "^TestErrorSummaryReadsEveryEnvelope$")},
+	// 170-189: issue 17's generic mutation of proxy/entry, proxy, proxy/audit
+	// and proxy/project, one per class of missing spec it found.
+	{Name: "client-forges-user-header", PatchFile: "170-client-forges-user-header.patch",
+		Regression: "the entry keeps a client's own X-Mcplocal-User header, so an anonymous client names the user its session and audit rows belong to (found by generic mutation testing: only the header's overwrite for authenticated callers had a spec).",
+		Kill:       goTest("./proxy/entry", "^TestClientCannotSetTheProxysOwnHeaders$")},
+	{Name: "recreated-session-owes-no-notice", PatchFile: "171-recreated-session-owes-no-notice.patch",
+		Regression: "a session recreated after a restart is not marked recreated, so its first tools/call carries no ⚠ notice that its state was lost (found by generic mutation testing: recreation had no spec in proxy/entry, only scenarios).",
+		Kill:       goTest("./proxy/entry", "^TestRestartRecreatesTheOwnersSessionOnly$")},
+	{Name: "sdk-refusal-answers-id-null", PatchFile: "172-sdk-refusal-answers-id-null.patch",
+		Regression: "an SDK refusal converted to a JSON-RPC error answers id null even when the request had an id, so a client waiting on its id never matches the error (found by generic mutation testing: the entry's writers had no unit specs).",
+		Kill:       goTest("./proxy/entry", "^TestSDKRefusalsAnswerTheRequestsID$")},
+	{Name: "no-prune-before-serving", PatchFile: "173-no-prune-before-serving.patch",
+		Regression: "Start serves before forgetting session records past MCPCTL_SESSION_RECORD_TTL_MS, so expired owners and tombstones last until the first hourly prune (found by generic mutation testing: pruning had no spec in proxy).",
+		Kill:       goTest("./proxy", "^TestPruneForgetsExpiredRecordsAndSaysSo$")},
+	{Name: "delete-keeps-upstream", PatchFile: "174-delete-keeps-upstream.patch",
+		Regression: "a session its client DELETEs keeps its upstream sessions until shutdown (found by generic mutation testing: what a session holds upstream had no spec in proxy/entry).",
+		Kill:       goTest("./proxy/entry", "^TestDeleteReleasesTheUpstreamSession$")},
+	{Name: "upstream-without-client-capabilities", PatchFile: "175-upstream-without-client-capabilities.patch",
+		Regression: "an upstream session is opened with no client capabilities instead of the client's own, so an upstream never asks for sampling, elicitation or roots the client offers (found by generic mutation testing: proxy/project had no spec of its upstream sessions).",
+		Kill:       goTest("./proxy/project", "^TestUpstreamSessionMirrorsTheClientAndIsReleased$")},
+	{Name: "upstream-log-dropped", PatchFile: "176-upstream-log-dropped.patch",
+		Regression: "a log message an upstream sends while working on a call never reaches the client (found by generic mutation testing: the upstream-to-client relay had no spec in proxy/project).",
+		Kill:       goTest("./proxy/project", "^TestUpstreamMessagesReachTheCallingClient$")},
+	{Name: "server-spec-unknown-fields-ignored", PatchFile: "177-server-spec-unknown-fields-ignored.patch",
+		Regression: "POST /api/v1/servers ignores a spec's unknown fields, so a misspelt healthCheck is silently dropped and the server runs without its probe (found by generic mutation testing: the servers API's answers had no whole-text spec).",
+		Kill:       goTest("./proxy", "^TestServersAPIWholeShape$")},
 }
 
 // All returns every mutant with its patch, in patch order.
