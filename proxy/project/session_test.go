@@ -53,7 +53,15 @@ func (u *upstreamSeen) seen() []*mcp.ClientCapabilities {
 // serveProject serves p as the entry would, without its checks.
 func serveProject(t *testing.T, p *Project) string {
 	t.Helper()
-	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return p.Server() }, nil))
+	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return p.Server() }, nil)
+	// As the entry does: a client's standalone stream (GET) is announced to
+	// the project, which opens its upstream sessions' streams for it.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if id := r.Header.Get("Mcp-Session-Id"); r.Method == http.MethodGet && id != "" {
+			defer p.Listening(r.Context(), id)()
+		}
+		sdk.ServeHTTP(w, r)
+	}))
 	t.Cleanup(srv.Close)
 	return srv.URL
 }
