@@ -805,7 +805,8 @@ var ConnCap = Operation{Name: "MCPCTL_CONNS_MAX decides: connections past it get
 	// The read-header bound passes for the oldest silent connection: the
 	// wait is what is tested, no request may be in flight.
 	time.Sleep(time.Until(first.Add(env.Knobs.ReadTimeout + Tolerance)))
-	start := time.Now()
+	clk := startClock()
+	defer clk.halt()
 	c, host, err := rawConn(ctx, env)
 	if err != nil {
 		return Observation{Err: err}
@@ -816,7 +817,7 @@ var ConnCap = Operation{Name: "MCPCTL_CONNS_MAX decides: connections past it get
 		return Observation{Err: err}
 	}
 	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
-	o.Latency = time.Since(start)
+	clk.into(&o)
 	if err != nil {
 		o.Broken = append(o.Broken, fmt.Sprintf("at the cap, with a connection silent past the read-header bound, a new connection was not served: %v", err))
 		return o
