@@ -1,0 +1,169 @@
+package upstream
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// pinging serves an MCP server whose tool "p" pings its client before
+// answering, wrapped by wrap (nil: none).
+func pinging(t *testing.T, wrap func(http.Handler) http.Handler) string {
+	t.Helper()
+	srv := mcp.NewServer(&mcp.Implementation{Name: "up", Version: "0"}, nil)
+	srv.AddTool(&mcp.Tool{Name: "p", InputSchema: map[string]any{"type": "object"}}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if err := req.Session.Ping(ctx, nil); err != nil {
+			return nil, err
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "pong"}}}, nil
+	})
+	var h http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+	if wrap != nil {
+		h = wrap(h)
+	}
+	ts := httptest.NewServer(h)
+	t.Cleanup(ts.Close)
+	return ts.URL
+}
+
+// TestReceivingMiddlewareSeesWhatTheUpstreamSends: Options.Receiving is
+// installed on the client, so a request the upstream sends (here a ping)
+// goes through it.
+func TestReceivingMiddlewareSeesWhatTheUpstreamSends(t *testing.T) {
+	var mu sync.Mutex
+	var seen []string
+	mw := func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			mu.Lock()
+			seen = append(seen, method)
+			mu.Unlock()
+			return next(ctx, method, req)
+		}
+	}
+	c := New("s", pinging(t, nil), Options{ConnectTimeout: 5 * time.Second, CallTimeout: 5 * time.Second, Receiving: []mcp.Middleware{mw}})
+	defer c.Close()
+	if _, err := c.CallTool(context.Background(), "p", []byte(`{}`), nil); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if strings.Join(seen, ",") != "ping" {
+		t.Errorf("the receiving middleware saw %q, want the upstream's ping", seen)
+	}
+}
+
+// TestALostSessionIsLoggedOnTheGivenLogger: the Conn logs on the logger of
+// its options (here the reconnection after the upstream forgot the session).
+func TestALostSessionIsLoggedOnTheGivenLogger(t *testing.T) {
+	var lose atomic.Bool
+	url := pinging(t, func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Header.Get("Mcp-Session-Id") != "" && lose.CompareAndSwap(true, false) {
+				http.Error(w, "session not found", http.StatusNotFound)
+				return
+			}
+			h.ServeHTTP(w, r)
+		})
+	})
+	var logs strings.Builder
+	var mu sync.Mutex
+	logger := slogTo(&mu, &logs)
+	c := New("s", url, Options{ConnectTimeout: 5 * time.Second, CallTimeout: 5 * time.Second, Logger: logger})
+	defer c.Close()
+	if err := c.Connect(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	lose.Store(true)
+	if _, err := c.ListTools(context.Background()); err != nil {
+		t.Fatalf("the call after a lost session: %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !strings.Contains(logs.String(), `msg="upstream session lost; reconnecting" server=s`) {
+		t.Errorf("no reconnection logged: %q", logs.String())
+	}
+}
+
+// TestCloseWithoutAGraceGivesTheDELETEOneSecond: a CloseGrace of 0 means the
+// default second, not none: a DELETE the upstream answers after 200 ms is
+// answered, not aborted.
+func TestCloseWithoutAGraceGivesTheDELETEOneSecond(t *testing.T) {
+	answered := make(chan bool, 1)
+	url := pinging(t, func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method == http.MethodDelete {
+				select {
+				case <-time.After(200 * time.Millisecond):
+					answered <- true
+				case <-r.Context().Done():
+					answered <- false
+					return
+				}
+			}
+			h.ServeHTTP(w, r)
+		})
+	})
+	c := New("s", url, Options{ConnectTimeout: 5 * time.Second, CallTimeout: 5 * time.Second})
+	if err := c.Connect(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	select {
+	case ok := <-answered:
+		if !ok {
+			t.Error("the DELETE was aborted: a zero CloseGrace gave it no time")
+		}
+	case <-time.After(3 * time.Second):
+		t.Error("no DELETE reached the upstream")
+	}
+}
+
+// closeCounter is a shared transport that counts CloseIdleConnections.
+type closeCounter struct {
+	http.RoundTripper
+	n atomic.Int32
+}
+
+func (c *closeCounter) CloseIdleConnections() { c.n.Add(1) }
+
+// TestCloseLeavesASharedTransportsConnections: a Conn given a transport shares
+// it with other sessions, so its Close does not close the transport's idle
+// connections.
+func TestCloseLeavesASharedTransportsConnections(t *testing.T) {
+	shared := &closeCounter{RoundTripper: http.DefaultTransport.(*http.Transport).Clone()}
+	c := New("s", pinging(t, nil), Options{ConnectTimeout: 5 * time.Second, CallTimeout: 5 * time.Second, Transport: shared})
+	if err := c.Connect(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := shared.n.Load(); n != 0 {
+		t.Errorf("Close closed the shared transport's idle connections %d time(s)", n)
+	}
+}
+
+func slogTo(mu *sync.Mutex, b *strings.Builder) *slog.Logger {
+	return slog.New(slog.NewTextHandler(lockedWriter{mu, b}, nil))
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	b  *strings.Builder
+}
+
+func (w lockedWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
+}
