@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -166,4 +167,23 @@ func (w lockedWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.b.Write(p)
+}
+
+// TestAFailedConnectGivesItsSessionSlotBack: a handshake the upstream refuses
+// frees the slot it took from the Limit, so with a Limit of 1 the next
+// connect fails for the same reason, not for the limit.
+func TestAFailedConnectGivesItsSessionSlotBack(t *testing.T) {
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "down", http.StatusInternalServerError)
+	}))
+	defer ts.Close()
+	c := New("s", ts.URL, Options{ConnectTimeout: 5 * time.Second, CallTimeout: 5 * time.Second, Limit: NewLimit(1)})
+	defer c.Close()
+	for i := range 2 {
+		err := c.Connect(context.Background())
+		var le *LimitError
+		if err == nil || errors.As(err, &le) {
+			t.Fatalf("connect %d: %v, want the upstream's refusal", i+1, err)
+		}
+	}
 }
