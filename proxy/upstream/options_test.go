@@ -182,8 +182,23 @@ func TestAFailedConnectGivesItsSessionSlotBack(t *testing.T) {
 	for i := range 2 {
 		err := c.Connect(context.Background())
 		var le *LimitError
-		if err == nil || errors.As(err, &le) {
-			t.Fatalf("connect %d: %v, want the upstream's refusal", i+1, err)
+		if err == nil || errors.As(err, &le) || !strings.HasPrefix(err.Error(), "upstream s: connect: ") {
+			t.Fatalf("connect %d: %v, want the upstream's refusal as a connect error (not the connect timeout's)", i+1, err)
 		}
+	}
+}
+
+// TestACallerWhoStopsWaitingIsNoConnectTimeout: when the caller's own context
+// ends before the connect timeout, the error is a plain connect error, not
+// "did not finish within" the connect timeout.
+func TestACallerWhoStopsWaitingIsNoConnectTimeout(t *testing.T) {
+	url, _ := halfAnswering(t)
+	c := New("s", url, Options{ConnectTimeout: 5 * time.Second, CallTimeout: 5 * time.Second, CloseGrace: 50 * time.Millisecond})
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	err := c.Connect(ctx)
+	if err == nil || !strings.HasPrefix(err.Error(), "upstream s: connect: ") {
+		t.Fatalf("err = %v, want a plain connect error", err)
 	}
 }
