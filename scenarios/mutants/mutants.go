@@ -496,6 +496,17 @@ var table = []Mutant{
 	{Name: "error-type-dangling-separator", PatchFile: "110-error-type-dangling-separator.patch",
 		Regression: "an LLM provider's error envelope with a type and no message reads 'overloaded_error: ' in the attempt's detail, a dangling separator (found by generic mutation testing's whole-text spec).",
 		Kill:       goTest("./proxy/llm", "^TestErrorSummaryReadsEveryEnvelope$")},
+	// 190-209: issue 17, generic mutation over the rest of proxy/: one per
+	// class of missing spec its survivors showed (mut17b).
+	{Name: "chat-failover-unaudited", PatchFile: "190-chat-failover-unaudited.patch",
+		Regression: "a chat turn answered by a fallback model is audited like one the primary answered: its row's detail no longer says \"(failed over)\" (proxy/chat had no spec of the handler's whole answer and rows).",
+		Kill:       goTest("./proxy/chat", "^TestChatAnswerAndItsAuditRowsWholeShape$")},
+	{Name: "pprof-cpu-profile-unrouted", PatchFile: "191-pprof-cpu-profile-unrouted.patch",
+		Regression: "mcplocal serve --pprof serves the index but not /debug/pprof/profile: the CPU profile answers 404 Unknown profile (no spec asked for each endpoint the index cannot serve).",
+		Kill:       goTest("./proxy/profiling", "^TestHandlerServesEveryProfileEndpoint$")},
+	{Name: "failed-connect-keeps-its-slot", PatchFile: "192-failed-connect-keeps-its-slot.patch",
+		Regression: "an upstream handshake the upstream refuses keeps the session slot it took (MCPCTL_UPSTREAM_SESSIONS_MAX): after as many refusals as slots, every connect fails on the limit.",
+		Kill:       goTest("./proxy/upstream", "^TestAFailedConnectGivesItsSessionSlotBack$")},
 }
 
 // All returns every mutant with its patch, in patch order.
