@@ -202,3 +202,49 @@ func TestACallerWhoStopsWaitingIsNoConnectTimeout(t *testing.T) {
 		t.Fatalf("err = %v, want a plain connect error", err)
 	}
 }
+
+// TestInitIsTheCurrentSessionsInitialize: Init is nil with no session and
+// the upstream's initialize answer once connected.
+func TestInitIsTheCurrentSessionsInitialize(t *testing.T) {
+	c := New("s", pinging(t, nil), Options{ConnectTimeout: 5 * time.Second, CallTimeout: 5 * time.Second})
+	defer c.Close()
+	if got := c.Init(); got != nil {
+		t.Fatalf("Init before connecting = %+v, want nil", got)
+	}
+	if err := c.Connect(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	got := c.Init()
+	if got == nil || got.ServerInfo == nil || got.ServerInfo.Name != "up" || got.ProtocolVersion != ProtocolVersion {
+		t.Fatalf("Init = %+v, want the upstream's answer", got)
+	}
+}
+
+// TestEachRootsChangeNotifiesTheUpstreamOnce: every NotifyRootsListChanged
+// sends one notifications/roots/list_changed (the placeholder root toggles).
+func TestEachRootsChangeNotifiesTheUpstreamOnce(t *testing.T) {
+	got := make(chan struct{}, 10)
+	srv := mcp.NewServer(&mcp.Implementation{Name: "up", Version: "0"}, &mcp.ServerOptions{
+		RootsListChangedHandler: func(context.Context, *mcp.RootsListChangedRequest) { got <- struct{}{} },
+	})
+	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	defer ts.Close()
+	c := New("s", ts.URL, Options{ConnectTimeout: 5 * time.Second, CallTimeout: 5 * time.Second})
+	defer c.Close()
+	if err := c.Connect(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		c.NotifyRootsListChanged()
+		select {
+		case <-got:
+		case <-time.After(2 * time.Second):
+			t.Fatalf("change %d: no roots/list_changed reached the upstream", i+1)
+		}
+	}
+	select {
+	case <-got:
+		t.Fatal("more notifications than changes")
+	case <-time.After(100 * time.Millisecond):
+	}
+}
