@@ -507,6 +507,9 @@ var table = []Mutant{
 	{Name: "failed-connect-keeps-its-slot", PatchFile: "192-failed-connect-keeps-its-slot.patch",
 		Regression: "an upstream handshake the upstream refuses keeps the session slot it took (MCPCTL_UPSTREAM_SESSIONS_MAX): after as many refusals as slots, every connect fails on the limit.",
 		Kill:       goTest("./proxy/upstream", "^TestAFailedConnectGivesItsSessionSlotBack$")},
+	{Name: "readded-session-never-idles", PatchFile: "193-readded-session-never-idles.patch",
+		Regression: "a session added again under its live id while a request is in flight never expires idle: the request's end is counted on the replaced record, so the new one stays busy forever (found by a generic mutation survivor's spec).",
+		Kill:       goTest("./proxy/session", "^TestReAddingAnIDMovesItsCountAndKeepsItsRequests$")},
 }
 
 // All returns every mutant with its patch, in patch order.
