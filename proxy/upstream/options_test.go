@@ -62,7 +62,8 @@ func TestReceivingMiddlewareSeesWhatTheUpstreamSends(t *testing.T) {
 }
 
 // TestALostSessionIsLoggedOnTheGivenLogger: the Conn logs on the logger of
-// its options (here the reconnection after the upstream forgot the session).
+// its options (here the reconnection after the upstream forgot the session),
+// and the lost session's slot serves the reconnection.
 func TestALostSessionIsLoggedOnTheGivenLogger(t *testing.T) {
 	var lose atomic.Bool
 	url := pinging(t, func(h http.Handler) http.Handler {
@@ -77,7 +78,9 @@ func TestALostSessionIsLoggedOnTheGivenLogger(t *testing.T) {
 	var logs strings.Builder
 	var mu sync.Mutex
 	logger := slogTo(&mu, &logs)
-	c := New("s", url, Options{ConnectTimeout: 5 * time.Second, CallTimeout: 5 * time.Second, Logger: logger})
+	// A Limit of one: the lost session's slot must be given back for the
+	// reconnection to get one.
+	c := New("s", url, Options{ConnectTimeout: 5 * time.Second, CallTimeout: 5 * time.Second, Logger: logger, Limit: NewLimit(1)})
 	defer c.Close()
 	if err := c.Connect(context.Background()); err != nil {
 		t.Fatal(err)
