@@ -16,7 +16,8 @@ import (
 )
 
 // pinging serves an MCP server whose tool "p" pings its client before
-// answering, wrapped by wrap (nil: none).
+// answering and whose tool "echo" answers its raw arguments, wrapped by wrap
+// (nil: none).
 func pinging(t *testing.T, wrap func(http.Handler) http.Handler) string {
 	t.Helper()
 	srv := mcp.NewServer(&mcp.Implementation{Name: "up", Version: "0"}, nil)
@@ -25,6 +26,9 @@ func pinging(t *testing.T, wrap func(http.Handler) http.Handler) string {
 			return nil, err
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "pong"}}}, nil
+	})
+	srv.AddTool(&mcp.Tool{Name: "echo", InputSchema: map[string]any{"type": "object"}}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(req.Params.Arguments)}}}, nil
 	})
 	var h http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
 	if wrap != nil {
@@ -82,12 +86,17 @@ func TestALostSessionIsLoggedOnTheGivenLogger(t *testing.T) {
 	// reconnection to get one.
 	c := New("s", url, Options{ConnectTimeout: 5 * time.Second, CallTimeout: 5 * time.Second, Logger: logger, Limit: NewLimit(1)})
 	defer c.Close()
+	var connects atomic.Int32
+	c.OnConnect(func(context.Context, *mcp.ClientSession) { connects.Add(1) })
 	if err := c.Connect(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	lose.Store(true)
 	if _, err := c.ListTools(context.Background()); err != nil {
 		t.Fatalf("the call after a lost session: %v", err)
+	}
+	if n := connects.Load(); n != 2 {
+		t.Errorf("OnConnect ran %d times, want 2 (the first session and the reconnection)", n)
 	}
 	mu.Lock()
 	defer mu.Unlock()
@@ -249,5 +258,38 @@ func TestEachRootsChangeNotifiesTheUpstreamOnce(t *testing.T) {
 	case <-got:
 		t.Fatal("more notifications than changes")
 	case <-time.After(100 * time.Millisecond):
+	}
+}
+
+// TestCallToolPassesItsArgumentsOrAnEmptyObject: CallTool sends the raw
+// arguments as they are, and {} when there are none.
+func TestCallToolPassesItsArgumentsOrAnEmptyObject(t *testing.T) {
+	c := New("s", pinging(t, nil), Options{ConnectTimeout: 5 * time.Second, CallTimeout: 5 * time.Second})
+	defer c.Close()
+	for args, want := range map[string]string{`{"x":1}`: `{"x":1}`, "": `{}`} {
+		res, err := c.CallTool(context.Background(), "echo", []byte(args), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := res.Content[0].(*mcp.TextContent).Text; got != want {
+			t.Errorf("arguments %q reached the upstream as %q, want %q", args, got, want)
+		}
+	}
+}
+
+// TestACallersCancelIsNotItsCause: when the caller cancels, do answers the
+// call's own error, not context.Canceled (a deadline's cause, by contrast,
+// replaces it: the TimeoutError specs).
+func TestACallersCancelIsNotItsCause(t *testing.T) {
+	c := New("s", pinging(t, nil), Options{ConnectTimeout: 5 * time.Second, CallTimeout: 5 * time.Second})
+	defer c.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	own := errors.New("the call's own error")
+	err := c.do(ctx, false, func(context.Context, *mcp.ClientSession) error {
+		cancel()
+		return own
+	})
+	if err != own {
+		t.Fatalf("err = %v, want the call's own error", err)
 	}
 }
