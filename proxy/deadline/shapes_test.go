@@ -154,7 +154,9 @@ func TestBeginAndHold(t *testing.T) {
 		ran = ctx.Value(key{}) == "begun"
 		return &mcp.ListToolsResult{}, nil
 	}
-	begin := func(ctx context.Context, _ string, _ mcp.Request) context.Context { return context.WithValue(ctx, key{}, "begun") }
+	begin := func(ctx context.Context, _ string, _ mcp.Request) context.Context {
+		return context.WithValue(ctx, key{}, "begun")
+	}
 	m := Middleware(Options{Deadline: time.Second, Begin: begin})(h)
 	if _, err := m(context.Background(), "tools/list", &mcp.ListToolsRequest{}); err != nil || !ran {
 		t.Fatalf("Begin's context did not reach the handler: %v", err)
