@@ -21,6 +21,9 @@ func TestURLEdges(t *testing.T) {
 		"http://h?q=1#f":             "http://h?REDACTED#f",
 		"http://u:p@h?q#f":           "http://u:REDACTED@h?REDACTED#f",
 		"postgres://u:p@h:5432/db?x": "postgres://u:REDACTED@h:5432/db?REDACTED",
+		"://u:p@h?q":                 "://u:REDACTED@h?REDACTED", // "://" at the very start
+		"http:///x:y@h":              "http:///x:y@h",            // an empty authority: the rest is path
+		"http://:p@h":                "http://:REDACTED@h",       // an empty user name
 	} {
 		if got := URL(in); got != want {
 			t.Errorf("URL(%q) = %q, want %q", in, got, want)
