@@ -123,3 +123,48 @@ func TestAReleasedReservationFreesItsUsersSlot(t *testing.T) {
 		t.Errorf("pending = %d %v, want only bob's", r.pending, r.pendingUser)
 	}
 }
+
+// TestIdleWholeShape: without an idle limit nothing ever expires, however
+// old; with one, the idle sessions of every project come sorted by id.
+func TestIdleWholeShape(t *testing.T) {
+	now := time.Unix(1000, 0)
+	never := NewRegistry(Limits{})
+	never.now = func() time.Time { return now }
+	never.Table("p").Add(Info{ID: "s", User: "ann"})
+	now = now.Add(24 * time.Hour)
+	if got := never.Idle(); got != nil {
+		t.Fatalf("without an idle limit: %+v", got)
+	}
+	r := NewRegistry(Limits{Idle: time.Minute})
+	r.now = func() time.Time { return now }
+	r.Table("q").Add(Info{ID: "b", User: "bob"})
+	r.Table("p").Add(Info{ID: "c", User: "cy"})
+	r.Table("p").Add(Info{ID: "a", User: "ann"})
+	now = now.Add(time.Minute)
+	if got := r.Idle(); len(got) != 0 {
+		t.Fatalf("idle at exactly the limit: %+v", got)
+	}
+	now = now.Add(time.Nanosecond)
+	want := []Key{{"p", "a", "ann"}, {"q", "b", "bob"}, {"p", "c", "cy"}}
+	if got := r.Idle(); !slices.Equal(got, want) {
+		t.Fatalf("Idle = %+v, want %+v", got, want)
+	}
+}
+
+// TestUserCountsFollowForgetting: forgetting one of a user's sessions leaves
+// the others counted against the per-user cap, and a user with none left is
+// no longer held in the registry's per-user counts.
+func TestUserCountsFollowForgetting(t *testing.T) {
+	r := NewRegistry(Limits{MaxPerUser: 1})
+	tb := r.Table("p")
+	tb.Add(Info{ID: "s1", User: "ann"})
+	tb.Add(Info{ID: "s2", User: "ann"})
+	tb.Forget("s1")
+	if _, err := r.Admit("ann"); err == nil {
+		t.Fatal("ann's remaining session no longer counts")
+	}
+	tb.Forget("s2")
+	if len(r.byUser) != 0 {
+		t.Fatalf("per-user counts kept after the last session: %v", r.byUser)
+	}
+}
