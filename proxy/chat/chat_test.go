@@ -4,10 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -258,5 +260,56 @@ func TestExplainWholeShape(t *testing.T) {
 		if got := Explain(c.err); got != c.want {
 			t.Errorf("%s:\n got %q\nwant %q", c.name, got, c.want)
 		}
+	}
+}
+
+// TestChatStreamReachesTheClientAsItComes: the stream's headers reach the
+// client before the LLM sends anything, and each chunk before the next one
+// is produced (flushed, not buffered until the end).
+func TestChatStreamReachesTheClientAsItComes(t *testing.T) {
+	const wait = 2 * time.Second // each step's bound; a buffered stream misses it
+	headersSeen, chunkSeen := make(chan struct{}), make(chan struct{})
+	var headersFirst, chunkFirst atomic.Bool
+	llmSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		select {
+		case <-headersSeen:
+			headersFirst.Store(true)
+		case <-time.After(wait):
+		}
+		fmt.Fprint(w, `data: {"model":"m","choices":[{"delta":{"content":"Hel"}}]}`+"\n\n")
+		w.(http.Flusher).Flush()
+		select {
+		case <-chunkSeen:
+			chunkFirst.Store(true)
+		case <-time.After(wait):
+		}
+		fmt.Fprint(w, `data: {"model":"m","choices":[{"delta":{"content":"lo"}}]}`+"\n\ndata: [DONE]\n\n")
+	}))
+	defer llmSrv.Close()
+	h := &Handler{LLM: newAdapter(t, llm.Config{Primary: "s", Providers: map[string]llm.ProviderConfig{
+		"s": {Kind: llm.KindOpenAI, URL: llmSrv.URL + "/v1", Model: "m", APIKey: "k"}}}), Budget: 10 * time.Second}
+	proxy := httptest.NewServer(h)
+	defer proxy.Close()
+	resp, err := http.Post(proxy.URL, "application/json", strings.NewReader(`{"messages":[{"role":"user","content":"hi"}],"stream":true}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	close(headersSeen)
+	buf := make([]byte, 0, 4096)
+	for !strings.Contains(string(buf), `"Hel"`) {
+		tmp := make([]byte, 512)
+		n, err := resp.Body.Read(tmp)
+		buf = append(buf, tmp[:n]...)
+		if err != nil {
+			break
+		}
+	}
+	close(chunkSeen)
+	rest, _ := io.ReadAll(resp.Body)
+	all := string(buf) + string(rest)
+	if !headersFirst.Load() || !chunkFirst.Load() || !strings.Contains(all, "event: done") {
+		t.Fatalf("headers before the LLM: %v, first chunk before the second: %v; stream %q", headersFirst.Load(), chunkFirst.Load(), all)
 	}
 }
