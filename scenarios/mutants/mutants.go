@@ -510,6 +510,21 @@ var table = []Mutant{
 	{Name: "readded-session-never-idles", PatchFile: "193-readded-session-never-idles.patch",
 		Regression: "a session added again under its live id while a request is in flight never expires idle: the request's end is counted on the replaced record, so the new one stays busy forever (found by a generic mutation survivor's spec).",
 		Kill:       goTest("./proxy/session", "^TestReAddingAnIDMovesItsCountAndKeepsItsRequests$")},
+	{Name: "origin-with-userinfo-allowed", PatchFile: "194-origin-with-userinfo-allowed.patch",
+		Regression: "an Origin with userinfo (http://user@localhost) counts as a loopback origin (proxy/origin had no spec of each Origin and Host edge).",
+		Kill:       goTest("./proxy/origin", "^TestOriginAllowedEdges$")},
+	{Name: "empty-user-password-kept", PatchFile: "195-empty-user-password-kept.patch",
+		Regression: "a URL whose userinfo has a password and no user name (http://:secret@host) keeps its password in logs, errors and audit rows (no spec of URL's separators at index 0).",
+		Kill:       goTest("./proxy/redact", "^TestURLEdges$")},
+	{Name: "jsonrpc-error-data-dropped", PatchFile: "196-jsonrpc-error-data-dropped.patch",
+		Regression: "a handler's JSON-RPC error reaches the client with its data replaced by the trace code alone: an upstream's structured error data is lost (no spec of the error answers' whole shape).",
+		Kill:       goTest("./proxy/deadline", "^TestJSONRPCErrorsKeepTheirCodeAndGainTheTrace$")},
+	{Name: "section-summaries-never-cached", PatchFile: "197-section-summaries-never-cached.patch",
+		Regression: "summarize-tree never caches its section summaries: the same large result asks the LLM for every section again on every call (no spec of its LLM paths).",
+		Kill:       goTest("./proxy/stage", "^TestSummarizeTreeWithTheLLMWholeShape$")},
+	{Name: "chat-stream-buffered", PatchFile: "198-chat-stream-buffered.patch",
+		Regression: "a streamed chat turn's chunks are not flushed as they come: the client sees the answer only when the stream ends.",
+		Kill:       goTest("./proxy/chat", "^TestChatStreamReachesTheClientAsItComes$")},
 }
 
 // All returns every mutant with its patch, in patch order.
