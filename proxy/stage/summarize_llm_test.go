@@ -92,3 +92,24 @@ func replaceOnce(s, old, new string) string {
 	}
 	return s
 }
+
+// TestLLMRequestsAskForBoundedAnswers: the titles request asks for at most
+// 40 tokens a page, each summary and group summary for 80.
+func TestLLMRequestsAskForBoundedAnswers(t *testing.T) {
+	sh, f, _ := fakeShared(t, llmtest.Answer{Text: "One\nTwo\nThree"})
+	runOne(sh, &Paginate{ThresholdBytes: 16, PageBytes: 10}, 5*time.Second, "aaaa\n\nbbbb\n\ncccc!")
+	reqs := f.Requests()
+	if len(reqs) != 1 || reqs[0].MaxTokens != 120 {
+		t.Fatalf("titles requests %+v, want one with max_tokens 120 (3 pages)", reqs)
+	}
+	runOne(sh, &SummarizeTree{MinBytes: 10, MaxDepth: 1, GroupSize: 2}, 5*time.Second, summarizeDoc)
+	reqs = f.Requests()[1:]
+	if len(reqs) != 3 {
+		t.Fatalf("%d summary requests, want 3 (A, B and their group)", len(reqs))
+	}
+	for _, r := range reqs {
+		if r.MaxTokens != 80 {
+			t.Errorf("a summary request with max_tokens %d, want 80", r.MaxTokens)
+		}
+	}
+}
