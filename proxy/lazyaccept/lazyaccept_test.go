@@ -113,3 +113,22 @@ func TestCloseEndsWaitingConnectionsAndItsGoroutines(t *testing.T) {
 		t.Fatalf("%d goroutines after Close, %d before", n, before)
 	}
 }
+
+// TestAnEmptyReadKeepsTheFirstByte: a Read with no room returns nothing and
+// leaves the replayed first byte for the next Read.
+func TestAnEmptyReadKeepsTheFirstByte(t *testing.T) {
+	l := listen(t, time.Minute)
+	c := dial(t, l)
+	if _, err := c.Write([]byte("hi")); err != nil {
+		t.Fatal(err)
+	}
+	s := acceptWithin(t, l)
+	_ = s.SetDeadline(time.Now().Add(bound))
+	if n, err := s.Read(nil); n != 0 || err != nil {
+		t.Fatalf("empty Read = %d, %v", n, err)
+	}
+	got, err := io.ReadAll(io.LimitReader(s, 2))
+	if err != nil || string(got) != "hi" {
+		t.Fatalf("read %q, %v; want hi", got, err)
+	}
+}
