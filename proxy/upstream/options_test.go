@@ -293,3 +293,17 @@ func TestACallersCancelIsNotItsCause(t *testing.T) {
 		t.Fatalf("err = %v, want the call's own error", err)
 	}
 }
+
+type failingTransport struct{ err error }
+
+func (f failingTransport) RoundTrip(*http.Request) (*http.Response, error) { return nil, f.err }
+
+// TestResponseLimitPassesATransportErrorOn: a request that gets no response
+// answers the transport's error as it is.
+func TestResponseLimitPassesATransportErrorOn(t *testing.T) {
+	refused := errors.New("connection refused")
+	r := httptest.NewRequest(http.MethodGet, "http://127.0.0.1:1/", nil)
+	if resp, err := LimitResponses(failingTransport{refused}, 10).RoundTrip(r); resp != nil || err != refused {
+		t.Fatalf("RoundTrip = %v, %v; want the transport's error", resp, err)
+	}
+}
