@@ -132,3 +132,31 @@ func TestAnEmptyReadKeepsTheFirstByte(t *testing.T) {
 		t.Fatalf("read %q, %v; want hi", got, err)
 	}
 }
+
+// TestCloseLeavesAcceptedConnectionsOpen: Close ends the connections still
+// waiting for their first byte, not the ones already handed to the server
+// (a shutdown lets those finish).
+func TestCloseLeavesAcceptedConnectionsOpen(t *testing.T) {
+	inner, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := New(inner, time.Minute)
+	c := dial(t, l)
+	if _, err := c.Write([]byte("a")); err != nil {
+		t.Fatal(err)
+	}
+	s := acceptWithin(t, l)
+	defer s.Close()
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Write([]byte("b")); err != nil {
+		t.Fatal(err)
+	}
+	_ = s.SetDeadline(time.Now().Add(bound))
+	got, err := io.ReadAll(io.LimitReader(s, 2))
+	if err != nil || string(got) != "ab" {
+		t.Fatalf("the accepted connection after Close read %q, %v; want ab", got, err)
+	}
+}
