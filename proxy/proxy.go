@@ -222,6 +222,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Proxy, error) {
 			Servers: servers, Headers: headers, NoPrefix: pc.Prefix != nil && !*pc.Prefix, UpstreamSessions: limit,
 			Sessions: tbl, Audit: p.rec, Knobs: kv, Logger: o.Logger,
 			Failpoints: o.Failpoints, Pipeline: pipe, Pages: pages, Gate: g, Pause: p.pause,
+			Relay: cfg.Relay,
 		})
 		p.projects[name] = pr
 		routes[name] = entry.Project{P: pr, RequireAuth: cfg.AuthRequired(pc), Sessions: tbl}
@@ -260,6 +261,16 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Proxy, error) {
 // Handler is the proxy's whole HTTP surface.
 func (p *Proxy) Handler() http.Handler { return p.handler }
 
+// RelayedCalls is how many tools/calls the raw relay answered, over every
+// project (config `relay: true`).
+func (p *Proxy) RelayedCalls() int64 {
+	var n int64
+	for _, pr := range p.projects {
+		n += pr.Relayed()
+	}
+	return n
+}
+
 // Knobs are the bounds this proxy runs with.
 func (p *Proxy) Knobs() knobs.Values { return p.knobs }
 
@@ -285,10 +296,12 @@ func (p *Proxy) Start(addr string) error {
 	}
 	// A connection reaches the server with its first byte: until then it is
 	// idle, not slow (proxy/lazyaccept; found by the 100,000-request soak).
-	ln := lazyaccept.New(inner, p.knobs.IdleConnTimeout)
+	readHeader := min(10*time.Second, p.knobs.ReadTimeout, p.knobs.RequestDeadline)
+	ln := lazyaccept.New(inner, lazyaccept.Options{Idle: p.knobs.IdleConnTimeout, Max: int(p.knobs.ConnsMax),
+		Evict: readHeader, Refusal: refuseConn(p.knobs.ConnsMax)})
 	srv := &http.Server{
 		Handler:           p.handler,
-		ReadHeaderTimeout: min(10*time.Second, p.knobs.ReadTimeout, p.knobs.RequestDeadline),
+		ReadHeaderTimeout: readHeader,
 		ReadTimeout:       min(p.knobs.ReadTimeout, p.knobs.RequestDeadline), // reading is part of answering
 		IdleTimeout:       p.knobs.IdleConnTimeout,
 		MaxHeaderBytes:    int(p.knobs.MaxHeaderBytes),

@@ -31,6 +31,9 @@ const (
 // this process. Docker is started by scripts/docker.sh when it is not
 // running; when it cannot be, these specs FAIL (they never skip).
 var _ = Describe("The fault catalogue against the container target", Label("container"), Ordered, ContinueOnFailure, func() {
+	// This run's images, under a tag of its own: another suite run on the same
+	// Docker daemon builds and removes its own (issue 17).
+	images := harness.NewImageSet()
 	BeforeAll(func(ctx SpecContext) {
 		By("making sure Docker runs (scripts/docker.sh start)")
 		started, err := harness.EnsureDocker(ctx, GinkgoWriter)
@@ -42,17 +45,17 @@ var _ = Describe("The fault catalogue against the container target", Label("cont
 		}
 		Expect(harness.DockerAvailable(ctx)).To(Succeed())
 
-		By("building the images FROM scratch from static binaries (nothing pulled)")
+		By("building the images FROM scratch from static binaries (nothing pulled), tagged " + images.Tag())
 		start := time.Now()
 		DeferCleanup(func(ctx SpecContext) {
-			Expect(harness.RemoveImages(ctx)).To(Succeed())
+			Expect(images.Remove(ctx)).To(Succeed())
 		}, NodeTimeout(dockerCleanup))
-		Expect(harness.BuildImages(ctx, GinkgoWriter)).To(Succeed())
+		Expect(images.Build(ctx, GinkgoWriter)).To(Succeed())
 		AddReportEntry("image build", time.Since(start).Round(time.Millisecond).String())
 	}, NodeTimeout(dockerStartTimeout+imageBuildTimeout))
 
 	newTarget := func() harness.Target {
-		return &harness.Container{Image: harness.McplocalImage, Stderr: GinkgoWriter}
+		return &harness.Container{Image: images.Mcplocal(), Stderr: GinkgoWriter}
 	}
 	for _, s := range catalogue.All() {
 		if s.NotApplicable(newTarget()) != "" {
@@ -74,7 +77,7 @@ var _ = Describe("The fault catalogue against the container target", Label("cont
 		}
 		fakeAddr, err := harness.FreeLoopbackAddr()
 		Expect(err).NotTo(HaveOccurred())
-		fake, err := harness.StartService(ctx, harness.McpchaosImage,
+		fake, err := harness.StartService(ctx, images.Mcpchaos(),
 			[]string{"fake", "upstream", "docmost", "--listen", fakeAddr}, fakeAddr, "/_fake/calls", GinkgoWriter)
 		Expect(err).NotTo(HaveOccurred())
 		stop(fake)
@@ -82,7 +85,7 @@ var _ = Describe("The fault catalogue against the container target", Label("cont
 		toxiAddr, err := harness.FreeLoopbackAddr()
 		Expect(err).NotTo(HaveOccurred())
 		host, port, _ := strings.Cut(toxiAddr, ":")
-		toxi, err := harness.StartService(ctx, harness.ToxiproxyImage, []string{"-host", host, "-port", port}, toxiAddr, "/version", GinkgoWriter)
+		toxi, err := harness.StartService(ctx, images.Toxiproxy(), []string{"-host", host, "-port", port}, toxiAddr, "/version", GinkgoWriter)
 		Expect(err).NotTo(HaveOccurred())
 		stop(toxi)
 

@@ -49,6 +49,7 @@ type gatedStore struct {
 	stallQ   bool
 	stallC   bool
 	stallD   bool
+	stallL   bool
 	inFlight int
 	writes   []storeWrite
 	stalled  []storeWrite // session record calls that were stalled, each ended by its context
@@ -96,6 +97,14 @@ func (s *gatedStore) StallCloses() {
 	s.mu.Unlock()
 }
 
+// StallLookups makes every later lookup of a session's records (who owns
+// an id the proxy does not hold) wait for its context to end.
+func (s *gatedStore) StallLookups() {
+	s.mu.Lock()
+	s.stallL = true
+	s.mu.Unlock()
+}
+
 // stall waits for ctx to end, and records how long that took.
 func (s *gatedStore) stall(ctx context.Context) error {
 	start := time.Now()
@@ -131,6 +140,16 @@ func (s *gatedStore) CloseSession(ctx context.Context, rec audit.SessionRecord) 
 		return s.stall(ctx)
 	}
 	return s.Store.CloseSession(ctx, rec)
+}
+
+func (s *gatedStore) LookupSession(ctx context.Context, id string) ([]audit.SessionRecord, error) {
+	s.mu.Lock()
+	stall := s.stallL
+	s.mu.Unlock()
+	if stall {
+		return nil, s.stall(ctx)
+	}
+	return s.Store.LookupSession(ctx, id)
 }
 
 // sharedStore is a gatedStore a second proxy uses too: closing that proxy
@@ -382,7 +401,11 @@ var _ = Describe("The knob matrix: the audit trail's bounds", Label("knobs", "au
 		w.stalledCall(v.AuditWriteTimeout, "the stalled tombstone write")
 	}, SpecTimeout(30*time.Second))
 
-	It("MCPCTL_AUDIT_WRITE_TIMEOUT_MS alone bounds claiming a stale session's id to recreate it, in a stalled store", func(ctx SpecContext) {
+	// staleOverStalledStore sends a ping on the session's id to a second
+	// proxy over the same store, which does not know the session (as after
+	// a restart), with the store call stall() names stalled, and holds its
+	// answer to the write timeout's bound.
+	staleOverStalledStore := func(ctx SpecContext, stall func(*gatedStore), what string, wantStatus int, wantBody string) {
 		v := wideKnobs()
 		v.AuditWriteTimeout = 1500 * time.Millisecond // above the 1 s default, below every wide bound
 		up, err := upstream.NewDocmost(upstream.Options{})
@@ -390,17 +413,29 @@ var _ = Describe("The knob matrix: the audit trail's bounds", Label("knobs", "au
 		DeferCleanup(up.Close)
 		w := newAuditWorld(ctx, v)
 		b := w.sibling(ctx, v, up.URL())
-		w.store.StallClaims()
-		// b does not know the session: it recreates it for its owner, and
-		// first claims its id in the store (the first claim wins).
+		stall(w.store)
 		var status int
 		var body string
 		withinTimed(metered(func() {
 			status, body = b.send(ctx, http.MethodPost, w.cs.ID(), `{"jsonrpc":"2.0","id":7,"method":"ping"}`)
-		}), v.AuditWriteTimeout, "recreating a stale session over a stalled store")
-		Expect(status).To(Equal(http.StatusNotFound), "not recreated without its owner's claim: %s", body)
-		Expect(body).To(ContainSubstring("could not be recreated"))
-		w.stalledCall(v.AuditWriteTimeout, "the stalled adoption claim")
+		}), v.AuditWriteTimeout, "a stale session's request with "+what)
+		Expect(status).To(Equal(wantStatus), "%s: %s", what, body)
+		Expect(body).To(ContainSubstring(wantBody))
+		w.stalledCall(v.AuditWriteTimeout, what)
+	}
+
+	It("MCPCTL_AUDIT_WRITE_TIMEOUT_MS alone bounds claiming a stale session's id to recreate it, in a stalled store", func(ctx SpecContext) {
+		// The second proxy recreates the session for its owner, and first
+		// claims its id in the store (the first claim wins): not recreated
+		// without it.
+		staleOverStalledStore(ctx, (*gatedStore).StallClaims, "the stalled adoption claim", http.StatusNotFound, "could not be recreated")
+	}, SpecTimeout(30*time.Second))
+
+	It("MCPCTL_AUDIT_WRITE_TIMEOUT_MS alone bounds looking up who owns a stale session's id, in a stalled store", func(ctx SpecContext) {
+		// Before anything else the second proxy asks the store who owns
+		// the id, a read on the request's path: without an answer it cannot
+		// check the owner.
+		staleOverStalledStore(ctx, (*gatedStore).StallLookups, "the stalled owner lookup", http.StatusServiceUnavailable, "audit store is unavailable")
 	}, SpecTimeout(30*time.Second))
 
 	It("MCPCTL_AUDIT_BATCH_MAX alone decides how many queued rows one commit takes", func(ctx SpecContext) {

@@ -50,6 +50,9 @@ var _ = Describe("Security knobs", Label("security", "knobs"), func() {
 	It("MCPCTL_IDLE_CONN_TIMEOUT_MS decides: an idle keep-alive connection is closed", func(ctx SpecContext) {
 		runOperation(ctx, catalogue.IdleConnection)
 	}, SpecTimeout(30*time.Second))
+	It("MCPCTL_CONNS_MAX decides: connections past it get a 503 naming it, and make room by closing one silent past the read-header bound", func(ctx SpecContext) {
+		runOperation(ctx, catalogue.ConnCap)
+	}, SpecTimeout(30*time.Second))
 	It("MCPCTL_MAX_HEADER_BYTES decides: larger request headers get 431", func(ctx SpecContext) {
 		runOperation(ctx, catalogue.HugeHeaders)
 	}, SpecTimeout(30*time.Second))

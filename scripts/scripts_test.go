@@ -12,7 +12,9 @@ import (
 // runTestScript copies scripts/test.sh into a temp tree whose deps.sh, docker.sh
 // and make are stubs recording their calls, and runs it; running says whether a Docker
 // daemon answers before the run, and checkRC is what `make check` exits with.
-func runTestScript(t *testing.T, running bool, checkRC string) (rc int, calls string) {
+// env is more of the stubs' environment (SHARED=1: docker.sh start says the
+// daemon is shared with another run).
+func runTestScript(t *testing.T, running bool, checkRC string, env ...string) (rc int, calls string) {
 	t.Helper()
 	dir := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(dir, "scripts"), 0o755); err != nil {
@@ -33,13 +35,14 @@ func runTestScript(t *testing.T, running bool, checkRC string) (rc int, calls st
 echo "docker $1" >> "$(dirname "$0")/../calls"
 case $1 in
   status) [ -n "$RUNNING" ] ;;
-  start) if [ -n "$RUNNING" ]; then echo "docker: already running"; else echo "docker: started"; fi ;;
+  start) if [ -n "$SHARED" ]; then echo "docker: shared (pid 1, also used by pid 2)"; elif [ -n "$RUNNING" ]; then echo "docker: already running"; else echo "docker: started"; fi ;;
   stop) echo "docker: stopped" ;;
 esac
 `)
 	write("make", "#!/bin/sh\necho \"make $*\" >> \"$(dirname \"$0\")/calls\"\nexit $CHECK_RC\n")
 	cmd := exec.Command("bash", filepath.Join(dir, "scripts", "test.sh"))
-	cmd.Env = append(os.Environ(), "MAKE="+filepath.Join(dir, "make"), "CHECK_RC="+checkRC, "RUNNING=")
+	cmd.Env = append(os.Environ(), "MAKE="+filepath.Join(dir, "make"), "CHECK_RC="+checkRC, "RUNNING=", "SHARED=")
+	cmd.Env = append(cmd.Env, env...)
 	if running {
 		cmd.Env = append(cmd.Env, "RUNNING=1")
 	}
@@ -76,5 +79,15 @@ func TestMakeTestLeavesARunningDockerAlone(t *testing.T) {
 	_, calls := runTestScript(t, true, "1")
 	if strings.Contains(calls, "docker stop") {
 		t.Errorf("calls=%q: a daemon that was already running was stopped", calls)
+	}
+}
+
+// A daemon another run started and still uses is shared: this run calls
+// docker.sh stop at its end too, which stops it only if this run is its last
+// user (TestDockerStopLeavesTheDaemonToItsOtherUsers).
+func TestMakeTestStopsASharedDockerAtItsEnd(t *testing.T) {
+	_, calls := runTestScript(t, true, "0", "SHARED=1")
+	if !strings.HasSuffix(calls, "make check,docker stop,") {
+		t.Errorf("calls=%q; want docker stop after the checks", calls)
 	}
 }

@@ -2,8 +2,10 @@
 # scripts/test.sh — `make test` on any machine: set up (scripts/deps.sh), make
 # sure a Docker daemon answers for the container specs (scripts/docker.sh), run
 # the checks (`make check`: lint, unit tests, Ginkgo suites), and on exit stop
-# the Docker daemon only if this run started it. A daemon that was already
-# running (yours, or one a previous run left) is left alone.
+# the Docker daemon only if this run started it or shares it with another run
+# (docker.sh start said "shared"; docker.sh stop then stops it only once the
+# last of its users is done). A daemon that was already running with no other
+# run on it (yours, or one a previous run left) is left alone.
 #
 #   scripts/test.sh [MAKE ARGS...]   extra arguments go to `make check`
 set -euo pipefail
@@ -18,11 +20,17 @@ ours=""
 scripts/docker.sh status || ours=1
 stop_docker() {
   if [ -n "$ours" ]; then
-    scripts/docker.sh stop || true
+    MCPCHAOS_DOCKER_USER=$$ scripts/docker.sh stop || true
   fi
 }
 trap stop_docker EXIT
 trap 'exit 130' INT TERM HUP
-scripts/docker.sh start
+# This run is the daemon's user (not exported: the test binaries under make
+# check are users of their own).
+started=$(MCPCHAOS_DOCKER_USER=$$ scripts/docker.sh start)
+echo "$started"
+case $(echo "$started" | tail -n 1) in
+  "docker: shared"*) ours=1 ;;
+esac
 
 "$MAKE" check "$@"

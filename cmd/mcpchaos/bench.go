@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/mcpchaos/mcpchaos/fakes/upstream"
 	"github.com/mcpchaos/mcpchaos/scenarios/bench"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
@@ -29,9 +31,14 @@ against the baseline: added p50, req/s ratio, p99 ratio. Then RSS and
 goroutines before and after (mcplocal: from /proc and its --pprof port;
 n/a for targets the bench did not start), and the memory of an idle
 session: --idle sessions opened with one call each, the growth of the
-live heap (after a GC) and of RSS divided by their number.
+live heap (after a GC), of RSS and of goroutines divided by their number,
+measured twice: clients that hold no standalone stream of their own
+("no stream": a raw client), then clients that hold theirs open ("stream
+held": a GET, as the go-sdk and TypeScript clients open right after
+initialize), each kind on a fresh mcplocal process.
 
-Upstream: an in-process fake docmost server (tool update_page) unless
+Upstream: an in-process fake docmost server (tool update_page; with
+--quiet-upstream it advertises nothing it could send unprompted) unless
 --upstream URL names one, e.g. go-sdk's conformance everything-server with
 --tool test_simple_text.
 
@@ -46,7 +53,9 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	tool := fs.String("tool", "", "the upstream's tool to call (default update_page with the fake; required with --upstream)")
 	argsJSON := fs.String("args", "", `the tool's arguments as a JSON object (default {"page_id":"p1","content":"bench"} with the fake, {} otherwise)`)
 	mcplocalPath := fs.String("mcplocal", "", "mcplocal binary to put in front of the upstream (default: build ./cmd/mcplocal of this module)")
+	quiet := fs.Bool("quiet-upstream", false, "the in-process fake docmost advertises nothing it could send unprompted (tools without listChanged, no logging; the go-sdk's default advertises both)")
 	noMcplocal := fs.Bool("no-mcplocal", false, "do not start mcplocal; measure only the upstream and --target")
+	withRelay := fs.Bool("relay", false, "also start a second mcplocal with the raw tools/call relay on (config relay: true), target mcplocal-relay, measured side by side")
 	var extra []bench.Target
 	fs.Func("target", "another target: NAME=URL[#TOOL] (TOOL defaults to --tool); repeatable", func(v string) error {
 		name, rest, ok := strings.Cut(v, "=")
@@ -81,7 +90,11 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 
 	url := *upstreamURL
 	if url == "" {
-		fake, err := upstream.NewDocmost(upstream.Options{})
+		fo := upstream.Options{}
+		if *quiet {
+			fo.Capabilities = &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}
+		}
+		fake, err := upstream.NewDocmost(fo)
 		if err != nil {
 			return err
 		}
@@ -123,7 +136,37 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return fmt.Errorf("bench: start mcplocal: %w", err)
 		}
 		defer m.Stop()
-		targets = append(targets, bench.Target{Name: "mcplocal", URL: m.URL, Tool: bench.Server + "_" + *tool, PID: m.PID(), Pprof: m.Pprof})
+		target := func(m *bench.Mcplocal) bench.Target {
+			return bench.Target{Name: "mcplocal", URL: m.URL, Tool: bench.Server + "_" + *tool, PID: m.PID(), Pprof: m.Pprof}
+		}
+		t := target(m)
+		t.Fresh = func(ctx context.Context) (bench.Target, func(), error) {
+			f, err := bench.StartMcplocal(ctx, path, url, nil)
+			if err != nil {
+				return bench.Target{}, nil, err
+			}
+			return target(f), func() { f.Stop() }, nil
+		}
+		targets = append(targets, t)
+		if *withRelay {
+			mr, err := bench.StartMcplocalWith(ctx, path, url, nil, true)
+			if err != nil {
+				return fmt.Errorf("bench: start mcplocal with the relay: %w", err)
+			}
+			defer mr.Stop()
+			rt := target(mr)
+			rt.Name = "mcplocal-relay"
+			rt.Fresh = func(ctx context.Context) (bench.Target, func(), error) {
+				f, err := bench.StartMcplocalWith(ctx, path, url, nil, true)
+				if err != nil {
+					return bench.Target{}, nil, err
+				}
+				ft := target(f)
+				ft.Name = "mcplocal-relay"
+				return ft, func() { f.Stop() }, nil
+			}
+			targets = append(targets, rt)
+		}
 	}
 	for _, t := range extra {
 		if t.Tool == "" {

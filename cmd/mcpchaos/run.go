@@ -183,11 +183,11 @@ func parseTarget(spec string, stderr io.Writer) (func() harness.Target, error) {
 		}
 		return func() harness.Target { return &harness.Binary{Path: path} }, nil
 	case strings.HasPrefix(spec, "container:"):
-		// An image built locally (harness.BuildImages builds mcpchaos/mcplocal:test);
+		// An image built locally (an ImageSet of the harness builds mcpchaos/mcplocal:TAG);
 		// never pulled. Docker must already run (scripts/docker.sh start).
 		image := strings.TrimPrefix(spec, "container:")
 		if image == "" {
-			return nil, fmt.Errorf("--target %s: want container:IMAGE, e.g. container:%s", spec, harness.McplocalImage)
+			return nil, fmt.Errorf("--target %s: want container:IMAGE, e.g. container:%s", spec, harness.ImageSetTagged("test").Mcplocal())
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 		defer cancel()

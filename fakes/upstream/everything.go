@@ -52,7 +52,7 @@ func NewEverything(opts Options) (*Server, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "fake-everything", Version: "1.0.0"}, &mcp.ServerOptions{
+	so := &mcp.ServerOptions{
 		Logger:             logger,
 		SubscribeHandler:   func(context.Context, *mcp.SubscribeRequest) error { return nil },
 		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
@@ -66,7 +66,15 @@ func NewEverything(opts Options) (*Server, error) {
 			Logging:     &mcp.LoggingCapabilities{},
 			Completions: &mcp.CompletionCapabilities{},
 		},
-	})
+	}
+	if c := opts.Capabilities; c != nil {
+		so.Capabilities = c
+		if c.Resources == nil || !c.Resources.Subscribe {
+			// The go-sdk advertises subscriptions whenever it has a handler.
+			so.SubscribeHandler, so.UnsubscribeHandler = nil, nil
+		}
+	}
+	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "fake-everything", Version: "1.0.0"}, so)
 	s.everythingTools()
 	s.mcp.AddResource(&mcp.Resource{URI: ReadmeURI, Name: "readme", MIMEType: "text/plain"},
 		func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
@@ -203,6 +211,29 @@ func (s *Server) everythingTools() {
 				}
 			}
 			return text("logged"), nil
+		})
+	s.mcp.AddTool(&mcp.Tool{Name: "announce", Description: "Sends every session, outside any request: notifications/tools, prompts and resources list_changed, and one log message (error) carrying its text.",
+		InputSchema: objectSchema(map[string]string{"text": "string"}, "text")},
+		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			const name = "fake-announced"
+			// A feature added and removed at once: the SDK sends each session
+			// one list_changed per kind, on its standalone stream.
+			s.mcp.AddTool(&mcp.Tool{Name: name, InputSchema: empty}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return text(""), nil })
+			s.mcp.RemoveTools(name)
+			s.mcp.AddPrompt(&mcp.Prompt{Name: name}, func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+				return &mcp.GetPromptResult{}, nil
+			})
+			s.mcp.RemovePrompts(name)
+			s.mcp.AddResource(&mcp.Resource{URI: "fake://" + name, Name: name}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+				return &mcp.ReadResourceResult{}, nil
+			})
+			s.mcp.RemoveResources("fake://" + name)
+			for ss := range s.mcp.Sessions() {
+				// context.Background: not related to this call, so the message
+				// travels on each session's standalone stream.
+				_ = ss.Log(context.Background(), &mcp.LoggingMessageParams{Level: "error", Logger: "everything", Data: fmt.Sprintf("announce: %v", args(req)["text"])})
+			}
+			return text("announced"), nil
 		})
 	s.mcp.AddTool(&mcp.Tool{Name: "touch", Description: "Updates a resource: its subscribers get notifications/resources/updated.",
 		InputSchema: objectSchema(map[string]string{"uri": "string"}, "uri")},

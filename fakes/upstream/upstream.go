@@ -72,6 +72,7 @@ type Server struct {
 
 	stallHandshakes atomic.Bool // StallHandshakes
 	stalled         atomic.Int64
+	listeners       atomic.Int64 // standalone SSE streams (GET /mcp) open now: Listeners
 }
 
 // Options configures a fake upstream.
@@ -80,6 +81,13 @@ type Options struct {
 	Addr string
 	// Logger for the MCP server; default discards.
 	Logger *slog.Logger
+	// Capabilities, if set, are what the fake advertises instead of its
+	// own: e.g. none it could send unprompted (no listChanged, no
+	// subscriptions, no logging), as many servers built without those
+	// features do. The go-sdk still fills a nil Tools, Prompts or Resources
+	// with listChanged for a fake that has some, so say {} for "without".
+	// Its messages are sent regardless: what it advertises is the test.
+	Capabilities *mcp.ServerCapabilities
 }
 
 // NewDocmost starts a docmost-like MCP server at /mcp with tools search,
@@ -107,7 +115,7 @@ func newServer(name string, opts Options) *Server {
 		done:      make(chan struct{}),
 		behaviors: map[string]Behavior{},
 	}
-	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "fake-" + name, Version: "1.0.0"}, &mcp.ServerOptions{Logger: logger})
+	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "fake-" + name, Version: "1.0.0"}, &mcp.ServerOptions{Logger: logger, Capabilities: opts.Capabilities})
 	return s
 }
 
@@ -257,8 +265,16 @@ func (s *Server) StallHandshakes(on bool) { s.stallHandshakes.Store(on) }
 // Stalled counts the requests StallHandshakes has held.
 func (s *Server) Stalled() int { return int(s.stalled.Load()) }
 
+// Listeners is how many standalone SSE streams (the GET a client keeps open
+// for what the server sends outside any request) are open at the fake now.
+func (s *Server) Listeners() int { return int(s.listeners.Load()) }
+
 func (s *Server) stalling(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			s.listeners.Add(1)
+			defer s.listeners.Add(-1)
+		}
 		if s.stallHandshakes.Load() {
 			body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
 			if err != nil {

@@ -34,6 +34,10 @@ type Config struct {
 	// AllowedHosts are Host names (no port) allowed besides loopback ones and
 	// the listen address: the proxy's name when reached through a DNS name.
 	AllowedHosts []string `yaml:"allowedHosts"`
+	// Relay forwards a plain tools/call (an upstream tool, no stage, no
+	// gate) as raw JSON-RPC instead of through the go-sdk on both hops
+	// (proxy/relay, docs/performance.md "Fourth part"). Off by default.
+	Relay bool `yaml:"relay"`
 }
 
 // Sessions configures how the proxy treats session ids it does not know.

@@ -20,6 +20,7 @@ llm:
     anthropic-fallback: {kind: anthropic, url: http://127.0.0.1:9002, model: claude-sonnet-latest, apiKeyEnv: ANTHROPIC_API_KEY}
 allowedOrigins: [https://inspector.example:6274]
 allowedHosts: [proxy.internal]
+relay: true
 users:
   alice: {tokenEnv: ALICE_TOKEN, token: inline-a}
   bob: {tokenEnv: BOB_TOKEN, token: "123", admin: true}

@@ -162,7 +162,7 @@ func handle(ctx context.Context, o Options, next mcp.MethodHandler, method strin
 	case <-ctx.Done():
 		if errors.Is(context.Cause(ctx), errDeadline) {
 			a.Outcome, a.Detail = Timeout, fmt.Sprintf("no answer within %v", o.Deadline)
-			res, err = failure(method, code, fmt.Sprintf("the request did not complete within %v; retry, or narrow the request (for searches: a more specific query)", o.Deadline))
+			res, err = failure(method, code, ExpiredText(o.Deadline))
 		} else {
 			a.Outcome, a.Detail = Cancelled, context.Cause(ctx).Error()
 			res, err = failure(method, code, "the request was cancelled")
@@ -200,6 +200,28 @@ func notify(ctx context.Context, next mcp.MethodHandler, method string, req mcp.
 }
 
 var errDeadline = errors.New("request deadline expired")
+
+// ErrDeadline is the cause of a request context whose deadline expired: the
+// raw relay (proxy/relay) bounds its calls with it, as Middleware does.
+var ErrDeadline = errDeadline
+
+// ExpiredText is what a request still running at its deadline is told.
+func ExpiredText(d time.Duration) string {
+	return fmt.Sprintf("the request did not complete within %v; retry, or narrow the request (for searches: a more specific query)", d)
+}
+
+// Failure is the answer for a request that could not be completed, as
+// Middleware gives it: exported for the raw relay, which answers tools/call
+// without the SDK.
+func Failure(method, code, text string) (mcp.Result, error) { return failure(method, code, text) }
+
+// FromError is the answer Middleware gives for a handler's error.
+func FromError(method, code string, err error, d time.Duration) (mcp.Result, error) {
+	return fromError(method, code, err, d)
+}
+
+// Stamp puts the trace code in a result's _meta, as Middleware does.
+func Stamp(res mcp.Result, code string) { stamp(res, code) }
 
 // fromError turns a handler's error into the answer the client gets.
 func fromError(method, code string, err error, deadline time.Duration) (mcp.Result, error) {

@@ -36,6 +36,7 @@ import (
 	"github.com/mcpchaos/mcpchaos/proxy/audit"
 	"github.com/mcpchaos/mcpchaos/proxy/knobs"
 	"github.com/mcpchaos/mcpchaos/proxy/project"
+	"github.com/mcpchaos/mcpchaos/proxy/relay"
 	"github.com/mcpchaos/mcpchaos/proxy/session"
 	"github.com/mcpchaos/mcpchaos/proxy/trace"
 )
@@ -187,11 +188,14 @@ func (h *Handler) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		}
 		done := tbl.Use(id)
 		defer done()
+		if r.Method == http.MethodGet {
+			defer pr.P.Listening(r.Context(), id)()
+		}
 		if r.Method == http.MethodDelete {
 			h.delete(w, r, pr, sdk, id, user)
 			return
 		}
-		if h.serveLive(w, r, sdk, id) {
+		if h.serveLive(w, r, pr, sdk, id) {
 			return
 		}
 		// The SDK no longer knows the session (it closed): recreate it below.
@@ -290,9 +294,14 @@ func (h *Handler) tombstone(ctx context.Context, pr Project, id, user string) {
 
 // serveLive forwards a request on a session the table holds; it reports
 // false when the SDK does not know the session (nothing was written then).
-func (h *Handler) serveLive(w http.ResponseWriter, r *http.Request, sdk http.Handler, id string) bool {
+func (h *Handler) serveLive(w http.ResponseWriter, r *http.Request, pr Project, sdk http.Handler, id string) bool {
 	body, ok := h.readBody(w, r)
 	if !ok {
+		return true
+	}
+	relaying := pr.P.Relaying() // config `relay: true`: plain tools/calls skip the go-sdk (project.RelayCall)
+	if relaying && body != nil && pr.P.CancelRelayed(id, body) {
+		w.WriteHeader(http.StatusAccepted) // the client's notifications/cancelled of a relayed call
 		return true
 	}
 	f, tr, untrack := h.track(w, r, body)
@@ -300,6 +309,12 @@ func (h *Handler) serveLive(w http.ResponseWriter, r *http.Request, sdk http.Han
 	var tw http.ResponseWriter = w
 	if f != nil {
 		tw = f
+	}
+	if relaying && f != nil {
+		if rc, ok := relay.Parse(body); ok && pr.P.RelayCall(tw, tr, id, rc) {
+			h.finishInFlight(f)
+			return true
+		}
 	}
 	iw := &intercept{w: tw, h: http.Header{}}
 	sdk.ServeHTTP(iw, tr)
@@ -417,6 +432,9 @@ func (h *Handler) serveUnknown(w http.ResponseWriter, r *http.Request, pr Projec
 	}
 	done := pr.Sessions.Use(id)
 	defer done()
+	if r.Method == http.MethodGet {
+		defer pr.P.Listening(r.Context(), id)()
+	}
 	if body != nil {
 		r.Body = io.NopCloser(bytes.NewReader(body))
 	}

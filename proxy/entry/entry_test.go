@@ -58,6 +58,7 @@ type rpcAnswer struct {
 	code   int
 	msg    string
 	header http.Header
+	body   string
 }
 
 func send(t *testing.T, srv *httptest.Server, method string, hdr map[string]string, body string) rpcAnswer {
@@ -75,7 +76,7 @@ func send(t *testing.T, srv *httptest.Server, method string, hdr map[string]stri
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	a := rpcAnswer{status: resp.StatusCode, ct: resp.Header.Get("Content-Type"), header: resp.Header}
+	a := rpcAnswer{status: resp.StatusCode, ct: resp.Header.Get("Content-Type"), header: resp.Header, body: string(b)}
 	var e struct {
 		JSONRPC string `json:"jsonrpc"`
 		Error   *struct {

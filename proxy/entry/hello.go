@@ -15,8 +15,18 @@ const MaxClientInfoBytes = 256
 // (audit.SessionRecord.Client), and what the initialize replayed for a
 // recreated session says again.
 type hello struct {
-	Capabilities *mcp.ClientCapabilities `json:"capabilities"`
-	ClientInfo   *mcp.Implementation     `json:"clientInfo"`
+	Capabilities *capabilities       `json:"capabilities"`
+	ClientInfo   *mcp.Implementation `json:"clientInfo"`
+}
+
+// capabilities are the client's capabilities as its initialize sent them.
+// The SDK's ClientCapabilities keeps roots in a struct field that
+// encoding/json always writes ("roots":{} for a client that offered none);
+// the pointer here, shallower, wins over it both ways, so roots are kept
+// exactly when the client offered them.
+type capabilities struct {
+	mcp.ClientCapabilities
+	Roots *mcp.RootCapabilities `json:"roots,omitempty"`
 }
 
 // clientHello returns what the record keeps of the initialize request body:
@@ -32,7 +42,7 @@ func clientHello(body []byte) string {
 	if json.Unmarshal(body, &req) != nil {
 		return ""
 	}
-	out := hello{Capabilities: &mcp.ClientCapabilities{}, ClientInfo: &mcp.Implementation{}}
+	out := hello{Capabilities: &capabilities{}, ClientInfo: &mcp.Implementation{}}
 	if c := req.Params.Capabilities; c != nil {
 		cp := *c
 		cp.Experimental, cp.Extensions = nil, nil

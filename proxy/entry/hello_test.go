@@ -41,3 +41,46 @@ func TestClientHelloKeepsCapabilitiesAndIsBounded(t *testing.T) {
 		t.Errorf("a record without a client replays %s, want empty capabilities", old)
 	}
 }
+
+// TestClientHelloOffersOnlyWhatTheClientOffered: the replayed initialize of a
+// recreated session offers upstream exactly the capabilities its client
+// offered. A client without roots must not gain them: an upstream would then
+// ask it roots/list, which it cannot answer. (encoding/json never omits a
+// struct field, so the SDK's V1 capabilities type always writes "roots".)
+func TestClientHelloOffersOnlyWhatTheClientOffered(t *testing.T) {
+	for _, tc := range []struct {
+		name, caps string
+		want       map[string]string // capability -> its JSON in the replay; absent: not offered
+	}{
+		{"nothing", `{}`, map[string]string{}},
+		{"sampling only", `{"sampling":{}}`, map[string]string{"sampling": `{}`}},
+		{"roots", `{"roots":{}}`, map[string]string{"roots": `{}`}},
+		{"roots with listChanged", `{"roots":{"listChanged":true}}`, map[string]string{"roots": `{"listChanged":true}`}},
+		{"elicitation and roots", `{"elicitation":{},"roots":{"listChanged":true}}`, map[string]string{"elicitation": `{}`, "roots": `{"listChanged":true}`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":` + tc.caps + `,"clientInfo":{"name":"c","version":"1"}}}`
+			init := replayedInitialize("2025-11-25", clientHello([]byte(body)))
+			var req struct {
+				Params struct {
+					Capabilities map[string]json.RawMessage `json:"capabilities"`
+				} `json:"params"`
+			}
+			if err := json.Unmarshal([]byte(init), &req); err != nil {
+				t.Fatalf("replayed initialize %s: %v", init, err)
+			}
+			got := map[string]string{}
+			for k, v := range req.Params.Capabilities {
+				got[k] = string(v)
+			}
+			if len(got) != len(tc.want) {
+				t.Fatalf("the replay offers %v, the client offered %v", got, tc.want)
+			}
+			for k, v := range tc.want {
+				if got[k] != v {
+					t.Errorf("capability %s replayed as %q, the client offered %q (replay %s)", k, got[k], v, init)
+				}
+			}
+		})
+	}
+}

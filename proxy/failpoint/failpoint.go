@@ -102,3 +102,14 @@ func (s *Set) String() string {
 	sort.Strings(items)
 	return strings.Join(items, ",")
 }
+
+// Armed reports whether the failpoint at p for key is armed.
+func (s *Set) Armed(p Point, key string) bool {
+	if s == nil {
+		return false
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	_, ok := s.armed[string(p)+"="+key]
+	return ok
+}

@@ -114,6 +114,8 @@ type Values struct {
 	ReadTimeout time.Duration
 	// IdleConnTimeout closes a keep-alive connection with no request.
 	IdleConnTimeout time.Duration
+	// ConnsMax bounds the client connections open at once.
+	ConnsMax int64
 	// MaxHeaderBytes bounds one request's headers.
 	MaxHeaderBytes int64
 	// UpstreamMaxResponseBytes bounds one response body from an upstream.
@@ -141,7 +143,7 @@ var Table = []Knob{
 		func(v *Values) *time.Duration { return &v.UpstreamCallTimeout }),
 	dur("MCPCTL_UPSTREAM_CONNECT_TIMEOUT_MS", 10*time.Second, "connecting and initializing one upstream session",
 		func(v *Values) *time.Duration { return &v.UpstreamConnect }),
-	dur("MCPCTL_AUDIT_WRITE_TIMEOUT_MS", 1*time.Second, "one audit store write: a row (written off the request path), a session's owner (an initialize waits for it), a DELETEd session's tombstone or a stale session's adoption claim (their requests wait for them)",
+	dur("MCPCTL_AUDIT_WRITE_TIMEOUT_MS", 1*time.Second, "one audit store write: a row (written off the request path), a session's owner (an initialize waits for it), a DELETEd session's tombstone, a stale session's owner lookup (a read) or its adoption claim (their requests wait for them)",
 		func(v *Values) *time.Duration { return &v.AuditWriteTimeout }),
 	dur("MCPCTL_SHUTDOWN_GRACE_MS", 5*time.Second, "draining in-flight requests when the proxy stops",
 		func(v *Values) *time.Duration { return &v.ShutdownGrace }),
@@ -175,6 +177,8 @@ var Table = []Knob{
 		func(v *Values) *time.Duration { return &v.ReadTimeout }),
 	dur("MCPCTL_IDLE_CONN_TIMEOUT_MS", 120*time.Second, "a keep-alive connection with no request in flight; then it is closed",
 		func(v *Values) *time.Duration { return &v.IdleConnTimeout }),
+	num("MCPCTL_CONNS_MAX", Count, 20_000, "open client connections, silent ones included; past it a new one is answered 503 with a JSON-RPC error naming this knob, unless a connection silent past the read-header bound can be closed to make room",
+		func(v *Values) *int64 { return &v.ConnsMax }),
 	num("MCPCTL_MAX_HEADER_BYTES", Bytes, 64<<10, "one request's headers (larger: 431)",
 		func(v *Values) *int64 { return &v.MaxHeaderBytes }),
 	num("MCPCTL_UPSTREAM_MAX_RESPONSE_BYTES", Bytes, 32<<20, "one response body from an upstream MCP server (larger: isError naming this knob)",

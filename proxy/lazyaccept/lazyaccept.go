@@ -10,6 +10,14 @@
 // docs/performance.md saw three. Behind a Listener, a connection waits for
 // its first byte under the idle-connection timeout (it is idle: no request is
 // in flight), and the server's read timeouts start with the request.
+//
+// The Listener also bounds how many connections are open at once, silent
+// ones included (Options.Max). At the cap, a connection that has been silent
+// for longer than Options.Evict (the server's read-header bound) is closed
+// to make room for the new one: a client that dials ahead has had the same
+// time any client gets to send its headers, and a silent connection is the
+// cheapest to drop. With none to drop, the new connection gets
+// Options.Refusal (an HTTP 503) and is closed.
 package lazyaccept
 
 import (
@@ -25,24 +33,38 @@ import (
 // goroutine.
 type Listener struct {
 	inner net.Listener
-	idle  time.Duration
+	o     Options
 
 	ready chan net.Conn
 	errs  chan error
 	done  chan struct{}
 
 	mu      sync.Mutex
-	waiting map[net.Conn]struct{} // accepted, no byte yet
+	waiting map[net.Conn]time.Time // accepted, no byte yet: when
+	open    int                    // connections accepted and not yet closed, waiting ones included
 	closed  bool
 	once    sync.Once
 	wg      sync.WaitGroup
 }
 
-// New starts accepting on inner; each connection waits at most idle for
-// its first byte.
-func New(inner net.Listener, idle time.Duration) *Listener {
-	l := &Listener{inner: inner, idle: idle, ready: make(chan net.Conn), errs: make(chan error),
-		done: make(chan struct{}), waiting: map[net.Conn]struct{}{}}
+// Options bound a Listener.
+type Options struct {
+	// Idle is how long a connection may wait for its first byte.
+	Idle time.Duration
+	// Max bounds the connections open at once (0: no bound).
+	Max int
+	// Evict is how long a connection must have been silent before it may
+	// be closed to make room for a new one at Max.
+	Evict time.Duration
+	// Refusal returns what a connection past Max is sent before it is
+	// closed (nil: nothing).
+	Refusal func() []byte
+}
+
+// New starts accepting on inner.
+func New(inner net.Listener, o Options) *Listener {
+	l := &Listener{inner: inner, o: o, ready: make(chan net.Conn), errs: make(chan error),
+		done: make(chan struct{}), waiting: map[net.Conn]time.Time{}}
 	l.wg.Add(1)
 	go l.acceptLoop()
 	return l
@@ -106,11 +128,70 @@ func (l *Listener) acceptLoop() {
 			_ = c.Close()
 			return
 		}
-		l.waiting[c] = struct{}{}
+		now := time.Now()
+		var evict net.Conn
+		if l.o.Max > 0 && l.open >= l.o.Max {
+			if evict = l.oldestSilentLocked(now); evict == nil {
+				l.mu.Unlock()
+				l.refuse(c)
+				continue
+			}
+			delete(l.waiting, evict)
+			l.open--
+		}
+		l.waiting[c] = now
+		l.open++
 		l.wg.Add(1)
 		l.mu.Unlock()
+		if evict != nil {
+			_ = evict.Close() // its awaitFirstByte returns: no longer waiting, not counted twice
+		}
 		go l.awaitFirstByte(c)
 	}
+}
+
+// oldestSilentLocked is the connection that has waited longest for its
+// first byte, if that is longer than Evict; nil otherwise. l.mu is held.
+func (l *Listener) oldestSilentLocked(now time.Time) net.Conn {
+	var oldest net.Conn
+	var since time.Time
+	for c, t := range l.waiting {
+		if oldest == nil || t.Before(since) {
+			oldest, since = c, t
+		}
+	}
+	if oldest == nil || now.Sub(since) < l.o.Evict {
+		return nil
+	}
+	return oldest
+}
+
+// refuse sends c the refusal and closes it, on the accepting goroutine: a
+// few hundred bytes into a fresh connection's empty send buffer do not
+// block, and the write deadline bounds it if they would.
+func (l *Listener) refuse(c net.Conn) {
+	if l.o.Refusal != nil {
+		_ = c.SetWriteDeadline(time.Now().Add(l.o.Evict))
+		_, _ = c.Write(l.o.Refusal())
+		if cw, ok := c.(interface{ CloseWrite() error }); ok {
+			_ = cw.CloseWrite()
+		}
+	}
+	_ = c.Close()
+}
+
+// Open is how many connections are open now, silent ones included.
+func (l *Listener) Open() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.open
+}
+
+// release counts a connection closed, once.
+func (l *Listener) release() {
+	l.mu.Lock()
+	l.open--
+	l.mu.Unlock()
 }
 
 // awaitFirstByte reads c's first byte under the idle timeout and hands c
@@ -118,20 +199,25 @@ func (l *Listener) acceptLoop() {
 func (l *Listener) awaitFirstByte(c net.Conn) {
 	defer l.wg.Done()
 	var b [1]byte
-	_ = c.SetReadDeadline(time.Now().Add(l.idle))
-	n, _ := c.Read(b[:]) // an error with no byte: silent past the idle timeout, closed by the client, or Close
+	_ = c.SetReadDeadline(time.Now().Add(l.o.Idle))
+	n, _ := c.Read(b[:]) // an error with no byte: silent past the idle timeout, closed by the client, evicted, or Close
 	l.mu.Lock()
+	_, mine := l.waiting[c] // not evicted meanwhile (the evicting side counted it closed)
 	delete(l.waiting, c)
+	if mine && n == 0 {
+		l.open--
+	}
 	l.mu.Unlock()
-	if n == 0 {
+	if !mine || n == 0 {
 		_ = c.Close()
 		return
 	}
 	_ = c.SetReadDeadline(time.Time{}) // the server sets its own
+	hc := &conn{Conn: c, first: b[0], hasFirst: true, l: l}
 	select {
-	case l.ready <- &conn{Conn: c, first: b[0], hasFirst: true}:
+	case l.ready <- hc:
 	case <-l.done:
-		_ = c.Close()
+		_ = hc.Close()
 	}
 }
 
@@ -141,6 +227,15 @@ type conn struct {
 	mu       sync.Mutex
 	first    byte
 	hasFirst bool
+	l        *Listener
+	once     sync.Once
+}
+
+// Close implements net.Conn, counting the connection closed once.
+func (c *conn) Close() error {
+	err := c.Conn.Close()
+	c.once.Do(c.l.release)
+	return err
 }
 
 // Read implements net.Conn.

@@ -18,7 +18,7 @@ func listen(t *testing.T, idle time.Duration) *Listener {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := New(inner, idle)
+	l := New(inner, Options{Idle: idle})
 	t.Cleanup(func() { _ = l.Close() })
 	return l
 }
@@ -94,7 +94,7 @@ func TestCloseEndsWaitingConnectionsAndItsGoroutines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := New(inner, time.Minute)
+	l := New(inner, Options{Idle: time.Minute})
 	c := dial(t, l)
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
@@ -112,6 +112,69 @@ func TestCloseEndsWaitingConnectionsAndItsGoroutines(t *testing.T) {
 	if n := runtime.NumGoroutine(); n > before {
 		t.Fatalf("%d goroutines after Close, %d before", n, before)
 	}
+}
+
+func listenWith(t *testing.T, o Options) *Listener {
+	t.Helper()
+	inner, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := New(inner, o)
+	t.Cleanup(func() { _ = l.Close() })
+	return l
+}
+
+// openWithin waits until l counts n open connections.
+func openWithin(t *testing.T, l *Listener, n int) {
+	t.Helper()
+	deadline := time.Now().Add(bound)
+	for l.Open() != n {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d connections open, want %d", l.Open(), n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func TestAConnectionPastMaxGetsTheRefusalAndIsClosed(t *testing.T) {
+	l := listenWith(t, Options{Idle: time.Minute, Max: 2, Evict: time.Minute, Refusal: func() []byte { return []byte("no room") }})
+	dial(t, l)
+	dial(t, l)
+	openWithin(t, l, 2)
+	c := dial(t, l)
+	got, err := io.ReadAll(c)
+	if err != nil || string(got) != "no room" {
+		t.Fatalf("past Max: read %q, %v; want the refusal, then EOF", got, err)
+	}
+	if n := l.Open(); n != 2 {
+		t.Fatalf("%d open after a refusal, want 2", n)
+	}
+}
+
+func TestAtMaxASilentConnectionPastEvictMakesRoom(t *testing.T) {
+	const evict = 150 * time.Millisecond
+	l := listenWith(t, Options{Idle: time.Minute, Max: 1, Evict: evict, Refusal: func() []byte { return []byte("no room") }})
+	silent := dial(t, l)
+	openWithin(t, l, 1)
+	time.Sleep(evict) // the wait is what is tested
+	c := dial(t, l)
+	if _, err := c.Write([]byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	s := acceptWithin(t, l)
+	_ = s.SetDeadline(time.Now().Add(bound))
+	if _, err := s.Read(make([]byte, 1)); err != nil {
+		t.Fatalf("the new connection was not handed over: %v", err)
+	}
+	if got, err := io.ReadAll(silent); err != nil || len(got) != 0 {
+		t.Fatalf("the silent connection: read %q, %v; want it closed, sent nothing", got, err)
+	}
+	if n := l.Open(); n != 1 {
+		t.Fatalf("%d open, want 1", n)
+	}
+	_ = s.Close()
+	openWithin(t, l, 0)
 }
 
 // TestAnEmptyReadKeepsTheFirstByte: a Read with no room returns nothing and
@@ -141,7 +204,7 @@ func TestCloseLeavesAcceptedConnectionsOpen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := New(inner, time.Minute)
+	l := New(inner, Options{Idle: time.Minute})
 	c := dial(t, l)
 	if _, err := c.Write([]byte("a")); err != nil {
 		t.Fatal(err)

@@ -25,10 +25,13 @@ type client struct {
 
 	mu        sync.Mutex
 	conns     map[string]*upstream.Conn
-	level     mcp.LoggingLevel  // the client's logging/setLevel, replayed on new upstream sessions
-	uris      map[string]string // resource URI -> the server that listed it
-	templates map[string]string // resource URI template -> its server
-	active    []*inflight       // requests being forwarded, oldest first
+	level     mcp.LoggingLevel              // the client's logging/setLevel, replayed on new upstream sessions
+	uris      map[string]string             // resource URI -> the server that listed it
+	templates map[string]string             // resource URI template -> its server
+	subs      map[string]string             // subscribed resource URI -> its server, replayed on new upstream sessions
+	listening int                           // the client's standalone streams (GET) open at the proxy now
+	active    []*inflight                   // requests being forwarded, oldest first
+	relays    map[string]context.CancelFunc // calls on the raw relay, by the client's JSON-RPC id
 	closed    bool
 }
 
@@ -43,7 +46,7 @@ type inflight struct {
 
 func (p *Project) newClient(id string, srv *mcp.Server, ss *mcp.ServerSession) *client {
 	c := &client{p: p, id: id, srv: srv, ss: ss, conns: map[string]*upstream.Conn{},
-		uris: map[string]string{}, templates: map[string]string{}, caps: &mcp.ClientCapabilities{}}
+		uris: map[string]string{}, templates: map[string]string{}, subs: map[string]string{}, caps: &mcp.ClientCapabilities{}}
 	if ip := ss.InitializeParams(); ip != nil && ip.Capabilities != nil {
 		cp := *ip.Capabilities
 		c.caps = &cp
@@ -138,7 +141,7 @@ func (c *client) conn(server string) (*upstream.Conn, error) {
 		MaxResponseBytes: c.p.knobs.UpstreamMaxResponseBytes,
 		Headers:          c.p.headers[server],
 		Limit:            c.p.limit,
-		Standalone:       true,
+		Standalone:       func() bool { return c.isListening() && c.mayHearUnprompted(server) },
 		Client:           c.clientOptions(server),
 		Receiving:        []mcp.Middleware{c.rootsMiddleware(server)},
 	})
@@ -150,13 +153,108 @@ func (c *client) conn(server string) (*upstream.Conn, error) {
 		}
 		c.mu.Lock()
 		level := c.level
+		var subs []string
+		for uri, srv := range c.subs {
+			if srv == server {
+				subs = append(subs, uri)
+			}
+		}
 		c.mu.Unlock()
 		if level != "" && hasLogging(s) {
 			_ = s.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: level})
 		}
+		for _, uri := range subs {
+			_ = s.Subscribe(ctx, &mcp.SubscribeParams{URI: uri})
+		}
 	})
 	c.conns[server] = conn
 	return conn, nil
+}
+
+// isListening reports whether the client holds a standalone stream of its
+// own at the proxy: only then can what an upstream sends outside a request
+// reach it (the proxy keeps no event store), so only then do its upstream
+// sessions open theirs (three goroutines and a connection each; see
+// docs/performance.md, "Idle sessions").
+func (c *client) isListening() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.listening > 0
+}
+
+// mayHearUnprompted reports whether server may send the client something
+// outside any request, so that its upstream session needs the upstream's
+// standalone stream: by what the server advertised at its latest initialize
+// in this project (not known yet: it may), or because the client offers to
+// answer requests a server may send at any time (roots, which the proxy's
+// roots/list_changed prompts it to ask again; sampling; elicitation).
+func (c *client) mayHearUnprompted(server string) bool {
+	if k := c.caps; k != nil && (k.Roots.ListChanged || k.RootsV2 != nil || k.Sampling != nil || k.Elicitation != nil) {
+		return true
+	}
+	c.p.mu.Lock()
+	sc, known := c.p.caps[server]
+	c.p.mu.Unlock()
+	return !known || sendsUnprompted(sc)
+}
+
+// sendsUnprompted reports whether a server advertising sc may send a
+// notification outside any request: a list changed, a subscribed resource
+// updated, a log message.
+func sendsUnprompted(sc *mcp.ServerCapabilities) bool {
+	if sc == nil {
+		return false
+	}
+	return sc.Logging != nil ||
+		(sc.Tools != nil && sc.Tools.ListChanged) ||
+		(sc.Prompts != nil && sc.Prompts.ListChanged) ||
+		(sc.Resources != nil && (sc.Resources.ListChanged || sc.Resources.Subscribe))
+}
+
+// listen counts a standalone stream the client opened at the proxy. The
+// first one makes every upstream session it holds open its own, before the
+// client's stream is served (so nothing the upstream sends from then on is
+// missed); the returned func ends the count when the client's stream ends.
+// An upstream stream, once open, stays for its session's life.
+func (c *client) listen(ctx context.Context) func() {
+	c.mu.Lock()
+	c.listening++
+	first := c.listening == 1
+	conns := make([]*upstream.Conn, 0, len(c.conns))
+	for _, conn := range c.conns {
+		conns = append(conns, conn)
+	}
+	c.mu.Unlock()
+	if first {
+		var wg sync.WaitGroup
+		for _, conn := range conns {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if err := conn.Listen(ctx); err != nil {
+					c.p.logger.Warn("upstream standalone stream not opened; the next call reconnects with it", "session", c.id, "server", conn.Name, "err", err)
+				}
+			}()
+		}
+		wg.Wait()
+	}
+	return func() {
+		c.mu.Lock()
+		c.listening--
+		c.mu.Unlock()
+	}
+}
+
+// Listening is called when session id's client opens its standalone stream
+// (GET) at the proxy; it returns what to call when that stream ends.
+func (p *Project) Listening(ctx context.Context, id string) func() {
+	p.mu.Lock()
+	c := p.clients[id]
+	p.mu.Unlock()
+	if c == nil {
+		return func() {}
+	}
+	return c.listen(ctx)
 }
 
 func hasLogging(s *mcp.ClientSession) bool {

@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -71,6 +72,9 @@ type Project struct {
 	caps    map[string]*mcp.ServerCapabilities // server -> what it advertised
 	closed  bool
 	closing sync.WaitGroup // upstream sessions being closed
+
+	relayOn bool         // config `relay: true`
+	relayed atomic.Int64 // tools/calls answered by the raw relay
 }
 
 // Options are what a Project needs from the proxy around it.
@@ -98,6 +102,9 @@ type Options struct {
 	// Pause, if set, holds the project's requests while an operator has it
 	// paused (see hold).
 	Pause *pause.Queue
+	// Relay answers plain tools/calls through the raw relay (RelayCall;
+	// config `relay: true`).
+	Relay bool
 }
 
 // New builds a project; upstreams connect on first use.
@@ -118,6 +125,7 @@ func New(name string, o Options) *Project {
 		transport: newUpstreamTransport(),
 		limit:     o.UpstreamSessions,
 		pause:     o.Pause,
+		relayOn:   o.Relay,
 		clients:   map[string]*client{},
 		caps:      map[string]*mcp.ServerCapabilities{},
 	}

@@ -383,6 +383,17 @@ func (p *Project) subscribe(ctx context.Context, cl *client, uri string, on bool
 		}
 		return struct{}{}, s.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri})
 	})
+	if err == nil {
+		// Remembered for the session's next upstream session (a reconnect,
+		// or Listen's), which would otherwise not know of it.
+		cl.mu.Lock()
+		if on {
+			cl.subs[uri] = server
+		} else {
+			delete(cl.subs, uri)
+		}
+		cl.mu.Unlock()
+	}
 	return err
 }
 

@@ -299,3 +299,13 @@ func (t *Table) IDs() []string {
 	}
 	return out
 }
+
+// NoticePending reports, without taking it, whether the session's next
+// tools/call result owes the recreation notice (the raw relay leaves such a
+// call to the SDK path, which gives it).
+func (t *Table) NoticePending(id string) bool {
+	t.r.mu.Lock()
+	defer t.r.mu.Unlock()
+	i, found := t.live[id]
+	return found && i.noticePending
+}

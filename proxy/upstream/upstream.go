@@ -45,7 +45,8 @@ type Conn struct {
 	closeGrace time.Duration
 	closing    context.Context // ends every HTTP request of this Conn
 	abort      context.CancelFunc
-	standalone bool
+	standalone func() bool // asked at each connect: open the upstream's standalone stream?
+	streaming  bool        // the current session opened its standalone stream
 	limit      *Limit
 	ownHTTP    bool // the transport is the Conn's own: Close closes its idle connections
 
@@ -63,9 +64,13 @@ type Options struct {
 	// Transport is the HTTP transport the Conn's requests go through, shared
 	// by the Conns of many sessions; nil: a transport of its own.
 	Transport http.RoundTripper
-	// Standalone opens the upstream's standalone SSE stream, for what it sends
-	// outside any request (resources/updated, list_changed).
-	Standalone bool
+	// Standalone is asked at each connect whether the new upstream session
+	// opens the upstream's standalone SSE stream, for what it sends outside
+	// any request (resources/updated, list_changed, log messages). The stream
+	// costs three goroutines and an HTTP connection for the session's whole
+	// life; nil: never. Listen opens it on a session connected without it
+	// when Standalone says so then.
+	Standalone func() bool
 	// Limit, if set, is taken while the Conn holds an upstream session.
 	Limit *Limit
 	// Receiving middleware of the client, for requests the upstream sends
@@ -141,6 +146,44 @@ func (c *Conn) get(ctx context.Context) (*mcp.ClientSession, error) {
 	if s != nil {
 		return s, nil
 	}
+	return c.connectLocked(ctx)
+}
+
+// Listen makes the current upstream session one with its standalone
+// stream, if Standalone now says so: a session connected without it is
+// closed and replaced by one that opens it (OnConnect replays the client's
+// state on it). A Conn with no session opens the stream on its next
+// connect, if Standalone says so then.
+// The SDK opens that stream only while it connects, hence the new session.
+func (c *Conn) Listen(ctx context.Context) error {
+	select {
+	case c.lock <- struct{}{}:
+	case <-ctx.Done():
+		return fmt.Errorf("upstream %s: waiting to connect: %w", c.Name, context.Cause(ctx))
+	}
+	defer func() { <-c.lock }()
+	c.mu.Lock()
+	s, streaming, closed := c.session, c.streaming, c.closed
+	c.mu.Unlock()
+	if closed || s == nil || streaming || c.standalone == nil || !c.standalone() {
+		return nil
+	}
+	// The old session is closed in the background; the go-sdk's Close
+	// waits for the calls still running on it, so none fails or runs twice
+	// (TestListenReplacesTheSessionWithoutFailingOrRepeatingARunningCall).
+	c.drop(s)
+	_, err := c.connectLocked(ctx)
+	return err
+}
+
+// connectLocked connects a new upstream session; the caller holds c.lock.
+func (c *Conn) connectLocked(ctx context.Context) (*mcp.ClientSession, error) {
+	return c.connect(ctx, false)
+}
+
+// connect is connectLocked; again says it is the second connect of one
+// connectLocked, made because the first learned the stream is wanted.
+func (c *Conn) connect(ctx context.Context, again bool) (*mcp.ClientSession, error) {
 	if !c.limit.take() {
 		return nil, &LimitError{Server: c.Name, Max: c.limit.Max()}
 	}
@@ -156,11 +199,12 @@ func (c *Conn) get(ctx context.Context) (*mcp.ClientSession, error) {
 	sessCtx, sessAbort := context.WithCancel(context.Background())
 	hc := &http.Client{Transport: abortable{base: c.httpClient.Transport, closing: sessCtx}}
 	done := make(chan connected, 1)
+	listen := c.standalone != nil && c.standalone()
 	go func() {
 		s, err := c.client.Connect(cctx, &mcp.StreamableClientTransport{
 			Endpoint:             c.URL,
 			HTTPClient:           hc,
-			DisableStandaloneSSE: !c.standalone,
+			DisableStandaloneSSE: !listen,
 			MaxRetries:           -1,
 		}, &mcp.ClientSessionOptions{ProtocolVersion: ProtocolVersion})
 		done <- connected{s, err}
@@ -186,11 +230,19 @@ func (c *Conn) get(ctx context.Context) (*mcp.ClientSession, error) {
 		c.limit.give()
 		return nil, ErrClosed
 	}
-	c.session, c.sessAbort = s, sessAbort
+	c.session, c.sessAbort, c.streaming = s, sessAbort, listen
 	hook := c.onConnect
 	c.mu.Unlock()
 	if hook != nil {
 		hook(ctx, s)
+	}
+	if !listen && !again && c.standalone != nil && c.standalone() {
+		// What Standalone answers may depend on what this connect learned
+		// (the upstream's capabilities, e.g. after a restart that added
+		// logging): the stream is wanted after all, and the SDK opens it
+		// only while it connects. Once: the next connect opens it.
+		c.drop(s)
+		return c.connect(ctx, true)
 	}
 	return s, nil
 }
@@ -550,3 +602,68 @@ type LimitError struct {
 func (e *LimitError) Error() string {
 	return fmt.Sprintf("upstream %s: the proxy already holds %d upstream sessions (knob MCPCTL_UPSTREAM_SESSIONS_MAX); close idle sessions or raise the knob", e.Server, e.Max)
 }
+
+// RawSession is the current upstream session as the raw relay
+// (proxy/relay) sends on it: the Conn's HTTP client (config headers, the
+// response-size limit, the shape check and Close's abort included), the
+// endpoint, the session id and the negotiated protocol version.
+type RawSession struct {
+	HTTP            *http.Client
+	URL             string
+	ID              string
+	ProtocolVersion string
+	s               *mcp.ClientSession
+}
+
+// Raw returns the session the Conn holds now; ok is false when it holds
+// none (the relay then leaves the call to the SDK path, which connects).
+func (c *Conn) Raw() (RawSession, bool) {
+	c.mu.Lock()
+	s, closed := c.session, c.closed
+	c.mu.Unlock()
+	if s == nil || closed {
+		return RawSession{}, false
+	}
+	rs := RawSession{HTTP: c.httpClient, URL: c.URL, ID: s.ID(), ProtocolVersion: ProtocolVersion, s: s}
+	if ir := s.InitializeResult(); ir != nil && ir.ProtocolVersion != "" {
+		rs.ProtocolVersion = ir.ProtocolVersion
+	}
+	return rs, true
+}
+
+// Reconnect forgets rs (the upstream said it no longer knows it) and
+// connects anew, bounded by the connect timeout and ctx, as do does for the
+// SDK path.
+func (c *Conn) Reconnect(ctx context.Context, rs RawSession) (RawSession, error) {
+	if rs.s != nil {
+		c.logger.Info("upstream session lost; reconnecting", "server", c.Name)
+		c.drop(rs.s)
+	}
+	if _, err := c.get(ctx); err != nil {
+		return RawSession{}, err
+	}
+	n, ok := c.Raw()
+	if !ok {
+		return RawSession{}, ErrClosed
+	}
+	return n, nil
+}
+
+// Session returns the session the Conn holds, connecting first if it holds
+// none (bounded by the connect timeout and ctx), as the SDK path's calls do.
+func (c *Conn) Session(ctx context.Context) (RawSession, error) {
+	if rs, ok := c.Raw(); ok {
+		return rs, nil
+	}
+	if _, err := c.get(ctx); err != nil {
+		return RawSession{}, err
+	}
+	rs, ok := c.Raw()
+	if !ok {
+		return RawSession{}, ErrClosed
+	}
+	return rs, nil
+}
+
+// CallTimeout is the knob bounding one call on this Conn.
+func (c *Conn) CallTimeout() time.Duration { return c.callTimeout }

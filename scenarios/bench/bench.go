@@ -33,6 +33,11 @@ type Target struct {
 	// Pprof, when set, is the base URL of the target's /debug/pprof/: its
 	// goroutine count and live heap are reported.
 	Pprof string `json:"pprof,omitempty"`
+	// Fresh, when set, starts a new process of the target (returning it and
+	// its stop): each kind of idle session is measured on one, so that
+	// neither the latency rounds nor the other kind leave it memory the
+	// runtime keeps and reuses (RSS does not shrink when sessions close).
+	Fresh func(context.Context) (Target, func(), error) `json:"-"`
 }
 
 // Options shape a run.
@@ -77,13 +82,34 @@ type TargetReport struct {
 	Latency []Latency `json:"latency"`
 	Before  Process   `json:"before"`
 	After   Process   `json:"after"`
-	// IdleSessions opened for the memory measurement, and what each cost:
-	// growth of the live heap (after a GC) and of RSS, divided by their number.
-	IdleSessions       int    `json:"idleSessions"`
-	IdleHeapPerSession int64  `json:"idleHeapBytesPerSession"`
-	IdleRSSPerSession  int64  `json:"idleRssBytesPerSession"`
-	IdleSessionsOpened int    `json:"idleSessionsOpened"`
-	IdleOpenFirstError string `json:"idleOpenFirstError,omitempty"`
+	// Idle is what an idle session cost, once per kind of client (IdleKinds).
+	Idle []Idle `json:"idle,omitempty"`
+}
+
+// The kinds of idle client the bench measures, side by side in one run.
+const (
+	// IdleNoStream is a client that holds no standalone stream of its own
+	// (a raw client: initialize, one call, nothing more).
+	IdleNoStream = "no stream"
+	// IdleStream is a client that holds its standalone stream (GET) open, as
+	// the go-sdk and TypeScript clients do right after initialize.
+	IdleStream = "stream held"
+)
+
+// IdleKinds are the kinds measured, in order.
+var IdleKinds = []string{IdleNoStream, IdleStream}
+
+// Idle is what Sessions idle sessions of one kind cost: the growth of the
+// live heap (after a GC), of RSS and of goroutines, divided by the
+// sessions opened; -1 when unknown.
+type Idle struct {
+	Kind                 string  `json:"kind"`
+	Sessions             int     `json:"sessions"`
+	Opened               int     `json:"opened"`
+	HeapPerSession       int64   `json:"heapBytesPerSession"`
+	RSSPerSession        int64   `json:"rssBytesPerSession"`
+	GoroutinesPerSession float64 `json:"goroutinesPerSession"`
+	FirstError           string  `json:"firstError,omitempty"`
 }
 
 // Report is a whole run.
@@ -143,8 +169,21 @@ func Run(ctx context.Context, targets []Target, o Options) (*Report, error) {
 	}
 	for i, t := range targets {
 		if o.Idle > 0 {
-			fmt.Fprintf(o.Progress, "bench: %d idle sessions on %s ...\n", o.Idle, t.Name)
-			idle(ctx, hc, t, o, &rep.Targets[i])
+			for _, kind := range IdleKinds {
+				fmt.Fprintf(o.Progress, "bench: %d idle sessions (%s) on %s ...\n", o.Idle, kind, t.Name)
+				on, stop := t, func() {}
+				if t.Fresh != nil {
+					var err error
+					if on, stop, err = t.Fresh(ctx); err != nil {
+						return rep, fmt.Errorf("bench %s: a fresh process for idle sessions: %w", t.Name, err)
+					}
+				}
+				rep.Targets[i].Idle = append(rep.Targets[i].Idle, idle(ctx, hc, on, o, kind))
+				stop()
+				// The closed sessions' keep-alive connections go before the
+				// next kind's "before".
+				hc.CloseIdleConnections()
+			}
 		}
 		// Every session is closed by now; idle keep-alive connections would
 		// each hold a goroutine in the target, so they go too.
@@ -239,9 +278,10 @@ func pct(sorted []time.Duration, p int) time.Duration {
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
-// idle opens o.Idle sessions with one call each (so any upstream session
-// behind them exists), measures the growth, and closes them.
-func idle(ctx context.Context, hc *http.Client, t Target, o Options, tr *TargetReport) {
+// idle opens o.Idle sessions of kind with one call each (so any upstream
+// session behind them exists), measures the growth, and closes them.
+func idle(ctx context.Context, hc *http.Client, t Target, o Options, kind string) Idle {
+	r := Idle{Kind: kind, Sessions: o.Idle, HeapPerSession: -1, RSSPerSession: -1, GoroutinesPerSession: -1}
 	before := Snapshot(ctx, hc, t)
 	var open []*load.Session
 	defer func() {
@@ -254,28 +294,38 @@ func idle(ctx context.Context, hc *http.Client, t Target, o Options, tr *TargetR
 	for range o.Idle {
 		s := &load.Session{HTTP: hc, URL: t.URL}
 		err := s.Initialize(ctx)
+		if err == nil && kind == IdleStream {
+			err = s.Listen(ctx)
+		}
 		if err == nil {
 			_, err = s.CallTool(ctx, t.Tool, o.Args)
 		}
 		if err != nil {
-			tr.IdleOpenFirstError = err.Error()
+			cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			_ = s.Close(cctx)
+			cancel()
+			r.FirstError = err.Error()
 			break
 		}
 		open = append(open, s)
 	}
-	hc.CloseIdleConnections() // idle sessions hold no connection
+	hc.CloseIdleConnections() // idle sessions hold no connection but their stream
 	after := Snapshot(ctx, hc, t)
-	tr.IdleSessions, tr.IdleSessionsOpened = o.Idle, len(open)
+	r.Opened = len(open)
 	if len(open) == 0 {
-		return
+		return r
 	}
-	tr.IdleHeapPerSession, tr.IdleRSSPerSession = -1, -1
+	n := int64(len(open))
 	if before.HeapBytes >= 0 && after.HeapBytes >= 0 {
-		tr.IdleHeapPerSession = (after.HeapBytes - before.HeapBytes) / int64(len(open))
+		r.HeapPerSession = (after.HeapBytes - before.HeapBytes) / n
 	}
 	if before.RSSBytes >= 0 && after.RSSBytes >= 0 {
-		tr.IdleRSSPerSession = (after.RSSBytes - before.RSSBytes) / int64(len(open))
+		r.RSSPerSession = (after.RSSBytes - before.RSSBytes) / n
 	}
+	if before.Goroutines >= 0 && after.Goroutines >= 0 {
+		r.GoroutinesPerSession = float64(after.Goroutines-before.Goroutines) / float64(n)
+	}
+	return r
 }
 
 // Snapshot reads the target's RSS (from /proc, when PID is known) and its

@@ -2,7 +2,12 @@ package bench
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -37,8 +42,13 @@ func TestRunMeasuresEveryTargetAtEveryConcurrency(t *testing.T) {
 				t.Errorf("%s at %d: percentiles out of order: %+v", tr.Target.Name, l.Sessions, l)
 			}
 		}
-		if tr.IdleSessionsOpened != 5 {
-			t.Errorf("%s: %d idle sessions opened, want 5 (%s)", tr.Target.Name, tr.IdleSessionsOpened, tr.IdleOpenFirstError)
+		if len(tr.Idle) != len(IdleKinds) {
+			t.Fatalf("%s: %d idle measurements, want one per kind %v", tr.Target.Name, len(tr.Idle), IdleKinds)
+		}
+		for k, id := range tr.Idle {
+			if id.Kind != IdleKinds[k] || id.Opened != 5 {
+				t.Errorf("%s: idle %d: %+v, want kind %q and 5 sessions opened", tr.Target.Name, k, id, IdleKinds[k])
+			}
 		}
 	}
 	var b strings.Builder
@@ -47,6 +57,72 @@ func TestRunMeasuresEveryTargetAtEveryConcurrency(t *testing.T) {
 	}
 	if !strings.Contains(b.String(), "REQ/S vs BASE") {
 		t.Errorf("table lacks the comparison columns:\n%s", b.String())
+	}
+}
+
+// getCounter forwards to an MCP endpoint and counts the standalone streams
+// (GETs) clients open through it: in all, and at most at once.
+type getCounter struct {
+	mu         sync.Mutex
+	open, peak int
+	total      int
+	next       *httputil.ReverseProxy
+}
+
+func (g *getCounter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodGet {
+		g.mu.Lock()
+		g.open++
+		g.total++
+		g.peak = max(g.peak, g.open)
+		g.mu.Unlock()
+		defer func() {
+			g.mu.Lock()
+			g.open--
+			g.mu.Unlock()
+		}()
+	}
+	g.next.ServeHTTP(w, r)
+}
+
+func TestIdleSessionsOfTheSecondKindHoldTheirStandaloneStreamsAndTheFirstNone(t *testing.T) {
+	fake, err := upstream.NewDocmost(upstream.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fake.Close()
+	u, err := url.Parse(fake.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &getCounter{next: httputil.NewSingleHostReverseProxy(&url.URL{Scheme: u.Scheme, Host: u.Host})}
+	g.next.FlushInterval = -1 // the SSE stream flows through
+	srv := httptest.NewServer(g)
+	defer srv.Close()
+	const n = 6
+	// Each kind is measured on a fresh process of the target: here the
+	// counted endpoint, while the target itself answers nothing.
+	var fresh, stopped int
+	counted := Target{Name: "counted", URL: srv.URL + u.Path, Tool: "update_page"}
+	target := Target{Name: "counted", URL: "http://127.0.0.1:1/nothing", Tool: "update_page",
+		Fresh: func(context.Context) (Target, func(), error) { fresh++; return counted, func() { stopped++ }, nil }}
+	rep, err := Run(context.Background(), []Target{target}, Options{Args: map[string]any{"page_id": "p"}, Rounds: 1, Idle: n})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fresh != len(IdleKinds) || stopped != fresh {
+		t.Errorf("%d fresh processes started, %d stopped; want one per kind of idle session (%d), each stopped", fresh, stopped, len(IdleKinds))
+	}
+	for _, id := range rep.Targets[0].Idle {
+		if id.Opened != n {
+			t.Fatalf("idle %q: %d of %d sessions opened: %s", id.Kind, id.Opened, n, id.FirstError)
+		}
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.total != n || g.peak != n {
+		t.Errorf("standalone streams: %d opened, at most %d at once; want %d and %d: none for %q, one held by each of the %q sessions while they idle together",
+			g.total, g.peak, n, n, IdleNoStream, IdleStream)
 	}
 }
 

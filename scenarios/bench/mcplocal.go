@@ -36,6 +36,12 @@ type Mcplocal struct {
 // one project "bench" whose one server is upstreamURL. stderr gets the
 // process's log (nil discards).
 func StartMcplocal(ctx context.Context, path, upstreamURL string, stderr io.Writer) (*Mcplocal, error) {
+	return StartMcplocalWith(ctx, path, upstreamURL, stderr, false)
+}
+
+// StartMcplocalWith is StartMcplocal with the raw tools/call relay on
+// (config `relay: true`) or off.
+func StartMcplocalWith(ctx context.Context, path, upstreamURL string, stderr io.Writer, relay bool) (*Mcplocal, error) {
 	dir, err := os.MkdirTemp("", "mcpchaos-bench-")
 	if err != nil {
 		return nil, err
@@ -43,6 +49,7 @@ func StartMcplocal(ctx context.Context, path, upstreamURL string, stderr io.Writ
 	cfg := &config.Config{
 		Audit:    "sqlite:" + filepath.Join(dir, "audit.db"),
 		Projects: map[string]*config.Project{"bench": {Servers: map[string]*config.Server{Server: {URL: upstreamURL}}}},
+		Relay:    relay,
 	}
 	if err := cfg.Validate(); err != nil {
 		os.RemoveAll(dir)

@@ -36,15 +36,26 @@ func WriteTable(w io.Writer, rep *Report) error {
 	}
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "TARGET\tRSS BEFORE\tRSS AFTER\tGOROUTINES BEFORE\tGOROUTINES AFTER\tIDLE SESSIONS\tHEAP/SESSION\tRSS/SESSION\t")
+	fmt.Fprintln(tw, "TARGET\tRSS BEFORE\tRSS AFTER\tGOROUTINES BEFORE\tGOROUTINES AFTER\t")
 	for _, tr := range rep.Targets {
-		idle := "-"
-		if tr.IdleSessions > 0 {
-			idle = fmt.Sprintf("%d/%d", tr.IdleSessionsOpened, tr.IdleSessions)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t\n", tr.Target.Name, size(tr.Before.RSSBytes), size(tr.After.RSSBytes),
+			count(tr.Before.Goroutines), count(tr.After.Goroutines))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "TARGET\tIDLE CLIENT\tSESSIONS\tHEAP/SESSION\tRSS/SESSION\tGOROUTINES/SESSION\t")
+	for _, tr := range rep.Targets {
+		for _, id := range tr.Idle {
+			g := "n/a"
+			if id.Opened > 0 && id.GoroutinesPerSession >= 0 {
+				g = fmt.Sprintf("%.2f", id.GoroutinesPerSession)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%s\t%s\t%s\t\n", tr.Target.Name, id.Kind, id.Opened, id.Sessions,
+				perSession(id, id.HeapPerSession), perSession(id, id.RSSPerSession), g)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", tr.Target.Name, size(tr.Before.RSSBytes), size(tr.After.RSSBytes),
-			count(tr.Before.Goroutines), count(tr.After.Goroutines), idle,
-			perSession(tr, tr.IdleHeapPerSession), perSession(tr, tr.IdleRSSPerSession))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -55,15 +66,17 @@ func WriteTable(w io.Writer, rep *Report) error {
 				fmt.Fprintf(w, "%s at %d sessions: first error: %s\n", tr.Target.Name, l.Sessions, l.FirstError)
 			}
 		}
-		if tr.IdleOpenFirstError != "" {
-			fmt.Fprintf(w, "%s idle sessions: stopped at %d: %s\n", tr.Target.Name, tr.IdleSessionsOpened, tr.IdleOpenFirstError)
+		for _, id := range tr.Idle {
+			if id.FirstError != "" {
+				fmt.Fprintf(w, "%s idle sessions (%s): stopped at %d: %s\n", tr.Target.Name, id.Kind, id.Opened, id.FirstError)
+			}
 		}
 	}
 	return nil
 }
 
-func perSession(tr TargetReport, v int64) string {
-	if tr.IdleSessionsOpened == 0 || v < 0 {
+func perSession(id Idle, v int64) string {
+	if id.Opened == 0 || v < 0 {
 		return "n/a"
 	}
 	return size(v)

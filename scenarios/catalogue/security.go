@@ -51,6 +51,7 @@ func securityScenarios() []Scenario {
 		v.ReadTimeout, v.IdleConnTimeout, v.MaxHeaderBytes = readTimeoutForScenario, idleConnForScenario, 8<<10
 	})
 	ttl := withKnobs(twoUsers, func(v *knobs.Values) { v.SessionRecordTTL = recordTTLForScenario })
+	conns := withKnobs(twoUsers, func(v *knobs.Values) { v.ConnsMax, v.ReadTimeout = connsForScenario, connsReadTimeout })
 	secretURL := twoUsers
 	secretURL.DocmostQuery = "apikey=" + upstreamSecret
 	sec := func(more ...string) []string { return append([]string{"security", "sessions"}, more...) }
@@ -78,6 +79,9 @@ func securityScenarios() []Scenario {
 			Expect: sessionAnswered, Needs: ownsSessions},
 		{Fault: harness.None{}, Operation: IdleConnection, Promise: "8 idle connections are closed",
 			Labels: sec("bounded-io", "knob"), Env: slow, Budget: func(k knobs.Values) time.Duration { return k.IdleConnTimeout },
+			Expect: sessionAnswered, Needs: ownsSessions},
+		{Fault: harness.None{}, Operation: ConnCap, Promise: "8 open connections are bounded",
+			Labels: sec("bounded-io", "knob"), Env: conns, Budget: func(k knobs.Values) time.Duration { return k.ReadTimeout },
 			Expect: sessionAnswered, Needs: ownsSessions},
 		{Fault: harness.None{}, Operation: HugeHeaders, Promise: "8 request headers are bounded",
 			Labels: sec("bounded-io", "knob"), Env: slow, Budget: requestDeadline, Expect: sessionAnswered, Needs: ownsSessions},
@@ -718,6 +722,111 @@ var IdleConnection = Operation{Name: "MCPCTL_IDLE_CONN_TIMEOUT_MS decides: an id
 	o := clk.stop(Observation{})
 	if !closed {
 		o.Broken = append(o.Broken, fmt.Sprintf("an idle keep-alive connection was still open after %v (MCPCTL_IDLE_CONN_TIMEOUT_MS=%v)", o.Latency.Round(time.Millisecond), env.Knobs.IdleConnTimeout))
+	}
+	return o
+}}
+
+// connsForScenario and connsReadTimeout are ConnCap's knobs: a cap a few
+// dials reach, and a read-header bound (the least of 10 s and the read
+// timeout) long enough that those dials are younger than it.
+const (
+	connsForScenario = 3
+	connsReadTimeout = time.Second
+)
+
+// connRefused reads what the proxy sent a connection within wait: the
+// status line and body of an answer it sent unasked, or "" if it sent
+// nothing (the connection is open and waits for a request).
+func connRefused(c net.Conn, wait time.Duration) (status int, body string, err error) {
+	_ = c.SetReadDeadline(time.Now().Add(wait))
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	_ = c.SetReadDeadline(time.Time{})
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return 0, "", nil
+	}
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b), err
+}
+
+// ConnCap: connections past MCPCTL_CONNS_MAX are refused with a 503 whose
+// body is a JSON-RPC error naming the knob; once the oldest silent
+// connection has waited out the read-header bound, a new one is served
+// instead, and that silent one is closed to make room.
+var ConnCap = Operation{Name: "MCPCTL_CONNS_MAX decides: connections past it get a 503 naming it, and make room by closing one silent past the read-header bound", Do: func(ctx context.Context, env *harness.Env) Observation {
+	http.DefaultClient.CloseIdleConnections()
+	var o Observation
+	var open []net.Conn
+	defer func() {
+		for _, c := range open {
+			_ = c.Close()
+		}
+	}()
+	first := time.Now()
+	// Dial silent connections until one is refused: never more than the cap
+	// may be open (the harness may hold a few of its own).
+	refusedAt := -1
+	var status int
+	var body string
+	for i := 0; i <= int(env.Knobs.ConnsMax); i++ {
+		c, _, err := rawConn(ctx, env)
+		if err != nil {
+			return Observation{Err: err}
+		}
+		open = append(open, c)
+		st, b, err := connRefused(c, 100*time.Millisecond)
+		if err != nil {
+			o.Broken = append(o.Broken, fmt.Sprintf("connection %d: neither open nor refused readably: %v", i+1, err))
+			return o
+		}
+		if st != 0 {
+			refusedAt, status, body = i, st, b
+			break
+		}
+	}
+	switch {
+	case refusedAt < 0:
+		o.Broken = append(o.Broken, fmt.Sprintf("%d connections open at once, past MCPCTL_CONNS_MAX=%d", len(open), env.Knobs.ConnsMax))
+		return o
+	case refusedAt == 0:
+		o.Broken = append(o.Broken, fmt.Sprintf("the first connection was refused (MCPCTL_CONNS_MAX=%d)", env.Knobs.ConnsMax))
+		return o
+	case status != http.StatusServiceUnavailable || !strings.Contains(body, `"jsonrpc":"2.0"`) || !strings.Contains(body, "MCPCTL_CONNS_MAX"):
+		o.Broken = append(o.Broken, fmt.Sprintf("a connection past the cap got %d %q: want 503 with a JSON-RPC error naming MCPCTL_CONNS_MAX", status, body))
+		return o
+	}
+	if since := time.Since(first); since >= env.Knobs.ReadTimeout {
+		return Observation{Err: fmt.Errorf("dialling took %v, past the read-header bound %v: the machine is too slow for this scenario", since, env.Knobs.ReadTimeout)}
+	}
+	// The read-header bound passes for the oldest silent connection: the
+	// wait is what is tested, no request may be in flight.
+	time.Sleep(time.Until(first.Add(env.Knobs.ReadTimeout + Tolerance)))
+	start := time.Now()
+	c, host, err := rawConn(ctx, env)
+	if err != nil {
+		return Observation{Err: err}
+	}
+	open = append(open, c)
+	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := fmt.Fprintf(c, "GET /healthz HTTP/1.1\r\nHost: %s\r\n\r\n", host); err != nil {
+		return Observation{Err: err}
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	o.Latency = time.Since(start)
+	if err != nil {
+		o.Broken = append(o.Broken, fmt.Sprintf("at the cap, with a connection silent past the read-header bound, a new connection was not served: %v", err))
+		return o
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		o.Broken = append(o.Broken, fmt.Sprintf("at the cap, with a connection silent past the read-header bound, a new connection got %d, want 200", resp.StatusCode))
+	}
+	if _, closed := closedWithin(open[0], Tolerance); !closed {
+		o.Broken = append(o.Broken, "the oldest silent connection is still open: it should have made room")
 	}
 	return o
 }}

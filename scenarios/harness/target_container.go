@@ -29,7 +29,7 @@ const (
 )
 
 // Container runs the proxy under test in a Docker container of Image (built
-// by BuildImages; never pulled), through testcontainers-go:
+// by an ImageSet; never pulled), through testcontainers-go:
 // `IMAGE serve --config FILE --listen 127.0.0.1:PORT` with host networking,
 // so the container listens on this host's loopback and reaches the fakes and
 // toxiproxy links, which stay in the test process.
@@ -47,7 +47,7 @@ const (
 // sessions lost. KillRestart is `docker kill` (SIGKILL) and `docker start`.
 // Start waits until GET /healthz on the known loopback port answers 200.
 type Container struct {
-	// Image to run, e.g. McplocalImage.
+	// Image to run, e.g. an ImageSet's Mcplocal().
 	Image string
 	// Stderr, if set, receives the container's output when it stops, and
 	// testcontainers' messages. Write errors are ignored.

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	fakellm "github.com/mcpchaos/mcpchaos/fakes/llm"
 	"github.com/mcpchaos/mcpchaos/fakes/upstream"
 	"github.com/mcpchaos/mcpchaos/proxy/audit"
@@ -220,6 +222,13 @@ type EnvOptions struct {
 	Users map[string]string
 	// Strict makes the proxy answer unknown session ids with a 404.
 	Strict bool
+	// Relay turns on the raw tools/call relay (config `relay: true`); so does
+	// MCPCHAOS_RELAY=1 in the environment, for every world (to run the
+	// existing specs on the relay path).
+	Relay bool
+	// NoRelay keeps the relay off whatever MCPCHAOS_RELAY says (the
+	// differential spec's SDK-path world).
+	NoRelay bool
 	// Dir is the scratch directory; default a new temp dir removed by Close.
 	Dir string
 	// Failpoints armed in the proxy before it starts; default none.
@@ -252,10 +261,16 @@ type EnvOptions struct {
 	// project (every MCP feature: resources, prompts, completion, logging,
 	// progress, sampling, elicitation, roots), behind EverythingLink.
 	Everything bool
+	// EverythingAdvertises, if set, are the capabilities the everything
+	// fake advertises instead of its own (upstream.Options.Capabilities).
+	EverythingAdvertises *mcp.ServerCapabilities
 	// SecondProject adds OtherProject, serving the same docmost server, for
 	// scenarios about what belongs to one project (its sessions).
 	SecondProject bool
 }
+
+// RelayEnv, set to 1, turns the raw tools/call relay on in every world.
+const RelayEnv = "MCPCHAOS_RELAY"
 
 // The fake LLMs' model names, as the proxy's config names them.
 const (
@@ -360,6 +375,7 @@ func NewEnv(ctx context.Context, o EnvOptions) (e *Env, err error) {
 		Listen:   "127.0.0.1:0",
 		Audit:    "sqlite:" + filepath.Join(e.Dir, "audit.db"),
 		Sessions: config.Sessions{Strict: o.Strict},
+		Relay:    !o.NoRelay && (o.Relay || os.Getenv(RelayEnv) == "1"),
 		Projects: map[string]*config.Project{
 			Project: {Servers: map[string]*config.Server{"docmost": {URL: "http://" + e.DocmostLink.Addr() + "/mcp"}}},
 		},
@@ -382,7 +398,7 @@ func NewEnv(ctx context.Context, o EnvOptions) (e *Env, err error) {
 		pc.Servers["unifi"] = &config.Server{URL: e.Unifi.URL(), HealthCheck: o.Unifi}
 	}
 	if o.Everything {
-		if e.Everything, err = upstream.NewEverything(upstream.Options{}); err != nil {
+		if e.Everything, err = upstream.NewEverything(upstream.Options{Capabilities: o.EverythingAdvertises}); err != nil {
 			return e, err
 		}
 		if e.EverythingLink, err = e.Toxi.Link("everything", e.Everything.Addr()); err != nil {

@@ -50,6 +50,8 @@ type Session struct {
 	Token string // bearer token; "" sends none
 	ID    string // Mcp-Session-Id, set by Initialize
 	next  atomic.Int64
+	// stopListening ends the standalone stream Listen opened.
+	stopListening context.CancelFunc
 }
 
 // Result is what one tools/call came back with.
@@ -142,8 +144,60 @@ func (s *Session) CallTool(ctx context.Context, name string, args map[string]any
 	return out, nil
 }
 
+// Listen opens the session's standalone stream (a GET the server holds
+// open for what it sends outside any request), as the go-sdk and TypeScript
+// clients do right after initialize, and returns once the server accepted
+// it (HTTP 200). The stream is read, and what arrives discarded, until Close.
+func (s *Session) Listen(ctx context.Context) error {
+	lctx, cancel := context.WithCancel(context.Background())
+	req, err := http.NewRequestWithContext(lctx, http.MethodGet, s.URL, nil)
+	if err != nil {
+		cancel()
+		return err
+	}
+	s.headers(req)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Del("Content-Type")
+	type answer struct {
+		resp *http.Response
+		err  error
+	}
+	got := make(chan answer, 1)
+	go func() {
+		resp, err := s.HTTP.Do(req)
+		got <- answer{resp, err}
+	}()
+	var a answer
+	select {
+	case a = <-got:
+	case <-ctx.Done():
+		cancel()
+		return ctx.Err()
+	}
+	if a.err != nil {
+		cancel()
+		return fmt.Errorf("standalone stream: %w", a.err)
+	}
+	if a.resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(io.LimitReader(a.resp.Body, 4<<10))
+		a.resp.Body.Close()
+		cancel()
+		return fmt.Errorf("standalone stream: %w", &HTTPError{Status: a.resp.StatusCode, Body: string(b)})
+	}
+	s.stopListening = cancel
+	go func() {
+		defer a.resp.Body.Close()
+		_, _ = io.Copy(io.Discard, a.resp.Body)
+	}()
+	return nil
+}
+
 // Close ends the session with DELETE (Content-Type application/json, empty body).
 func (s *Session) Close(ctx context.Context) error {
+	if s.stopListening != nil {
+		s.stopListening()
+		s.stopListening = nil
+	}
 	if s.ID == "" {
 		return nil
 	}
@@ -277,3 +331,14 @@ func excerpt(b []byte) string {
 	}
 	return string(b)
 }
+
+// Notify posts one notification (no answer expected) on the session. It
+// may be called while a CallTool of the session waits for its answer: that
+// is how a client sends notifications/cancelled.
+func (s *Session) Notify(ctx context.Context, method string, params any) error {
+	_, _, err := s.rpc(ctx, method, params, false)
+	return err
+}
+
+// LastID is the JSON-RPC id of the latest request the session sent.
+func (s *Session) LastID() int64 { return s.next.Load() }

@@ -6,6 +6,7 @@ package audittest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
 	"strings"
@@ -312,11 +313,11 @@ func RunStoreConformance(t *testing.T, b Backend) {
 		if err := s.Close(); err != nil {
 			t.Errorf("second Close: %v", err)
 		}
-		if err := s.Write(ctxFor(t), fullRow()); err == nil {
-			t.Errorf("Write after Close: got nil error")
+		if err := s.Write(ctxFor(t), fullRow()); !errors.Is(err, audit.ErrClosed) {
+			t.Errorf("Write after Close: got %v, want audit.ErrClosed", err)
 		}
-		if _, err := s.Query(ctxFor(t), audit.Filter{}); err == nil {
-			t.Errorf("Query after Close: got nil error")
+		if _, err := s.Query(ctxFor(t), audit.Filter{}); !errors.Is(err, audit.ErrClosed) {
+			t.Errorf("Query after Close: got %v, want audit.ErrClosed", err)
 		}
 	})
 

@@ -1,6 +1,7 @@
 package audittest
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -11,6 +12,34 @@ import (
 // the first claim of (project, id) wins, tombstones are per project, survive
 // a reopen, and expire with PruneSessions.
 func runSessionConformance(t *testing.T, b Backend) {
+	t.Run("SessionCallsHonourContextAndClose", func(t *testing.T) {
+		s, _ := b.open(t)
+		rec := audit.SessionRecord{Project: "p", ID: "S", Owner: "alice", Created: time.Now(), Closed: time.Now()}
+		cancelled, cancel := context.WithCancel(context.Background())
+		cancel()
+		calls := func(ctx context.Context) map[string]error {
+			_, claim := s.ClaimSession(ctx, rec)
+			_, lookup := s.LookupSession(ctx, "S")
+			_, prune := s.PruneSessions(ctx, time.Now())
+			return map[string]error{"ClaimSession": claim, "CloseSession": s.CloseSession(ctx, rec), "LookupSession": lookup, "PruneSessions": prune}
+		}
+		for name, err := range calls(cancelled) {
+			if err == nil {
+				t.Errorf("%s with a cancelled context: got nil error", name)
+			}
+		}
+		if recs, err := s.LookupSession(ctxFor(t), "S"); err != nil || len(recs) != 0 {
+			t.Errorf("calls with a cancelled context stored %+v (%v)", recs, err)
+		}
+		if err := s.Close(); err != nil {
+			t.Fatalf("Close: %v", err)
+		}
+		for name, err := range calls(ctxFor(t)) {
+			if err == nil {
+				t.Errorf("%s after Close: got nil error", name)
+			}
+		}
+	})
 	t.Run("SessionClaimFirstWins", func(t *testing.T) {
 		s, _ := b.open(t)
 		ctx := ctxFor(t)

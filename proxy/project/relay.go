@@ -1,0 +1,561 @@
+package project
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpchaos/mcpchaos/proxy/audit"
+	"github.com/mcpchaos/mcpchaos/proxy/deadline"
+	"github.com/mcpchaos/mcpchaos/proxy/failpoint"
+	"github.com/mcpchaos/mcpchaos/proxy/redact"
+	"github.com/mcpchaos/mcpchaos/proxy/relay"
+	"github.com/mcpchaos/mcpchaos/proxy/trace"
+	"github.com/mcpchaos/mcpchaos/proxy/upstream"
+)
+
+// RelayCall answers one tools/call of session id through the raw relay
+// (proxy/relay): the call's bytes go to the session's own upstream session
+// and the answer's bytes come back, without the go-sdk decoding either on
+// the way. It keeps what the SDK path keeps: the trace code, the pause, the
+// request deadline and the upstream call timeout with their answers, the
+// audit rows, progress and log messages on the call's stream, sampling,
+// elicitation and roots asked of this client, the client's cancellation.
+//
+// It reports false, having written nothing, when the call must take the SDK
+// path: the proxy's own tools, an unknown tool, a gate not yet opened by
+// begin_session, a client that offers sampling, elicitation or roots but
+// holds no standalone stream, an armed failpoint, a recreation notice still owed, a closed
+// session.
+func (p *Project) RelayCall(w http.ResponseWriter, r *http.Request, id string, rc relay.Call) bool {
+	p.mu.Lock()
+	cl := p.clients[id]
+	p.mu.Unlock()
+	if !p.Relaying() || cl == nil || p.gatedSession(id) || p.fail.Armed(failpoint.ToolCall, rc.Name) || p.sessions.NoticePending(id) {
+		return false
+	}
+	if _, own := p.proxyTool(rc.Name); own {
+		return false
+	}
+	if cl.offersRequests() && !cl.isListening() {
+		// The relay asks the upstream's sampling, elicitation and roots of
+		// the client on its standalone stream; a client without one gets
+		// them on the call's own stream, from the SDK path.
+		return false
+	}
+	server, tool, ok := p.internal(rc.Name)
+	if !ok {
+		return false
+	}
+	meta, ok := relayMeta(rc.Meta)
+	if !ok {
+		return false
+	}
+	conn, err := cl.conn(server)
+	if err != nil {
+		return false
+	}
+	p.relayed.Add(1)
+	p.relay(w, r, cl, conn, rc, server, tool, meta)
+	return true
+}
+
+// offersRequests reports whether the client said it answers requests an
+// upstream may send during a call (roots, sampling, elicitation).
+func (c *client) offersRequests() bool {
+	k := c.caps
+	return k != nil && (k.Roots.ListChanged || k.RootsV2 != nil || k.Sampling != nil || k.Elicitation != nil)
+}
+
+// gatedSession reports whether session id must still call begin_session
+// (the SDK path answers its refusal).
+func (p *Project) gatedSession(id string) bool {
+	if p.gate == nil {
+		return false
+	}
+	info, ok := p.sessions.Get(id)
+	return !ok || !info.GateOpen
+}
+
+// Relaying reports whether the project relays plain tools/calls (config
+// `relay: true`).
+func (p *Project) Relaying() bool { return p.relayOn }
+
+// Relayed is how many tools/calls the raw relay answered.
+func (p *Project) Relayed() int64 { return p.relayed.Load() }
+
+// relayMeta is the _meta sent upstream: the client's, without the trace
+// code key (as upstreamMeta does); nil when there is none. ok is false for
+// a _meta that is not an object.
+func relayMeta(raw json.RawMessage) (json.RawMessage, bool) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, true
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil {
+		return nil, false
+	}
+	if _, has := m[trace.MetaKey]; !has {
+		if len(m) == 0 {
+			return nil, true
+		}
+		return raw, true
+	}
+	delete(m, trace.MetaKey)
+	if len(m) == 0 {
+		return nil, true
+	}
+	b, err := json.Marshal(m)
+	return b, err == nil
+}
+
+// relayOut is the client's HTTP answer to a relayed call: a JSON body, or
+// an SSE stream once something (progress, a log message) went out before
+// the result.
+type relayOut struct {
+	mu   sync.Mutex
+	w    http.ResponseWriter
+	sse  bool
+	done bool // the answer is written: later events are dropped
+}
+
+func (o *relayOut) event(msg []byte) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if !o.done {
+		o.writeEvent(msg)
+	}
+}
+
+func (o *relayOut) writeEvent(msg []byte) {
+	if !o.sse {
+		o.sse = true
+		h := o.w.Header()
+		h.Set("Content-Type", "text/event-stream")
+		h.Set("Cache-Control", "no-cache, no-transform")
+		o.w.WriteHeader(http.StatusOK)
+	}
+	_, _ = o.w.Write(relay.Event(msg))
+	if f, ok := o.w.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (o *relayOut) answer(msg []byte) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.done = true
+	if o.sse {
+		o.writeEvent(msg)
+		return
+	}
+	o.w.Header().Set("Content-Type", "application/json")
+	o.w.WriteHeader(http.StatusOK)
+	_, _ = o.w.Write(msg)
+}
+
+// relay runs a call RelayCall took, as deadline.Middleware and callTool
+// would, and writes its answer.
+func (p *Project) relay(w http.ResponseWriter, r *http.Request, cl *client, conn *upstream.Conn, rc relay.Call, server, tool string, meta json.RawMessage) {
+	start := time.Now()
+	code := r.Header.Get(trace.Header)
+	if !trace.Valid(code) {
+		code = trace.New()
+	}
+	ctx := trace.With(r.Context(), code)
+	ctx, span, _ := trace.StartSpan(ctx)
+	c := &call{session: cl.id, user: r.Header.Get(HeaderUser), server: server, tool: rc.Name}
+	if c.user == "" {
+		if info, ok := p.sessions.Get(c.session); ok {
+			c.user = info.User
+		}
+	}
+	ctx = context.WithValue(ctx, callKey{}, c)
+	budget := p.knobs.RequestDeadline - time.Since(start)
+	held := p.hold(ctx, "tools/call", nil)
+	ctx, cancel := context.WithTimeoutCause(ctx, budget, deadline.ErrDeadline)
+	defer cancel()
+	ctx, cancelCall := context.WithCancel(ctx)
+	defer cancelCall()
+	defer cl.relaying(rc.ID, cancelCall)()
+
+	out := &relayOut{w: w}
+	a := deadline.Answer{Trace: code, Span: span, Method: "tools/call", Start: start}
+	var res mcp.Result
+	var outRaw json.RawMessage // the upstream's result, stamped, when it is the answer
+	if held != nil {
+		a.Outcome, a.Detail = deadline.Failed, held.Error()
+		res, _ = deadline.FromError("tools/call", code, held, p.knobs.RequestDeadline)
+	} else {
+		// The call runs aside and the answer is decided here, at the
+		// deadline at the latest, whatever the call does (as Middleware).
+		done := make(chan relayed, 1)
+		go func() {
+			var rd relayed
+			defer func() {
+				if pv := recover(); pv != nil {
+					rd = relayed{panic: pv}
+				}
+				done <- rd
+			}()
+			rd = p.relayCall(ctx, cl, conn, rc, server, tool, meta, out, code)
+		}()
+		var rd relayed
+		select {
+		case rd = <-done:
+		case <-ctx.Done():
+		}
+		switch {
+		case ctx.Err() != nil && errors.Is(context.Cause(ctx), deadline.ErrDeadline):
+			a.Outcome, a.Detail = deadline.Timeout, fmt.Sprintf("no answer within %v", p.knobs.RequestDeadline)
+			res, _ = deadline.Failure("tools/call", code, deadline.ExpiredText(p.knobs.RequestDeadline))
+		case ctx.Err() != nil:
+			a.Outcome, a.Detail = deadline.Cancelled, context.Cause(ctx).Error()
+			res, _ = deadline.Failure("tools/call", code, "the request was cancelled")
+		case rd.panic != nil:
+			a.Outcome, a.Detail = deadline.Panicked, fmt.Sprintf("panic: %v", rd.panic)
+			res, _ = deadline.Failure("tools/call", code, "the proxy hit an internal error while handling this request; retry, and if it persists report the trace code")
+		case rd.err != nil:
+			er := errorResult(fmt.Sprintf("%v; retry, and if it keeps failing the upstream %s may be down [trace %s]", rd.err, server, code))
+			res, a.Outcome, a.Detail = er, deadline.Failed, firstText(er)
+		case rd.res != nil:
+			res, a.Outcome = rd.res, deadline.OK
+			if rd.res.IsError {
+				a.Outcome, a.Detail = deadline.Failed, firstText(rd.res)
+			}
+		case rd.isError:
+			a.Outcome, a.Detail = deadline.Failed, rd.text
+			outRaw = rd.raw
+		default:
+			a.Outcome = deadline.OK
+			outRaw = rd.raw
+		}
+	}
+	var msg []byte
+	if outRaw != nil {
+		msg = relay.Response(rc.ID, outRaw, nil)
+	} else {
+		deadline.Stamp(res, code)
+		b, err := json.Marshal(res)
+		if err != nil {
+			b = []byte(`{"content":[],"isError":true}`)
+		}
+		msg = relay.Response(rc.ID, b, nil)
+	}
+	a.Result, a.Duration = res, time.Since(start)
+	p.answered(ctx, a)
+	out.answer(msg)
+}
+
+// relayed is what a relayed call came back with: the upstream's result
+// (stamped) to pass on, or the result the stages made of it, or the error.
+type relayed struct {
+	raw     json.RawMessage
+	res     *mcp.CallToolResult
+	isError bool
+	text    string
+	err     error
+	panic   any
+}
+
+// relayCall forwards the call and, when the project has stages and the
+// upstream's result is not an error, decodes the result once and runs the
+// pipeline over it as callTool does.
+func (p *Project) relayCall(ctx context.Context, cl *client, conn *upstream.Conn, rc relay.Call, server, tool string, meta json.RawMessage, out *relayOut, code string) relayed {
+	got, isError, text, err := p.relayUpstream(ctx, cl, conn, rc, server, tool, meta, out, code)
+	if err != nil || isError || p.pipeline.Empty() {
+		return relayed{raw: got, isError: isError, text: text, err: err}
+	}
+	var res mcp.CallToolResult
+	if err := json.Unmarshal(got, &res); err != nil {
+		return relayed{err: fmt.Errorf("upstream %s: calling \"tools/call\": %w", server, err)}
+	}
+	return relayed{res: p.postProcess(ctx, callFrom(ctx), &res)}
+}
+
+// relayUpstream sends the call on the session's upstream session, under the
+// upstream call timeout, reconnecting once if the upstream forgot the
+// session, and writes its upstream_call row. It returns the result stamped
+// with code, whether it is an isError result and its first text; or the
+// error, worded as the SDK path words it.
+func (p *Project) relayUpstream(ctx context.Context, cl *client, conn *upstream.Conn, rc relay.Call, server, tool string, meta json.RawMessage, out *relayOut, code string) (json.RawMessage, bool, string, error) {
+	c := callFrom(ctx)
+	_, span, parent := trace.StartSpan(ctx)
+	start := time.Now()
+	after := conn.CallTimeout()
+	uctx, cancel := context.WithTimeoutCause(ctx, after, &upstream.TimeoutError{Server: server, After: after})
+	defer cancel()
+	done := cl.begin(uctx, server, rc.Progress)
+	defer done()
+
+	id := relay.NewID()
+	var stamped json.RawMessage
+	var isError bool
+	var text string
+	rs, err := conn.Session(uctx) // the first call of a session connects, as on the SDK path
+	connectFailed := err != nil   // answered as the SDK path's do answers it: as it is
+	var body []byte
+	if err == nil {
+		body, err = rc.Request(id, tool, meta)
+	}
+	if err == nil {
+		var result json.RawMessage
+		result, err = p.relayRound(uctx, cl, conn, &rs, server, id, body, out)
+		if err == nil {
+			var r relay.Result
+			if r, err = relay.ParseResult(result); err == nil {
+				isError = r.IsError
+				if isError {
+					text = r.FirstText() // the row's detail
+				}
+				stamped, err = r.Stamped(trace.MetaKey, code)
+			}
+			if err != nil {
+				err = fmt.Errorf("upstream %s: calling \"tools/call\": %w", server, err)
+			}
+		}
+	}
+	if err != nil && uctx.Err() != nil && !connectFailed {
+		if cause := context.Cause(uctx); cause != nil && !errors.Is(cause, context.Canceled) {
+			err = cause
+		}
+		go p.relayCancelled(rs, id, after) // as the SDK client tells the upstream
+	}
+	err = redact.Error(err)
+	row := audit.Row{
+		Kind: audit.KindUpstreamCall, CorrelationID: code, SpanID: span, ParentID: parent,
+		SessionID: c.session, User: c.user, Project: p.Name, Server: server, Tool: tool,
+		Start: start, Duration: time.Since(start), Status: audit.StatusOK,
+	}
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		row.Status, row.Detail = audit.StatusTimeout, err.Error()
+	case err != nil:
+		row.Status, row.Detail = audit.StatusError, err.Error()
+	case isError:
+		row.Status = audit.StatusError
+	}
+	p.audit.Record(row)
+	return stamped, isError, text, err
+}
+
+// relayRound posts body and reads the upstream's answer to id: progress and
+// log messages go to the client as they come, the upstream's own requests
+// (sampling, elicitation, roots, ping) are answered through the client's
+// session, and the result (or the JSON-RPC error, as an error) is returned.
+// An upstream that forgot the session gets one reconnect: it rejected the
+// first try, so nothing ran twice.
+func (p *Project) relayRound(ctx context.Context, cl *client, conn *upstream.Conn, rs *upstream.RawSession, server string, id json.RawMessage, body []byte, out *relayOut) (json.RawMessage, error) {
+	st, err := rawSession(*rs).Post(ctx, body)
+	if errors.Is(err, relay.ErrSessionGone) {
+		var n upstream.RawSession
+		if n, err = conn.Reconnect(ctx, *rs); err != nil {
+			return nil, err
+		}
+		*rs = n
+		st, err = rawSession(n).Post(ctx, body)
+	}
+	if err != nil {
+		if errors.Is(err, relay.ErrSessionGone) {
+			err = mcp.ErrSessionMissing
+		}
+		return nil, fmt.Errorf("upstream %s: calling \"tools/call\": %w", server, err)
+	}
+	defer st.Close()
+	for {
+		b, err := st.Next()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil, fmt.Errorf("upstream %s: calling \"tools/call\": the upstream ended its answer without a result", server)
+			}
+			// Worded as the go-sdk client words a body it could not read.
+			return nil, fmt.Errorf("upstream %s: calling \"tools/call\": sending \"tools/call\": failed to read body: %v", server, err)
+		}
+		m := relay.Classify(b)
+		switch m.Kind {
+		case relay.Answer:
+			if string(m.ID) != string(id) {
+				continue
+			}
+			if m.Error != nil {
+				var we relay.WireError
+				_ = json.Unmarshal(m.Error, &we)
+				return nil, fmt.Errorf("upstream %s: calling \"tools/call\": %s", server, we.Message)
+			}
+			return m.Result, nil
+		case relay.Notify:
+			cl.relayNotification(ctx, server, m, b, out)
+		case relay.ServerCall:
+			resp := cl.relayServerCall(ctx, server, m)
+			if st2, err := rawSession(*rs).Post(ctx, resp); err == nil {
+				st2.Close()
+			}
+		}
+	}
+}
+
+func rawSession(rs upstream.RawSession) relay.Session {
+	return relay.Session{HTTP: rs.HTTP, URL: rs.URL, ID: rs.ID, ProtocolVersion: rs.ProtocolVersion}
+}
+
+// relayCancelled tells the upstream that the relayed request id was given
+// up, bounded by the call timeout.
+func (p *Project) relayCancelled(rs upstream.RawSession, id json.RawMessage, after time.Duration) {
+	ctx, cancel := context.WithTimeout(context.Background(), after)
+	defer cancel()
+	params, _ := json.Marshal(map[string]any{"requestId": id, "reason": "the client's request ended"})
+	if st, err := rawSession(rs).Post(ctx, relay.Notification("notifications/cancelled", params)); err == nil {
+		st.Close()
+	}
+}
+
+// relayNotification passes what the upstream sent during the call on as the
+// SDK path would: progress on the call's stream, log messages there at or
+// above the client's level, list changes and resource updates through the
+// session's own server.
+func (c *client) relayNotification(ctx context.Context, server string, m relay.Message, raw []byte, out *relayOut) {
+	switch m.Method {
+	case "notifications/progress":
+		out.event(raw)
+	case "notifications/message":
+		var lp struct {
+			Level mcp.LoggingLevel `json:"level"`
+		}
+		_ = json.Unmarshal(m.Params, &lp)
+		c.mu.Lock()
+		level := c.level
+		c.mu.Unlock()
+		if level != "" && logRank(lp.Level) >= logRank(level) {
+			out.event(raw)
+		}
+	case "notifications/tools/list_changed":
+		c.listChanged("tools")
+	case "notifications/prompts/list_changed":
+		c.listChanged("prompts")
+	case "notifications/resources/list_changed":
+		c.listChanged("resources")
+	case "notifications/resources/updated":
+		var up mcp.ResourceUpdatedNotificationParams
+		if json.Unmarshal(m.Params, &up) == nil {
+			_ = c.srv.ResourceUpdated(ctx, &up)
+		}
+	}
+}
+
+var logLevels = map[mcp.LoggingLevel]int{"debug": 0, "info": 1, "notice": 2, "warning": 3, "error": 4, "critical": 5, "alert": 6, "emergency": 7}
+
+func logRank(l mcp.LoggingLevel) int {
+	if r, ok := logLevels[l]; ok {
+		return r
+	}
+	return -1
+}
+
+// relayServerCall answers a request the upstream sent during the call, by
+// asking this client session (as the SDK client's handlers do), and returns
+// the response to post upstream.
+func (c *client) relayServerCall(ctx context.Context, server string, m relay.Message) []byte {
+	var res any
+	var err error
+	rel, cancel := c.toClient(ctx, server)
+	defer cancel()
+	switch {
+	case m.Method == "ping":
+		res = map[string]any{}
+	case m.Method == "roots/list" && c.caps != nil && c.caps.RootsV2 != nil:
+		var params mcp.ListRootsParams
+		_ = json.Unmarshal(m.Params, &params)
+		res, err = c.ss.ListRoots(rel, &params)
+	case m.Method == "roots/list":
+		err = errors.New("the client behind this proxy offers no roots")
+	case m.Method == "sampling/createMessage" && c.caps != nil && c.caps.Sampling != nil:
+		var params mcp.CreateMessageParams
+		if err = json.Unmarshal(m.Params, &params); err == nil {
+			res, err = c.ss.CreateMessage(rel, &params)
+		}
+	case m.Method == "elicitation/create" && c.caps != nil && c.caps.Elicitation != nil:
+		var params mcp.ElicitParams
+		if err = json.Unmarshal(m.Params, &params); err == nil {
+			res, err = c.ss.Elicit(rel, &params)
+		}
+	default:
+		b, _ := json.Marshal(relay.WireError{Code: -32601, Message: fmt.Sprintf("method %q not supported by this client", m.Method)})
+		return relay.Response(m.ID, nil, b)
+	}
+	if err != nil {
+		b, _ := json.Marshal(relay.WireError{Code: -32603, Message: err.Error()})
+		return relay.Response(m.ID, nil, b)
+	}
+	b, merr := json.Marshal(res)
+	if merr != nil {
+		eb, _ := json.Marshal(relay.WireError{Code: -32603, Message: merr.Error()})
+		return relay.Response(m.ID, nil, eb)
+	}
+	return relay.Response(m.ID, b, nil)
+}
+
+// relaying registers a relayed call of the client under its JSON-RPC id,
+// so the client's notifications/cancelled reaches it; the returned func
+// unregisters it.
+func (c *client) relaying(id json.RawMessage, cancel context.CancelFunc) func() {
+	key := string(id)
+	c.mu.Lock()
+	if c.relays == nil {
+		c.relays = map[string]context.CancelFunc{}
+	}
+	c.relays[key] = cancel
+	c.mu.Unlock()
+	return func() {
+		c.mu.Lock()
+		delete(c.relays, key)
+		c.mu.Unlock()
+	}
+}
+
+// CancelRelayed ends the relayed call a client's notifications/cancelled
+// (body) names, on session id; it reports false when body is not such a
+// notification for a call being relayed (the SDK then handles it).
+func (p *Project) CancelRelayed(id string, body []byte) bool {
+	if !relay.IsCancel(body) {
+		return false
+	}
+	var n struct {
+		Params struct {
+			RequestID json.RawMessage `json:"requestId"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(body, &n) != nil || len(n.Params.RequestID) == 0 {
+		return false
+	}
+	p.mu.Lock()
+	cl := p.clients[id]
+	p.mu.Unlock()
+	if cl == nil {
+		return false
+	}
+	cl.mu.Lock()
+	cancel := cl.relays[string(n.Params.RequestID)]
+	cl.mu.Unlock()
+	if cancel == nil {
+		return false
+	}
+	cancel()
+	return true
+}
+
+// firstText is the text of a result's first text content.
+func firstText(r *mcp.CallToolResult) string {
+	for _, ct := range r.Content {
+		if t, ok := ct.(*mcp.TextContent); ok {
+			return t.Text
+		}
+	}
+	return ""
+}

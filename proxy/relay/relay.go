@@ -1,0 +1,426 @@
+// Package relay is the raw JSON-RPC relay of tools/call: the wire half of
+// forwarding one call without the go-sdk decoding it on either hop.
+//
+// It reads only a request's envelope (id, method, the tool's name, the
+// progress token), builds the upstream's request by splicing in the
+// upstream's tool name and an id of its own, reads the upstream's answer (a
+// JSON body or an SSE stream) message by message, and rewrites the answer for
+// the client: its id back to the client's, the trace code stamped into the
+// result's _meta. What the call means (which upstream, the deadline, the
+// audit rows) is proxy/project's; this package knows only the wire.
+package relay
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+	"sync/atomic"
+)
+
+// Call is the envelope of one JSON-RPC tools/call request: what the SDK
+// path passes upstream (name, arguments, _meta) and the client's id.
+type Call struct {
+	ID        json.RawMessage // the client's id, as it sent it
+	Name      string          // the tool's name as the client called it
+	Arguments json.RawMessage // as sent; empty when absent
+	Meta      json.RawMessage // the client's _meta, as sent; empty when absent
+	// Progress is the client's progressToken (raw JSON), if it gave one.
+	Progress json.RawMessage
+}
+
+type envelope struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  string          `json:"method"`
+	Params  json.RawMessage `json:"params"`
+	Result  json.RawMessage `json:"result"`
+	Error   json.RawMessage `json:"error"`
+}
+
+type callParams struct {
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+	Meta      json.RawMessage `json:"_meta"`
+}
+
+// Parse returns the call if body is exactly one JSON-RPC 2.0 request with
+// method tools/call, a string or number id and a tool name; anything else
+// (a batch, a notification, another method, a malformed message) is not
+// relayed: ok is false.
+func Parse(body []byte) (c Call, ok bool) {
+	body = bytes.TrimSpace(body)
+	if len(body) == 0 || body[0] != '{' || !bytes.Contains(body, []byte(`"tools/call"`)) {
+		return c, false // cheap refusal before any decoding
+	}
+	var e envelope
+	if json.Unmarshal(body, &e) != nil || e.JSONRPC != "2.0" || e.Method != "tools/call" || !validID(e.ID) {
+		return c, false
+	}
+	var p callParams
+	if json.Unmarshal(e.Params, &p) != nil || p.Name == "" {
+		return c, false
+	}
+	if len(p.Meta) > 0 && string(p.Meta) != "null" {
+		var meta struct {
+			Progress json.RawMessage `json:"progressToken"`
+		}
+		if p.Meta[0] != '{' || json.Unmarshal(p.Meta, &meta) != nil {
+			return Call{}, false
+		}
+		c.Progress = meta.Progress
+	}
+	c.ID, c.Name, c.Arguments, c.Meta = e.ID, p.Name, p.Arguments, p.Meta
+	return c, true
+}
+
+func validID(id json.RawMessage) bool {
+	if len(id) == 0 {
+		return false
+	}
+	switch id[0] {
+	case '"':
+		var s string
+		return json.Unmarshal(id, &s) == nil
+	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		_, err := strconv.ParseFloat(string(id), 64)
+		return err == nil
+	}
+	return false
+}
+
+var seq atomic.Uint64
+
+// NewID is an id for a relayed request: a string, while the go-sdk client
+// sessions that share the upstream session number theirs, so the two can
+// never collide.
+func NewID() json.RawMessage {
+	return json.RawMessage(strconv.Quote("mcplocal-relay-" + strconv.FormatUint(seq.Add(1), 10)))
+}
+
+// Request is the upstream's tools/call, as the go-sdk client would send
+// the SDK path's call: meta as given (nil: no _meta), the upstream's tool
+// name, the client's arguments ({} when it sent none).
+func (c Call) Request(id json.RawMessage, upstreamName string, meta json.RawMessage) ([]byte, error) {
+	name, err := json.Marshal(upstreamName)
+	if err != nil {
+		return nil, err
+	}
+	args := c.Arguments
+	if len(args) == 0 {
+		args = json.RawMessage(`{}`)
+	}
+	var p bytes.Buffer
+	p.Grow(len(meta) + len(name) + len(args) + 40)
+	p.WriteByte('{')
+	if len(meta) > 0 {
+		p.WriteString(`"_meta":`)
+		p.Write(meta)
+		p.WriteByte(',')
+	}
+	p.WriteString(`"name":`)
+	p.Write(name)
+	p.WriteString(`,"arguments":`)
+	p.Write(args)
+	p.WriteByte('}')
+	return message(id, "tools/call", p.Bytes(), nil, nil), nil
+}
+
+// message builds one JSON-RPC message from raw parts; nil parts are left out.
+func message(id json.RawMessage, method string, params, result, errObj json.RawMessage) []byte {
+	var b bytes.Buffer
+	b.WriteString(`{"jsonrpc":"2.0"`)
+	if len(id) > 0 {
+		b.WriteString(`,"id":`)
+		b.Write(id)
+	}
+	if method != "" {
+		b.WriteString(`,"method":`)
+		m, _ := json.Marshal(method)
+		b.Write(m)
+	}
+	if params != nil {
+		b.WriteString(`,"params":`)
+		b.Write(params)
+	}
+	if result != nil {
+		b.WriteString(`,"result":`)
+		b.Write(result)
+	}
+	if errObj != nil {
+		b.WriteString(`,"error":`)
+		b.Write(errObj)
+	}
+	b.WriteByte('}')
+	return b.Bytes()
+}
+
+// Response is a JSON-RPC response to id carrying result (or errObj).
+func Response(id, result, errObj json.RawMessage) []byte { return message(id, "", nil, result, errObj) }
+
+// Notification is a JSON-RPC notification.
+func Notification(method string, params json.RawMessage) []byte {
+	return message(nil, method, params, nil, nil)
+}
+
+// Session is where a relayed request goes: the client's own upstream
+// session.
+type Session struct {
+	HTTP            *http.Client
+	URL             string
+	ID              string
+	ProtocolVersion string
+}
+
+// ErrSessionGone says the upstream no longer knows the session (404 to a
+// request carrying its id): nothing ran there.
+var ErrSessionGone = errors.New("upstream session not found")
+
+// StatusError is an upstream's HTTP refusal of a relayed request.
+type StatusError struct {
+	Status int
+	Body   string
+}
+
+func (e *StatusError) Error() string {
+	return fmt.Sprintf("upstream answered HTTP %d: %s", e.Status, e.Body)
+}
+
+// Post sends msg on s and returns the upstream's answer as a stream of
+// messages; the caller closes it.
+func (s Session) Post(ctx context.Context, msg []byte) (*Stream, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.URL, bytes.NewReader(msg))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if s.ID != "" {
+		req.Header.Set("Mcp-Session-Id", s.ID)
+	}
+	if s.ProtocolVersion != "" {
+		req.Header.Set("Mcp-Protocol-Version", s.ProtocolVersion)
+	}
+	resp, err := s.HTTP.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode == http.StatusNotFound && s.ID != "" {
+		resp.Body.Close()
+		return nil, ErrSessionGone
+	}
+	if resp.StatusCode/100 != 2 {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		resp.Body.Close()
+		return nil, &StatusError{Status: resp.StatusCode, Body: string(bytes.TrimSpace(b))}
+	}
+	media, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	st := &Stream{body: resp.Body, sse: media == "text/event-stream"}
+	if st.sse {
+		st.r = bufio.NewReader(resp.Body)
+	}
+	return st, nil
+}
+
+// Stream is an upstream's answer to one relayed request: one JSON body, or
+// an SSE stream of messages.
+type Stream struct {
+	body io.ReadCloser
+	r    *bufio.Reader
+	sse  bool
+	done bool
+}
+
+// Next returns the next JSON-RPC message; io.EOF when there is none left.
+func (s *Stream) Next() ([]byte, error) {
+	if s.done {
+		return nil, io.EOF
+	}
+	if !s.sse {
+		s.done = true
+		b, err := io.ReadAll(s.body)
+		if err != nil {
+			return nil, err
+		}
+		if len(bytes.TrimSpace(b)) == 0 {
+			return nil, io.EOF
+		}
+		return b, nil
+	}
+	var data []byte
+	for {
+		line, err := s.r.ReadBytes('\n')
+		if err != nil && len(line) == 0 {
+			if err == io.EOF && len(data) > 0 {
+				return data, nil
+			}
+			return nil, err
+		}
+		line = bytes.TrimRight(line, "\r\n")
+		if len(line) == 0 {
+			if len(data) > 0 {
+				return data, nil
+			}
+			continue
+		}
+		if v, ok := bytes.CutPrefix(line, []byte("data:")); ok {
+			v = bytes.TrimPrefix(v, []byte(" "))
+			if len(data) > 0 {
+				data = append(data, '\n')
+			}
+			data = append(data, v...)
+		}
+		// event:, id:, retry: and comments carry nothing the relay uses.
+	}
+}
+
+// Close ends the stream.
+func (s *Stream) Close() error { return s.body.Close() }
+
+// Kind classifies an upstream message for the relay.
+type Kind int
+
+// Kinds of upstream messages.
+const (
+	Invalid    Kind = iota
+	Notify          // a notification (progress, log message, ...)
+	ServerCall      // a request from the server (sampling, elicitation, roots, ping)
+	Answer          // a response (result or error)
+)
+
+// Message is one upstream message, its envelope decoded.
+type Message struct {
+	Kind   Kind
+	ID     json.RawMessage
+	Method string
+	Params json.RawMessage
+	Result json.RawMessage
+	Error  json.RawMessage
+}
+
+// Classify decodes msg's envelope.
+func Classify(msg []byte) Message {
+	var e envelope
+	if json.Unmarshal(msg, &e) != nil {
+		return Message{}
+	}
+	m := Message{ID: e.ID, Method: e.Method, Params: e.Params, Result: e.Result, Error: e.Error}
+	switch {
+	case e.Method != "" && len(e.ID) == 0:
+		m.Kind = Notify
+	case e.Method != "":
+		m.Kind = ServerCall
+	case len(e.ID) > 0 && (e.Result != nil || e.Error != nil):
+		m.Kind = Answer
+	}
+	return m
+}
+
+// WireError is a JSON-RPC error object.
+type WireError struct {
+	Code    int64           `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitempty"`
+}
+
+// Result is an upstream's tools/call result: its raw bytes, whether it is
+// an isError result, and its _meta as sent.
+type Result struct {
+	raw     json.RawMessage
+	meta    json.RawMessage
+	IsError bool
+}
+
+// ParseResult reads what the relay needs of a tools/call result.
+func ParseResult(raw json.RawMessage) (Result, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || raw[0] != '{' {
+		return Result{}, errors.New("tools/call result is not an object")
+	}
+	var top struct {
+		IsError bool            `json:"isError"`
+		Meta    json.RawMessage `json:"_meta"`
+	}
+	if err := json.Unmarshal(raw, &top); err != nil {
+		return Result{}, err
+	}
+	return Result{raw: raw, meta: top.Meta, IsError: top.IsError}, nil
+}
+
+// FirstText is the text of the result's first text content, if any.
+func (r Result) FirstText() string {
+	var top struct {
+		Content []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		} `json:"content"`
+	}
+	_ = json.Unmarshal(r.raw, &top)
+	for _, c := range top.Content {
+		if c.Type == "text" {
+			return c.Text
+		}
+	}
+	return ""
+}
+
+// Stamped is the result with metaKey: code added to its _meta (the rest of
+// _meta kept). A result without _meta gets one spliced in front of its
+// fields, without re-encoding them.
+func (r Result) Stamped(metaKey, code string) (json.RawMessage, error) {
+	key, _ := json.Marshal(metaKey)
+	val, _ := json.Marshal(code)
+	if len(r.meta) == 0 {
+		rest := bytes.TrimSpace(r.raw[1:])
+		out := make([]byte, 0, len(r.raw)+len(key)+len(val)+16)
+		out = append(out, `{"_meta":{`...)
+		out = append(out, key...)
+		out = append(out, ':')
+		out = append(out, val...)
+		out = append(out, '}')
+		if len(rest) > 0 && rest[0] != '}' {
+			out = append(out, ',')
+		}
+		return append(out, rest...), nil
+	}
+	fields := map[string]json.RawMessage{}
+	if err := json.Unmarshal(r.raw, &fields); err != nil {
+		return nil, err
+	}
+	meta := map[string]json.RawMessage{}
+	if string(r.meta) != "null" {
+		if err := json.Unmarshal(r.meta, &meta); err != nil {
+			return nil, fmt.Errorf("result _meta: %w", err)
+		}
+	}
+	meta[metaKey] = val
+	mb, err := json.Marshal(meta)
+	if err != nil {
+		return nil, err
+	}
+	fields["_meta"] = mb
+	return json.Marshal(fields)
+}
+
+// Event is msg as one SSE event, written in one Write as the go-sdk does.
+func Event(msg []byte) []byte {
+	b := make([]byte, 0, len(msg)+24)
+	b = append(b, "event: message\ndata: "...)
+	b = append(b, msg...)
+	return append(b, "\n\n"...)
+}
+
+// IsCancel reports whether body is one JSON-RPC notifications/cancelled.
+func IsCancel(body []byte) bool {
+	if !bytes.Contains(body, []byte(`"notifications/cancelled"`)) {
+		return false
+	}
+	var e envelope
+	return json.Unmarshal(body, &e) == nil && e.Method == "notifications/cancelled" && len(e.ID) == 0
+}

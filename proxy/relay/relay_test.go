@@ -1,0 +1,181 @@
+package relay
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+func TestParseTakesOnlyOneToolsCallRequest(t *testing.T) {
+	ok := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"docmost_search","arguments":{"q":1},"_meta":{"progressToken":"p1"}}}`
+	c, taken := Parse([]byte(ok))
+	if !taken || string(c.ID) != "7" || c.Name != "docmost_search" || string(c.Progress) != `"p1"` {
+		t.Fatalf("Parse(%s) = %+v, %v", ok, c, taken)
+	}
+	for name, body := range map[string]string{
+		"batch":        `[` + ok + `]`,
+		"notification": `{"jsonrpc":"2.0","method":"tools/call","params":{"name":"x"}}`,
+		"other method": `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"name":"tools/call"}}`,
+		"no name":      `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{}}`,
+		"object id":    `{"jsonrpc":"2.0","id":{"a":1},"method":"tools/call","params":{"name":"x"}}`,
+		"null id":      `{"jsonrpc":"2.0","id":null,"method":"tools/call","params":{"name":"x"}}`,
+		"not 2.0":      `{"jsonrpc":"1.0","id":1,"method":"tools/call","params":{"name":"x"}}`,
+		"bad _meta":    `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","_meta":[1]}}`,
+		"malformed":    `{"jsonrpc":"2.0","id":1,"method":"tools/call",`,
+	} {
+		if _, taken := Parse([]byte(body)); taken {
+			t.Errorf("%s: Parse took %s; only one tools/call request may be relayed", name, body)
+		}
+	}
+}
+
+func TestRequestSplicesTheUpstreamNameAndIDAndKeepsTheRest(t *testing.T) {
+	c, _ := Parse([]byte(`{"jsonrpc":"2.0","id":"c-1","method":"tools/call","params":{"name":"docmost_search","arguments":{"q":"x"},"_meta":{"progressToken":5,"traceCode":"T"}}}`))
+	id := NewID()
+	b, err := c.Request(id, "search", json.RawMessage(`{"progressToken":5}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params struct {
+			Name      string          `json:"name"`
+			Arguments json.RawMessage `json:"arguments"`
+			Meta      json.RawMessage `json:"_meta"`
+		} `json:"params"`
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatalf("%s: %v", b, err)
+	}
+	if string(m.ID) != string(id) || m.Method != "tools/call" || m.Params.Name != "search" || string(m.Params.Arguments) != `{"q":"x"}` || string(m.Params.Meta) != `{"progressToken":5}` {
+		t.Errorf("upstream request %s", b)
+	}
+	if id[0] != '"' || !strings.Contains(string(id), "mcplocal-relay-") {
+		t.Errorf("relay id %s: want a string id, never a number the go-sdk client could issue", id)
+	}
+	b, _ = c.Request(id, "search", nil)
+	if strings.Contains(string(b), "_meta") {
+		t.Errorf("no meta given, none sent: %s", b)
+	}
+	c2, _ := Parse([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a_b"}}`))
+	b, _ = c2.Request(id, "b", nil)
+	if !strings.Contains(string(b), `"arguments":{}`) {
+		t.Errorf("missing arguments become {} as the go-sdk client sends them: %s", b)
+	}
+}
+
+func TestStreamReadsJSONAndSSEAnswers(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Mcp-Session-Id") != "S" || r.Header.Get("Mcp-Protocol-Version") != "2025-11-25" {
+			http.Error(w, "headers", http.StatusBadRequest)
+			return
+		}
+		if r.URL.Query().Get("sse") == "" {
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"jsonrpc":"2.0","id":"r","result":{"content":[]}}`)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, ": comment\n\nevent: message\nid: 1\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{}}\n\n")
+		io.WriteString(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\ndata: \"id\":\"r\",\"result\":{}}\n\n")
+	}))
+	defer srv.Close()
+	s := Session{HTTP: srv.Client(), URL: srv.URL, ID: "S", ProtocolVersion: "2025-11-25"}
+	st, err := s.Post(t.Context(), []byte(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := st.Next()
+	if err != nil || Classify(b).Kind != Answer {
+		t.Fatalf("JSON answer: %s %v", b, err)
+	}
+	if _, err := st.Next(); err != io.EOF {
+		t.Errorf("after the JSON body: %v, want EOF", err)
+	}
+	st.Close()
+	s.URL += "?sse=1"
+	st, err = s.Post(t.Context(), []byte(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var kinds []Kind
+	for {
+		b, err := st.Next()
+		if err != nil {
+			break
+		}
+		kinds = append(kinds, Classify(b).Kind)
+	}
+	if len(kinds) != 2 || kinds[0] != Notify || kinds[1] != Answer {
+		t.Errorf("SSE kinds %v, want a notification then the answer (multi-line data joined)", kinds)
+	}
+}
+
+func TestPostSaysSessionGoneOn404(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { http.NotFound(w, r) }))
+	defer srv.Close()
+	_, err := Session{HTTP: srv.Client(), URL: srv.URL, ID: "S"}.Post(t.Context(), []byte(`{}`))
+	if err != ErrSessionGone {
+		t.Errorf("404 on a session: %v, want ErrSessionGone", err)
+	}
+}
+
+func TestStampedAddsTheTraceCodeAndKeepsTheRest(t *testing.T) {
+	r, err := ParseResult(json.RawMessage(`{"content":[{"type":"text","text":"boom"}],"isError":true,"_meta":{"k":"v"},"structuredContent":{"a":1}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.IsError || r.FirstText() != "boom" {
+		t.Errorf("isError %v, first text %q", r.IsError, r.FirstText())
+	}
+	b, err := r.Stamped("traceCode", "ABCD1234")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Meta       map[string]string `json:"_meta"`
+		Structured map[string]int    `json:"structuredContent"`
+		IsError    bool              `json:"isError"`
+	}
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Meta["traceCode"] != "ABCD1234" || got.Meta["k"] != "v" || got.Structured["a"] != 1 || !got.IsError {
+		t.Errorf("stamped %s", b)
+	}
+}
+
+func TestIsCancel(t *testing.T) {
+	if !IsCancel([]byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3}}`)) {
+		t.Error("a notifications/cancelled")
+	}
+	if IsCancel([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"notifications/cancelled"}}`)) {
+		t.Error("a tools/call naming it is not one")
+	}
+}
+
+func TestStampedSplicesIntoAResultWithoutMeta(t *testing.T) {
+	for raw, want := range map[string]string{
+		`{}`:                   `{"_meta":{"traceCode":"C"}}`,
+		` { } `:                `{"_meta":{"traceCode":"C"}}`,
+		`{"content":[]}`:       `{"_meta":{"traceCode":"C"},"content":[]}`,
+		`{"_meta":null,"a":1}`: `{"_meta":{"traceCode":"C"},"a":1}`,
+	} {
+		r, err := ParseResult(json.RawMessage(raw))
+		if err != nil {
+			t.Fatalf("%s: %v", raw, err)
+		}
+		b, err := r.Stamped("traceCode", "C")
+		if err != nil || string(b) != want {
+			t.Errorf("Stamped(%s) = %s, %v; want %s", raw, b, err, want)
+		}
+	}
+	if _, err := ParseResult(json.RawMessage(`[1]`)); err == nil {
+		t.Error("a result that is not an object is refused")
+	}
+}
