@@ -131,6 +131,9 @@ func TestBeginAsksTheLLMFromTwoPromptsOn(t *testing.T) {
 	if len(reqs) != 1 || !strings.Contains(reqs[0].Prompt, "Intent: ship it") {
 		t.Fatalf("the LLM was not asked with the intent: %+v", reqs)
 	}
+	if reqs[0].MaxTokens != 40 {
+		t.Fatalf("max_tokens %d, want 20 a prompt (40)", reqs[0].MaxTokens)
+	}
 	if len(rec.of(audit.KindLLMAttempt)) != 1 {
 		t.Fatalf("llm_attempt rows: %+v", rec.r)
 	}

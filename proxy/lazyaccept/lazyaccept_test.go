@@ -176,3 +176,50 @@ func TestAtMaxASilentConnectionPastEvictMakesRoom(t *testing.T) {
 	_ = s.Close()
 	openWithin(t, l, 0)
 }
+
+// TestAnEmptyReadKeepsTheFirstByte: a Read with no room returns nothing and
+// leaves the replayed first byte for the next Read.
+func TestAnEmptyReadKeepsTheFirstByte(t *testing.T) {
+	l := listen(t, time.Minute)
+	c := dial(t, l)
+	if _, err := c.Write([]byte("hi")); err != nil {
+		t.Fatal(err)
+	}
+	s := acceptWithin(t, l)
+	_ = s.SetDeadline(time.Now().Add(bound))
+	if n, err := s.Read(nil); n != 0 || err != nil {
+		t.Fatalf("empty Read = %d, %v", n, err)
+	}
+	got, err := io.ReadAll(io.LimitReader(s, 2))
+	if err != nil || string(got) != "hi" {
+		t.Fatalf("read %q, %v; want hi", got, err)
+	}
+}
+
+// TestCloseLeavesAcceptedConnectionsOpen: Close ends the connections still
+// waiting for their first byte, not the ones already handed to the server
+// (a shutdown lets those finish).
+func TestCloseLeavesAcceptedConnectionsOpen(t *testing.T) {
+	inner, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := New(inner, Options{Idle: time.Minute})
+	c := dial(t, l)
+	if _, err := c.Write([]byte("a")); err != nil {
+		t.Fatal(err)
+	}
+	s := acceptWithin(t, l)
+	defer s.Close()
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Write([]byte("b")); err != nil {
+		t.Fatal(err)
+	}
+	_ = s.SetDeadline(time.Now().Add(bound))
+	got, err := io.ReadAll(io.LimitReader(s, 2))
+	if err != nil || string(got) != "ab" {
+		t.Fatalf("the accepted connection after Close read %q, %v; want ab", got, err)
+	}
+}

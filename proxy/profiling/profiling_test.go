@@ -4,6 +4,9 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
+	"os"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -51,4 +54,53 @@ func TestServeAnswersTheGoroutineProfileOnLoopback(t *testing.T) {
 	}
 	stop()
 	stop() // twice is fine
+}
+
+// TestHandlerServesEveryProfileEndpoint: the index serves the named
+// profiles, but cmdline, the CPU profile, symbol and the execution trace
+// each need their own handler (the index answers 404 "Unknown profile" for
+// them).
+func TestHandlerServesEveryProfileEndpoint(t *testing.T) {
+	srv := httptest.NewServer(Handler())
+	defer srv.Close()
+	for _, c := range []struct {
+		path, contentType, prefix string
+	}{
+		{"/debug/pprof/cmdline", "text/plain; charset=utf-8", os.Args[0]},
+		{"/debug/pprof/symbol", "text/plain; charset=utf-8", "num_symbols: 1\n"},
+		{"/debug/pprof/trace?seconds=0.05", "application/octet-stream", "go 1."},
+		{"/debug/pprof/profile?seconds=1", "application/octet-stream", "\x1f\x8b"}, // gzipped protobuf
+	} {
+		resp, err := http.Get(srv.URL + c.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != c.contentType || !strings.HasPrefix(string(body), c.prefix) {
+			t.Errorf("%s: %d %q %.40q, want 200 %q starting %q", c.path, resp.StatusCode, resp.Header.Get("Content-Type"), body, c.contentType, c.prefix)
+		}
+	}
+}
+
+// TestStopLogsNoErrorAndRestoresTheMutexFraction: a clean stop is no server
+// error in the log, and the mutex profile's sampling set by Serve is put back.
+func TestStopLogsNoErrorAndRestoresTheMutexFraction(t *testing.T) {
+	prev := runtime.SetMutexProfileFraction(3)
+	defer runtime.SetMutexProfileFraction(prev)
+	var logs strings.Builder
+	stop, err := Serve("127.0.0.1:0", slog.New(slog.NewTextHandler(&logs, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := runtime.SetMutexProfileFraction(-1); got != mutexFraction {
+		t.Errorf("while serving the mutex fraction is %d, want %d", got, mutexFraction)
+	}
+	stop()
+	if got := runtime.SetMutexProfileFraction(-1); got != 3 {
+		t.Errorf("after stop the mutex fraction is %d, want 3 back", got)
+	}
+	if strings.Contains(logs.String(), "level=ERROR") {
+		t.Errorf("a clean stop logged an error: %s", logs.String())
+	}
 }

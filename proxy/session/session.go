@@ -197,10 +197,14 @@ func (t *Table) Add(info Info) {
 	}
 	info.lastUsed = now
 	if old, ok := t.live[info.ID]; ok {
+		// Replaced in place: the done funcs of the requests in flight (Use)
+		// hold this pointer, and must end their requests on the new Info.
 		t.r.uncount(old.User)
 		info.busy = old.busy
+		*old = info
+	} else {
+		t.live[info.ID] = &info
 	}
-	t.live[info.ID] = &info
 	t.r.total++
 	t.r.byUser[info.User]++
 }

@@ -1,10 +1,15 @@
 package stage
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpchaos/mcpchaos/proxy/audit"
+	"github.com/mcpchaos/mcpchaos/proxy/config"
+	"github.com/mcpchaos/mcpchaos/proxy/llm/llmtest"
 )
 
 // dump renders sections as "title|body" lines, subsections indented.
@@ -73,5 +78,47 @@ func TestSummarizeTreeWholeShapeWithoutLLM(t *testing.T) {
 	}
 	if out.Detail != "4 sections" || len(out.Degradations) != 0 {
 		t.Fatalf("detail %q, degradations %+v; want 4 sections (A, A1, A2, B), none", out.Detail, out.Degradations)
+	}
+}
+
+// TestSplitSectionsDeepestLevelAndBodies: at maxLevel a section still gets
+// its subsections (one level below it); a blank line inside a body is kept;
+// with no preamble the first section is the first heading's.
+func TestSplitSectionsDeepestLevelAndBodies(t *testing.T) {
+	doc := "## A\npara 1\n\npara 2\n### A1\na1\n#### X\nx\n#### Y\ny\n### A2\na2\n## B\nb\n"
+	want := "A|para 1\n\npara 2\n### A1\na1\n#### X\nx\n#### Y\ny\n### A2\na2\n" +
+		"  (preamble)|para 1\n\npara 2\n" +
+		"  A1|a1\n#### X\nx\n#### Y\ny\n" +
+		"    X|x\n    Y|y\n" + // a one-line preamble is no section
+
+		"  A2|a2\n" +
+		"B|b\n"
+	if got := dump(splitSections(doc, 2, 3), ""); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	// A first section with a one-line body is a section, not a preamble.
+	if got := dump(splitSections("## A\na\n## B\nb\n", 2, 3), ""); got != "A|a\nB|b\n" {
+		t.Errorf("two one-line sections: %q", got)
+	}
+}
+
+// TestPipelineRowIsDegradedOnlyWithDegradations: a pipeline whose stages
+// degrade nothing writes an undegraded row.
+func TestPipelineRowIsDegradedOnlyWithDegradations(t *testing.T) {
+	sh, _, rec := fakeShared(t, llmtest.Answer{Text: "One\nTwo\nThree"})
+	p, err := NewPipeline([]config.Stage{{Name: "paginate", Options: map[string]any{"thresholdBytes": 16, "pageBytes": 10}}}, sh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ds := p.Run(context.Background(), audit.Row{}, "aaaa\n\nbbbb\n\ncccc!"); len(ds) != 0 {
+		t.Fatalf("degradations %+v", ds)
+	}
+	for _, r := range rec.r {
+		if r.Degraded || r.DegradedReason != "" {
+			t.Errorf("row %s degraded: %+v", r.Kind, r)
+		}
+	}
+	if len(rec.r) != 3 { // the stage's llm_attempt, the stage, the pipeline
+		t.Errorf("%d rows: %+v", len(rec.r), rec.r)
 	}
 }

@@ -29,7 +29,9 @@ type Request struct {
 	Path   string
 	Model  string
 	Prompt string // the messages' contents, one per line
-	Header http.Header
+	// MaxTokens is the request's max_tokens (0 when it has none).
+	MaxTokens int
+	Header    http.Header
 }
 
 // Server is a running stand-in provider. Its methods may be called from
@@ -76,8 +78,9 @@ func (s *Server) Close() { s.srv.CloseClientConnections(); s.srv.Close() }
 
 func (s *Server) complete(w http.ResponseWriter, r *http.Request) {
 	var in struct {
-		Model    string `json:"model"`
-		Messages []struct {
+		Model     string `json:"model"`
+		MaxTokens int    `json:"max_tokens"`
+		Messages  []struct {
 			Content any `json:"content"`
 		} `json:"messages"`
 	}
@@ -91,7 +94,7 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request) {
 	}
 	anthropic := r.URL.Path == "/v1/messages"
 	s.mu.Lock()
-	s.requests = append(s.requests, Request{Path: r.URL.Path, Model: in.Model, Prompt: strings.Join(prompt, "\n"), Header: r.Header.Clone()})
+	s.requests = append(s.requests, Request{Path: r.URL.Path, Model: in.Model, Prompt: strings.Join(prompt, "\n"), MaxTokens: in.MaxTokens, Header: r.Header.Clone()})
 	a := s.answer
 	s.mu.Unlock()
 
