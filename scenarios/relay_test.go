@@ -187,7 +187,8 @@ var _ = Describe("The raw tools/call relay", Label("relay"), func() {
 		// A recreated session offers roots (the replayed initialize's), and
 		// this client holds no standalone stream: both calls take the SDK
 		// path, which the relay must leave them to.
-		Entry("a session the proxy recreated after a restart: the notice, then the next call", 0, harness.EnvOptions{}, func(ctx context.Context, env *harness.Env, warm *party) []*mcp.CallToolResult {
+		// The notice's call takes the SDK path (it owes the notice), the next one the relay.
+		Entry("a session the proxy recreated after a restart: the notice, then the next call", 1, harness.EnvOptions{}, func(ctx context.Context, env *harness.Env, warm *party) []*mcp.CallToolResult {
 			Expect(warm.cs.Close()).To(Succeed()) // its standalone stream would not survive the restart
 			// A client without the standalone stream, which a restart would end.
 			// No capabilities: a client offering roots without a standalone
