@@ -246,13 +246,7 @@ func TestProjectRefusalsWholeShape(t *testing.T) {
 	}
 	b, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	var e struct {
-		Error struct {
-			Code    int    `json:"code"`
-			Message string `json:"message"`
-		} `json:"error"`
-	}
-	_ = json.Unmarshal(b, &e)
+	e := rpcErrorOf(b)
 	if m := traceSuffix.FindString(e.Error.Message); resp.StatusCode != 404 || e.Error.Code != -32001 || m == "" ||
 		strings.TrimSuffix(e.Error.Message, m) != `unknown project "zz" (projects: a, p)` {
 		t.Errorf("unknown project: %d %s", resp.StatusCode, b)
@@ -398,13 +392,7 @@ func TestSessionIDHeaderIsOneNonEmptyValue(t *testing.T) {
 		}
 		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		var e struct {
-			Error struct {
-				Code    int    `json:"code"`
-				Message string `json:"message"`
-			} `json:"error"`
-		}
-		_ = json.Unmarshal(b, &e)
+		e := rpcErrorOf(b)
 		if m := traceSuffix.FindString(e.Error.Message); resp.StatusCode != 400 || e.Error.Code != CodeInvalidRequest || m == "" || strings.TrimSuffix(e.Error.Message, m) != msg {
 			t.Errorf("%s: %d %s", name, resp.StatusCode, b)
 		}
@@ -566,13 +554,7 @@ func TestUnreadableBodyIsRefused(t *testing.T) {
 		}
 		rec := httptest.NewRecorder()
 		c.h.ServeHTTP(rec, r)
-		var e struct {
-			Error struct {
-				Code    int    `json:"code"`
-				Message string `json:"message"`
-			} `json:"error"`
-		}
-		_ = json.Unmarshal(rec.Body.Bytes(), &e)
+		e := rpcErrorOf(rec.Body.Bytes())
 		if m := traceSuffix.FindString(e.Error.Message); rec.Code != 400 || e.Error.Code != CodeInvalidRequest || m == "" ||
 			strings.TrimSuffix(e.Error.Message, m) != "reading the request body: connection reset" {
 			t.Errorf("%s session: %d %s", name, rec.Code, rec.Body)
@@ -648,13 +630,7 @@ func TestSDKHostRefusalIsPassedOn(t *testing.T) {
 		}
 		defer resp.Body.Close()
 		b, _ := io.ReadAll(resp.Body)
-		var e struct {
-			Error struct {
-				Code    int    `json:"code"`
-				Message string `json:"message"`
-			} `json:"error"`
-		}
-		_ = json.Unmarshal(b, &e)
+		e := rpcErrorOf(b)
 		return rpcAnswer{status: resp.StatusCode, ct: resp.Header.Get("Content-Type"), code: e.Error.Code, msg: e.Error.Message, body: string(b)}
 	}
 	const refusal = `Forbidden: invalid Host header "evil.example"`
@@ -829,4 +805,19 @@ func TestRequestsMeetingAtOneAdoptionAreAllServed(t *testing.T) {
 	if rr := second.rows.all(); len(rr) != 1 {
 		t.Errorf("%d session_recreated rows, want 1", len(rr))
 	}
+}
+
+// rpcError is the error member of a JSON-RPC answer body.
+type rpcError struct {
+	Error struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// rpcErrorOf reads the error member of an answer body (zero if it has none).
+func rpcErrorOf(b []byte) rpcError {
+	var e rpcError
+	_ = json.Unmarshal(b, &e)
+	return e
 }
