@@ -156,7 +156,7 @@ func handle(ctx context.Context, o Options, next mcp.MethodHandler, method strin
 			a.Outcome = OK
 			res = out.res
 			if r, ok := res.(*mcp.CallToolResult); ok && r.IsError {
-				a.Outcome, a.Detail = Failed, firstText(r)
+				a.Outcome, a.Detail = Failed, FirstText(r)
 			}
 		}
 	case <-ctx.Done():
@@ -305,7 +305,9 @@ func isNil(r mcp.Result) bool {
 	return v.Kind() == reflect.Pointer && v.IsNil()
 }
 
-func firstText(r *mcp.CallToolResult) string {
+// FirstText is the text of a result's first text content: the detail of a
+// failed call's audit row (here, and on the raw relay's path).
+func FirstText(r *mcp.CallToolResult) string {
 	for _, c := range r.Content {
 		if t, ok := c.(*mcp.TextContent); ok {
 			return t.Text

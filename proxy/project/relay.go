@@ -224,11 +224,11 @@ func (p *Project) relay(w http.ResponseWriter, r *http.Request, cl *client, conn
 			res, _ = deadline.Failure("tools/call", code, "the proxy hit an internal error while handling this request; retry, and if it persists report the trace code")
 		case rd.err != nil:
 			er := errorResult(fmt.Sprintf("%v; retry, and if it keeps failing the upstream %s may be down [trace %s]", rd.err, server, code))
-			res, a.Outcome, a.Detail = er, deadline.Failed, firstText(er)
+			res, a.Outcome, a.Detail = er, deadline.Failed, deadline.FirstText(er)
 		case rd.res != nil:
 			res, a.Outcome = rd.res, deadline.OK
 			if rd.res.IsError {
-				a.Outcome, a.Detail = deadline.Failed, firstText(rd.res)
+				a.Outcome, a.Detail = deadline.Failed, deadline.FirstText(rd.res)
 			}
 		case rd.isError:
 			a.Outcome, a.Detail = deadline.Failed, rd.text
@@ -548,14 +548,4 @@ func (p *Project) CancelRelayed(id string, body []byte) bool {
 	}
 	cancel()
 	return true
-}
-
-// firstText is the text of a result's first text content.
-func firstText(r *mcp.CallToolResult) string {
-	for _, ct := range r.Content {
-		if t, ok := ct.(*mcp.TextContent); ok {
-			return t.Text
-		}
-	}
-	return ""
 }
