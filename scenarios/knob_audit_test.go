@@ -39,23 +39,32 @@ type storeWrite struct {
 }
 
 // gatedStore is an in-memory audit store whose row writes can be held (they
-// wait until released, or until their context ends) and whose queries can be
-// stalled (they wait for their context). It records every row write call.
-// Session records (owners, tombstones) pass straight through.
+// wait until released, or until their context ends) and whose queries and
+// session record calls can be stalled, each kind alone (they wait for their
+// context). It records every row write call and every stalled call.
 type gatedStore struct {
 	audit.Store
 	mu       sync.Mutex
-	hold     chan struct{} // non-nil: row writes wait for it to close
-	stallQ   bool
-	stallC   bool
-	stallD   bool
-	stallL   bool
+	hold     chan struct{}      // non-nil: row writes wait for it to close
+	stalls   map[storeCall]bool // the calls Stall made wait for their context
 	inFlight int
 	writes   []storeWrite
 	stalled  []storeWrite // session record calls that were stalled, each ended by its context
 }
 
-func newGatedStore() *gatedStore { return &gatedStore{Store: audit.NewMemory()} }
+func newGatedStore() *gatedStore {
+	return &gatedStore{Store: audit.NewMemory(), stalls: map[storeCall]bool{}}
+}
+
+// storeCall names a kind of store call the gated store can stall.
+type storeCall int
+
+const (
+	storeQueries storeCall = iota // GET /api/v1/audit and /readyz's check
+	storeClaims                   // a session owner's record (initialize, adoption)
+	storeCloses                   // a DELETEd session's tombstone
+	storeLookups                  // who owns an id the proxy does not hold
+)
 
 // Hold makes later row writes wait until Release (or their deadline).
 func (s *gatedStore) Hold() {
@@ -74,35 +83,18 @@ func (s *gatedStore) Release() {
 	s.mu.Unlock()
 }
 
-// StallQueries makes every later query wait for its context to end.
-func (s *gatedStore) StallQueries() {
+// Stall makes every later call of that kind wait for its context to end.
+func (s *gatedStore) Stall(c storeCall) {
 	s.mu.Lock()
-	s.stallQ = true
+	s.stalls[c] = true
 	s.mu.Unlock()
 }
 
-// StallClaims makes every later session-owner record wait for its context
-// to end.
-func (s *gatedStore) StallClaims() {
+// stalling reports whether calls of that kind are stalled.
+func (s *gatedStore) stalling(c storeCall) bool {
 	s.mu.Lock()
-	s.stallC = true
-	s.mu.Unlock()
-}
-
-// StallCloses makes every later tombstone (a DELETEd session's record) wait
-// for its context to end.
-func (s *gatedStore) StallCloses() {
-	s.mu.Lock()
-	s.stallD = true
-	s.mu.Unlock()
-}
-
-// StallLookups makes every later lookup of a session's records (who owns
-// an id the proxy does not hold) wait for its context to end.
-func (s *gatedStore) StallLookups() {
-	s.mu.Lock()
-	s.stallL = true
-	s.mu.Unlock()
+	defer s.mu.Unlock()
+	return s.stalls[c]
 }
 
 // stall waits for ctx to end, and records how long that took.
@@ -123,30 +115,21 @@ func (s *gatedStore) Stalled() []storeWrite {
 }
 
 func (s *gatedStore) ClaimSession(ctx context.Context, rec audit.SessionRecord) (audit.SessionRecord, error) {
-	s.mu.Lock()
-	stall := s.stallC
-	s.mu.Unlock()
-	if stall {
+	if s.stalling(storeClaims) {
 		return audit.SessionRecord{}, s.stall(ctx)
 	}
 	return s.Store.ClaimSession(ctx, rec)
 }
 
 func (s *gatedStore) CloseSession(ctx context.Context, rec audit.SessionRecord) error {
-	s.mu.Lock()
-	stall := s.stallD
-	s.mu.Unlock()
-	if stall {
+	if s.stalling(storeCloses) {
 		return s.stall(ctx)
 	}
 	return s.Store.CloseSession(ctx, rec)
 }
 
 func (s *gatedStore) LookupSession(ctx context.Context, id string) ([]audit.SessionRecord, error) {
-	s.mu.Lock()
-	stall := s.stallL
-	s.mu.Unlock()
-	if stall {
+	if s.stalling(storeLookups) {
 		return nil, s.stall(ctx)
 	}
 	return s.Store.LookupSession(ctx, id)
@@ -211,10 +194,7 @@ func (s *gatedStore) write(ctx context.Context, rows []audit.Row) error {
 }
 
 func (s *gatedStore) Query(ctx context.Context, f audit.Filter) ([]audit.Row, error) {
-	s.mu.Lock()
-	stall := s.stallQ
-	s.mu.Unlock()
-	if stall {
+	if s.stalling(storeQueries) {
 		<-ctx.Done()
 		return nil, ctx.Err()
 	}
@@ -378,7 +358,7 @@ var _ = Describe("The knob matrix: the audit trail's bounds", Label("knobs", "au
 		v := wideKnobs()
 		v.AuditWriteTimeout = 1500 * time.Millisecond // above the 1 s default, below every wide bound
 		w := newAuditProxy(ctx, v)
-		w.store.StallClaims()
+		w.store.Stall(storeClaims)
 		// The owner is recorded before the client learns its session id, so
 		// initialize waits for the record, as long as the knob allows; the
 		// session opens anyway (unrecorded, logged).
@@ -390,7 +370,7 @@ var _ = Describe("The knob matrix: the audit trail's bounds", Label("knobs", "au
 		v := wideKnobs()
 		v.AuditWriteTimeout = 1500 * time.Millisecond // above the 1 s default, below every wide bound
 		w := newAuditWorld(ctx, v)
-		w.store.StallCloses()
+		w.store.Stall(storeCloses)
 		// The tombstone is written before the DELETE is answered, so the
 		// answer waits for it, as long as the knob allows; the session is
 		// closed anyway (the tombstone's loss is logged).
@@ -405,7 +385,7 @@ var _ = Describe("The knob matrix: the audit trail's bounds", Label("knobs", "au
 	// proxy over the same store, which does not know the session (as after
 	// a restart), with the store call stall() names stalled, and holds its
 	// answer to the write timeout's bound.
-	staleOverStalledStore := func(ctx SpecContext, stall func(*gatedStore), what string, wantStatus int, wantBody string) {
+	staleOverStalledStore := func(ctx SpecContext, stall storeCall, what string, wantStatus int, wantBody string) {
 		v := wideKnobs()
 		v.AuditWriteTimeout = 1500 * time.Millisecond // above the 1 s default, below every wide bound
 		up, err := upstream.NewDocmost(upstream.Options{})
@@ -413,7 +393,7 @@ var _ = Describe("The knob matrix: the audit trail's bounds", Label("knobs", "au
 		DeferCleanup(up.Close)
 		w := newAuditWorld(ctx, v)
 		b := w.sibling(ctx, v, up.URL())
-		stall(w.store)
+		w.store.Stall(stall)
 		var status int
 		var body string
 		withinTimed(metered(func() {
@@ -428,14 +408,14 @@ var _ = Describe("The knob matrix: the audit trail's bounds", Label("knobs", "au
 		// The second proxy recreates the session for its owner, and first
 		// claims its id in the store (the first claim wins): not recreated
 		// without it.
-		staleOverStalledStore(ctx, (*gatedStore).StallClaims, "the stalled adoption claim", http.StatusNotFound, "could not be recreated")
+		staleOverStalledStore(ctx, storeClaims, "the stalled adoption claim", http.StatusNotFound, "could not be recreated")
 	}, SpecTimeout(30*time.Second))
 
 	It("MCPCTL_AUDIT_WRITE_TIMEOUT_MS alone bounds looking up who owns a stale session's id, in a stalled store", func(ctx SpecContext) {
 		// Before anything else the second proxy asks the store who owns
 		// the id, a read on the request's path: without an answer it cannot
 		// check the owner.
-		staleOverStalledStore(ctx, (*gatedStore).StallLookups, "the stalled owner lookup", http.StatusServiceUnavailable, "audit store is unavailable")
+		staleOverStalledStore(ctx, storeLookups, "the stalled owner lookup", http.StatusServiceUnavailable, "audit store is unavailable")
 	}, SpecTimeout(30*time.Second))
 
 	It("MCPCTL_AUDIT_BATCH_MAX alone decides how many queued rows one commit takes", func(ctx SpecContext) {
@@ -506,7 +486,7 @@ var _ = Describe("The knob matrix: the audit trail's bounds", Label("knobs", "au
 			return resp.StatusCode, string(b)
 		}
 		Eventually(func() int { code, _ := get(); return code }).Should(Equal(http.StatusOK), "ready before the store stalls")
-		w.store.StallQueries()
+		w.store.Stall(storeQueries)
 		var code int
 		var body string
 		withinTimed(metered(func() { code, body = get() }), bound, "/readyz over a stalled store")
@@ -518,7 +498,7 @@ var _ = Describe("The knob matrix: the audit trail's bounds", Label("knobs", "au
 		v := wideKnobs()
 		v.AuditQueryTimeout = 300 * time.Millisecond
 		w := newAuditWorld(ctx, v)
-		w.store.StallQueries()
+		w.store.Stall(storeQueries)
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, w.base+"/api/v1/audit?trace=ABCDEFGH", nil)
 		Expect(err).NotTo(HaveOccurred())
 		var resp *http.Response
