@@ -146,7 +146,7 @@ func (c *Conn) get(ctx context.Context) (*mcp.ClientSession, error) {
 	if s != nil {
 		return s, nil
 	}
-	return c.connectLocked(ctx)
+	return c.connect(ctx, false)
 }
 
 // Listen makes the current upstream session one with its standalone
@@ -172,17 +172,13 @@ func (c *Conn) Listen(ctx context.Context) error {
 	// waits for the calls still running on it, so none fails or runs twice
 	// (TestListenReplacesTheSessionWithoutFailingOrRepeatingARunningCall).
 	c.drop(s)
-	_, err := c.connectLocked(ctx)
+	_, err := c.connect(ctx, false)
 	return err
 }
 
-// connectLocked connects a new upstream session; the caller holds c.lock.
-func (c *Conn) connectLocked(ctx context.Context) (*mcp.ClientSession, error) {
-	return c.connect(ctx, false)
-}
-
-// connect is connectLocked; again says it is the second connect of one
-// connectLocked, made because the first learned the stream is wanted.
+// connect connects a new upstream session; the caller holds c.lock. again
+// says it is a second connect, made because the first learned the stream is
+// wanted.
 func (c *Conn) connect(ctx context.Context, again bool) (*mcp.ClientSession, error) {
 	if !c.limit.take() {
 		return nil, &LimitError{Server: c.Name, Max: c.limit.Max()}
