@@ -111,13 +111,15 @@ smoke:
 bench:
 	$(GO) run ./cmd/mcpchaos bench $(BENCH)
 
-# The Ginkgo suites (containers left out) run RUNS times with race on and a
+# The plain tests of make unit run RUNS times each (race on, shuffled), then
+# the Ginkgo suites (containers left out) run RUNS times with race on and a
 # seed each, then STRESS_RUNS more times beside one busy loop per core; every
-# failed spec is listed with the seed that replays it (scripts/flake-check.sh).
+# failed test or spec is listed with the seed that replays it
+# (scripts/flake-check.sh).
 #   make flake-check [RUNS=20] [STRESS_RUNS=1] [SEED=N]
 flake-check:
 	FLAKE_RUNS=$(or $(RUNS),20) FLAKE_STRESS_RUNS=$(or $(STRESS_RUNS),1) FLAKE_SEED=$(SEED) \
-		FLAKE_DIR=$(REPORTS)/flake GO=$(GO) bash scripts/flake-check.sh
+		FLAKE_UNIT_PKGS="$(UNIT_PKGS)" FLAKE_DIR=$(REPORTS)/flake GO=$(GO) bash scripts/flake-check.sh
 
 clean:
 	rm -rf bin $(REPORTS)

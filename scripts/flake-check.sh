@@ -11,9 +11,16 @@
 #   FLAKE_LABELS=...      Ginkgo label filter (default: !container — no Docker)
 #   FLAKE_RUN_TIMEOUT=D   ginkgo --timeout of one run (default 15m)
 #   FLAKE_DIR=dir         where the JUnit reports go (default reports/flake)
+#   FLAKE_UNIT_PKGS="..." plain go test packages (default none; make flake-check
+#                         passes the ones make unit runs): before the suites, each
+#                         of their tests runs FLAKE_RUNS times (go test -race
+#                         -count=N -shuffle=S) and each failed run is listed
 #
 # Every run is race-enabled and randomized (--randomize-all) and keeps going
 # past a failing suite (--keep-going), so one flake does not hide the next.
+# A timing slip in a plain test fails CI as surely as one in a spec (a
+# listener test once measured its clock from after the dial, 1 ms late):
+# the unit phase repeats those tests too.
 # ginkgo --repeat is not used: it stops at the first failure, which hides the
 # rate we measure. The last line is "flake-check: R runs × S specs, F failures";
 # each failure is listed above it as "seed S (quiet|stress): <suite> <spec>",
@@ -28,10 +35,11 @@ PKGS=${FLAKE_PKGS:-./scenarios ./smoke ./fakes/llm}
 LABELS=${FLAKE_LABELS:-!container}
 RUN_TIMEOUT=${FLAKE_RUN_TIMEOUT:-15m}
 DIR=${FLAKE_DIR:-reports/flake}
+UNIT_PKGS=${FLAKE_UNIT_PKGS:-}
 GO=${GO:-go}
 
 mkdir -p "$DIR"
-rm -f "$DIR"/run-*.xml "$DIR"/run-*.log
+rm -f "$DIR"/run-*.xml "$DIR"/run-*.log "$DIR"/unit.json "$DIR"/unit.log
 
 load_pids=()
 stop_load() {
@@ -86,10 +94,35 @@ run_one() { # run_one INDEX SEED MODE
 	echo "flake-check: run $i seed $seed ($mode): $n specs, exit $rc"
 }
 
+unit_tests=0
+run_unit() { # the plain tests, each RUNS times in one go test
+	[ -n "$UNIT_PKGS" ] && [ "$RUNS" -gt 0 ] || return 0
+	# shellcheck disable=SC2086 # a list of packages
+	$GO test -race -count="$RUNS" -shuffle="$SEED" -json $UNIT_PKGS >"$DIR/unit.json" 2>"$DIR/unit.log"
+	local rc=$? f
+	# One JSON event per test run that ended; subtests count as tests.
+	unit_tests=$(grep -cE '"Action":"(pass|fail)","Package":"[^"]*","Test":' "$DIR/unit.json")
+	f=$(grep -E '"Action":"fail","Package":"[^"]*","Test":' "$DIR/unit.json" |
+		sed -E 's/.*"Package":"([^"]*)","Test":"([^"]*)".*/\1 \2/' | sort | uniq -c |
+		sed -E 's/^ *([0-9]+) (.*)/\2 (failed \1 of '"$RUNS"')/')
+	if [ -n "$f" ]; then
+		while IFS= read -r line; do
+			report+="seed $SEED (unit): $line"$'\n'
+			failures=$((failures + 1))
+		done <<<"$f"
+	elif [ "$rc" -ne 0 ]; then
+		report+="seed $SEED (unit): exit $rc with no failed test; see $DIR/unit.log and $DIR/unit.json"$'\n'
+		failures=$((failures + 1))
+	fi
+	echo "flake-check: unit tests, $RUNS runs each, seed $SEED: $unit_tests test runs, exit $rc"
+}
+
+run_unit
 i=0
 for _ in $(seq "$RUNS"); do run_one "$i" $((SEED + i)) quiet; i=$((i + 1)); done
 for _ in $(seq "$STRESS_RUNS"); do run_one "$i" $((SEED + i)) stress; i=$((i + 1)); done
 
 printf '%s' "$report"
+[ -n "$UNIT_PKGS" ] && echo "flake-check: unit: $unit_tests test runs ($RUNS × each test)"
 echo "flake-check: $runs runs × $((runs > 0 ? specs / runs : 0)) specs ($specs in all), $failures failures"
 [ "$failures" -eq 0 ]
