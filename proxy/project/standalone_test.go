@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -105,28 +106,40 @@ func TestMayHearUnpromptedByEachCapability(t *testing.T) {
 }
 
 // countingUpstream is an in-process upstream (advertising logging, so it may
-// speak unprompted) that counts the initializes and standalone streams (GET)
-// it was sent; with refuse set it answers every new initialize 503.
+// speak unprompted) that counts the initializes, standalone streams (GET)
+// and DELETEs it was sent and the connections open to it; with refuse set
+// it answers every new initialize 503. Its tool "t" answers at once, its
+// tool "block" when the test ends.
 type countingUpstream struct {
-	url         string
-	inits, gets atomic.Int64
-	refuse      atomic.Bool
-	srv         *mcp.Server
-	h           http.Handler
-	httpSrv     *httptest.Server
+	url                  string
+	inits, gets, deletes atomic.Int64
+	open                 atomic.Int64  // connections open now
+	blocked              chan struct{} // a "block" call arrived
+	refuse               atomic.Bool
+	srv                  *mcp.Server
+	h                    http.Handler
+	httpSrv              *httptest.Server
 }
 
 func newCountingUpstream(t *testing.T) *countingUpstream {
 	t.Helper()
-	u := &countingUpstream{srv: mcp.NewServer(&mcp.Implementation{Name: "up", Version: "0"}, &mcp.ServerOptions{Capabilities: &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}, Tools: &mcp.ToolCapabilities{}}})}
+	u := &countingUpstream{blocked: make(chan struct{}, 8), srv: mcp.NewServer(&mcp.Implementation{Name: "up", Version: "0"}, &mcp.ServerOptions{Capabilities: &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}, Tools: &mcp.ToolCapabilities{}}})}
 	mcp.AddTool(u.srv, &mcp.Tool{Name: "t"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil, nil
 	})
+	ended := make(chan struct{})
+	mcp.AddTool(u.srv, &mcp.Tool{Name: "block"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		u.blocked <- struct{}{}
+		<-ended
+		return &mcp.CallToolResult{}, nil, nil
+	})
 	u.h = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return u.srv }, nil)
-	u.httpSrv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	u.httpSrv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case r.Method == http.MethodGet:
 			u.gets.Add(1)
+		case r.Method == http.MethodDelete:
+			u.deletes.Add(1)
 		case r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "":
 			if u.refuse.Load() {
 				http.Error(w, "refused", http.StatusServiceUnavailable)
@@ -136,7 +149,17 @@ func newCountingUpstream(t *testing.T) *countingUpstream {
 		}
 		u.h.ServeHTTP(w, r)
 	}))
+	u.httpSrv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		switch s {
+		case http.StateNew:
+			u.open.Add(1)
+		case http.StateClosed, http.StateHijacked:
+			u.open.Add(-1)
+		}
+	}
+	u.httpSrv.Start()
 	t.Cleanup(u.httpSrv.Close)
+	t.Cleanup(func() { close(ended) }) // before the server's Close, which waits for its handlers
 	u.url = u.httpSrv.URL
 	return u
 }
