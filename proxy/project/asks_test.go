@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -230,5 +231,105 @@ func TestAnInitializeWithoutCapabilitiesOffersNothing(t *testing.T) {
 	got, _ := json.Marshal(cl.caps)
 	if none, _ := json.Marshal(&mcp.ClientCapabilities{}); string(got) != string(none) {
 		t.Errorf("the session %q's capabilities: %s, want none (%s)", id, got, none)
+	}
+}
+
+// What an upstream says changed reaches the client that holds the upstream
+// session, on its standalone stream: tools, prompts and resources
+// list_changed, and resources/updated for a resource the client subscribed
+// to through the proxy.
+func TestUpstreamChangesReachTheClient(t *testing.T) {
+	up := mcp.NewServer(&mcp.Implementation{Name: "up", Version: "0"}, &mcp.ServerOptions{
+		SubscribeHandler:   func(context.Context, *mcp.SubscribeRequest) error { return nil },
+		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
+	})
+	read := func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, Text: "x"}}}, nil
+	}
+	up.AddResource(&mcp.Resource{Name: "doc", URI: "mem://doc"}, read)
+	up.AddPrompt(&mcp.Prompt{Name: "p0"}, func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		return &mcp.GetPromptResult{}, nil
+	})
+	mcp.AddTool(up, &mcp.Tool{Name: "t0"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{}, nil, nil
+	})
+	var gets atomic.Int64
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return up }, nil)
+	upSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			gets.Add(1)
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(upSrv.Close)
+	p := New("p", Options{Servers: map[string]string{"s": upSrv.URL}, Sessions: session.NewTable(), Audit: discardRows{}, Knobs: knobs.Defaults(), Logger: slog.New(slog.DiscardHandler)})
+	t.Cleanup(p.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	heard := map[string]chan struct{}{"tools": make(chan struct{}, 16), "prompts": make(chan struct{}, 16), "resources": make(chan struct{}, 16), "updated": make(chan struct{}, 16)}
+	c := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "0"}, &mcp.ClientOptions{
+		ToolListChangedHandler:     func(context.Context, *mcp.ToolListChangedRequest) { heard["tools"] <- struct{}{} },
+		PromptListChangedHandler:   func(context.Context, *mcp.PromptListChangedRequest) { heard["prompts"] <- struct{}{} },
+		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { heard["resources"] <- struct{}{} },
+		ResourceUpdatedHandler: func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) {
+			if r.Params.URI == "mem://doc" {
+				heard["updated"] <- struct{}{}
+			}
+		},
+	})
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: serveProject(t, p), MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: "mem://doc"}); err != nil {
+		t.Fatal(err)
+	}
+	// The client's stream makes its upstream session open one: wait for it.
+	if !waitFor(ctx, func() bool { return gets.Load() > 0 }) {
+		t.Fatal("the upstream session never opened its standalone stream")
+	}
+	for i, change := range []struct {
+		kind string
+		do   func(n int)
+	}{
+		{"tools", func(n int) {
+			mcp.AddTool(up, &mcp.Tool{Name: fmt.Sprint("t", n)}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+				return &mcp.CallToolResult{}, nil, nil
+			})
+		}},
+		{"prompts", func(n int) {
+			up.AddPrompt(&mcp.Prompt{Name: fmt.Sprint("p", n)}, func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+				return &mcp.GetPromptResult{}, nil
+			})
+		}},
+		{"resources", func(n int) { up.AddResource(&mcp.Resource{Name: "more", URI: fmt.Sprint("mem://more/", n)}, read) }},
+		{"updated", func(int) { _ = up.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: "mem://doc"}) }},
+	} {
+		// The upstream's stream may still be settling at the proxy when the
+		// first change is sent: a change is tried up to 5 times, each given
+		// 2 s (the go-sdk delays a list_changed by 10 ms).
+		got := false
+		for try := 0; try < 5 && !got; try++ {
+			change.do(10*i + try + 1)
+			select {
+			case <-heard[change.kind]:
+				got = true
+			case <-time.After(2 * time.Second):
+			case <-ctx.Done():
+			}
+		}
+		if !got {
+			t.Errorf("the upstream's %s change never reached the client", change.kind)
+		}
+	}
+	prompts, err := cs.ListPrompts(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pr := range prompts.Prompts {
+		if strings.Contains(pr.Name, listSentinel) {
+			t.Errorf("the client lists the proxy's placeholder %q", pr.Name)
+		}
 	}
 }
