@@ -235,3 +235,62 @@ func TestUpstreamStreamsFollowTheClientsOwn(t *testing.T) {
 	// An id the project does not hold: nothing to open.
 	p.Listening(ctx, "nosuch")()
 }
+
+// A subscription the client made through the proxy is made again on every
+// new upstream session of the server that holds the resource (here the one
+// that replaces it when the client opens its stream), and on no other
+// server's.
+func TestSubscriptionsAreReplayedOnTheirServersNewSession(t *testing.T) {
+	type subs struct {
+		mu   sync.Mutex
+		seen []string // "session uri"
+	}
+	upstream := func(name string) (string, *subs) {
+		sb := &subs{}
+		s := mcp.NewServer(&mcp.Implementation{Name: name, Version: "0"}, &mcp.ServerOptions{
+			SubscribeHandler: func(_ context.Context, req *mcp.SubscribeRequest) error {
+				sb.mu.Lock()
+				defer sb.mu.Unlock()
+				sb.seen = append(sb.seen, req.Session.ID()+" "+req.Params.URI)
+				return nil
+			},
+			UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
+		})
+		s.AddResource(&mcp.Resource{Name: "doc", URI: "mem://" + name + "/doc"}, func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, Text: name}}}, nil
+		})
+		srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+		t.Cleanup(srv.Close)
+		return srv.URL, sb
+	}
+	aURL, a := upstream("a")
+	bURL, b := upstream("b")
+	p := New("p", Options{Servers: map[string]string{"a": aURL, "b": bURL}, Sessions: session.NewTable(), Audit: discardRows{}, Knobs: knobs.Defaults(), Logger: slog.New(slog.DiscardHandler)})
+	t.Cleanup(p.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "0"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: serveProject(t, p), DisableStandaloneSSE: true, MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if _, err := cs.ListResources(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: "mem://a/doc"}); err != nil {
+		t.Fatal(err)
+	}
+	p.Listening(ctx, cs.ID())() // replaces both upstream sessions with ones that have their stream
+	a.mu.Lock()
+	seenA := append([]string(nil), a.seen...)
+	a.mu.Unlock()
+	b.mu.Lock()
+	seenB := append([]string(nil), b.seen...)
+	b.mu.Unlock()
+	if len(seenA) != 2 || !strings.HasSuffix(seenA[0], " mem://a/doc") || !strings.HasSuffix(seenA[1], " mem://a/doc") || seenA[0] == seenA[1] {
+		t.Errorf("upstream a saw the subscriptions %q, want mem://a/doc on its first session and again on the one that replaced it", seenA)
+	}
+	if len(seenB) != 0 {
+		t.Errorf("upstream b saw the subscriptions %q, want none", seenB)
+	}
+}
