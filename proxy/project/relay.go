@@ -323,7 +323,10 @@ func (p *Project) relayUpstream(ctx context.Context, cl *client, conn *upstream.
 		}
 	}
 	if err != nil && uctx.Err() != nil && !connectFailed {
-		if cause := context.Cause(uctx); cause != nil && !errors.Is(cause, context.Canceled) {
+		// The row words it as the SDK path's does: the timeout or deadline
+		// by its cause, a cancel as "context canceled" (not the transport's
+		// "Post <url>: context canceled").
+		if cause := context.Cause(uctx); cause != nil {
 			err = cause
 		}
 		go p.relayCancelled(rs, id, after) // as the SDK client tells the upstream

@@ -1,0 +1,342 @@
+package project
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpchaos/mcpchaos/proxy/audit"
+	"github.com/mcpchaos/mcpchaos/proxy/knobs"
+	"github.com/mcpchaos/mcpchaos/proxy/relay"
+	"github.com/mcpchaos/mcpchaos/proxy/session"
+	"github.com/mcpchaos/mcpchaos/proxy/trace"
+)
+
+// serveRelaying serves p as the entry does: with `relay: true`, a client's
+// notifications/cancelled of a relayed call and the tools/calls RelayCall
+// takes go to the raw relay, everything else to the go-sdk.
+func serveRelaying(t *testing.T, p *Project) string {
+	t.Helper()
+	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return p.Server() }, nil)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := r.Header.Get("Mcp-Session-Id")
+		if r.Method == http.MethodGet && id != "" {
+			defer p.Listening(r.Context(), id)()
+		}
+		if r.Method == http.MethodPost && id != "" && p.Relaying() {
+			body, err := io.ReadAll(r.Body)
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			if p.CancelRelayed(id, body) {
+				w.WriteHeader(http.StatusAccepted)
+				return
+			}
+			if rc, ok := relay.Parse(body); ok && p.RelayCall(w, r, id, rc) {
+				return
+			}
+		}
+		sdk.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// withTrace sets the proxy's trace header on every request, so both paths
+// name their answers and rows by one code.
+type withTrace string
+
+func (c withTrace) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set(trace.Header, string(c))
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+type rowsSeen struct {
+	mu   sync.Mutex
+	rows []audit.Row
+}
+
+func (s *rowsSeen) Record(r audit.Row) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.rows = append(s.rows, r)
+}
+
+// relayUpstream serves the tools a relayed call is held to: echo, fail (an
+// isError result), chatty (progress, log messages at two levels), asks
+// (ping, roots, sampling, elicitation of the client), slow (answers only
+// when cancelled), each call's _meta echoed back. It takes the first
+// logging/setLevel of a session and refuses the later ones, so it sends
+// log messages the client's level no longer wants.
+func relayUpstream(t *testing.T, cancelled chan<- string) string {
+	t.Helper()
+	s := mcp.NewServer(&mcp.Implementation{Name: "up", Version: "0"}, nil)
+	var mu sync.Mutex
+	leveled := map[string]bool{}
+	s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "logging/setLevel" {
+				mu.Lock()
+				again := leveled[req.GetSession().ID()]
+				leveled[req.GetSession().ID()] = true
+				mu.Unlock()
+				if again {
+					return nil, fmt.Errorf("this upstream keeps its first level")
+				}
+			}
+			return next(ctx, method, req)
+		}
+	})
+	text := func(s string) *mcp.CallToolResult {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
+	}
+	type in struct {
+		S string `json:"s"`
+	}
+	mcp.AddTool(s, &mcp.Tool{Name: "echo"}, func(_ context.Context, req *mcp.CallToolRequest, a in) (*mcp.CallToolResult, any, error) {
+		meta, _ := json.Marshal(req.Params.Meta)
+		return text(a.S + " meta=" + string(meta)), nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "fail"}, func(context.Context, *mcp.CallToolRequest, in) (*mcp.CallToolResult, any, error) {
+		r := text("it broke")
+		r.IsError = true
+		return r, nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "chatty"}, func(ctx context.Context, req *mcp.CallToolRequest, _ in) (*mcp.CallToolResult, any, error) {
+		for i := 1; i <= 2; i++ {
+			if err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: req.Params.GetProgressToken(), Progress: float64(i), Total: 2}); err != nil {
+				return nil, nil, err
+			}
+		}
+		for _, l := range []mcp.LoggingLevel{"info", "error"} {
+			if err := req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: l, Logger: "up", Data: "said at " + string(l)}); err != nil {
+				return nil, nil, err
+			}
+		}
+		return text("done"), nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "asks"}, func(ctx context.Context, req *mcp.CallToolRequest, _ in) (*mcp.CallToolResult, any, error) {
+		var out []string
+		if err := req.Session.Ping(ctx, nil); err != nil {
+			out = append(out, "ping: "+err.Error())
+		}
+		if r, err := req.Session.ListRoots(ctx, nil); err != nil {
+			out = append(out, "roots: "+err.Error())
+		} else {
+			for _, root := range r.Roots {
+				out = append(out, "root "+root.URI)
+			}
+		}
+		if r, err := req.Session.CreateMessage(ctx, &mcp.CreateMessageParams{MaxTokens: 5, Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "hi"}}}}); err != nil {
+			out = append(out, "sampling: "+err.Error())
+		} else {
+			out = append(out, "sampled "+r.Content.(*mcp.TextContent).Text)
+		}
+		if r, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "ok?", RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{"ok": map[string]any{"type": "boolean"}}}}); err != nil {
+			out = append(out, "elicit: "+err.Error())
+		} else {
+			out = append(out, fmt.Sprint("elicited ", r.Action, " ", r.Content))
+		}
+		return text(strings.Join(out, "; ")), nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "slow"}, func(ctx context.Context, _ *mcp.CallToolRequest, a in) (*mcp.CallToolResult, any, error) {
+		<-ctx.Done()
+		cancelled <- a.S
+		return nil, nil, ctx.Err()
+	})
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// relaySeen is what a client and an auditor see of the calls.
+type relaySeen struct {
+	results  []string
+	progress []string
+	logs     []string
+	rows     []string
+	relayed  int64
+	gone     []string // the slow calls the upstream saw end
+}
+
+// The raw relay answers a tools/call exactly as the SDK path does: the
+// result or the upstream's refusal, progress and log messages (at the
+// client's level) on the call's stream, sampling, elicitation, roots and
+// ping asked of the client, the upstream call timeout, the client's
+// cancellation told upstream, the audit rows. Calls RelayCall must leave
+// to the SDK path (an unknown tool, a client that offers requests but holds
+// no stream of its own) are still answered, by the SDK path.
+func TestTheRelayAnswersAsTheSDKPathDoes(t *testing.T) {
+	code := trace.New()
+	run := func(relayOn bool) relaySeen {
+		cancelled := make(chan string, 4)
+		rows := &rowsSeen{}
+		k := knobs.Defaults()
+		k.UpstreamCallTimeout = 400 * time.Millisecond
+		p := New("p", Options{Servers: map[string]string{"s": relayUpstream(t, cancelled)}, Relay: relayOn,
+			Sessions: session.NewTable(), Audit: rows, Knobs: k, Logger: slog.New(slog.DiscardHandler)})
+		defer p.Close()
+		url := serveRelaying(t, p)
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		var mu sync.Mutex
+		var seen relaySeen
+		c := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "0"}, &mcp.ClientOptions{
+			ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+				mu.Lock()
+				defer mu.Unlock()
+				seen.progress = append(seen.progress, fmt.Sprint(r.Params.ProgressToken, " ", r.Params.Progress, "/", r.Params.Total))
+			},
+			LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) {
+				mu.Lock()
+				defer mu.Unlock()
+				seen.logs = append(seen.logs, fmt.Sprint(r.Params.Level, " ", r.Params.Logger, " ", r.Params.Data))
+			},
+			CreateMessageHandler: func(_ context.Context, r *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+				return &mcp.CreateMessageResult{Model: "m", Role: "assistant", Content: &mcp.TextContent{Text: "sampled:" + r.Params.Messages[0].Content.(*mcp.TextContent).Text}}, nil
+			},
+			ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"ok": true}}, nil
+			},
+		})
+		c.AddRoots(&mcp.Root{URI: "file:///work"})
+		hc := &http.Client{Transport: withTrace(code)}
+		cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc, MaxRetries: -1}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cs.Close()
+		// The relay takes a client that offers requests only once it holds
+		// its standalone stream.
+		p.mu.Lock()
+		cl := p.clients[cs.ID()]
+		p.mu.Unlock()
+		if !waitFor(ctx, cl.isListening) {
+			t.Fatal("the client's standalone stream never reached the project")
+		}
+		for _, l := range []mcp.LoggingLevel{"debug", "warning"} {
+			if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: l}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		call := func(cs *mcp.ClientSession, ctx context.Context, name string, meta mcp.Meta) {
+			params := &mcp.CallToolParams{Name: name, Arguments: map[string]any{"s": name}, Meta: meta}
+			res, err := cs.CallTool(ctx, params)
+			b, _ := json.Marshal(res)
+			mu.Lock()
+			seen.results = append(seen.results, fmt.Sprintf("%s: %s %v", name, b, err))
+			mu.Unlock()
+		}
+		call(cs, ctx, "s_echo", mcp.Meta{"progressToken": "tok", "custom": 7})
+		call(cs, ctx, "s_echo", mcp.Meta{trace.MetaKey: "client's own"})
+		call(cs, ctx, "s_fail", nil)
+		call(cs, ctx, "s_chatty", mcp.Meta{"progressToken": "tok"})
+		call(cs, ctx, "s_asks", nil)
+		call(cs, ctx, "s_nosuch", nil)
+		call(cs, ctx, "nosuch", nil)
+		call(cs, ctx, "s_slow", nil) // past the upstream call timeout
+		cctx, ccancel := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			call(cs, cctx, "s_slow", nil)
+		}()
+		gone := <-cancelled // the first slow call, ended by the call timeout
+		seen.gone = append(seen.gone, gone)
+		// Cancel the second once it is running upstream: its row is written
+		// at its start, so wait for the proxy to hold it in flight.
+		if !waitFor(ctx, func() bool {
+			cl.mu.Lock()
+			defer cl.mu.Unlock()
+			return len(cl.active) == 1
+		}) {
+			t.Fatal("the second slow call never went upstream")
+		}
+		ccancel()
+		<-done
+		select {
+		case g := <-cancelled:
+			seen.gone = append(seen.gone, g)
+		case <-ctx.Done():
+			t.Error("the upstream never saw the cancelled call end")
+		}
+
+		// A client offering sampling without a stream of its own.
+		bare, err := mcp.NewClient(&mcp.Implementation{Name: "bare", Version: "0"}, &mcp.ClientOptions{
+			CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+				return &mcp.CreateMessageResult{Model: "m", Role: "assistant", Content: &mcp.TextContent{Text: "bare"}}, nil
+			}}).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc, DisableStandaloneSSE: true, MaxRetries: -1}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer bare.Close()
+		call(bare, ctx, "s_echo", nil)
+
+		// Progress and log messages may arrive just after their call's answer.
+		wctx, wcancel := context.WithTimeout(ctx, 5*time.Second)
+		defer wcancel()
+		waitFor(wctx, func() bool {
+			mu.Lock()
+			defer mu.Unlock()
+			return len(seen.progress) >= 2 && len(seen.logs) >= 1
+		})
+		mu.Lock()
+		defer mu.Unlock()
+		rows.mu.Lock()
+		for _, r := range rows.rows {
+			if r.Kind == audit.KindMCPRequest {
+				continue // initialize, setLevel: not the relay's
+			}
+			seen.rows = append(seen.rows, fmt.Sprintf("%s %s %s %s %q degraded=%v", r.Kind, r.Server, r.Tool, r.Status, r.Detail, r.Degraded))
+		}
+		rows.mu.Unlock()
+		sort.Strings(seen.rows)
+		sort.Strings(seen.progress)
+		seen.relayed = p.Relayed()
+		return seen
+	}
+	sdk, relayed := run(false), run(true)
+	if sdk.relayed != 0 || relayed.relayed != 8 {
+		t.Errorf("the relay answered %d calls with relay: false and %d with relay: true, want 0 and 8 (nosuch and the streamless client's call take the SDK path)", sdk.relayed, relayed.relayed)
+	}
+	for _, c := range []struct {
+		what      string
+		sdk, rely []string
+	}{
+		{"results", sdk.results, relayed.results},
+		{"progress", sdk.progress, relayed.progress},
+		{"log messages", sdk.logs, relayed.logs},
+		{"audit rows", sdk.rows, relayed.rows},
+		{"calls the upstream saw end", sdk.gone, relayed.gone},
+	} {
+		if strings.Join(c.sdk, "\n") != strings.Join(c.rely, "\n") {
+			t.Errorf("%s differ\nSDK path:\n  %s\nrelay:\n  %s", c.what, strings.Join(c.sdk, "\n  "), strings.Join(c.rely, "\n  "))
+		}
+	}
+	// What both paths must say, not only say alike.
+	want := []string{"tok 1/2", "tok 2/2"}
+	if strings.Join(relayed.progress, "|") != strings.Join(want, "|") {
+		t.Errorf("progress %q, want %q", relayed.progress, want)
+	}
+	if strings.Join(relayed.logs, "|") != "error up said at error" {
+		t.Errorf("log messages %q, want only the one at the client's level (warning) or above", relayed.logs)
+	}
+	if len(relayed.results) != 10 || !strings.Contains(relayed.results[4], "root file:///work; sampled sampled:hi; elicited accept map[ok:true]") {
+		t.Errorf("results %q", relayed.results)
+	}
+}
