@@ -103,6 +103,12 @@ func TestServersChangeWhileServing(t *testing.T) {
 	if got, want := routes(), "conn b,mem://b/doc=b,mem://b/items/{id}=b"; got != want {
 		t.Errorf("after a was replaced the session routes %s, want %s", got, want)
 	}
+	p.mu.Lock()
+	_, known := p.caps["a"]
+	p.mu.Unlock()
+	if known {
+		t.Error("the replaced server's capabilities are still held: the new one's are not learned again")
+	}
 	list()
 	if got, want := routes(), "conn a,conn b,mem://a2/doc=a,mem://a2/items/{id}=a,mem://b/doc=b,mem://b/items/{id}=b"; got != want {
 		t.Errorf("after listing again the session routes %s, want %s", got, want)
@@ -120,6 +126,13 @@ func TestServersChangeWhileServing(t *testing.T) {
 	if got := fmt.Sprint(p.Servers()); got != fmt.Sprintf("map[a:%s]", a2URL) || strings.Join(p.serverNames(), ",") != "a" {
 		t.Errorf("after removing b: %s, names %v", got, p.serverNames())
 	}
+	p.PutServer("0", bURL)
+	told("adding 0")
+	if got := strings.Join(p.serverNames(), ","); got != "0,a" {
+		t.Errorf("server names %s, want them sorted: 0,a", got)
+	}
+	p.RemoveServer("0")
+	told("removing 0")
 	p.closing.Wait() // the dropped upstream sessions close in the background
 	if n := p.UpstreamSessions(); n != 1 {
 		t.Errorf("%d upstream sessions, want a's only", n)
