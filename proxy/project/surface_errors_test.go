@@ -1,0 +1,100 @@
+package project
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpchaos/mcpchaos/proxy/knobs"
+	"github.com/mcpchaos/mcpchaos/proxy/session"
+)
+
+// wireError is the JSON-RPC error a client got, or nil.
+func wireError(err error) *jsonrpc.Error {
+	var we *jsonrpc.Error
+	if errors.As(err, &we) {
+		return we
+	}
+	return nil
+}
+
+// When upstreams fail the client is told so in the proxy's words: a server
+// that cannot be reached is left out of a list and logged (with the trace
+// code), and its features are not advertised; a list no server answered is
+// an error naming the method; a refusal the upstream answered keeps its
+// code; a completion without a ref is refused; a name with two server
+// prefixes goes to the longest.
+func TestSurfaceFailuresInTheProxysWords(t *testing.T) {
+	const down = "http://127.0.0.1:1/mcp"
+	lines := &logLines{}
+	p := New("p", Options{Servers: map[string]string{"a": richUpstream(t, "a"), "a_b": richUpstream(t, "ab"), "down": down},
+		Sessions: session.NewTable(), Audit: discardRows{}, Knobs: knobs.Defaults(), Logger: lines.logger()})
+	t.Cleanup(p.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cs := connectClient(ctx, t, serveProject(t, p))
+	if caps := cs.InitializeResult().Capabilities; caps.Prompts == nil || caps.Resources == nil || !caps.Resources.Subscribe || caps.Completions == nil {
+		t.Errorf("advertised %+v: the reachable servers' features, want prompts, resources with subscribe, completions", caps)
+	}
+	unreachable := lines.with(t, "initialize: upstream unreachable; its features are not advertised")
+	if len(unreachable) != 1 || unreachable[0]["server"] != "down" || unreachable[0]["level"] != "WARN" {
+		t.Errorf("initialize logged %v, want one warning naming down", unreachable)
+	}
+	prompts, err := cs.ListPrompts(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, pr := range prompts.Prompts {
+		names = append(names, pr.Name)
+	}
+	if strings.Join(names, ",") != "a_b_prompt,a_prompt" {
+		t.Errorf("prompts %v, want a_b_prompt,a_prompt (sorted; down left out)", names)
+	}
+	failed := lines.with(t, "prompts/list: upstream failed")
+	if len(failed) != 1 || failed[0]["server"] != "down" || failed[0]["trace"] == "" || !strings.Contains(failed[0]["err"].(string), "127.0.0.1:1") {
+		t.Errorf("prompts/list logged %v, want one warning naming down, the trace and its error", failed)
+	}
+	// The longest server prefix wins: a_b_prompt is a_b's "prompt".
+	got, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "a_b_prompt"})
+	if err != nil || got.Description != "ab:prompt" {
+		t.Errorf("a_b_prompt: %+v, %v; want a_b's prompt", got, err)
+	}
+	// The upstream's own refusal keeps its code.
+	_, err = cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "a_nosuch"})
+	if we := wireError(err); we == nil || we.Code != codeInvalidParams || !strings.Contains(we.Message, "nosuch") {
+		t.Errorf("an unknown upstream prompt: %v, want the upstream's invalid params", err)
+	}
+	// A server that cannot be reached is the proxy's failure, not the SDK's.
+	_, err = cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "down_prompt"})
+	if we := wireError(err); we == nil || we.Code == codeInvalidParams || !strings.Contains(we.Message, "upstream down: ") {
+		t.Errorf("a prompt of the unreachable server: %v, want the proxy's own failure naming upstream down", err)
+	}
+	_, err = cs.Complete(ctx, &mcp.CompleteParams{Argument: mcp.CompleteParamsArgument{Name: "x"}})
+	if we := wireError(err); we == nil || we.Code != codeInvalidParams || traceCode.ReplaceAllString(we.Message, "[trace X]") != "completion/complete needs a ref [trace X]" {
+		t.Errorf("a completion without a ref: %v", err)
+	}
+
+	only := New("q", Options{Servers: map[string]string{"down": down}, Sessions: session.NewTable(), Audit: discardRows{}, Knobs: knobs.Defaults(), Logger: lines.logger()})
+	t.Cleanup(only.Close)
+	qs := connectClient(ctx, t, serveProject(t, only))
+	for _, c := range []struct {
+		method string
+		call   func() error
+	}{
+		{"tools/list", func() error { _, err := qs.ListTools(ctx, nil); return err }},
+		{"prompts/list", func() error { _, err := qs.ListPrompts(ctx, nil); return err }},
+		{"resources/list", func() error { _, err := qs.ListResources(ctx, nil); return err }},
+		{"resources/templates/list", func() error { _, err := qs.ListResourceTemplates(ctx, nil); return err }},
+	} {
+		err := c.call()
+		if we := wireError(err); we == nil || !strings.HasPrefix(we.Message, "no upstream server of project q answered "+c.method+": down: upstream down: ") {
+			t.Errorf("%s with no server answering: %v", c.method, err)
+		}
+	}
+}
