@@ -98,3 +98,33 @@ func TestSurfaceFailuresInTheProxysWords(t *testing.T) {
 		}
 	}
 }
+
+// The servers are taken in name order: an error naming every server that
+// failed names them sorted, whatever order the configuration gave them in.
+func TestServersAreTakenInNameOrder(t *testing.T) {
+	servers := map[string]string{}
+	var want []string
+	for _, n := range []string{"k", "c", "h", "a", "l", "e", "j", "b", "g", "d", "i", "f"} {
+		servers[n] = "http://127.0.0.1:1/mcp"
+	}
+	for _, n := range []string{"a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l"} {
+		want = append(want, n+": upstream "+n+": ")
+	}
+	p := New("p", Options{Servers: servers, Sessions: session.NewTable(), Audit: discardRows{}, Knobs: knobs.Defaults(), Logger: (&logLines{}).logger()})
+	t.Cleanup(p.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err := connectClient(ctx, t, serveProject(t, p)).ListTools(ctx, nil)
+	we := wireError(err)
+	if we == nil {
+		t.Fatalf("tools/list with no server answering: %v", err)
+	}
+	at := 0
+	for _, w := range want {
+		i := strings.Index(we.Message[at:], w)
+		if i < 0 {
+			t.Fatalf("the error %q does not name %q after position %d: want every server, in name order", we.Message, w, at)
+		}
+		at += i + len(w)
+	}
+}
