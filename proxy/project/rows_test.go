@@ -31,7 +31,8 @@ func (u asUser) RoundTrip(r *http.Request) (*http.Response, error) {
 	return http.DefaultTransport.RoundTrip(r)
 }
 
-// Every row names the session and its user: the user the entry names on the
+// Every row names the session and its user (and no degradation when none
+// happened): the user the entry names on the
 // request, else the one the session was initialized by (the initialize's own
 // row included, written before the session is in the table).
 func TestRowsNameTheSessionAndItsUser(t *testing.T) {
@@ -56,14 +57,14 @@ func TestRowsNameTheSessionAndItsUser(t *testing.T) {
 	rows.mu.Lock()
 	var got []string
 	for _, r := range rows.rows {
-		got = append(got, fmt.Sprintf("%s %s %s", r.Kind, r.Tool, ids[r.SessionID]+"="+r.User))
+		got = append(got, fmt.Sprintf("%s %s %s degraded=%v%s", r.Kind, r.Tool, ids[r.SessionID]+"="+r.User, r.Degraded, r.DegradedReason))
 	}
 	rows.mu.Unlock()
 	sort.Strings(got)
 	want := []string{
-		"mcp_request initialize alice=alice", "mcp_request initialize bob=bob",
-		"tool_call_trace s_t alice=alice", "tool_call_trace s_t bob=bob",
-		"upstream_call t alice=alice", "upstream_call t bob=bob",
+		"mcp_request initialize alice=alice degraded=false", "mcp_request initialize bob=bob degraded=false",
+		"tool_call_trace s_t alice=alice degraded=false", "tool_call_trace s_t bob=bob degraded=false",
+		"upstream_call t alice=alice degraded=false", "upstream_call t bob=bob degraded=false",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("rows (kind, tool, the session's user=the row's user):\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
