@@ -128,3 +128,24 @@ func TestServersAreTakenInNameOrder(t *testing.T) {
 		at += i + len(w)
 	}
 }
+
+// tools/list answers with the tools of the servers that answered when
+// another cannot be reached.
+func TestToolsListLeavesOutAnUnreachableServer(t *testing.T) {
+	p := New("p", Options{Servers: map[string]string{"up": newCountingUpstream(t).url, "down": "http://127.0.0.1:1/mcp"},
+		Sessions: session.NewTable(), Audit: discardRows{}, Knobs: knobs.Defaults(), Logger: (&logLines{}).logger()})
+	t.Cleanup(p.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	res, err := connectClient(ctx, t, serveProject(t, p)).ListTools(ctx, nil)
+	if err != nil {
+		t.Fatalf("tools/list with one server down: %v", err)
+	}
+	var names []string
+	for _, tl := range res.Tools {
+		names = append(names, tl.Name)
+	}
+	if got := strings.Join(names, ","); got != "up_block,up_t" {
+		t.Errorf("tools %s, want up_block,up_t", got)
+	}
+}
