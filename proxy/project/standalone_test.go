@@ -294,3 +294,49 @@ func TestSubscriptionsAreReplayedOnTheirServersNewSession(t *testing.T) {
 		t.Errorf("upstream b saw the subscriptions %q, want none", seenB)
 	}
 }
+
+// A subscription the client ended is not made again on a new upstream
+// session.
+func TestAnEndedSubscriptionIsNotReplayed(t *testing.T) {
+	var mu sync.Mutex
+	var seen []string
+	s := mcp.NewServer(&mcp.Implementation{Name: "a", Version: "0"}, &mcp.ServerOptions{
+		SubscribeHandler: func(_ context.Context, req *mcp.SubscribeRequest) error {
+			mu.Lock()
+			defer mu.Unlock()
+			seen = append(seen, "subscribe "+req.Params.URI)
+			return nil
+		},
+		UnsubscribeHandler: func(_ context.Context, req *mcp.UnsubscribeRequest) error {
+			mu.Lock()
+			defer mu.Unlock()
+			seen = append(seen, "unsubscribe "+req.Params.URI)
+			return nil
+		},
+	})
+	s.AddResource(&mcp.Resource{Name: "doc", URI: "mem://a/doc"}, func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, Text: "a"}}}, nil
+	})
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	t.Cleanup(srv.Close)
+	p := New("p", Options{Servers: map[string]string{"a": srv.URL}, Sessions: session.NewTable(), Audit: discardRows{}, Knobs: knobs.Defaults(), Logger: slog.New(slog.DiscardHandler)})
+	t.Cleanup(p.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cs := connectClient(ctx, t, serveProject(t, p))
+	if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: "mem://a/doc"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: "mem://a/doc"}); err != nil {
+		t.Fatal(err)
+	}
+	p.Listening(ctx, cs.ID())() // a new upstream session, with its stream
+	if n := p.UpstreamSessions(); n != 1 {
+		t.Fatalf("%d upstream sessions", n)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if got := strings.Join(seen, ","); got != "subscribe mem://a/doc,unsubscribe mem://a/doc" {
+		t.Errorf("the upstream saw %s, want the subscribe and its end only", got)
+	}
+}
