@@ -45,10 +45,10 @@ func TestTheGateOpensOnBeginSession(t *testing.T) {
 	rows := &rowsSeen{}
 	prompts := []config.Prompt{{Name: "b", Text: "bee", Priority: 1}, {Name: "a", Text: "ay", Priority: 1}}
 	tbl := session.NewTable()
-	p := New("p", Options{Servers: map[string]string{"s": up.url}, Gate: gate.New(prompts, nil, time.Second, rows),
+	p := New("p", Options{Servers: map[string]string{"s": up.url}, Gate: gate.New(prompts, nil, time.Second, rows), Relay: true,
 		Sessions: tbl, Audit: rows, Knobs: knobs.Defaults(), Logger: slog.New(slog.DiscardHandler)})
 	t.Cleanup(p.Close)
-	url := serveProject(t, p)
+	url := serveRelaying(t, p) // the relay leaves a gated session's calls and the proxy's own tools to the SDK path
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	changed := make(chan struct{}, 4)
@@ -95,8 +95,14 @@ func TestTheGateOpensOnBeginSession(t *testing.T) {
 	if got := names(); got != "begin_session,read_prompts,s_block,s_t" {
 		t.Errorf("after begin_session the session lists %s", got)
 	}
+	if n := p.Relayed(); n != 0 {
+		t.Errorf("the relay took %d calls before begin_session opened the gate", n)
+	}
 	if got, isErr := callText(ctx, t, cs, "s_t"); got != "ok" || isErr {
 		t.Errorf("s_t after begin_session: %q", got)
+	}
+	if n := p.Relayed(); n != 1 {
+		t.Errorf("the relay took %d calls once the gate was open, want 1", n)
 	}
 	trace := rows.of(audit.KindToolCallTrace)
 	sort.Strings(trace)

@@ -374,3 +374,21 @@ func TestTheRelayAnswersAsTheSDKPathDoes(t *testing.T) {
 		t.Errorf("results %q", relayed.results)
 	}
 }
+
+// RelayCall leaves to the SDK path, having written nothing, a call on a
+// session the project does not hold.
+func TestRelayCallLeavesAnUnknownSessionAlone(t *testing.T) {
+	p := New("p", Options{Servers: map[string]string{"s": "http://127.0.0.1:1/mcp"}, Relay: true, Sessions: session.NewTable(), Audit: discardRows{}, Knobs: knobs.Defaults(), Logger: slog.New(slog.DiscardHandler)})
+	t.Cleanup(p.Close)
+	rc, ok := relay.Parse([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"s_t"}}`))
+	if !ok {
+		t.Fatal("the call does not parse")
+	}
+	w := httptest.NewRecorder()
+	if p.RelayCall(w, httptest.NewRequest(http.MethodPost, "/", nil), "nosuch", rc) || w.Body.Len() != 0 || p.Relayed() != 0 {
+		t.Errorf("RelayCall took a call on an unknown session (wrote %q)", w.Body.String())
+	}
+	if p.CancelRelayed("nosuch", []byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`)) {
+		t.Error("CancelRelayed took a cancel on an unknown session")
+	}
+}
