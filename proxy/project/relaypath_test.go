@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -18,9 +19,11 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpchaos/mcpchaos/proxy/audit"
+	"github.com/mcpchaos/mcpchaos/proxy/config"
 	"github.com/mcpchaos/mcpchaos/proxy/knobs"
 	"github.com/mcpchaos/mcpchaos/proxy/relay"
 	"github.com/mcpchaos/mcpchaos/proxy/session"
+	"github.com/mcpchaos/mcpchaos/proxy/stage"
 	"github.com/mcpchaos/mcpchaos/proxy/trace"
 )
 
@@ -390,5 +393,139 @@ func TestRelayCallLeavesAnUnknownSessionAlone(t *testing.T) {
 	}
 	if p.CancelRelayed("nosuch", []byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`)) {
 		t.Error("CancelRelayed took a cancel on an unknown session")
+	}
+}
+
+// headersSeen is a client transport that keeps, for each tools/call, the
+// answer's Content-Type and Cache-Control, and names the user as the entry
+// does on the session's initialize only (later requests carry none).
+type headersSeen struct {
+	mu   sync.Mutex
+	got  []string
+	user string
+	code string // the trace code, set on every request
+}
+
+func (h *headersSeen) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set(trace.Header, h.code)
+	if r.Header.Get("Mcp-Session-Id") == "" {
+		r.Header.Set(HeaderUser, h.user)
+	}
+	var body []byte
+	if r.Body != nil {
+		b, err := io.ReadAll(r.Body)
+		if err != nil {
+			return nil, err
+		}
+		body = b
+		r.Body = io.NopCloser(bytes.NewReader(b))
+	}
+	resp, err := http.DefaultTransport.RoundTrip(r)
+	if err == nil && bytes.Contains(body, []byte(`"tools/call"`)) {
+		h.mu.Lock()
+		h.got = append(h.got, resp.Header.Get("Content-Type")+" "+resp.Header.Get("Cache-Control"))
+		h.mu.Unlock()
+	}
+	return resp, err
+}
+
+// The relay answers as the SDK path does also with stages (the result they
+// make, not the upstream's), past the request deadline (the proxy's own
+// answer), for a user named only at initialize (its rows), for a client
+// offering roots alone without a stream (the SDK path's), with a _meta that
+// holds the trace key among others (the others go upstream), with the SDK's
+// headers on a JSON and an event-stream answer.
+func TestTheRelayAnswersAsTheSDKPathDoesWithStagesAndDeadlines(t *testing.T) {
+	code := trace.New()
+	run := func(relayOn bool) relaySeen {
+		started, cancelled := make(chan string, 8), make(chan string, 8)
+		rows := &rowsSeen{}
+		k := knobs.Defaults()
+		k.UpstreamCallTimeout = 3 * time.Second
+		k.RequestDeadline = 300 * time.Millisecond // before the call timeout: the deadline answers
+		pages := stage.NewPages()
+		pl, err := stage.NewPipeline([]config.Stage{{Name: "paginate", Options: map[string]any{"thresholdBytes": 30, "pageBytes": 20}}},
+			&stage.Shared{Knobs: k, Cache: stage.NewCache(8), Pages: pages, Audit: rows})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := New("p", Options{Servers: map[string]string{"s": relayUpstream(t, started, cancelled)}, Relay: relayOn, Pipeline: pl, Pages: pages,
+			Sessions: session.NewTable(), Audit: rows, Knobs: k, Logger: slog.New(slog.DiscardHandler)})
+		defer p.Close()
+		url := serveRelaying(t, p)
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		defer cancel()
+		var seen relaySeen
+		hs := &headersSeen{user: "carol", code: code}
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "0"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}}).Connect(ctx,
+			&mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: hs}, DisableStandaloneSSE: true, MaxRetries: -1}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cs.Close()
+		call := func(cs *mcp.ClientSession, name, arg string, meta mcp.Meta) {
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: map[string]any{"s": arg}, Meta: meta})
+			b, _ := json.Marshal(res)
+			// A paginated result's handle is random.
+			s := regexp.MustCompile(`\\"handle\\": \\"[A-Z2-7]+\\"`).ReplaceAllString(string(b), "HANDLE")
+			seen.results = append(seen.results, fmt.Sprintf("%s: %s %v", name, strings.ReplaceAll(s, code, "TRACE"), err))
+		}
+		call(cs, "s_echo", "short", mcp.Meta{trace.MetaKey: "x", "custom": 1})
+		call(cs, "s_echo", strings.Repeat("long ", 10), nil)       // paginated
+		call(cs, "s_fail", "", nil)                                // an error: not paginated
+		call(cs, "s_chatty", "", mcp.Meta{"progressToken": "tok"}) // an event stream
+		call(cs, "s_slow", "", nil)                                // past the request deadline
+		select {
+		case <-cancelled: // the upstream was told
+		case <-ctx.Done():
+			t.Error("the upstream never saw the call past the deadline end")
+		}
+		roots, err := mcp.NewClient(&mcp.Implementation{Name: "roots", Version: "0"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{RootsV2: &mcp.RootCapabilities{}}}).Connect(ctx,
+			&mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: withTrace{code: code}}, DisableStandaloneSSE: true, MaxRetries: -1}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer roots.Close()
+		call(roots, "s_echo", "roots", nil)
+		rows.mu.Lock()
+		for _, r := range rows.rows {
+			if r.Kind == audit.KindMCPRequest {
+				continue
+			}
+			seen.rows = append(seen.rows, strings.ReplaceAll(fmt.Sprintf("%s %s %s %s %s %q degraded=%v %s", r.Kind, r.User, r.Server, r.Tool, r.Status, r.Detail, r.Degraded, r.DegradedReason), code, "TRACE"))
+		}
+		rows.mu.Unlock()
+		sort.Strings(seen.rows)
+		hs.mu.Lock()
+		seen.progress = append(seen.progress, hs.got...) // the answers' headers
+		hs.mu.Unlock()
+		seen.relayed = p.Relayed()
+		return seen
+	}
+	sdk, relayed := run(false), run(true)
+	if sdk.relayed != 0 || relayed.relayed != 5 {
+		t.Errorf("the relay answered %d calls with relay: false and %d with relay: true, want 0 and 5 (the roots client's takes the SDK path)", sdk.relayed, relayed.relayed)
+	}
+	for _, c := range []struct {
+		what      string
+		sdk, rely []string
+	}{
+		{"results", sdk.results, relayed.results},
+		{"audit rows", sdk.rows, relayed.rows},
+	} {
+		if strings.Join(c.sdk, "\n") != strings.Join(c.rely, "\n") {
+			t.Errorf("%s differ\nSDK path:\n  %s\nrelay:\n  %s", c.what, strings.Join(c.sdk, "\n  "), strings.Join(c.rely, "\n  "))
+		}
+	}
+	// The relay answers with JSON until an event goes out first (the SDK
+	// path always streams); its event stream carries the SDK's headers.
+	if want := "application/json |application/json |application/json |text/event-stream no-cache, no-transform|application/json "; strings.Join(relayed.progress, "|") != want ||
+		sdk.progress[3] != relayed.progress[3] {
+		t.Errorf("the relay's answers' headers %q, want %q (the SDK path's stream: %q)", relayed.progress, want, sdk.progress)
+	}
+	if len(relayed.results) != 6 || !strings.Contains(relayed.results[0], `short meta={\"custom\":1}`) || !strings.Contains(relayed.results[1], "This result is 60 bytes in 3 pages") ||
+		!strings.Contains(relayed.results[4], "the request did not complete within 300ms") {
+		t.Errorf("results %q", relayed.results)
 	}
 }
