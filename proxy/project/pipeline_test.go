@@ -93,3 +93,22 @@ func TestStagesAndGetPage(t *testing.T) {
 		t.Errorf("a result with an image went through the stages: %q", got)
 	}
 }
+
+// Without stages a result passes as the upstream gave it: its parts stay
+// apart.
+func TestWithoutStagesAResultPassesWhole(t *testing.T) {
+	s := mcp.NewServer(&mcp.Implementation{Name: "up", Version: "0"}, nil)
+	mcp.AddTool(s, &mcp.Tool{Name: "two"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "one"}, &mcp.TextContent{Text: "two"}}}, nil, nil
+	})
+	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	t.Cleanup(up.Close)
+	p := New("p", Options{Servers: map[string]string{"s": up.URL}, Sessions: session.NewTable(), Audit: discardRows{}, Knobs: knobs.Defaults(), Logger: slog.New(slog.DiscardHandler)})
+	t.Cleanup(p.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	res, err := connectClient(ctx, t, serveProject(t, p)).CallTool(ctx, &mcp.CallToolParams{Name: "s_two", Arguments: map[string]any{}})
+	if err != nil || len(res.Content) != 2 || res.Content[0].(*mcp.TextContent).Text != "one" || res.Content[1].(*mcp.TextContent).Text != "two" {
+		t.Errorf("s_two: %+v, %v; want its two parts as they came", res, err)
+	}
+}
