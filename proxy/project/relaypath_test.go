@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -91,12 +92,21 @@ func (s *rowsSeen) Record(r audit.Row) {
 // logging/setLevel of a session and refuses the later ones, so it sends
 // log messages the client's level no longer wants.
 func relayUpstream(t *testing.T, started, cancelled chan<- string) string {
+	return relayUpstreamCounting(t, started, cancelled, nil)
+}
+
+// relayUpstreamCounting is relayUpstream that also counts, in told, the
+// notifications/cancelled it is sent.
+func relayUpstreamCounting(t *testing.T, started, cancelled chan<- string, told *atomic.Int64) string {
 	t.Helper()
 	s := mcp.NewServer(&mcp.Implementation{Name: "up", Version: "0"}, nil)
 	var mu sync.Mutex
 	leveled := map[string]bool{}
 	s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "notifications/cancelled" && told != nil {
+				told.Add(1)
+			}
 			if method == "logging/setLevel" {
 				mu.Lock()
 				again := leveled[req.GetSession().ID()]
@@ -180,6 +190,7 @@ type relaySeen struct {
 	rows     []string
 	relayed  int64
 	gone     []string // the slow calls the upstream saw end
+	told     int64    // notifications/cancelled the upstream was sent
 }
 
 // The raw relay answers a tools/call exactly as the SDK path does: the
@@ -197,7 +208,8 @@ func TestTheRelayAnswersAsTheSDKPathDoes(t *testing.T) {
 		k := knobs.Defaults()
 		k.UpstreamCallTimeout = 400 * time.Millisecond
 		k.RequestDeadline = 5 * time.Second // every handler ends by then, whatever a mutant does
-		p := New("p", Options{Servers: map[string]string{"s": relayUpstream(t, started, cancelled)}, Relay: relayOn,
+		var told atomic.Int64
+		p := New("p", Options{Servers: map[string]string{"s": relayUpstreamCounting(t, started, cancelled, &told)}, Relay: relayOn,
 			Sessions: session.NewTable(), Audit: rows, Knobs: k, Logger: slog.New(slog.DiscardHandler)})
 		defer p.Close()
 		url := serveRelaying(t, p)
@@ -344,9 +356,13 @@ func TestTheRelayAnswersAsTheSDKPathDoes(t *testing.T) {
 		sort.Strings(seen.rows)
 		sort.Strings(seen.progress)
 		seen.relayed = p.Relayed()
+		seen.told = told.Load()
 		return seen
 	}
 	sdk, relayed := run(false), run(true)
+	if sdk.told != 2 || relayed.told != 2 {
+		t.Errorf("the upstream was sent %d notifications/cancelled on the SDK path and %d on the relay, want 2 each: the timed out call and the cancelled one, not a call it answered", sdk.told, relayed.told)
+	}
 	if sdk.relayed != 0 || relayed.relayed != 10 {
 		t.Errorf("the relay answered %d calls with relay: false and %d with relay: true, want 0 and 10 (nosuch, the streamless client's call and the recreated session's first take the SDK path)", sdk.relayed, relayed.relayed)
 	}
