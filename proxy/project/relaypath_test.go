@@ -92,12 +92,19 @@ func (s *rowsSeen) Record(r audit.Row) {
 // logging/setLevel of a session and refuses the later ones, so it sends
 // log messages the client's level no longer wants.
 func relayUpstream(t *testing.T, started, cancelled chan<- string) string {
-	return relayUpstreamCounting(t, started, cancelled, nil)
+	url, _ := relayUpstreamForgetting(t, started, cancelled, nil)
+	return url
 }
 
-// relayUpstreamCounting is relayUpstream that also counts, in told, the
-// notifications/cancelled it is sent.
 func relayUpstreamCounting(t *testing.T, started, cancelled chan<- string, told *atomic.Int64) string {
+	url, _ := relayUpstreamForgetting(t, started, cancelled, told)
+	return url
+}
+
+// relayUpstreamForgetting is relayUpstream that also counts, in told, the
+// notifications/cancelled it is sent, and returns forget, which makes it
+// forget every session it holds (as a restarted upstream would).
+func relayUpstreamForgetting(t *testing.T, started, cancelled chan<- string, told *atomic.Int64) (string, func()) {
 	t.Helper()
 	s := mcp.NewServer(&mcp.Implementation{Name: "up", Version: "0"}, nil)
 	var mu sync.Mutex
@@ -177,9 +184,12 @@ func relayUpstreamCounting(t *testing.T, started, cancelled chan<- string, told 
 		cancelled <- a.S
 		return nil, nil, ctx.Err()
 	})
-	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	var h atomic.Pointer[mcp.StreamableHTTPHandler]
+	forget := func() { h.Store(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)) }
+	forget()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.Load().ServeHTTP(w, r) }))
 	t.Cleanup(srv.Close)
-	return srv.URL
+	return srv.URL, forget
 }
 
 // relaySeen is what a client and an auditor see of the calls.
@@ -466,7 +476,8 @@ func TestTheRelayAnswersAsTheSDKPathDoesWithStagesAndDeadlines(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p := New("p", Options{Servers: map[string]string{"s": relayUpstream(t, started, cancelled)}, Relay: relayOn, Pipeline: pl, Pages: pages,
+		upURL, forget := relayUpstreamForgetting(t, started, cancelled, nil)
+		p := New("p", Options{Servers: map[string]string{"s": upURL}, Relay: relayOn, Pipeline: pl, Pages: pages,
 			Sessions: session.NewTable(), Audit: rows, Knobs: k, Logger: slog.New(slog.DiscardHandler)})
 		defer p.Close()
 		url := serveRelaying(t, p)
@@ -488,6 +499,8 @@ func TestTheRelayAnswersAsTheSDKPathDoesWithStagesAndDeadlines(t *testing.T) {
 			seen.results = append(seen.results, fmt.Sprintf("%s: %s %v", name, strings.ReplaceAll(s, code, "TRACE"), err))
 		}
 		call(cs, "s_echo", "short", mcp.Meta{trace.MetaKey: "x", "custom": 1})
+		forget() // the upstream restarted: the next call reconnects once and runs
+		call(cs, "s_echo", "again", nil)
 		call(cs, "s_echo", strings.Repeat("long ", 10), nil)       // paginated
 		call(cs, "s_fail", "", nil)                                // an error: not paginated
 		call(cs, "s_chatty", "", mcp.Meta{"progressToken": "tok"}) // an event stream
@@ -520,8 +533,8 @@ func TestTheRelayAnswersAsTheSDKPathDoesWithStagesAndDeadlines(t *testing.T) {
 		return seen
 	}
 	sdk, relayed := run(false), run(true)
-	if sdk.relayed != 0 || relayed.relayed != 5 {
-		t.Errorf("the relay answered %d calls with relay: false and %d with relay: true, want 0 and 5 (the roots client's takes the SDK path)", sdk.relayed, relayed.relayed)
+	if sdk.relayed != 0 || relayed.relayed != 6 {
+		t.Errorf("the relay answered %d calls with relay: false and %d with relay: true, want 0 and 6 (the roots client's takes the SDK path)", sdk.relayed, relayed.relayed)
 	}
 	for _, c := range []struct {
 		what      string
@@ -536,12 +549,12 @@ func TestTheRelayAnswersAsTheSDKPathDoesWithStagesAndDeadlines(t *testing.T) {
 	}
 	// The relay answers with JSON until an event goes out first (the SDK
 	// path always streams); its event stream carries the SDK's headers.
-	if want := "application/json |application/json |application/json |text/event-stream no-cache, no-transform|application/json "; strings.Join(relayed.progress, "|") != want ||
-		sdk.progress[3] != relayed.progress[3] {
+	if want := "application/json |application/json |application/json |application/json |text/event-stream no-cache, no-transform|application/json "; strings.Join(relayed.progress, "|") != want ||
+		sdk.progress[4] != relayed.progress[4] {
 		t.Errorf("the relay's answers' headers %q, want %q (the SDK path's stream: %q)", relayed.progress, want, sdk.progress)
 	}
-	if len(relayed.results) != 6 || !strings.Contains(relayed.results[0], `short meta={\"custom\":1}`) || !strings.Contains(relayed.results[1], "This result is 60 bytes in 3 pages") ||
-		!strings.Contains(relayed.results[4], "the request did not complete within 300ms") {
+	if len(relayed.results) != 7 || !strings.Contains(relayed.results[0], `short meta={\"custom\":1}`) || !strings.Contains(relayed.results[1], `again meta=null`) ||
+		!strings.Contains(relayed.results[2], "This result is 60 bytes in 3 pages") || !strings.Contains(relayed.results[5], "the request did not complete within 300ms") {
 		t.Errorf("results %q", relayed.results)
 	}
 }
