@@ -398,6 +398,10 @@ func TestTheRelayAnswersAsTheSDKPathDoes(t *testing.T) {
 	if strings.Join(relayed.logs, "|") != "warning up said at warning|error up said at error" {
 		t.Errorf("log messages %q, want only the one at the client's level (warning) or above", relayed.logs)
 	}
+	// The recreated session's first call is marked degraded, why included.
+	if !strings.Contains(strings.Join(relayed.rows, "\n"), `tool_call_trace s s_echo ok "" degraded=true`) {
+		t.Errorf("no degraded row for the recreated session's first call: %q", relayed.rows)
+	}
 	if len(relayed.results) != 13 || !strings.Contains(relayed.results[4], "root file:///work; sampled sampled:hi; elicited accept map[ok:true]") ||
 		!strings.Contains(relayed.results[11], "⚠ Session state unavailable (the proxy restarted)") || strings.Contains(relayed.results[12], "⚠") {
 		t.Errorf("results %q", relayed.results)
