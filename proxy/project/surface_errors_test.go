@@ -32,8 +32,10 @@ func wireError(err error) *jsonrpc.Error {
 func TestSurfaceFailuresInTheProxysWords(t *testing.T) {
 	const down = "http://127.0.0.1:1/mcp"
 	lines := &logLines{}
-	p := New("p", Options{Servers: map[string]string{"a": richUpstream(t, "a"), "a_b": richUpstream(t, "ab"), "down": down},
-		Sessions: session.NewTable(), Audit: discardRows{}, Knobs: knobs.Defaults(), Logger: lines.logger()})
+	rows := &rowsSeen{}
+	// t offers tools only: it is never asked for prompts or resources.
+	p := New("p", Options{Servers: map[string]string{"a": richUpstream(t, "a"), "a_b": richUpstream(t, "ab"), "down": down, "t": newCountingUpstream(t).url},
+		Sessions: session.NewTable(), Audit: rows, Knobs: knobs.Defaults(), Logger: lines.logger()})
 	t.Cleanup(p.Close)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -74,6 +76,29 @@ func TestSurfaceFailuresInTheProxysWords(t *testing.T) {
 	_, err = cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "down_prompt"})
 	if we := wireError(err); we == nil || we.Code == codeInvalidParams || !strings.Contains(we.Message, "upstream down: ") {
 		t.Errorf("a prompt of the unreachable server: %v, want the proxy's own failure naming upstream down", err)
+	}
+	// A request answered by one server names it on its row.
+	var served []string
+	rows.mu.Lock()
+	for _, r := range rows.rows {
+		if r.Tool == "prompts/get" {
+			served = append(served, r.Server)
+		}
+	}
+	rows.mu.Unlock()
+	if got := strings.Join(served, ","); got != "a_b,a,down" {
+		t.Errorf("the prompts/get rows name the servers %q, want a_b,a,down", got)
+	}
+	// A resource URI (not a template) completes on the server that listed it.
+	if _, err := cs.ListResources(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := cs.Complete(ctx, &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/resource", URI: "mem://ab/doc"}, Argument: mcp.CompleteParamsArgument{Name: "x"}}); err != nil || len(got.Completion.Values) != 1 || got.Completion.Values[0] != "ab" {
+		t.Errorf("completing a_b's resource: %+v, %v", got, err)
+	}
+	err = cs.Subscribe(ctx, &mcp.SubscribeParams{URI: "mem://nosuch"})
+	if we := wireError(err); we == nil || we.Code != codeInvalidParams || traceCode.ReplaceAllString(we.Message, "[trace X]") != `no server of project p lists the resource "mem://nosuch"; call resources/list [trace X]` {
+		t.Errorf("subscribing to a resource no server lists: %v", err)
 	}
 	_, err = cs.Complete(ctx, &mcp.CompleteParams{Argument: mcp.CompleteParamsArgument{Name: "x"}})
 	if we := wireError(err); we == nil || we.Code != codeInvalidParams || traceCode.ReplaceAllString(we.Message, "[trace X]") != "completion/complete needs a ref [trace X]" {
