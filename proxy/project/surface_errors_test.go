@@ -3,6 +3,8 @@ package project
 import (
 	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -172,5 +174,40 @@ func TestToolsListLeavesOutAnUnreachableServer(t *testing.T) {
 	}
 	if got := strings.Join(names, ","); got != "up_block,up_t" {
 		t.Errorf("tools %s, want up_block,up_t", got)
+	}
+}
+
+// initialize is answered in time whatever the upstreams do: it waits for a
+// connect at most half of what is left of the request's deadline (here
+// shorter than the connect knob), then answers without what it could not
+// learn.
+func TestInitializeIsAnsweredWithinHalfTheDeadline(t *testing.T) {
+	release := make(chan struct{})
+	hung := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { <-release }))
+	t.Cleanup(hung.Close)
+	t.Cleanup(func() { close(release) }) // before the server's Close, which waits for its handlers
+	const deadline = 800 * time.Millisecond
+	k := knobs.Defaults()
+	k.RequestDeadline = deadline
+	k.UpstreamConnect = time.Second // above the deadline, below twice it: only half the deadline answers in time
+	p := New("p", Options{Servers: map[string]string{"hung": hung.URL}, Sessions: session.NewTable(), Audit: discardRows{}, Knobs: k, Logger: (&logLines{}).logger()})
+	t.Cleanup(p.Close)
+	url := serveProject(t, p)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	start := time.Now()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "0"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, DisableStandaloneSSE: true, MaxRetries: -1}, nil)
+	took := time.Since(start)
+	if err != nil {
+		t.Fatalf("initialize with an upstream that never answers: %v (after %v)", err, took)
+	}
+	defer cs.Close()
+	// Half the deadline is 400 ms; the answer must come before the
+	// deadline's 800 ms (400 ms of slack for a loaded machine).
+	if took < deadline/2-50*time.Millisecond || took >= deadline {
+		t.Errorf("initialize answered after %v, want about %v (half the %v deadline), before the deadline", took, deadline/2, deadline)
+	}
+	if caps := cs.InitializeResult().Capabilities; caps.Prompts != nil || caps.Resources != nil || caps.Logging != nil {
+		t.Errorf("advertised %+v for an upstream never heard from", caps)
 	}
 }
