@@ -26,6 +26,7 @@ import (
 	"github.com/mcpchaos/mcpchaos/proxy/session"
 	"github.com/mcpchaos/mcpchaos/proxy/stage"
 	"github.com/mcpchaos/mcpchaos/proxy/trace"
+	"github.com/mcpchaos/mcpchaos/proxy/upstream"
 )
 
 // serveRelaying serves p as the entry does: with `relay: true`, a client's
@@ -560,5 +561,42 @@ func TestTheRelayAnswersAsTheSDKPathDoesWithStagesAndDeadlines(t *testing.T) {
 	if len(relayed.results) != 7 || !strings.Contains(relayed.results[0], `short meta={\"custom\":1}`) || !strings.Contains(relayed.results[1], `again meta=null`) ||
 		!strings.Contains(relayed.results[2], "This result is 60 bytes in 3 pages") || !strings.Contains(relayed.results[5], "the request did not complete within 300ms") {
 		t.Errorf("results %q", relayed.results)
+	}
+}
+
+// CancelRelayed ends the relayed call a client's notifications/cancelled
+// names, on that session only, and takes nothing else: another method, a
+// request, no requestId, an id not being relayed (or no longer).
+func TestCancelRelayedEndsTheCallItNames(t *testing.T) {
+	p := New("p", Options{Servers: map[string]string{"s": "http://127.0.0.1:1/mcp"}, Relay: true, Sessions: session.NewTable(), Audit: discardRows{}, Knobs: knobs.Defaults(), Logger: slog.New(slog.DiscardHandler)})
+	t.Cleanup(p.Close)
+	cl := &client{p: p, id: "sess", conns: map[string]*upstream.Conn{}}
+	p.mu.Lock()
+	p.clients["sess"] = cl
+	p.mu.Unlock()
+	t.Cleanup(func() { p.Release("sess") }) // before Close: this client has no server of its own
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := cl.relaying(json.RawMessage(`7`), cancel)
+	for _, body := range []string{
+		`{"jsonrpc":"2.0","method":"notifications/progress","params":{"requestId":7}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"notifications/cancelled","params":{"requestId":7}}`,
+		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{}}`,
+		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":8}}`,
+	} {
+		if p.CancelRelayed("sess", []byte(body)) || ctx.Err() != nil {
+			t.Errorf("CancelRelayed took %s", body)
+		}
+	}
+	cancelled := `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"no"}}`
+	if p.CancelRelayed("other", []byte(cancelled)) || ctx.Err() != nil {
+		t.Error("CancelRelayed took another session's cancel")
+	}
+	if !p.CancelRelayed("sess", []byte(cancelled)) || ctx.Err() == nil {
+		t.Error("CancelRelayed did not end the call its cancel names")
+	}
+	done()
+	if p.CancelRelayed("sess", []byte(cancelled)) {
+		t.Error("CancelRelayed took a cancel of a call no longer relayed")
 	}
 }
