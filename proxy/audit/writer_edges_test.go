@@ -181,7 +181,8 @@ func TestRecorderWritesALoneRowWhenTheBatchWaitEnds(t *testing.T) {
 
 // TestRecorderLogsADropAtOnce: a row dropped on the caller's goroutine (the
 // queue full while the store is busy) is reported as soon as the writer is
-// free, not held back until Close.
+// free, not held back until Close; and once reported, it is not reported
+// again.
 func TestRecorderLogsADropAtOnce(t *testing.T) {
 	noLeaks(t)
 	store := newGateStore()
@@ -203,5 +204,12 @@ func TestRecorderLogsADropAtOnce(t *testing.T) {
 		if !strings.Contains(l, want) {
 			t.Errorf("log line lacks %q: %s", want, l)
 		}
+	}
+	// Close reports only what no report has counted yet: nothing here.
+	if err := rec.Close(ctx(t)); err != nil {
+		t.Fatal(err)
+	}
+	if got := lines(&logs); len(got) != 1 {
+		t.Errorf("after Close, %d log lines, want the one:\n%s", len(got), logs.String())
 	}
 }
