@@ -213,3 +213,61 @@ func TestRecorderLogsADropAtOnce(t *testing.T) {
 		t.Errorf("after Close, %d log lines, want the one:\n%s", len(got), logs.String())
 	}
 }
+
+// failFirstStore fails its first Write, then holds each later one until
+// release is closed.
+type failFirstStore struct {
+	audit.Memory
+	calls   atomic.Int64
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (s *failFirstStore) Write(ctx context.Context, r audit.Row) error {
+	if s.calls.Add(1) == 1 {
+		return errDiskOnFire
+	}
+	s.entered <- struct{}{}
+	select {
+	case <-s.release:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return s.Memory.Write(ctx, r)
+}
+
+// TestRecorderReportNamesTheLastErrorOnlyWithNewFailures: a report of
+// failures names the last error; a later report of drops alone does not
+// repeat it.
+func TestRecorderReportNamesTheLastErrorOnlyWithNewFailures(t *testing.T) {
+	noLeaks(t)
+	store := &failFirstStore{Memory: *audit.NewMemory(), entered: make(chan struct{}, 8), release: make(chan struct{})}
+	var logs syncBuffer
+	rec := audit.NewRecorder(store, audit.WithQueueSize(1), audit.WithLogger(logger(&logs)), audit.WithLogInterval(time.Hour))
+	defer rec.Close(context.Background())
+	rec.Record(row("LASTERR0", 0)) // fails: reported at once, with its error
+	g := gomega.NewWithT(t)
+	g.Eventually(func() []string { return lines(&logs) }).WithTimeout(5 * time.Second).Should(gomega.HaveLen(1))
+	rec.Record(row("LASTERR0", 1))
+	select { // the writer holds row 1
+	case <-store.entered:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the writer did not reach the store within 5 s")
+	}
+	rec.Record(row("LASTERR0", 2)) // fills the queue
+	rec.Record(row("LASTERR0", 3)) // dropped: reported at Close, within the hour
+	close(store.release)
+	if err := rec.Close(ctx(t)); err != nil {
+		t.Fatal(err)
+	}
+	got := lines(&logs)
+	if len(got) != 2 {
+		t.Fatalf("%d log lines, want 2:\n%s", len(got), logs.String())
+	}
+	if want := "dropped=0 failed=1 droppedTotal=0 failedTotal=1 queueSize=1 lastError=\"disk on fire\""; !strings.HasSuffix(got[0], want) {
+		t.Errorf("first report %s\nwant it to end %s", got[0], want)
+	}
+	if want := "dropped=1 failed=0 droppedTotal=1 failedTotal=1 queueSize=1"; !strings.HasSuffix(got[1], want) {
+		t.Errorf("second report %s\nwant it to end %s (no lastError: no new failure)", got[1], want)
+	}
+}
