@@ -18,17 +18,16 @@ import (
 // rawUpstream is an MCP server written out by hand (no go-sdk server, which
 // lists tools sorted): it answers initialize, takes notifications, lists
 // tools in the given order, and, with hangList, never answers tools/list.
-// It counts every request and every tools/list.
+// It counts the tools/list requests.
 type rawUpstream struct {
-	URL             string
-	requests, lists atomic.Int32
+	URL   string
+	lists atomic.Int32 // tools/list requests
 }
 
 func newRawUpstream(t *testing.T, tools []string, hangList bool) *rawUpstream {
 	t.Helper()
 	u := &rawUpstream{}
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		u.requests.Add(1)
 		body, _ := io.ReadAll(r.Body)
 		var msg struct {
 			ID     json.RawMessage `json:"id"`
@@ -109,7 +108,7 @@ func TestAProbeWithoutAnAnswerSaysSo(t *testing.T) {
 
 // TestPutReplacingAServerStopsItsOldProbes: Put of a server probed already
 // (an operator replaced it) stops the old probe loop before it returns: the
-// old address gets no request after Put, while the new one is probed.
+// old address gets no probe after Put, while the new one is probed.
 func TestPutReplacingAServerStopsItsOldProbes(t *testing.T) {
 	old, repl := newRawUpstream(t, []string{"a"}, false), newRawUpstream(t, []string{"a"}, false)
 	check := &config.HealthCheck{IntervalSeconds: 0.01, TimeoutSeconds: 1}
@@ -117,10 +116,12 @@ func TestPutReplacingAServerStopsItsOldProbes(t *testing.T) {
 	defer p.Stop()
 	waitFor(t, 5*time.Second, "two probes of the old address", func() bool { return old.lists.Load() >= 2 })
 	p.Put(Target{Project: "p", Server: "s", URL: repl.URL, Check: check})
-	after := old.requests.Load()
-	waitFor(t, 5*time.Second, "three probes of the new address", func() bool { return repl.lists.Load() >= 3 })
-	if n := old.requests.Load() - after; n != 0 {
-		t.Errorf("the old address got %d requests after Put replaced it", n)
+	after := old.lists.Load()
+	waitFor(t, 5*time.Second, "ten probes of the new address", func() bool { return repl.lists.Load() >= 10 })
+	// One probe the old loop sent as Put stopped it may reach the server
+	// late; an old loop still running sends one per 10 ms.
+	if n := old.lists.Load() - after; n > 1 {
+		t.Errorf("the old address got %d probes after Put replaced it (the new one %d)", n, repl.lists.Load())
 	}
 	if got := p.Instances(); len(got) != 1 || got[0].Status != Live {
 		t.Errorf("instances %+v, want the one server, live", got)
