@@ -300,23 +300,36 @@ var _ = Describe("The knob matrix", Label("knobs"), func() {
 		Expect(env.Docmost.Stalled()).To(BeNumerically(">", 0), "the handshake's second half reached the upstream and was held")
 	}, SpecTimeout(specTimeout))
 
+	// The grace is what a request in flight keeps: it runs on for the grace
+	// less the part kept to answer it (a quarter of the grace, at most
+	// 250 ms: proxy.Close) and the whole stop ends within the grace. How soon
+	// after the answer the stop ends is the path's business (the SDK path's
+	// handler still runs, the relay's has returned), so the stop has no lower
+	// bound of its own: the answer's time is the knob's.
 	It("MCPCTL_SHUTDOWN_GRACE_MS alone bounds how long a stop waits for a request in flight", func(ctx SpecContext) {
 		o := paginateFeature.Env
 		o.Knobs = narrow("MCPCTL_SHUTDOWN_GRACE_MS", bound)
 		env := newWorld(o)
 		Expect(env.LLM.Set(fakellm.AnyModel, fakellm.Do(fakellm.HangBeforeHeaders))).To(Succeed())
 		cs := connect(ctx, env, "alice-token")
-		done := make(chan struct{})
+		answered := make(chan time.Time, 1)
 		go func() {
 			defer GinkgoRecover()
-			defer close(done)
-			// The call hangs on the LLM (pagination's wide 4 s timeout); how
-			// the stop ends it is not this spec's business.
+			// The call hangs on the LLM (pagination's wide 4 s timeout); what
+			// the stop answers it is not this spec's business.
 			_, _ = cs.CallTool(ctx, &mcp.CallToolParams{Name: "docmost_search", Arguments: map[string]any{"query": "find notes"}})
+			answered <- time.Now()
 		}()
 		Eventually(env.LLM.Requests).ShouldNot(BeEmpty(), "the call is in flight, waiting on the LLM")
-		withinTimed(metered(func() { Expect(env.Target.Restart(ctx)).To(Succeed()) }), bound, "a restart with a request in flight")
-		Eventually(done).Should(BeClosed(), "the request in flight was ended")
+		stopping := time.Now()
+		t := metered(func() { Expect(env.Target.Restart(ctx)).To(Succeed()) })
+		Expect(t.unstalled()).To(BeNumerically("<", bound+matrixSlack),
+			"a restart with a request in flight: within the grace %v (+%v), not a wider bound (took %v, %v of it the machine's load, not counted)", bound, matrixSlack, t.wall, t.stalled)
+		var at time.Time
+		Eventually(answered).Should(Receive(&at), "the request in flight was ended")
+		kept := bound - min(bound/4, 250*time.Millisecond)
+		Expect(at.Sub(stopping)).To(BeNumerically(">=", kept-5*time.Millisecond),
+			"the request in flight ran on for the grace %v less its answering quarter (%v) before the stop answered it", bound, kept)
 	}, SpecTimeout(specTimeout))
 
 	It("MCPCTL_PAUSE_MAX_WAIT_MS alone ends a request's wait on a paused project", func(ctx SpecContext) {

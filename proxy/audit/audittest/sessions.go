@@ -2,6 +2,7 @@ package audittest
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -74,6 +75,30 @@ func runSessionConformance(t *testing.T, b Backend) {
 		}
 		if recs, err := s.LookupSession(ctx, "NEVER"); err != nil || len(recs) != 0 {
 			t.Errorf("LookupSession(NEVER) = %+v, %v; want no records", recs, err)
+		}
+	})
+
+	t.Run("SessionLookupInProjectOrder", func(t *testing.T) {
+		s, _ := b.open(t)
+		ctx := ctxFor(t)
+		// Claimed in reverse order: the answer is by project name, whatever
+		// order the store keeps them in.
+		projects := []string{"e", "d", "c", "b", "a"}
+		for _, p := range projects {
+			if _, err := s.ClaimSession(ctx, audit.SessionRecord{Project: p, ID: "S5", Owner: "alice", Created: base}); err != nil {
+				t.Fatalf("ClaimSession(%s): %v", p, err)
+			}
+		}
+		recs, err := s.LookupSession(ctx, "S5")
+		if err != nil {
+			t.Fatalf("LookupSession: %v", err)
+		}
+		var got []string
+		for _, r := range recs {
+			got = append(got, r.Project)
+		}
+		if want := "a b c d e"; strings.Join(got, " ") != want {
+			t.Errorf("LookupSession(S5) projects %q, want %q", got, want)
 		}
 	})
 
