@@ -60,6 +60,20 @@ start_load() {
 }
 
 failures=0 specs=0 runs=0 report=""
+# record WHO FAILED RC WHAT: one report line per failed spec or test in
+# FAILED (one per line), or one for a non-zero exit that named none.
+record() {
+	local who=$1 failed=$2 rc=$3 what=$4 line
+	if [ -n "$failed" ]; then
+		while IFS= read -r line; do
+			report+="$who: $line"$'\n'
+			failures=$((failures + 1))
+		done <<<"$failed"
+	elif [ "$rc" -ne 0 ]; then
+		report+="$who: exit $rc with no failed $what"$'\n'
+		failures=$((failures + 1))
+	fi
+}
 run_one() { # run_one INDEX SEED MODE
 	local i=$1 seed=$2 mode=$3 xml="run-$1.xml"
 	[ "$mode" = stress ] && start_load
@@ -82,15 +96,7 @@ run_one() { # run_one INDEX SEED MODE
 	f=$(grep '<testcase ' "$DIR/$xml" | grep -E 'status="(failed|panicked|timedout|interrupted|aborted)"' |
 		sed -E 's/.*name="([^"]*)" classname="([^"]*)".*/\2 \1/' |
 		sed -e "s/&#39;/'/g" -e 's/&quot;/"/g' -e 's/&lt;/</g' -e 's/&gt;/>/g' -e 's/&amp;/\&/g')
-	if [ -n "$f" ]; then
-		while IFS= read -r line; do
-			report+="seed $seed ($mode): $line"$'\n'
-			failures=$((failures + 1))
-		done <<<"$f"
-	elif [ "$rc" -ne 0 ]; then
-		report+="seed $seed ($mode): exit $rc with no failed spec; see $DIR/run-$i.log"$'\n'
-		failures=$((failures + 1))
-	fi
+	record "seed $seed ($mode)" "$f" "$rc" "spec; see $DIR/run-$i.log"
 	echo "flake-check: run $i seed $seed ($mode): $n specs, exit $rc"
 }
 
@@ -105,15 +111,7 @@ run_unit() { # the plain tests, each RUNS times in one go test
 	f=$(grep -E '"Action":"fail","Package":"[^"]*","Test":' "$DIR/unit.json" |
 		sed -E 's/.*"Package":"([^"]*)","Test":"([^"]*)".*/\1 \2/' | sort | uniq -c |
 		sed -E 's/^ *([0-9]+) (.*)/\2 (failed \1 of '"$RUNS"')/')
-	if [ -n "$f" ]; then
-		while IFS= read -r line; do
-			report+="seed $SEED (unit): $line"$'\n'
-			failures=$((failures + 1))
-		done <<<"$f"
-	elif [ "$rc" -ne 0 ]; then
-		report+="seed $SEED (unit): exit $rc with no failed test; see $DIR/unit.log and $DIR/unit.json"$'\n'
-		failures=$((failures + 1))
-	fi
+	record "seed $SEED (unit)" "$f" "$rc" "test; see $DIR/unit.log and $DIR/unit.json"
 	echo "flake-check: unit tests, $RUNS runs each, seed $SEED: $unit_tests test runs, exit $rc"
 }
 

@@ -1,7 +1,6 @@
 package project
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
@@ -16,29 +15,19 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpchaos/mcpchaos/internal/syncbuf"
 	"github.com/mcpchaos/mcpchaos/proxy/knobs"
 	"github.com/mcpchaos/mcpchaos/proxy/session"
 )
 
 // logLines is a slog JSON handler's output, read back line by line.
-type logLines struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
+type logLines struct{ buf syncbuf.Buffer }
 
-func (l *logLines) Write(b []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(b)
-}
-
-func (l *logLines) logger() *slog.Logger { return slog.New(slog.NewJSONHandler(l, nil)) }
+func (l *logLines) logger() *slog.Logger { return slog.New(slog.NewJSONHandler(&l.buf, nil)) }
 
 // with returns the lines whose msg is msg, decoded.
 func (l *logLines) with(t *testing.T, msg string) []map[string]any {
 	t.Helper()
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	var out []map[string]any
 	for _, line := range strings.Split(strings.TrimSpace(l.buf.String()), "\n") {
 		if line == "" {
