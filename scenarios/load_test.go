@@ -174,7 +174,19 @@ func rowDurations(ctx context.Context, env *harness.Env, res []load.Result, kind
 				out[i], found = row.Duration, true
 			}
 		}
-		Expect(found).To(BeTrue(), "answer %d (trace %s) has a %s %s row", i+1, r.Trace, kind, stage)
+		// The answer goes with the failure: a stress run of the flake check
+		// once found one of 200 answers without its paginate row, and said
+		// nothing of what that answer was (docs/scenarios.md, flake check).
+		Expect(found).To(BeTrue(), "answer %d (trace %s) has a %s %s row; the answer: %.400s; its rows: %v", i+1, r.Trace, kind, stage, r.Text, rowKinds(rows))
+	}
+	return out
+}
+
+// rowKinds names each row as kind/stage/status, for a failure's message.
+func rowKinds(rows []audit.Row) []string {
+	out := make([]string, len(rows))
+	for i, r := range rows {
+		out[i] = string(r.Kind) + "/" + r.Stage + "/" + r.Status
 	}
 	return out
 }
