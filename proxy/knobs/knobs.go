@@ -145,7 +145,7 @@ var Table = []Knob{
 		func(v *Values) *time.Duration { return &v.UpstreamConnect }),
 	dur("MCPCTL_AUDIT_WRITE_TIMEOUT_MS", 1*time.Second, "one audit store write: a row (written off the request path), a session's owner (an initialize waits for it), a DELETEd session's tombstone, a stale session's owner lookup (a read) or its adoption claim (their requests wait for them)",
 		func(v *Values) *time.Duration { return &v.AuditWriteTimeout }),
-	dur("MCPCTL_SHUTDOWN_GRACE_MS", 5*time.Second, "draining in-flight requests when the proxy stops",
+	dur("MCPCTL_SHUTDOWN_GRACE_MS", 5*time.Second, `draining in-flight requests when the proxy stops: a request still running at the grace less a quarter of it (at most 250 ms) is answered "shutting down" then, and the stop ends within the grace`,
 		func(v *Values) *time.Duration { return &v.ShutdownGrace }),
 	dur("MCPCTL_CHAT_BUDGET_MS", 60*time.Second, "one chat turn through the failover chain, streaming included",
 		func(v *Values) *time.Duration { return &v.ChatBudget }),
