@@ -21,18 +21,6 @@ import (
 	"github.com/mcpchaos/mcpchaos/proxy/session"
 )
 
-// rowsOf returns the rows of kind, each as "tool status detail degraded-reason".
-func (s *rowsSeen) of(kind audit.Kind) []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []string
-	for _, r := range s.rows {
-		if r.Kind == kind {
-			out = append(out, fmt.Sprintf("%s|%s|%s|%s|%s", r.Server, r.Tool, r.Status, r.Detail, r.DegradedReason))
-		}
-	}
-	return out
-}
 
 var traceCode = regexp.MustCompile(`\[trace [0-9A-Z]+\]`)
 

@@ -75,17 +75,6 @@ func (c withTrace) RoundTrip(r *http.Request) (*http.Response, error) {
 	return http.DefaultTransport.RoundTrip(r)
 }
 
-type rowsSeen struct {
-	mu   sync.Mutex
-	rows []audit.Row
-}
-
-func (s *rowsSeen) Record(r audit.Row) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.rows = append(s.rows, r)
-}
-
 // relayUpstream serves the tools a relayed call is held to: echo, fail (an
 // isError result), chatty (progress, log messages at two levels), asks
 // (ping, roots, sampling, elicitation of the client), slow (answers only

@@ -2,6 +2,7 @@ package project
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -69,6 +70,31 @@ func serveProject(t *testing.T, p *Project) string {
 type discardRows struct{}
 
 func (discardRows) Record(audit.Row) {}
+
+// rowsSeen is an audit sink that keeps every row it is given.
+type rowsSeen struct {
+	mu   sync.Mutex
+	rows []audit.Row
+}
+
+func (s *rowsSeen) Record(r audit.Row) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.rows = append(s.rows, r)
+}
+
+// of returns the rows of kind, each as "server|tool|status|detail|degraded-reason".
+func (s *rowsSeen) of(kind audit.Kind) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for _, r := range s.rows {
+		if r.Kind == kind {
+			out = append(out, fmt.Sprintf("%s|%s|%s|%s|%s", r.Server, r.Tool, r.Status, r.Detail, r.DegradedReason))
+		}
+	}
+	return out
+}
 
 // An upstream session carries the client's own capabilities, no more; the
 // project holds one upstream session per client session and server, and
