@@ -21,7 +21,6 @@ import (
 	"github.com/mcpchaos/mcpchaos/proxy/session"
 )
 
-
 var traceCode = regexp.MustCompile(`\[trace [0-9A-Z]+\]`)
 
 // A gated project shows a session its own two tools only and refuses the
