@@ -15,6 +15,7 @@ import (
 	"embed"
 	"fmt"
 	"path"
+	"path/filepath"
 	"sort"
 	"strings"
 )
@@ -82,6 +83,37 @@ func (c Check) Args() []string {
 		return []string{"go", "test", "-count=1", "-failfast", c.Pkg, "-run", c.Run}
 	}
 	return nil
+}
+
+// prepared is how judge runs the check in a copy whose scratch directory is
+// tmp: the commands that build it (each must exit 0, or the mutant does not
+// build), then the built binary's command line and the directory, relative
+// to the module root, it runs in. It does what Args says with one build:
+// `go test` runs its test binary in the package's directory, and the
+// Ginkgo CLI runs the suite's test binary with its flags prefixed.
+func (c Check) prepared(tmp string) (build [][]string, run []string, dir string) {
+	bin := filepath.Join(tmp, "bin")
+	switch c.Kind {
+	case Catalogue:
+		exe := filepath.Join(bin, "mcpchaos")
+		return [][]string{{"go", "build", "-o", exe, "./cmd/mcpchaos"}},
+			append([]string{exe}, c.Args()[3:]...), "." // the built `go run ./cmd/mcpchaos`
+	case Ginkgo:
+		exe := filepath.Join(bin, "scenarios.test")
+		run := []string{exe, "--ginkgo.no-color", "--ginkgo.fail-fast", "--ginkgo.label-filter=" + c.Label}
+		if c.Focus != "" {
+			run = append(run, "--ginkgo.focus="+c.Focus)
+		}
+		// The suite builds mcplocal and mcpctl for its binary target: a
+		// mutant that breaks them must not count as killed by that build.
+		return [][]string{{"go", "build", "./cmd/mcplocal", "./cmd/mcpctl"}, {"go", "test", "-c", "-o", exe, GinkgoSuite}},
+			run, GinkgoSuite
+	case GoTest:
+		exe := filepath.Join(bin, "check.test")
+		return [][]string{{"go", "test", "-c", "-o", exe, c.Pkg}},
+			[]string{exe, "-test.count=1", "-test.failfast", "-test.run", c.Run}, c.Pkg
+	}
+	return nil, nil, "."
 }
 
 // String is the command line, quoted where a shell needs it.

@@ -173,7 +173,12 @@ type result struct {
 // kept and, if log is set, copied there in full; the command's whole process
 // group is stopped when it ends (modcopy.Run).
 func (w *workspace) run(ctx context.Context, timeout time.Duration, log io.Writer, args ...string) result {
-	r := modcopy.Run(ctx, w.dir, w.m.env, timeout, log, args...)
+	return w.runIn(ctx, ".", timeout, log, args...)
+}
+
+// runIn is run in dir, relative to the copy's module root.
+func (w *workspace) runIn(ctx context.Context, dir string, timeout time.Duration, log io.Writer, args ...string) result {
+	r := modcopy.Run(ctx, filepath.Join(w.dir, dir), w.m.env, timeout, log, args...)
 	return result{exit: r.Exit, timedOut: r.TimedOut, out: r.Out, err: r.Err, took: r.Took}
 }
 
@@ -301,22 +306,11 @@ func judge(ctx context.Context, m *module, mu Mutant, opts Options) (o Outcome) 
 	}
 	defer w.close()
 
-	// Build what the check runs first (and vet it, as go test does), so a
-	// mutant that does not compile is an error of the run, never a kill.
-	var steps [][]string
-	check := mu.Kill.Args()
-	switch mu.Kill.Kind {
-	case Catalogue:
-		bin := filepath.Join(w.tmp, "bin", "mcpchaos")
-		steps = append(steps, []string{"go", "build", "-o", bin, "./cmd/mcpchaos"})
-		check = append([]string{bin}, check[3:]...) // the built `go run ./cmd/mcpchaos`
-	case Ginkgo:
-		// The suite also builds mcplocal and mcpctl for its binary target.
-		steps = append(steps, []string{"go", "build", "./cmd/mcplocal", "./cmd/mcpctl"},
-			[]string{"go", "test", "-count=1", "-run", "^$", GinkgoSuite})
-	case GoTest:
-		steps = append(steps, []string{"go", "test", "-count=1", "-run", "^$", mu.Kill.Pkg})
-	}
+	// Build what the check runs first, so a mutant that does not compile is
+	// an error of the run, never a kill; then run the built binary itself.
+	// One build per mutant: `go test` or `go run ginkgo` would link the test
+	// binary again (and vet it) for the check.
+	steps, check, dir := mu.Kill.prepared(w.tmp)
 	for _, s := range steps {
 		r := w.run(ctx, opts.Timeout, log, s...)
 		switch {
@@ -329,7 +323,7 @@ func judge(ctx context.Context, m *module, mu Mutant, opts Options) (o Outcome) 
 		}
 	}
 
-	r := w.run(ctx, opts.Timeout, log, check...)
+	r := w.runIn(ctx, dir, opts.Timeout, log, check...)
 	o.CheckDuration, o.ExitCode, o.TimedOut = r.took, r.exit, r.timedOut
 	switch {
 	case r.err != nil:

@@ -1,0 +1,150 @@
+package mutants
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// tinyModule writes a module of one package, p, whose test passes only
+// while Two returns 2 and only when run in p's own directory (it reads
+// testdata/two), as `go test` runs it. It returns the module as judge
+// copies it.
+func tinyModule(t *testing.T) *module {
+	t.Helper()
+	dir := t.TempDir()
+	files := map[string]string{
+		"go.mod":         "module example.com/tiny\n\ngo 1.22\n",
+		"p/p.go":         "package p\n\n// Two returns two.\nfunc Two() int { return 2 }\n",
+		"p/testdata/two": "2\n",
+		"p/p_test.go": `package p
+
+import (
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+func TestTwo(t *testing.T) {
+	b, err := os.ReadFile("testdata/two")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	if got := Two(); got != want {
+		t.Fatalf("Two() = %d, want %d", got, want)
+	}
+}
+
+func TestOther(t *testing.T) {}
+`,
+	}
+	for name, body := range files {
+		path := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	git := exec.Command("git", "init", "-q", dir)
+	if out, err := git.CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v: %s", err, out)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	m, err := findModule(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// patchTwo is a patch of p/p.go whose Two body is body.
+func patchTwo(body string) string {
+	return `--- a/p/p.go
++++ b/p/p.go
+@@ -1,4 +1,4 @@
+ package p
+ 
+ // Two returns two.
+-func Two() int { return 2 }
++func Two() int { ` + body + ` }
+`
+}
+
+// judge builds a go test check once and runs the built test binary in the
+// package's directory: the verdicts are what `go test -count=1 PKG -run RUN`
+// would give.
+func TestJudgeRunsAGoTestCheckAsGoTestWould(t *testing.T) {
+	m := tinyModule(t)
+	opts := Options{Timeout: time.Minute}.withDefaults()
+	kill := goTest("./p", "^TestTwo$")
+	for _, c := range []struct {
+		name, body string
+		kill       Check
+		want       Verdict
+		errHas     string
+	}{
+		{"a mutant the test sees", "return 3", kill, Killed, ""},
+		{"a mutant the test cannot see", "return 1 + 1", kill, Survived, ""},
+		{"a mutant its check does not run", "return 3", goTest("./p", "^TestOther$"), Survived, ""},
+		{"a mutant that does not compile", "return \"two\"", kill, Errored, "does not build"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			o := judge(context.Background(), m, Mutant{Name: "tiny", Patch: patchTwo(c.body), Kill: c.kill}, opts)
+			if o.Verdict != c.want {
+				t.Fatalf("verdict %s (err %v, exit %d), want %s; excerpt:\n%s", o.Verdict, o.Err, o.ExitCode, c.want, o.Excerpt)
+			}
+			if c.errHas != "" && (o.Err == nil || !strings.Contains(o.Err.Error(), c.errHas)) {
+				t.Errorf("err = %v, want it to say %q", o.Err, c.errHas)
+			}
+			if c.want == Killed && !strings.Contains(o.Excerpt, "Two() = 3, want 2") {
+				t.Errorf("the excerpt should say why the check failed, got:\n%s", o.Excerpt)
+			}
+		})
+	}
+}
+
+// The check judge runs is the one the report names: the same package, -run
+// regexp, label and focus, as the built binary's flags.
+func TestPreparedRunsWhatArgsSays(t *testing.T) {
+	for _, c := range []struct {
+		check         Check
+		build, run    string
+		dir           string
+		argsStartWith string
+	}{
+		{goTest("./proxy/llm", "^TestX$"), "go test -c -o T/bin/check.test ./proxy/llm",
+			"T/bin/check.test -test.count=1 -test.failfast -test.run ^TestX$", "./proxy/llm", "go test -count=1 -failfast ./proxy/llm -run ^TestX$"},
+		{Check{Kind: Ginkgo, Label: "health", Focus: "probe"}, "go build ./cmd/mcplocal ./cmd/mcpctl | go test -c -o T/bin/scenarios.test ./scenarios",
+			"T/bin/scenarios.test --ginkgo.no-color --ginkgo.fail-fast --ginkgo.label-filter=health --ginkgo.focus=probe", "./scenarios",
+			"go run github.com/onsi/ginkgo/v2/ginkgo --no-color --fail-fast --label-filter=health --focus=probe ./scenarios"},
+		{inCatalogue("paginate"), "go build -o T/bin/mcpchaos ./cmd/mcpchaos", "T/bin/mcpchaos run --label paginate", ".",
+			"go run ./cmd/mcpchaos run --label paginate"},
+	} {
+		build, run, dir := c.check.prepared("T")
+		var steps []string
+		for _, b := range build {
+			steps = append(steps, strings.Join(b, " "))
+		}
+		if got := strings.Join(steps, " | "); got != c.build {
+			t.Errorf("%s: build %q, want %q", c.check, got, c.build)
+		}
+		if got := strings.Join(run, " "); got != c.run {
+			t.Errorf("%s: run %q, want %q", c.check, got, c.run)
+		}
+		if dir != c.dir {
+			t.Errorf("%s: runs in %q, want %q", c.check, dir, c.dir)
+		}
+		if got := strings.Join(c.check.Args(), " "); got != c.argsStartWith {
+			t.Errorf("%s: Args %q, want %q", c.check, got, c.argsStartWith)
+		}
+	}
+}
