@@ -714,6 +714,13 @@ var table = []Mutant{
 	{Name: "memory-sqlite-with-params-many-connections", PatchFile: "189-memory-sqlite-with-params-many-connections.patch",
 		Regression: "an in-memory SQLite audit store given driver parameters (sqlite::memory:?_pragma=...) is taken for a file store and may open four connections, each a database of its own without the schema (found by generic mutation testing of session 6: no spec of the stores' connection pools).",
 		Kill:       goTest("./proxy/audit", "^TestSQLiteConnectionPools$")},
+	// 166-167: issue 17's named missing specs of proxy/llm (session 7).
+	{Name: "resolution-waiters-list-again", PatchFile: "166-resolution-waiters-list-again.patch",
+		Regression: "callers waiting on a claude-<family>-latest resolution that failed each list the provider's models again instead of sharing its failure: a failing /v1/models gets one request per waiting call (found by generic mutation testing: no spec of a shared resolution's failure).",
+		Kill:       goTest("./proxy/llm", "^TestCallersWaitingOnAFailedResolutionShareItsFailure$")},
+	{Name: "resolution-waiter-ignores-its-context", PatchFile: "167-resolution-waiter-ignores-its-context.patch",
+		Regression: "a call waiting on another call's claude-<family>-latest resolution waits for it past its own context: a cancelled or timed-out call hangs on a slow /v1/models (found by generic mutation testing: no spec of a waiter's own context).",
+		Kill:       goTest("./proxy/llm", "^TestAWaiterStopsOnItsOwnContext$")},
 }
 
 // All returns every mutant with its patch, in patch order.
