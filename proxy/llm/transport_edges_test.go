@@ -155,3 +155,47 @@ func TestAStreamAnsweredWith299IsAStream(t *testing.T) {
 		t.Fatalf("a 299 stream: %+v, %v", resp, err)
 	}
 }
+
+// The caller speaks HTTP/1.1 only, even to a TLS provider that offers
+// HTTP/2 and with HTTP/2 forced on its transport: a cancelled call then
+// closes its own connection instead of resetting one stream of a shared one
+// (newHTTPCaller). The test trusts the server's certificate through the
+// transport's TLS config, which on its own would turn automatic HTTP/2 off;
+// forcing HTTP/2 back on is what makes the pinned protocol the deciding
+// setting.
+func TestTheCallerSpeaksHTTP1WhereHTTP2IsOffered(t *testing.T) {
+	var proto atomic.Value
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		proto.Store(r.Proto)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{}`))
+	}))
+	srv.EnableHTTP2 = true
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+
+	c := newHTTPCaller()
+	t.Cleanup(c.closeIdle)
+	c.transport.TLSClientConfig = srv.Client().Transport.(*http.Transport).TLSClientConfig.Clone()
+	c.transport.ForceAttemptHTTP2 = true
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	res, err := c.send(ctx, http.MethodGet, srv.URL, http.Header{}, nil, 1<<10, nil)
+	if err != nil || res.status != http.StatusOK {
+		t.Fatalf("send: %+v, %v", res, err)
+	}
+	if got := proto.Load(); got != "HTTP/1.1" {
+		t.Errorf("the provider was spoken to over %v, want HTTP/1.1", got)
+	}
+	// The server does speak HTTP/2 to a client that asks for it.
+	h2 := srv.Client()
+	h2.Transport.(*http.Transport).ForceAttemptHTTP2 = true
+	resp, err := h2.Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	if got := proto.Load(); got != "HTTP/2.0" {
+		t.Fatalf("a client that offers HTTP/2 got %v: the server does not offer it, so the check above proves nothing", got)
+	}
+}
