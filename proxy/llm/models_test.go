@@ -225,6 +225,10 @@ func TestAutoFollowFailures(t *testing.T) {
 	stuck := func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, `{"data":[],"has_more":true,"first_id":null,"last_id":null}`)
 	}
+	// The same page again and again: its last_id names no new place.
+	same := func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, `{"data":[{"id":"claude-opus-1","created_at":"2025-01-01T00:00:00Z","type":"model"}],"has_more":true,"first_id":"claude-opus-1","last_id":"claude-opus-1"}`)
+	}
 	noFamily := (&pager{list: catalogue[:3]}).handler
 	for _, tc := range []struct {
 		name      string
@@ -238,6 +242,7 @@ func TestAutoFollowFailures(t *testing.T) {
 	}{
 		{"endless pages are bounded", "claude-opus-latest", endless, 0, OutcomeUnresolved, maxModelPages, "after 20 pages", ""},
 		{"has_more without last_id", "claude-opus-latest", stuck, 200, OutcomeInvalid, 1, "has_more without a new last_id", ""},
+		{"has_more with the same last_id again", "claude-opus-latest", same, 200, OutcomeInvalid, 2, "has_more without a new last_id", ""},
 		{"no family member", "claude-haiku-latest", noFamily, 0, OutcomeUnresolved, 1, "starts with claude-haiku-", ""},
 		{"models endpoint 401", "claude-opus-latest", func(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}`, 401)
