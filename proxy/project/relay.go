@@ -381,6 +381,13 @@ func (p *Project) relayRound(ctx context.Context, cl *client, conn *upstream.Con
 	defer st.Close()
 	for {
 		b, err := st.Next()
+		if err != nil && st.SSE() && st.LastEventID() != "" {
+			// A stream the upstream offers to resume: the go-sdk client of
+			// a Conn (MaxRetries -1: none) gives up resuming it at once and
+			// fails its session.
+			conn.Forget(*rs)
+			return failed(fmt.Errorf("%s: failed to reconnect (session ID: %v): connection aborted after 0 attempts", sendingCall, rs.ID))
+		}
 		if err != nil && st.SSE() {
 			// The go-sdk client ends the call so when a stream it cannot
 			// resume ends or breaks before the answer; the session lives on.

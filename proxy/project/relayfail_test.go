@@ -105,6 +105,11 @@ var wireFaults = []wireFault{
 		io.WriteString(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",")
 		hangUp(w, true)
 	}, `calling \"tools/call\": request terminated without response;`, false},
+	{"a resumable SSE stream (event ids) ended before the answer", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		io.WriteString(w, "id: 1\ndata: \n\n")
+	}, `sending \"tools/call\": failed to reconnect (session ID: SESSION): connection aborted after 0 attempts;`, true},
 	{"a JSON body cut short", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Content-Length", "400")
@@ -226,6 +231,7 @@ func TestTheRelayAnswersTransportFailuresAsTheSDKPathDoes(t *testing.T) {
 		upURL := regexp.QuoteMeta(strings.TrimPrefix(up, "http://"))
 		norm := func(s string) string {
 			s = strings.ReplaceAll(s, code, "TRACE")
+			s = regexp.MustCompile(`session ID: [A-Z0-9]+`).ReplaceAllString(s, "session ID: SESSION")
 			return regexp.MustCompile(upURL).ReplaceAllString(s, "UPSTREAM")
 		}
 		out := map[string]seen{}

@@ -268,14 +268,19 @@ func (s Session) Post(ctx context.Context, msg []byte) (*Stream, error) {
 // Stream is an upstream's answer to one relayed request: one JSON body, or
 // an SSE stream of messages.
 type Stream struct {
-	body io.ReadCloser
-	r    *bufio.Reader
-	sse  bool
-	done bool
+	body   io.ReadCloser
+	r      *bufio.Reader
+	sse    bool
+	done   bool
+	lastID string // the last SSE event id seen
 }
 
 // SSE reports whether the answer is an event stream (else one JSON body).
 func (s *Stream) SSE() bool { return s.sse }
+
+// LastEventID is the id of the last SSE event read, if the upstream gave
+// its events ids (a stream it offers to resume).
+func (s *Stream) LastEventID() string { return s.lastID }
 
 // Next returns the next JSON-RPC message; io.EOF when there is none left.
 // A JSON answer is one message, returned even when empty (it is then not
@@ -316,8 +321,10 @@ func (s *Stream) Next() ([]byte, error) {
 		} else if v, ok := bytes.CutPrefix(line, []byte("event:")); ok {
 			v = bytes.TrimPrefix(v, []byte(" "))
 			other = len(v) > 0 && string(v) != "message"
+		} else if v, ok := bytes.CutPrefix(line, []byte("id:")); ok && len(v) > 0 {
+			s.lastID = string(bytes.TrimPrefix(v, []byte(" ")))
 		}
-		// id:, retry: and comments carry nothing the relay uses.
+		// retry: and comments carry nothing the relay uses.
 	}
 }
 
