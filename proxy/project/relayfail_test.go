@@ -55,7 +55,7 @@ func hangUp(w http.ResponseWriter, flush bool) {
 var wireFaults = []wireFault{
 	{"HTTP 500 with a plain body", func(w http.ResponseWriter, _ *http.Request) {
 		http.Error(w, "internal trouble", http.StatusInternalServerError)
-	}, `sending \"tools/call\": rejected by transport: Post \"http://UPSTREAM\": upstream answered 500 text/plain`, false},
+	}, `sending \"tools/call\": rejected by transport: Post \"http://UPSTREAM/mcp?REDACTED\": upstream answered 500 text/plain`, false},
 	{"HTTP 500 with an empty JSON body", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusInternalServerError)
@@ -85,7 +85,7 @@ var wireFaults = []wireFault{
 	}, `calling \"tools/call\": sending \"tools/call\": Bad Request;`, true},
 	{"HTTP 503 with a plain body", func(w http.ResponseWriter, _ *http.Request) {
 		http.Error(w, "over capacity, come back later", http.StatusServiceUnavailable)
-	}, `sending \"tools/call\": rejected by transport: Post \"http://UPSTREAM\": upstream answered 503 text/plain`, false},
+	}, `sending \"tools/call\": rejected by transport: Post \"http://UPSTREAM/mcp?REDACTED\": upstream answered 503 text/plain`, false},
 	{"HTTP 503 with a JSON body", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusServiceUnavailable)
@@ -93,7 +93,7 @@ var wireFaults = []wireFault{
 	}, `calling \"tools/call\": rejected by transport: sending \"tools/call\": Service Unavailable;`, false},
 	{"the connection closed before any answer", func(w http.ResponseWriter, _ *http.Request) {
 		hangUp(w, false)
-	}, `sending \"tools/call\": rejected by transport: Post \"http://UPSTREAM\": EOF;`, false},
+	}, `sending \"tools/call\": rejected by transport: Post \"http://UPSTREAM/mcp?REDACTED\": EOF;`, false},
 	{"an SSE stream ended before the answer", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.WriteHeader(http.StatusOK)
@@ -136,7 +136,7 @@ var wireFaults = []wireFault{
 	{"200 with an HTML page", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/html")
 		io.WriteString(w, "<html><body>Welcome to the gateway</body></html>")
-	}, `sending \"tools/call\": rejected by transport: Post \"http://UPSTREAM\": upstream answered 200 text/html`, false},
+	}, `sending \"tools/call\": rejected by transport: Post \"http://UPSTREAM/mcp?REDACTED\": upstream answered 200 text/html`, false},
 	{"404: the upstream forgot the session", func(w http.ResponseWriter, _ *http.Request) {
 		http.Error(w, "session not found", http.StatusNotFound)
 	}, `"text":"echo broken`, false},
@@ -189,7 +189,8 @@ func faultyUpstream(t *testing.T) (url string, arm func(wireFault), calls, inits
 		h.ServeHTTP(w, r)
 	}))
 	t.Cleanup(srv.Close)
-	return srv.URL, func(f wireFault) {
+	// The address carries a key, as a config's may: no answer or row shows it.
+	return srv.URL + "/mcp?apikey=s3cret", func(f wireFault) {
 		mu.Lock()
 		armed = &f
 		mu.Unlock()
@@ -228,8 +229,11 @@ func TestTheRelayAnswersTransportFailuresAsTheSDKPathDoes(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer cs.Close()
-		upURL := regexp.QuoteMeta(strings.TrimPrefix(up, "http://"))
+		upURL := regexp.QuoteMeta(strings.TrimPrefix(strings.TrimSuffix(up, "/mcp?apikey=s3cret"), "http://"))
 		norm := func(s string) string {
+			if strings.Contains(s, "s3cret") {
+				t.Errorf("the upstream's key leaked: %s", s)
+			}
 			s = strings.ReplaceAll(s, code, "TRACE")
 			s = regexp.MustCompile(`session ID: [A-Z0-9]+`).ReplaceAllString(s, "session ID: SESSION")
 			return regexp.MustCompile(upURL).ReplaceAllString(s, "UPSTREAM")
