@@ -309,3 +309,71 @@ func TestTheRelayAnswersTransportFailuresAsTheSDKPathDoes(t *testing.T) {
 		}
 	}
 }
+
+// The one difference left on purpose (docs/performance.md, "Transport
+// failures mid-answer"): a JSON answer that is JSON-RPC but not the call's
+// answer (a notification here). The go-sdk client waits for an answer that
+// never comes, until the upstream call timeout; the relay says at once that
+// the upstream ended its answer without a result. Both keep the session and
+// answer the next call.
+func TestTheRelayAnswersAJSONBodyWithoutTheAnswerAtOnce(t *testing.T) {
+	code := trace.New()
+	noAnswer := wireFault{name: "a JSON body holding a notification", serve: func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"not the answer"}}`)
+	}}
+	run := func(relayOn bool) (results, rows []string, inits int64) {
+		rs := &rowsSeen{}
+		k := knobs.Defaults()
+		k.UpstreamCallTimeout = time.Second
+		k.RequestDeadline = 8 * time.Second
+		up, arm, _, initCount := faultyUpstream(t)
+		p := New("p", Options{Servers: map[string]string{"s": up}, Relay: relayOn,
+			Sessions: session.NewTable(), Audit: rs, Knobs: k, Logger: slog.New(slog.DiscardHandler)})
+		defer p.Close()
+		url := serveRelaying(t, p)
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "0"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}}).Connect(ctx,
+			&mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: withTrace{code: code}}, DisableStandaloneSSE: true, MaxRetries: -1}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cs.Close()
+		if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "s_echo", Arguments: map[string]any{"s": "first"}}); err != nil {
+			t.Fatal(err) // connects the upstream session before the count starts
+		}
+		before := initCount.Load()
+		arm(noAnswer)
+		for _, arg := range []string{"broken", "after"} {
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "s_echo", Arguments: map[string]any{"s": arg}})
+			b, _ := json.Marshal(res)
+			results = append(results, strings.ReplaceAll(fmt.Sprintf("%s %v", b, err), code, "TRACE"))
+		}
+		rs.mu.Lock()
+		for _, r := range rs.rows {
+			if r.Kind == audit.KindUpstreamCall {
+				rows = append(rows, fmt.Sprintf("%s %s %q", r.Tool, r.Status, r.Detail))
+			}
+		}
+		rs.mu.Unlock()
+		return results, rows, initCount.Load() - before
+	}
+	sdkRes, sdkRows, sdkInits := run(false)
+	relRes, relRows, relInits := run(true)
+	if len(sdkRes) != 2 || !strings.Contains(sdkRes[0], "the upstream s did not answer within 1s") || len(sdkRows) != 3 || !strings.HasPrefix(sdkRows[1], "echo timeout ") {
+		t.Errorf("SDK path: %q, rows %q: want the upstream call timeout's answer and a timeout row", sdkRes, sdkRows)
+	}
+	if len(relRes) != 2 || !strings.Contains(relRes[0], `upstream s: calling \"tools/call\": the upstream ended its answer without a result; retry`) || !strings.Contains(relRes[0], "[trace TRACE]") ||
+		len(relRows) != 3 || !strings.HasPrefix(relRows[1], "echo error ") {
+		t.Errorf("relay: %q, rows %q: want the answer at once, an error row (not a timeout)", relRes, relRows)
+	}
+	for _, got := range [][]string{sdkRes, relRes} {
+		if len(got) != 2 || !strings.Contains(got[1], `"text":"echo after"`) {
+			t.Errorf("the call after the failure was not answered: %q", got)
+		}
+	}
+	if sdkInits != 0 || relInits != 0 {
+		t.Errorf("new upstream sessions: %d on the SDK path, %d on the relay; want none (the session lives on)", sdkInits, relInits)
+	}
+}
