@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpchaos/mcpchaos/proxy/audit"
@@ -354,8 +354,14 @@ func (p *Project) relayUpstream(ctx context.Context, cl *client, conn *upstream.
 // (sampling, elicitation, roots, ping) are answered through the client's
 // session, and the result (or the JSON-RPC error, as an error) is returned.
 // An upstream that forgot the session gets one reconnect: it rejected the
-// first try, so nothing ran twice.
+// first try, so nothing ran twice. A failure of the answer is worded as the
+// go-sdk client words it, and where that client fails its whole session
+// (an answer it cannot read or decode, a refusal it cannot classify) the
+// session is forgotten here too, so the next call connects anew.
 func (p *Project) relayRound(ctx context.Context, cl *client, conn *upstream.Conn, rs *upstream.RawSession, server string, id json.RawMessage, body []byte, out *relayOut) (json.RawMessage, error) {
+	failed := func(err error) (json.RawMessage, error) {
+		return nil, fmt.Errorf("upstream %s: calling \"tools/call\": %w", server, err)
+	}
 	st, err := rawSession(*rs).Post(ctx, body)
 	if errors.Is(err, relay.ErrSessionGone) {
 		var n upstream.RawSession
@@ -366,22 +372,43 @@ func (p *Project) relayRound(ctx context.Context, cl *client, conn *upstream.Con
 		st, err = rawSession(n).Post(ctx, body)
 	}
 	if err != nil {
-		if errors.Is(err, relay.ErrSessionGone) {
-			err = mcp.ErrSessionMissing
+		werr, fails := postError(err)
+		if fails {
+			conn.Forget(*rs)
 		}
-		return nil, fmt.Errorf("upstream %s: calling \"tools/call\": %w", server, err)
+		return failed(werr)
 	}
 	defer st.Close()
 	for {
 		b, err := st.Next()
+		if err != nil && st.SSE() && st.LastEventID() != "" {
+			// A stream the upstream offers to resume: the go-sdk client of
+			// a Conn (MaxRetries -1: none) gives up resuming it at once and
+			// fails its session.
+			conn.Forget(*rs)
+			return failed(fmt.Errorf("%s: failed to reconnect (session ID: %v): connection aborted after 0 attempts", sendingCall, rs.ID))
+		}
+		if err != nil && st.SSE() {
+			// The go-sdk client ends the call so when a stream it cannot
+			// resume ends or breaks before the answer; the session lives on.
+			return failed(errors.New("request terminated without response"))
+		}
 		if err != nil {
-			if errors.Is(err, io.EOF) {
-				return nil, fmt.Errorf("upstream %s: calling \"tools/call\": the upstream ended its answer without a result", server)
-			}
-			// Worded as the go-sdk client words a body it could not read.
-			return nil, fmt.Errorf("upstream %s: calling \"tools/call\": sending \"tools/call\": failed to read body: %v", server, err)
+			conn.Forget(*rs)
+			return failed(fmt.Errorf("%s: failed to read body: %v", sendingCall, err))
 		}
 		m := relay.Classify(b)
+		if m.Kind == relay.Invalid {
+			if _, derr := jsonrpc.DecodeMessage(b); derr != nil {
+				// Not JSON-RPC: the go-sdk client fails its session with the
+				// decoder's words (this path only: no go-sdk on a good answer).
+				conn.Forget(*rs)
+				if st.SSE() {
+					return failed(fmt.Errorf("%s: failed to decode event: %v", sendingCall, derr))
+				}
+				return failed(fmt.Errorf("%s: failed to decode response: %v", sendingCall, derr))
+			}
+		}
 		switch m.Kind {
 		case relay.Answer:
 			if string(m.ID) != string(id) {
@@ -390,7 +417,7 @@ func (p *Project) relayRound(ctx context.Context, cl *client, conn *upstream.Con
 			if m.Error != nil {
 				var we relay.WireError
 				_ = json.Unmarshal(m.Error, &we)
-				return nil, fmt.Errorf("upstream %s: calling \"tools/call\": %s", server, we.Message)
+				return failed(errors.New(we.Message))
 			}
 			return m.Result, nil
 		case relay.Notify:
@@ -401,7 +428,52 @@ func (p *Project) relayRound(ctx context.Context, cl *client, conn *upstream.Con
 				st2.Close()
 			}
 		}
+		if !st.SSE() {
+			return failed(errors.New("the upstream ended its answer without a result"))
+		}
 	}
+}
+
+// sendingCall is how the go-sdk client names the request in its transport
+// errors.
+const sendingCall = `sending "tools/call"`
+
+// postError words an error of relay.Session.Post as the go-sdk client
+// words the same failure of its POST, and reports whether that client
+// fails its session over it: an error of the HTTP client (the request may
+// not have reached the upstream) and a refusal it classifies (a transient
+// status, a JSON-RPC error) are rejections that keep the session; another
+// refusal or an answer of an unsupported type fail it.
+func postError(err error) (error, bool) {
+	var se *relay.StatusError
+	var ct *relay.ContentTypeError
+	switch {
+	case errors.As(err, &se):
+		text := http.StatusText(se.Status)
+		if transientStatus(se.Status) {
+			return fmt.Errorf("rejected by transport: %s: %s", sendingCall, text), false
+		}
+		if msg, ok := se.RPCError(); ok {
+			return fmt.Errorf("%s: %s: rejected by transport: %s", sendingCall, msg, text), false
+		}
+		return fmt.Errorf("%s: %s", sendingCall, text), true
+	case errors.As(err, &ct):
+		return fmt.Errorf("%s: %w", sendingCall, err), true
+	case errors.Is(err, relay.ErrSessionGone):
+		// Gone again right after the reconnect: the go-sdk client drops
+		// that session too.
+		return mcp.ErrSessionMissing, true
+	}
+	return fmt.Errorf("%s: rejected by transport: %w", sendingCall, err), false
+}
+
+// transientStatus is a status the go-sdk client takes as a passing refusal.
+func transientStatus(code int) bool {
+	switch code {
+	case http.StatusInternalServerError, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout, http.StatusTooManyRequests:
+		return true
+	}
+	return false
 }
 
 func rawSession(rs upstream.RawSession) relay.Session {

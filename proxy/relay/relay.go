@@ -182,18 +182,48 @@ type Session struct {
 // request carrying its id): nothing ran there.
 var ErrSessionGone = errors.New("upstream session not found")
 
-// StatusError is an upstream's HTTP refusal of a relayed request.
+// StatusError is an upstream's HTTP refusal of a relayed request: a
+// status outside 2xx, with its body (JSON: the shape check turned every
+// other refusal into a transport error first).
 type StatusError struct {
 	Status int
-	Body   string
+	Body   []byte
 }
 
 func (e *StatusError) Error() string {
-	return fmt.Sprintf("upstream answered HTTP %d: %s", e.Status, e.Body)
+	return fmt.Sprintf("upstream answered HTTP %d: %s", e.Status, bytes.TrimSpace(e.Body))
+}
+
+// RPCError is the message of the JSON-RPC error the refusal's body carries,
+// if it is one (a response with an id and an error object).
+func (e *StatusError) RPCError() (string, bool) {
+	m := Classify(e.Body)
+	if m.Kind != Answer || m.Error == nil {
+		return "", false
+	}
+	var we WireError
+	if json.Unmarshal(m.Error, &we) != nil {
+		return "", false
+	}
+	return we.Message, true
+}
+
+// ContentTypeError says a 2xx answer to a request was neither JSON nor an
+// event stream (an empty body without a Content-Type, say).
+type ContentTypeError struct {
+	Type string // its media type; empty when it had none
+}
+
+func (e *ContentTypeError) Error() string {
+	return fmt.Sprintf("unsupported content type %q", e.Type)
 }
 
 // Post sends msg on s and returns the upstream's answer as a stream of
-// messages; the caller closes it.
+// messages; the caller closes it. An upstream that no longer knows the
+// session (404 with no JSON-RPC error) is ErrSessionGone, another status
+// outside 2xx a *StatusError, a 2xx answer to a request that is neither
+// JSON nor SSE a *ContentTypeError; an error of the HTTP client's comes
+// back as it is.
 func (s Session) Post(ctx context.Context, msg []byte) (*Stream, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.URL, bytes.NewReader(msg))
 	if err != nil {
@@ -211,19 +241,26 @@ func (s Session) Post(ctx context.Context, msg []byte) (*Stream, error) {
 	if err != nil {
 		return nil, err
 	}
-	if resp.StatusCode == http.StatusNotFound && s.ID != "" {
-		resp.Body.Close()
-		return nil, ErrSessionGone
-	}
 	if resp.StatusCode/100 != 2 {
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		b, _ := io.ReadAll(resp.Body) // bounded by the session's HTTP client
 		resp.Body.Close()
-		return nil, &StatusError{Status: resp.StatusCode, Body: string(bytes.TrimSpace(b))}
+		se := &StatusError{Status: resp.StatusCode, Body: b}
+		if _, rpc := se.RPCError(); resp.StatusCode == http.StatusNotFound && s.ID != "" && !rpc {
+			return nil, ErrSessionGone
+		}
+		return nil, se
 	}
 	media, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	st := &Stream{body: resp.Body, sse: media == "text/event-stream"}
-	if st.sse {
+	switch {
+	case st.sse:
 		st.r = bufio.NewReader(resp.Body)
+	case media == "application/json":
+	case resp.StatusCode == http.StatusAccepted || resp.StatusCode == http.StatusNoContent:
+		// A notification's or a response's answer: no body to read.
+	default:
+		resp.Body.Close()
+		return nil, &ContentTypeError{Type: media}
 	}
 	return st, nil
 }
@@ -231,42 +268,48 @@ func (s Session) Post(ctx context.Context, msg []byte) (*Stream, error) {
 // Stream is an upstream's answer to one relayed request: one JSON body, or
 // an SSE stream of messages.
 type Stream struct {
-	body io.ReadCloser
-	r    *bufio.Reader
-	sse  bool
-	done bool
+	body   io.ReadCloser
+	r      *bufio.Reader
+	sse    bool
+	done   bool
+	lastID string // the last SSE event id seen
 }
 
+// SSE reports whether the answer is an event stream (else one JSON body).
+func (s *Stream) SSE() bool { return s.sse }
+
+// LastEventID is the id of the last SSE event read, if the upstream gave
+// its events ids (a stream it offers to resume).
+func (s *Stream) LastEventID() string { return s.lastID }
+
 // Next returns the next JSON-RPC message; io.EOF when there is none left.
+// A JSON answer is one message, returned even when empty (it is then not
+// JSON-RPC); an event stream yields the data of each event named message
+// (or not named), as the go-sdk client reads it.
 func (s *Stream) Next() ([]byte, error) {
 	if s.done {
 		return nil, io.EOF
 	}
 	if !s.sse {
 		s.done = true
-		b, err := io.ReadAll(s.body)
-		if err != nil {
-			return nil, err
-		}
-		if len(bytes.TrimSpace(b)) == 0 {
-			return nil, io.EOF
-		}
-		return b, nil
+		return io.ReadAll(s.body)
 	}
 	var data []byte
+	other := false // the event is named, not "message": skipped
 	for {
 		line, err := s.r.ReadBytes('\n')
 		if err != nil && len(line) == 0 {
-			if err == io.EOF && len(data) > 0 {
+			if err == io.EOF && len(data) > 0 && !other {
 				return data, nil
 			}
 			return nil, err
 		}
 		line = bytes.TrimRight(line, "\r\n")
 		if len(line) == 0 {
-			if len(data) > 0 {
+			if len(data) > 0 && !other {
 				return data, nil
 			}
+			data, other = data[:0], false
 			continue
 		}
 		if v, ok := bytes.CutPrefix(line, []byte("data:")); ok {
@@ -275,8 +318,13 @@ func (s *Stream) Next() ([]byte, error) {
 				data = append(data, '\n')
 			}
 			data = append(data, v...)
+		} else if v, ok := bytes.CutPrefix(line, []byte("event:")); ok {
+			v = bytes.TrimPrefix(v, []byte(" "))
+			other = len(v) > 0 && string(v) != "message"
+		} else if v, ok := bytes.CutPrefix(line, []byte("id:")); ok && len(v) > 0 {
+			s.lastID = string(bytes.TrimPrefix(v, []byte(" ")))
 		}
-		// event:, id:, retry: and comments carry nothing the relay uses.
+		// retry: and comments carry nothing the relay uses.
 	}
 }
 

@@ -125,6 +125,84 @@ func TestPostSaysSessionGoneOn404(t *testing.T) {
 	}
 }
 
+// An event stream yields what the go-sdk client reads of it: the data of
+// events named message (or not named), not of events named otherwise, and
+// remembers the last event id (a stream the upstream offers to resume).
+func TestStreamSkipsOtherEventsAndKeepsTheLastEventID(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, "id: 1\ndata:\n\nevent: ping\ndata: not json\n\nid: 2\ndata: {\"jsonrpc\":\"2.0\",\"id\":\"r\",\"result\":{}}\n\n")
+	}))
+	defer srv.Close()
+	st, err := Session{HTTP: srv.Client(), URL: srv.URL}.Post(t.Context(), []byte(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var got []string
+	for {
+		b, err := st.Next()
+		if err != nil {
+			break
+		}
+		got = append(got, string(b))
+	}
+	if len(got) != 1 || Classify([]byte(got[0])).Kind != Answer || st.LastEventID() != "2" || !st.SSE() {
+		t.Errorf("events %q, last id %q: want only the answer, and id 2", got, st.LastEventID())
+	}
+}
+
+// Post tells apart what the relay words differently: a 404 with a JSON-RPC
+// error is a refusal, not a forgotten session; another status a
+// *StatusError with its body; a 2xx answer neither JSON nor SSE a
+// *ContentTypeError; an empty JSON body is one (empty) message.
+func TestPostClassifiesRefusals(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Query().Get("case") {
+		case "404rpc":
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusNotFound)
+			io.WriteString(w, `{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"no"}}`)
+		case "400":
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadRequest)
+			io.WriteString(w, `{"oops":true}`)
+		case "empty":
+			w.Header()["Content-Type"] = nil
+			w.WriteHeader(http.StatusOK)
+		case "emptyjson":
+			w.Header().Set("Content-Type", "application/json")
+		}
+	}))
+	defer srv.Close()
+	post := func(c string) (*Stream, error) {
+		return Session{HTTP: srv.Client(), URL: srv.URL + "?case=" + c, ID: "S"}.Post(t.Context(), []byte(`{}`))
+	}
+	_, err := post("404rpc")
+	if se, ok := err.(*StatusError); !ok || se.Status != 404 {
+		t.Errorf("404 with a JSON-RPC error: %v, want a *StatusError", err)
+	} else if msg, rpc := se.RPCError(); !rpc || msg != "no" {
+		t.Errorf("404's JSON-RPC error %q %v, want \"no\"", msg, rpc)
+	}
+	_, err = post("400")
+	if se, ok := err.(*StatusError); !ok || se.Status != 400 || string(se.Body) != `{"oops":true}` {
+		t.Errorf("400: %v, want a *StatusError with its body", err)
+	} else if _, rpc := se.RPCError(); rpc {
+		t.Error("400 with a body that is not JSON-RPC: RPCError says it is one")
+	}
+	if _, err = post("empty"); err == nil || err.Error() != `unsupported content type ""` {
+		t.Errorf("200 with no body and no Content-Type: %v, want a *ContentTypeError", err)
+	}
+	st, err := post("emptyjson")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if b, err := st.Next(); err != nil || len(b) != 0 || st.SSE() {
+		t.Errorf("an empty JSON body: %q %v, want one empty message", b, err)
+	}
+}
+
 func TestStampedAddsTheTraceCodeAndKeepsTheRest(t *testing.T) {
 	r, err := ParseResult(json.RawMessage(`{"content":[{"type":"text","text":"boom"}],"isError":true,"_meta":{"k":"v"},"structuredContent":{"a":1}}`))
 	if err != nil {

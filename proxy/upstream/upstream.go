@@ -645,6 +645,15 @@ func (c *Conn) Reconnect(ctx context.Context, rs RawSession) (RawSession, error)
 	return n, nil
 }
 
+// Forget forgets rs, if it is still the Conn's session, as the go-sdk client
+// fails a session whose answer it could not read: the next call connects
+// anew (the old session is closed in the background).
+func (c *Conn) Forget(rs RawSession) {
+	if rs.s != nil {
+		c.drop(rs.s)
+	}
+}
+
 // Session returns the session the Conn holds, connecting first if it holds
 // none (bounded by the connect timeout and ctx), as the SDK path's calls do.
 func (c *Conn) Session(ctx context.Context) (RawSession, error) {
