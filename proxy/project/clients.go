@@ -336,8 +336,7 @@ func (c *client) clientOptions(server string) *mcp.ClientOptions {
 			c.log(server, r.Params)
 		},
 		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
-			ctx, _ := c.related(server, r.Params.ProgressToken)
-			_ = c.ss.NotifyProgress(ctx, r.Params)
+			c.progress(server, r.Params)
 		},
 		ResourceUpdatedHandler: func(ctx context.Context, r *mcp.ResourceUpdatedNotificationRequest) {
 			_ = c.srv.ResourceUpdated(ctx, r.Params)
@@ -374,6 +373,17 @@ func (c *client) log(server string, p *mcp.LoggingMessageParams) {
 	ctx, related := c.related(server, nil)
 	if err := c.ss.Log(ctx, p); err != nil && related {
 		_ = c.ss.Log(context.Background(), p)
+	}
+}
+
+// progress relays a progress notification from server to the client, on
+// the stream of the request whose token it carries while that request is in
+// flight, else on the standalone stream; like log, out of band when the
+// request was answered between finding it and writing.
+func (c *client) progress(server string, p *mcp.ProgressNotificationParams) {
+	ctx, related := c.related(server, p.ProgressToken)
+	if err := c.ss.NotifyProgress(ctx, p); err != nil && related {
+		_ = c.ss.NotifyProgress(context.Background(), p)
 	}
 }
 
