@@ -721,6 +721,10 @@ var table = []Mutant{
 	{Name: "resolution-waiter-ignores-its-context", PatchFile: "167-resolution-waiter-ignores-its-context.patch",
 		Regression: "a call waiting on another call's claude-<family>-latest resolution waits for it past its own context: a cancelled or timed-out call hangs on a slow /v1/models (found by generic mutation testing: no spec of a waiter's own context).",
 		Kill:       goTest("./proxy/llm", "^TestAWaiterStopsOnItsOwnContext$")},
+	// 168: found by the session-7 flake check (the relay differential spec).
+	{Name: "late-progress-lost", PatchFile: "168-late-progress-lost.patch",
+		Regression: "an upstream's progress notification that the go-sdk hands over just after its call's answer is written on the answered request's closed stream and lost, instead of going on the client's standalone stream as a log message does (the relay differential spec lost 'tok 1/2' on the SDK path 1 run in 20).",
+		Kill:       goTest("./proxy/project", "^TestAProgressLateForItsRequestsStreamGoesOutOfBand$")},
 	// 199-206: the raw relay answers upstream transport failures as the SDK path does (issue 14, relayfail).
 	{Name: "relay-transport-error-own-words", PatchFile: "199-relay-transport-error-own-words.patch",
 		Regression: "the raw relay words an upstream POST its HTTP client could not complete (connection closed before any answer, an answer the shape check refused) without the go-sdk client's 'sending \"tools/call\": rejected by transport:', so the two paths answer and audit it differently (issue 14).",
