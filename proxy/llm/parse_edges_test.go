@@ -111,3 +111,21 @@ func TestConfigErrorsComeInProviderNameOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestAnthropicAnswerNamesTheServedModel: a Messages answer naming its
+// model is what the response says was used (an alias resolves to a dated
+// id); one naming none keeps the model that was asked for.
+func TestAnthropicAnswerNamesTheServedModel(t *testing.T) {
+	noLeaks(t)
+	for body, want := range map[string]string{
+		`{"type":"message","model":"claude-opus-5-20260512","content":[{"type":"text","text":"hi"}],"stop_reason":"end_turn"}`: "claude-opus-5-20260512",
+		`{"type":"message","content":[{"type":"text","text":"hi"}],"stop_reason":"end_turn"}`:                                   "claude-opus-5",
+	} {
+		s := newStub(t, raw(200, body))
+		ad := newAdapter(t, chainOf(anthropicCfg("a", s, "claude-opus-5")), knobs.Defaults())
+		resp, err := ad.Complete(context.Background(), hello)
+		if err != nil || resp.Model != want || resp.Text != "hi" {
+			t.Errorf("%s: %+v, %v; want model %q", body, resp, err, want)
+		}
+	}
+}
