@@ -119,7 +119,7 @@ func TestAnthropicAnswerNamesTheServedModel(t *testing.T) {
 	noLeaks(t)
 	for body, want := range map[string]string{
 		`{"type":"message","model":"claude-opus-5-20260512","content":[{"type":"text","text":"hi"}],"stop_reason":"end_turn"}`: "claude-opus-5-20260512",
-		`{"type":"message","content":[{"type":"text","text":"hi"}],"stop_reason":"end_turn"}`:                                   "claude-opus-5",
+		`{"type":"message","content":[{"type":"text","text":"hi"}],"stop_reason":"end_turn"}`:                                  "claude-opus-5",
 	} {
 		s := newStub(t, raw(200, body))
 		ad := newAdapter(t, chainOf(anthropicCfg("a", s, "claude-opus-5")), knobs.Defaults())

@@ -154,6 +154,48 @@ var wireFaults = []wireFault{
 // faultyUpstream is an MCP server with one tool, echo, whose next
 // tools/call POST fails as arm says; every later one is served. It counts
 // the tools/call POSTs it was sent.
+// faultyWorld is a project over faultyUpstream, with the relay on or off,
+// and one client session through it that offers nothing and holds no
+// standalone stream, its requests carrying the trace code code.
+type faultyWorld struct {
+	p            *Project
+	cs           *mcp.ClientSession
+	rows         *rowsSeen
+	up           string
+	arm          func(wireFault)
+	posts, inits *atomic.Int64
+	closers      []func()
+}
+
+func newFaultyWorld(ctx context.Context, t *testing.T, relayOn bool, code string, callTimeout time.Duration) *faultyWorld {
+	t.Helper()
+	w := &faultyWorld{rows: &rowsSeen{}}
+	k := knobs.Defaults()
+	k.UpstreamCallTimeout = callTimeout
+	k.RequestDeadline = 8 * time.Second
+	w.up, w.arm, w.posts, w.inits = faultyUpstream(t)
+	w.p = New("p", Options{Servers: map[string]string{"s": w.up}, Relay: relayOn,
+		Sessions: session.NewTable(), Audit: w.rows, Knobs: k, Logger: slog.New(slog.DiscardHandler)})
+	w.closers = append(w.closers, w.p.Close)
+	url := serveRelaying(t, w.p)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "0"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}}).Connect(ctx,
+		&mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: withTrace{code: code}}, DisableStandaloneSSE: true, MaxRetries: -1}, nil)
+	if err != nil {
+		w.close()
+		t.Fatal(err)
+	}
+	w.cs = cs
+	w.closers = append(w.closers, func() { _ = cs.Close() })
+	return w
+}
+
+// close closes the client session, then the project.
+func (w *faultyWorld) close() {
+	for i := len(w.closers) - 1; i >= 0; i-- {
+		w.closers[i]()
+	}
+}
+
 func faultyUpstream(t *testing.T) (url string, arm func(wireFault), calls, inits *atomic.Int64) {
 	t.Helper()
 	s := mcp.NewServer(&mcp.Implementation{Name: "up", Version: "0"}, nil)
@@ -212,23 +254,11 @@ func TestTheRelayAnswersTransportFailuresAsTheSDKPathDoes(t *testing.T) {
 		posts, inits  int64
 	}
 	run := func(relayOn bool) (map[string]seen, int64) {
-		rows := &rowsSeen{}
-		k := knobs.Defaults()
-		k.UpstreamCallTimeout = 5 * time.Second
-		k.RequestDeadline = 8 * time.Second
-		up, arm, posts, inits := faultyUpstream(t)
-		p := New("p", Options{Servers: map[string]string{"s": up}, Relay: relayOn,
-			Sessions: session.NewTable(), Audit: rows, Knobs: k, Logger: slog.New(slog.DiscardHandler)})
-		defer p.Close()
-		url := serveRelaying(t, p)
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "0"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}}).Connect(ctx,
-			&mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: withTrace{code: code}}, DisableStandaloneSSE: true, MaxRetries: -1}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer cs.Close()
+		w := newFaultyWorld(ctx, t, relayOn, code, 5*time.Second)
+		defer w.close()
+		p, cs, rows, up, arm, posts, inits := w.p, w.cs, w.rows, w.up, w.arm, w.posts, w.inits
 		upURL := regexp.QuoteMeta(strings.TrimPrefix(strings.TrimSuffix(up, "/mcp?apikey=s3cret"), "http://"))
 		norm := func(s string) string {
 			if strings.Contains(s, "s3cret") {
@@ -323,23 +353,11 @@ func TestTheRelayAnswersAJSONBodyWithoutTheAnswerAtOnce(t *testing.T) {
 		io.WriteString(w, `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"not the answer"}}`)
 	}}
 	run := func(relayOn bool) (results, rows []string, inits int64) {
-		rs := &rowsSeen{}
-		k := knobs.Defaults()
-		k.UpstreamCallTimeout = time.Second
-		k.RequestDeadline = 8 * time.Second
-		up, arm, _, initCount := faultyUpstream(t)
-		p := New("p", Options{Servers: map[string]string{"s": up}, Relay: relayOn,
-			Sessions: session.NewTable(), Audit: rs, Knobs: k, Logger: slog.New(slog.DiscardHandler)})
-		defer p.Close()
-		url := serveRelaying(t, p)
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
-		cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "0"}, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}}).Connect(ctx,
-			&mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: withTrace{code: code}}, DisableStandaloneSSE: true, MaxRetries: -1}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer cs.Close()
+		w := newFaultyWorld(ctx, t, relayOn, code, time.Second)
+		defer w.close()
+		cs, rs, arm, initCount := w.cs, w.rows, w.arm, w.inits
 		if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "s_echo", Arguments: map[string]any{"s": "first"}}); err != nil {
 			t.Fatal(err) // connects the upstream session before the count starts
 		}
