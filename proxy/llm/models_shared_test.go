@@ -51,6 +51,23 @@ func (h *heldModels) handler(w http.ResponseWriter, r *http.Request) {
 	h.pg.handler(w, r)
 }
 
+// heldChain is an adapter whose primary, ant, follows claude-opus-latest
+// through held (its first /v1/models request held, then answered with
+// firstStatus) and answers completions with text; with fallback, an OpenAI
+// provider fb answers "fallback" after it.
+func heldChain(t *testing.T, firstStatus int, text string, fallback bool) (held *heldModels, s, fb *stub, ad *Adapter) {
+	t.Helper()
+	held = newHeldModels(catalogue, firstStatus)
+	s = newStub(t, answer(text))
+	s.models = held.handler
+	cfg := chainOf(anthropicCfg("ant", s, "claude-opus-latest"))
+	if fallback {
+		fb = newStub(t, answer("fallback"))
+		cfg = chainOf(anthropicCfg("ant", s, "claude-opus-latest", "fb"), openaiCfg("fb", fb, "qwen"))
+	}
+	return held, s, fb, newAdapter(t, cfg, knobsWith(5*time.Second, 4*time.Second))
+}
+
 // waitForWaiters returns once n goroutines are inside a resolution without
 // fetching: with the one fetch held, each of them waits on it. It polls the
 // goroutine stacks (there is no hook in the resolver to wait on), and fails
@@ -100,11 +117,7 @@ func backgrounds(n int) []context.Context {
 // to /v1/models in all, and every caller fails over.
 func TestCallersWaitingOnAFailedResolutionShareItsFailure(t *testing.T) {
 	noLeaks(t)
-	held := newHeldModels(catalogue, http.StatusInternalServerError)
-	s := newStub(t, answer("never"))
-	s.models = held.handler
-	fb := newStub(t, answer("fallback"))
-	ad := newAdapter(t, chainOf(anthropicCfg("ant", s, "claude-opus-latest", "fb"), openaiCfg("fb", fb, "qwen")), knobsWith(5*time.Second, 4*time.Second))
+	held, s, _, ad := heldChain(t, http.StatusInternalServerError, "never", true)
 
 	first, firstErr, wg1 := callAll(ad, backgrounds(1))
 	<-held.entered
@@ -136,10 +149,7 @@ func TestCallersWaitingOnAFailedResolutionShareItsFailure(t *testing.T) {
 // (once, shared among them) and are answered by the provider itself.
 func TestWaitersResolveAgainWhenTheResolversContextEnds(t *testing.T) {
 	noLeaks(t)
-	held := newHeldModels(catalogue, 0)
-	s := newStub(t, answer("from ant"))
-	s.models = held.handler
-	ad := newAdapter(t, chainOf(anthropicCfg("ant", s, "claude-opus-latest")), knobsWith(5*time.Second, 4*time.Second))
+	held, s, _, ad := heldChain(t, 0, "from ant", false)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	_, firstErr, wg1 := callAll(ad, []context.Context{ctx})
@@ -168,11 +178,7 @@ func TestWaitersResolveAgainWhenTheResolversContextEnds(t *testing.T) {
 // context ends, while the resolution is still held, and asks no fallback.
 func TestAWaiterStopsOnItsOwnContext(t *testing.T) {
 	noLeaks(t)
-	held := newHeldModels(catalogue, 0)
-	s := newStub(t, answer("from ant"))
-	s.models = held.handler
-	fb := newStub(t, answer("fallback"))
-	ad := newAdapter(t, chainOf(anthropicCfg("ant", s, "claude-opus-latest", "fb"), openaiCfg("fb", fb, "qwen")), knobsWith(5*time.Second, 4*time.Second))
+	held, _, fb, ad := heldChain(t, 0, "from ant", true)
 
 	_, firstErr, wg1 := callAll(ad, backgrounds(1))
 	<-held.entered
