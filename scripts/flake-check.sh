@@ -111,6 +111,15 @@ run_unit() { # the plain tests, each RUNS times in one go test
 	f=$(grep -E '"Action":"fail","Package":"[^"]*","Test":' "$DIR/unit.json" |
 		sed -E 's/.*"Package":"([^"]*)","Test":"([^"]*)".*/\1 \2/' | sort | uniq -c |
 		sed -E 's/^ *([0-9]+) (.*)/\2 (failed \1 of '"$RUNS"')/')
+	# A package that failed with no failed test (its binary timed out or
+	# panicked, or it did not build) is a failure of its own: listed even
+	# when other packages' tests failed.
+	local pkg
+	for pkg in $(grep -E '"Action":"fail","Package":"[^"]*","Elapsed"' "$DIR/unit.json" |
+		sed -E 's/.*"Package":"([^"]*)".*/\1/' | sort -u); do
+		grep -qE '"Action":"fail","Package":"'"$pkg"'","Test":' "$DIR/unit.json" ||
+			f+="${f:+$'\n'}$pkg (failed with no failed test: a timeout, a panic or a build failure; see $DIR/unit.json)"
+	done
 	record "seed $SEED (unit)" "$f" "$rc" "test; see $DIR/unit.log and $DIR/unit.json"
 	echo "flake-check: unit tests, $RUNS runs each, seed $SEED: $unit_tests test runs, exit $rc"
 }

@@ -11,7 +11,8 @@ import (
 // fakeGo stands in for `go run ginkgo run ...`: it writes a JUnit report with
 // two specs into --output-dir/--junit-report, failing the second when the seed
 // is odd, and exits 1 then. As `go test -json -count=N`, it reports two tests
-// N times each, TestSlow failing its second run, and exits 1.
+// N times each, TestSlow failing its second run, and a third package whose
+// binary timed out (no failed test, the package failed), and exits 1.
 const fakeGo = `#!/usr/bin/env bash
 if [ "$1" = test ]; then
   for a in "$@"; do case "$a" in -count=*) n=${a#-count=} ;; esac; done
@@ -21,6 +22,9 @@ if [ "$1" = test ]; then
     echo '{"Time":"t","Action":"'$r'","Package":"example/q","Test":"TestSlow","Elapsed":0}'
   done
   echo '{"Time":"t","Action":"fail","Package":"example/q","Elapsed":0}'
+  echo '{"Time":"t","Action":"run","Package":"example/r","Test":"TestHangs"}'
+  echo '{"Time":"t","Action":"output","Package":"example/r","Output":"panic: test timed out after 10m0s\n"}'
+  echo '{"Time":"t","Action":"fail","Package":"example/r","Elapsed":600}'
   exit 1
 fi
 for a in "$@"; do
@@ -66,8 +70,9 @@ func TestFlakeCheckNamesEachFailureWithItsSeed(t *testing.T) {
 		"seed 11 (quiet): Suite [It] the 'quoted' spec\n",
 		"flake-check: unit tests, 2 runs each, seed 10: 4 test runs, exit 1",
 		"seed 10 (unit): example/q TestSlow (failed 1 of 2)\n",
+		"seed 10 (unit): example/r (failed with no failed test: a timeout, a panic or a build failure; see ",
 		"flake-check: unit: 4 test runs (2 × each test)",
-		"flake-check: 3 runs × 2 specs (6 in all), 2 failures",
+		"flake-check: 3 runs × 2 specs (6 in all), 3 failures",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("output lacks %q:\n%s", want, got)
