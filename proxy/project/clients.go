@@ -370,10 +370,7 @@ func (c *client) clientOptions(server string) *mcp.ClientOptions {
 // refuses the write on the request's closed stream, and the message goes out
 // of band instead of being lost.
 func (c *client) log(server string, p *mcp.LoggingMessageParams) {
-	ctx, related := c.related(server, nil)
-	if err := c.ss.Log(ctx, p); err != nil && related {
-		_ = c.ss.Log(context.Background(), p)
-	}
+	c.outOfBandIfLate(server, nil, func(ctx context.Context) error { return c.ss.Log(ctx, p) })
 }
 
 // progress relays a progress notification from server to the client, on
@@ -381,9 +378,17 @@ func (c *client) log(server string, p *mcp.LoggingMessageParams) {
 // flight, else on the standalone stream; like log, out of band when the
 // request was answered between finding it and writing.
 func (c *client) progress(server string, p *mcp.ProgressNotificationParams) {
-	ctx, related := c.related(server, p.ProgressToken)
-	if err := c.ss.NotifyProgress(ctx, p); err != nil && related {
-		_ = c.ss.NotifyProgress(context.Background(), p)
+	c.outOfBandIfLate(server, p.ProgressToken, func(ctx context.Context) error { return c.ss.NotifyProgress(ctx, p) })
+}
+
+// outOfBandIfLate writes an upstream's notification with the context of
+// the client request it belongs to (by token, else the newest in flight to
+// server), and again on the standalone stream if the SDK refused the first
+// write because that request was answered in between.
+func (c *client) outOfBandIfLate(server string, token any, write func(context.Context) error) {
+	ctx, related := c.related(server, token)
+	if err := write(ctx); err != nil && related {
+		_ = write(context.Background())
 	}
 }
 
