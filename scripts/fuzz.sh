@@ -22,6 +22,11 @@ TARGETS=${FUZZ_TARGETS:-}
 TIME=${FUZZTIME:-5m}
 CHUNK=${FUZZ_CHUNK:-200000x}
 
+# now_ms is the wall clock in milliseconds: bash's SECONDS counts whole
+# clock seconds, so a run of 0.4 s that crosses a second boundary would
+# already read as one second spent.
+now_ms() { date +%s%3N; }
+
 # seconds prints D (N, Ns, Nm or Nh) in seconds; it fails on anything else.
 seconds() {
 	local n=$1 mult=1
@@ -58,17 +63,17 @@ for t in $TARGETS; do
 		echo "fuzz: target $t: want PKG:TARGET" >&2
 		exit 2
 	fi
-	start=$SECONDS runs=0
+	start=$(now_ms) runs=0
 	while :; do
 		runs=$((runs + 1))
-		echo "fuzz: $name ($pkg): run $runs of $CHUNK, $((SECONDS - start))s of ${total}s spent"
+		echo "fuzz: $name ($pkg): run $runs of $CHUNK, $((($(now_ms) - start) / 1000))s of ${total}s spent"
 		if ! "$GO" test -run '^$' -fuzz="^${name}\$" -fuzztime="$CHUNK" "$pkg"; then
 			echo "fuzz: $name failed in run $runs; the failing input is under $pkg/testdata/fuzz/$name/" >&2
 			exit 1
 		fi
-		if ((SECONDS - start >= total)); then
+		if (($(now_ms) - start >= total * 1000)); then
 			break
 		fi
 	done
-	echo "fuzz: $name: $runs run(s) of $CHUNK in $((SECONDS - start))s, no failing input"
+	echo "fuzz: $name: $runs run(s) of $CHUNK in $((($(now_ms) - start) / 1000))s, no failing input"
 done
