@@ -75,7 +75,20 @@ type Options struct {
 	// from it; the request then gets Deadline minus what it spent before the
 	// hold. A non-nil error answers the request with it.
 	Hold func(ctx context.Context, method string, req mcp.Request) error
+	// Stop, if set, ends every request still running when it is done (the
+	// project closing): their handlers' contexts end with cause ErrStopped,
+	// so what they wait on upstream is given up (and the upstream told)
+	// now, not at the deadline. A request that arrives once Stop is done
+	// is answered StoppedText without being run.
+	Stop context.Context
 }
+
+// ErrStopped is the cause of a request context Options.Stop ended.
+var ErrStopped = errors.New("the proxy is shutting down")
+
+// StoppedText is what a request ended by Options.Stop is told: the words
+// the entry's shutdown answer uses (entry.ShuttingDown).
+const StoppedText = "the proxy is shutting down and this request did not complete; retry it"
 
 // Middleware returns the go-sdk receiving middleware that bounds every request.
 // Notifications pass through untouched.
@@ -117,6 +130,15 @@ func handle(ctx context.Context, o Options, next mcp.MethodHandler, method strin
 	}
 	ctx, cancel := context.WithTimeoutCause(ctx, budget, errDeadline)
 	defer cancel()
+	if o.Stop != nil {
+		var stopped context.CancelCauseFunc
+		ctx, stopped = context.WithCancelCause(ctx)
+		defer stopped(nil)
+		defer context.AfterFunc(o.Stop, func() { stopped(ErrStopped) })()
+		if o.Stop.Err() != nil && held == nil {
+			held = ErrStopped // arrived after the stop: answered, not run
+		}
+	}
 
 	done := make(chan outcome, 1) // buffered: a late handler never blocks on it
 	go func() {
@@ -143,6 +165,9 @@ func handle(ctx context.Context, o Options, next mcp.MethodHandler, method strin
 		case out.panic != nil:
 			a.Outcome, a.Detail, a.Stack = Panicked, fmt.Sprintf("panic: %v", out.panic), out.stack
 			res, err = failure(method, code, "the proxy hit an internal error while handling this request; retry, and if it persists report the trace code")
+		case errors.Is(out.err, ErrStopped) || (out.err != nil && errors.Is(context.Cause(ctx), ErrStopped)):
+			a.Outcome, a.Detail = Cancelled, StoppedText
+			res, err = failure(method, code, StoppedText)
 		case out.err != nil:
 			a.Outcome, a.Detail = Failed, out.err.Error()
 			if ctx.Err() != nil && errors.Is(context.Cause(ctx), errDeadline) {
@@ -163,6 +188,9 @@ func handle(ctx context.Context, o Options, next mcp.MethodHandler, method strin
 		if errors.Is(context.Cause(ctx), errDeadline) {
 			a.Outcome, a.Detail = Timeout, fmt.Sprintf("no answer within %v", o.Deadline)
 			res, err = failure(method, code, ExpiredText(o.Deadline))
+		} else if errors.Is(context.Cause(ctx), ErrStopped) {
+			a.Outcome, a.Detail = Cancelled, StoppedText
+			res, err = failure(method, code, StoppedText)
 		} else {
 			a.Outcome, a.Detail = Cancelled, context.Cause(ctx).Error()
 			res, err = failure(method, code, "the request was cancelled")

@@ -20,7 +20,7 @@ import (
 
 // ShuttingDown is what a request still running when the shutdown grace runs
 // out is told.
-const ShuttingDown = "the proxy is shutting down and this request did not complete; retry it"
+const ShuttingDown = deadline.StoppedText
 
 // inflight is one JSON-RPC request on a live session whose answer has not
 // been written. Its writer lets exactly one of the SDK and the shutdown

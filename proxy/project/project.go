@@ -51,6 +51,8 @@ var ProtocolVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26"}
 // notifications have exactly one place to go). Release frees both.
 type Project struct {
 	Name      string
+	stopped   context.Context // ended first thing in Close: every request still running ends
+	stop      context.CancelFunc
 	servers   map[string]string      // server name -> MCP URL
 	headers   map[string]http.Header // server name -> headers sent to it (config headers)
 	names     []string               // server names, sorted
@@ -129,6 +131,7 @@ func New(name string, o Options) *Project {
 		clients:   map[string]*client{},
 		caps:      map[string]*mcp.ServerCapabilities{},
 	}
+	p.stopped, p.stop = context.WithCancel(context.Background())
 	for sn, u := range o.Servers {
 		p.servers[sn] = u
 		p.names = append(p.names, sn)
@@ -169,7 +172,7 @@ func (p *Project) NewServer(id string) *mcp.Server {
 	}
 	s := mcp.NewServer(&mcp.Implementation{Name: "mcplocal/" + p.Name, Version: "0.1.0"}, opts)
 	s.AddReceivingMiddleware(
-		deadline.Middleware(deadline.Options{Deadline: p.knobs.RequestDeadline, Begin: p.begin, OnAnswer: p.answered, Hold: p.hold}),
+		deadline.Middleware(deadline.Options{Deadline: p.knobs.RequestDeadline, Begin: p.begin, OnAnswer: p.answered, Hold: p.hold, Stop: p.stopped}),
 		p.track(s),
 		p.dispatch,
 	)
@@ -208,6 +211,11 @@ func (p *Project) UpstreamSessions() int {
 // Close closes every session of the project and their upstream sessions.
 // Close may be called more than once.
 func (p *Project) Close() {
+	// First, the requests still running end (their answers were given by
+	// the entry's shutdown, or are given now): what they wait on upstream
+	// is given up, so each upstream is told (upstream.Conn's Close) before
+	// its session ends, and a client told to retry does not run a tool twice.
+	p.stop()
 	p.mu.Lock()
 	clients := p.clients
 	p.clients = map[string]*client{}

@@ -305,9 +305,10 @@ func (p *Project) relayUpstream(ctx context.Context, cl *client, conn *upstream.
 	if err == nil {
 		body, err = rc.Request(id, tool, meta)
 	}
+	tctx, end := conn.Track(uctx) // Close tells the upstream of it, if it is still running
 	if err == nil {
 		var result json.RawMessage
-		result, err = p.relayRound(uctx, cl, conn, &rs, server, id, body, out)
+		result, err = p.relayRound(tctx, cl, conn, &rs, server, id, body, out)
 		if err == nil {
 			var r relay.Result
 			if r, err = relay.ParseResult(result); err == nil {
@@ -329,8 +330,11 @@ func (p *Project) relayUpstream(ctx context.Context, cl *client, conn *upstream.
 		if cause := context.Cause(uctx); cause != nil {
 			err = cause
 		}
-		go p.relayCancelled(rs, id, after) // as the SDK client tells the upstream
+		// As the SDK client tells the upstream; under the call's values, so
+		// the Conn takes the call off its list once the cancel went.
+		go p.relayCancelled(context.WithoutCancel(tctx), rs, id, after)
 	}
+	end(err != nil && uctx.Err() != nil && !connectFailed)
 	err = redact.Error(err)
 	row := audit.Row{
 		Kind: audit.KindUpstreamCall, CorrelationID: code, SpanID: span, ParentID: parent,
@@ -481,9 +485,10 @@ func rawSession(rs upstream.RawSession) relay.Session {
 }
 
 // relayCancelled tells the upstream that the relayed request id was given
-// up, bounded by the call timeout.
-func (p *Project) relayCancelled(rs upstream.RawSession, id json.RawMessage, after time.Duration) {
-	ctx, cancel := context.WithTimeout(context.Background(), after)
+// up, bounded by the call timeout; base carries the call's values, not its
+// end.
+func (p *Project) relayCancelled(base context.Context, rs upstream.RawSession, id json.RawMessage, after time.Duration) {
+	ctx, cancel := context.WithTimeout(base, after)
 	defer cancel()
 	params, _ := json.Marshal(map[string]any{"requestId": id, "reason": "the client's request ended"})
 	if st, err := rawSession(rs).Post(ctx, relay.Notification("notifications/cancelled", params)); err == nil {

@@ -50,6 +50,8 @@ type Conn struct {
 	limit      *Limit
 	ownHTTP    bool // the transport is the Conn's own: Close closes its idle connections
 
+	pending pendingCalls // calls sent and not yet answered or told (cancel.go)
+
 	rootsMu   sync.Mutex // one roots/list_changed at a time
 	rootsSet  bool       // the placeholder root is in the client's set
 	onConnect func(context.Context, *mcp.ClientSession)
@@ -108,7 +110,7 @@ func New(name, url string, o Options) *Conn {
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "mcplocal", Version: "0.1.0"}, co)
 	client.AddReceivingMiddleware(o.Receiving...)
-	return &Conn{
+	c := &Conn{
 		ownHTTP:        o.Transport == nil,
 		standalone:     o.Standalone,
 		limit:          o.Limit,
@@ -121,9 +123,13 @@ func New(name, url string, o Options) *Conn {
 		callTimeout:    o.CallTimeout,
 		logger:         o.Logger,
 		client:         client,
-		httpClient:     &http.Client{Transport: Shape(LimitResponses(WithHeaders(abortable{base: base, closing: closing}, o.Headers), o.MaxResponseBytes))},
 		lock:           make(chan struct{}, 1),
 	}
+	c.httpClient = &http.Client{Transport: tracking{
+		base:  Shape(LimitResponses(WithHeaders(abortable{base: base, closing: closing}, o.Headers), o.MaxResponseBytes)),
+		calls: &c.pending,
+	}}
+	return c
 }
 
 // ErrClosed is returned by calls on a closed Conn.
@@ -346,6 +352,7 @@ func (c *Conn) drop(s *mcp.ClientSession) {
 	c.mu.Unlock()
 	if s != nil {
 		c.limit.give()
+		c.pending.forgetSession(s.ID())
 		go func() { // Close sends a DELETE; never on the caller's path
 			_ = s.Close()
 			abort()
@@ -413,11 +420,15 @@ func (c *Conn) do(ctx context.Context, detached bool, f func(context.Context, *m
 		if err != nil {
 			return err
 		}
+		// Tracked after the connect: the call's own requests are noted,
+		// not the handshake's (cancel.go).
+		tctx, end := c.pending.track(ctx)
 		if detached {
-			err = run(ctx, s, f)
+			err = run(tctx, s, f)
 		} else {
-			err = f(ctx, s)
+			err = f(tctx, s)
 		}
+		end(err != nil && ctx.Err() != nil)
 		if err == nil {
 			return nil
 		}
@@ -474,10 +485,12 @@ func gone(err error) bool {
 	return errors.Is(err, mcp.ErrSessionMissing) || errors.Is(err, mcp.ErrConnectionClosed)
 }
 
-// Close closes the upstream session, giving its DELETE at most CloseGrace
-// (an upstream behind a dead link would otherwise hold it for the SDK's own
-// 5 s), then aborts whatever the Conn still has in flight. Close may be
-// called more than once.
+// Close tells the upstream of the calls it still has (running, or given up
+// and not yet cancelled: cancel.go), closes the upstream session, giving
+// those cancels and its DELETE at most CloseGrace together (an upstream
+// behind a dead link would otherwise hold it for the SDK's own 5 s), then
+// aborts whatever the Conn still has in flight. Close may be called more
+// than once.
 func (c *Conn) Close() error {
 	c.mu.Lock()
 	s, sessAbort := c.session, c.sessAbort
@@ -486,9 +499,18 @@ func (c *Conn) Close() error {
 	var err error
 	if s != nil {
 		defer c.limit.give()
+		// The upstream hears of the calls still running (or given up
+		// untold) before the DELETE, within the same grace.
+		t := time.NewTimer(c.closeGrace)
+		tctx, cancelTell := context.WithTimeout(context.Background(), c.closeGrace)
+		version := ProtocolVersion
+		if ir := s.InitializeResult(); ir != nil && ir.ProtocolVersion != "" {
+			version = ir.ProtocolVersion
+		}
+		c.tellPending(tctx, version)
+		cancelTell()
 		done := make(chan error, 1)
 		go func() { done <- s.Close() }()
-		t := time.NewTimer(c.closeGrace)
 		select {
 		case err = <-done:
 		case <-t.C:
