@@ -58,3 +58,62 @@ func TestAPanickingCallIsAnsweredLoggedAndAudited(t *testing.T) {
 		t.Errorf("tool_call_trace rows %q, want one panicked row for s_t", got)
 	}
 }
+
+// panickingRows panics when asked to record a row of kind; it keeps the
+// rest.
+type panickingRows struct {
+	rowsSeen
+	kind audit.Kind
+}
+
+func (s *panickingRows) Record(r audit.Row) {
+	if r.Kind == s.kind {
+		panic("recording " + string(r.Kind))
+	}
+	s.rowsSeen.Record(r)
+}
+
+// A panic on the raw relay's path (here: writing the upstream_call row) is
+// answered, logged with its stack and audited as panicked, as on the SDK
+// path: the relay's recover keeps the stack for the log.
+func TestAPanicOnTheRelayIsAnsweredLoggedWithItsStackAndAudited(t *testing.T) {
+	up := newCountingUpstream(t)
+	lines := &logLines{}
+	rows := &panickingRows{kind: audit.KindUpstreamCall}
+	p := New("p", Options{Servers: map[string]string{"s": up.url}, Relay: true,
+		Sessions: session.NewTable(), Audit: rows, Knobs: knobs.Defaults(), Logger: lines.logger()})
+	t.Cleanup(p.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	// A client holding its standalone stream, as go-sdk clients do: one
+	// that offers roots without it stays off the relay.
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "0"}, nil).Connect(ctx,
+		&mcp.StreamableClientTransport{Endpoint: serveRelaying(t, p), MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	for i := range 2 {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "s_t", Arguments: map[string]any{}})
+		if err != nil || res == nil || !res.IsError {
+			t.Fatalf("call %d: a call that panicked answered %+v, %v; want an isError", i, res, err)
+		}
+	}
+	if n := p.Relayed(); n != 2 {
+		t.Fatalf("the relay took %d calls, want both", n)
+	}
+	panicked := lines.with(t, "handler panicked")
+	if len(panicked) != 2 {
+		t.Fatalf("%d 'handler panicked' lines, want one per call: %v", len(panicked), panicked)
+	}
+	for _, l := range panicked {
+		if l["method"] != "tools/call" || l["trace"] == "" || !strings.Contains(l["panic"].(string), "recording upstream_call") ||
+			!strings.Contains(l["stack"].(string), "goroutine") {
+			t.Errorf("log line %v, want the trace, the method, the panic and its stack", l)
+		}
+	}
+	got := rows.of(audit.KindToolCallTrace)
+	if len(got) != 2 || !strings.HasPrefix(got[0], "s|s_t|panic|panic: recording upstream_call") || got[0] != got[1] {
+		t.Errorf("tool_call_trace rows %q, want two panicked rows for s_t", got)
+	}
+}

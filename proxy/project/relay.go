@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -201,7 +202,7 @@ func (p *Project) relay(w http.ResponseWriter, r *http.Request, cl *client, conn
 			var rd relayed
 			defer func() {
 				if pv := recover(); pv != nil {
-					rd = relayed{panic: pv}
+					rd = relayed{panic: pv, stack: debug.Stack()} // the stack for the log, as Middleware keeps it
 				}
 				done <- rd
 			}()
@@ -220,7 +221,7 @@ func (p *Project) relay(w http.ResponseWriter, r *http.Request, cl *client, conn
 			a.Outcome, a.Detail = deadline.Cancelled, context.Cause(ctx).Error()
 			res, _ = deadline.Failure("tools/call", code, "the request was cancelled")
 		case rd.panic != nil:
-			a.Outcome, a.Detail = deadline.Panicked, fmt.Sprintf("panic: %v", rd.panic)
+			a.Outcome, a.Detail, a.Stack = deadline.Panicked, fmt.Sprintf("panic: %v", rd.panic), rd.stack
 			res, _ = deadline.Failure("tools/call", code, "the proxy hit an internal error while handling this request; retry, and if it persists report the trace code")
 		case rd.err != nil:
 			er := errorResult(fmt.Sprintf("%v; retry, and if it keeps failing the upstream %s may be down [trace %s]", rd.err, server, code))
@@ -263,6 +264,7 @@ type relayed struct {
 	text    string
 	err     error
 	panic   any
+	stack   []byte // the goroutine's stack when it panicked
 }
 
 // relayCall forwards the call and, when the project has stages and the
