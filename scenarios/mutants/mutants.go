@@ -771,6 +771,9 @@ var table = []Mutant{
 	{Name: "given-up-call-unlisted", PatchFile: "213-given-up-call-unlisted.patch",
 		Regression: "a call the proxy gave up leaves the Conn's list at once, untold, so at shutdown (the go-sdk's own cancel not sent once its session closes) the upstream is never told (issue 14).",
 		Kill:       goTest("./proxy/upstream", "^TestADroppedSessionTakesItsCallsOffTheList$")},
+	{Name: "relay-panic-stackless", PatchFile: "214-relay-panic-stackless.patch",
+		Regression: "a panic on the raw relay's path is answered and audited but its stack never reaches the log (mutant 120's promise, on the relay; issue 14).",
+		Kill:       goTest("./proxy/project", "^TestAPanicOnTheRelayIsAnsweredLoggedWithItsStackAndAudited$")},
 }
 
 // All returns every mutant with its patch, in patch order.
