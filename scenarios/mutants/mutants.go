@@ -61,6 +61,23 @@ type Check struct {
 	Pkg string
 	// Run is the -run regexp of a GoTest check.
 	Run string
+	// SDKPath runs the check with the raw tools/call relay off in every
+	// harness world that does not choose (MCPCHAOS_RELAY=0): for a mutant
+	// that breaks what only the go-sdk path of a plain tools/call does,
+	// which the relay, on by default, no longer exercises.
+	SDKPath bool
+}
+
+// relayEnv is harness.RelayEnv, spelled out so this package does not link
+// the harness (TestRelayEnvIsTheHarnesss keeps the two equal).
+const relayEnv = "MCPCHAOS_RELAY"
+
+// Env is what the check adds to the environment its command runs in.
+func (c Check) Env() []string {
+	if c.SDKPath {
+		return []string{relayEnv + "=0"}
+	}
+	return nil
 }
 
 // GinkgoSuite is the package whose Ginkgo suite Ginkgo checks run.
@@ -116,12 +133,14 @@ func (c Check) prepared(tmp string) (build [][]string, run []string, dir string)
 	return nil, nil, "."
 }
 
-// String is the command line, quoted where a shell needs it.
+// String is the command line, quoted where a shell needs it, after the
+// environment the check adds (Env).
 func (c Check) String() string {
 	args := c.Args()
 	if args == nil {
 		return fmt.Sprintf("invalid check (kind %d)", c.Kind)
 	}
+	args = append(c.Env(), args...)
 	out := make([]string, len(args))
 	for i, a := range args {
 		if strings.ContainsAny(a, " |()^$*?[]&;'\"") {
