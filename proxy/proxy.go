@@ -222,7 +222,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Proxy, error) {
 			Servers: servers, Headers: headers, NoPrefix: pc.Prefix != nil && !*pc.Prefix, UpstreamSessions: limit,
 			Sessions: tbl, Audit: p.rec, Knobs: kv, Logger: o.Logger,
 			Failpoints: o.Failpoints, Pipeline: pipe, Pages: pages, Gate: g, Pause: p.pause,
-			Relay: cfg.Relay,
+			Relay: cfg.RelayOn(),
 		})
 		p.projects[name] = pr
 		routes[name] = entry.Project{P: pr, RequireAuth: cfg.AuthRequired(pc), Sessions: tbl}
@@ -262,7 +262,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Proxy, error) {
 func (p *Proxy) Handler() http.Handler { return p.handler }
 
 // RelayedCalls is how many tools/calls the raw relay answered, over every
-// project (config `relay: true`).
+// project (on unless the config says `relay: false`).
 func (p *Proxy) RelayedCalls() int64 {
 	var n int64
 	for _, pr := range p.projects {

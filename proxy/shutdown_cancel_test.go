@@ -104,7 +104,7 @@ func shutdownCancels(t *testing.T, relay bool) {
 	defer close(testDone) // runs before upSrv.Close: a call never told lets go
 
 	cfg := &config.Config{
-		Listen: "127.0.0.1:0", Audit: "sqlite:" + filepath.Join(t.TempDir(), "audit.db"), Relay: relay,
+		Listen: "127.0.0.1:0", Audit: "sqlite:" + filepath.Join(t.TempDir(), "audit.db"), Relay: &relay,
 		Projects: map[string]*config.Project{"p": {Servers: map[string]*config.Server{"s": {URL: upSrv.URL}}}},
 	}
 	kv := knobs.Defaults()

@@ -21,8 +21,11 @@ import (
 const benchUsage = `Usage: mcpchaos bench [flags]
 
 Measure MCP targets side by side in one run: the upstream called directly
-(the baseline), mcplocal in front of it, and any --target you add (another
-proxy in front of the same upstream). Every target gets the same raw
+(the baseline), mcplocal in front of it (its default config: plain
+tools/calls take the raw relay), with --sdk-path a second mcplocal whose
+config says relay: false (target mcplocal-sdk: every call on the go-sdk
+path), and any --target you add (another proxy in front of the same
+upstream). Every target gets the same raw
 Streamable HTTP load client and the same tools/call; rounds alternate
 between targets so a busy machine slows them alike.
 
@@ -55,7 +58,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	mcplocalPath := fs.String("mcplocal", "", "mcplocal binary to put in front of the upstream (default: build ./cmd/mcplocal of this module)")
 	quiet := fs.Bool("quiet-upstream", false, "the in-process fake docmost advertises nothing it could send unprompted (tools without listChanged, no logging; the go-sdk's default advertises both)")
 	noMcplocal := fs.Bool("no-mcplocal", false, "do not start mcplocal; measure only the upstream and --target")
-	withRelay := fs.Bool("relay", false, "also start a second mcplocal with the raw tools/call relay on (config relay: true), target mcplocal-relay, measured side by side")
+	sdkPath := fs.Bool("sdk-path", false, "also start a second mcplocal with the raw tools/call relay off (config relay: false: every call on the go-sdk path), target mcplocal-sdk, measured side by side with mcplocal (the default config: relay on)")
 	var extra []bench.Target
 	fs.Func("target", "another target: NAME=URL[#TOOL] (TOOL defaults to --tool); repeatable", func(v string) error {
 		name, rest, ok := strings.Cut(v, "=")
@@ -148,22 +151,25 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return target(f), func() { f.Stop() }, nil
 		}
 		targets = append(targets, t)
-		if *withRelay {
-			mr, err := bench.StartMcplocalWith(ctx, path, url, nil, true)
+		if *sdkPath {
+			off := false
+			ms, err := bench.StartMcplocalWith(ctx, path, url, nil, &off)
 			if err != nil {
-				return fmt.Errorf("bench: start mcplocal with the relay: %w", err)
+				return fmt.Errorf("bench: start mcplocal with relay: false: %w", err)
 			}
-			defer mr.Stop()
-			rt := target(mr)
-			rt.Name = "mcplocal-relay"
+			defer ms.Stop()
+			sdkTarget := func(m *bench.Mcplocal) bench.Target {
+				t := target(m)
+				t.Name = "mcplocal-sdk"
+				return t
+			}
+			rt := sdkTarget(ms)
 			rt.Fresh = func(ctx context.Context) (bench.Target, func(), error) {
-				f, err := bench.StartMcplocalWith(ctx, path, url, nil, true)
+				f, err := bench.StartMcplocalWith(ctx, path, url, nil, &off)
 				if err != nil {
 					return bench.Target{}, nil, err
 				}
-				ft := target(f)
-				ft.Name = "mcplocal-relay"
-				return ft, func() { f.Stop() }, nil
+				return sdkTarget(f), func() { f.Stop() }, nil
 			}
 			targets = append(targets, rt)
 		}

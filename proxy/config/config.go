@@ -34,11 +34,17 @@ type Config struct {
 	// AllowedHosts are Host names (no port) allowed besides loopback ones and
 	// the listen address: the proxy's name when reached through a DNS name.
 	AllowedHosts []string `yaml:"allowedHosts"`
-	// Relay forwards a plain tools/call (an upstream tool, no stage, no
-	// gate) as raw JSON-RPC instead of through the go-sdk on both hops
-	// (proxy/relay, docs/performance.md "Fourth part"). Off by default.
-	Relay bool `yaml:"relay"`
+	// Relay forwards a plain tools/call (an upstream tool whose call the
+	// relay can take, see docs/performance.md "Fourth part") as raw JSON-RPC
+	// instead of through the go-sdk on both hops (proxy/relay). On by
+	// default (nil); `relay: false` keeps every call on the go-sdk path.
+	// Read it through RelayOn.
+	Relay *bool `yaml:"relay,omitempty"`
 }
+
+// RelayOn reports whether the raw tools/call relay is on: unless the file
+// says `relay: false`.
+func (c *Config) RelayOn() bool { return c.Relay == nil || *c.Relay }
 
 // Sessions configures how the proxy treats session ids it does not know.
 type Sessions struct {

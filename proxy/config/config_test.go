@@ -117,3 +117,42 @@ func TestCredentialsBelongInHeadersNotURLs(t *testing.T) {
 		t.Errorf("a header with valueEnv: %v", err)
 	}
 }
+
+// The raw tools/call relay is on unless the file says `relay: false`
+// (issue 14): a file without the key, and `relay: true`, both relay.
+func TestRelayIsOnUnlessTheFileSaysFalse(t *testing.T) {
+	for _, c := range []struct {
+		name, line string
+		want       bool
+	}{
+		{"absent", "", true},
+		{"relay: false", "relay: false\n", false},
+		{"relay: true", "relay: true\n", true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg, err := Parse([]byte(c.line + good))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := cfg.RelayOn(); got != c.want {
+				t.Errorf("RelayOn() = %v, want %v (Relay %v)", got, c.want, cfg.Relay)
+			}
+			// What a harness writes for a proxy in another process says the
+			// same: absent stays absent (on), false stays false.
+			b, err := Marshal(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			back, err := Parse(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := back.RelayOn(); got != c.want {
+				t.Errorf("after Marshal and Parse: RelayOn() = %v, want %v; yaml:\n%s", got, c.want, b)
+			}
+		})
+	}
+	if !(&Config{}).RelayOn() {
+		t.Error("a Config built in code without Relay must relay (nil is on)")
+	}
+}

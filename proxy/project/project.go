@@ -105,7 +105,7 @@ type Options struct {
 	// paused (see hold).
 	Pause *pause.Queue
 	// Relay answers plain tools/calls through the raw relay (RelayCall;
-	// config `relay: true`).
+	// config.Config.RelayOn: on unless the file says `relay: false`).
 	Relay bool
 }
 

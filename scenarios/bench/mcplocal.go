@@ -36,12 +36,13 @@ type Mcplocal struct {
 // one project "bench" whose one server is upstreamURL. stderr gets the
 // process's log (nil discards).
 func StartMcplocal(ctx context.Context, path, upstreamURL string, stderr io.Writer) (*Mcplocal, error) {
-	return StartMcplocalWith(ctx, path, upstreamURL, stderr, false)
+	return StartMcplocalWith(ctx, path, upstreamURL, stderr, nil)
 }
 
-// StartMcplocalWith is StartMcplocal with the raw tools/call relay on
-// (config `relay: true`) or off.
-func StartMcplocalWith(ctx context.Context, path, upstreamURL string, stderr io.Writer, relay bool) (*Mcplocal, error) {
+// StartMcplocalWith is StartMcplocal with the config's `relay` set: nil
+// leaves the key out (the default: the raw tools/call relay on), false
+// keeps every call on the go-sdk path.
+func StartMcplocalWith(ctx context.Context, path, upstreamURL string, stderr io.Writer, relay *bool) (*Mcplocal, error) {
 	dir, err := os.MkdirTemp("", "mcpchaos-bench-")
 	if err != nil {
 		return nil, err

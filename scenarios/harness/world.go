@@ -222,12 +222,13 @@ type EnvOptions struct {
 	Users map[string]string
 	// Strict makes the proxy answer unknown session ids with a 404.
 	Strict bool
-	// Relay turns on the raw tools/call relay (config `relay: true`); so does
-	// MCPCHAOS_RELAY=1 in the environment, for every world (to run the
-	// existing specs on the relay path).
+	// Relay forces the raw tools/call relay on (config `relay: true`)
+	// whatever MCPCHAOS_RELAY says. A world that sets neither Relay nor
+	// NoRelay follows the proxy's default (on) unless MCPCHAOS_RELAY=0.
 	Relay bool
-	// NoRelay keeps the relay off whatever MCPCHAOS_RELAY says (the
-	// differential spec's SDK-path world).
+	// NoRelay forces the relay off (config `relay: false`), whatever
+	// MCPCHAOS_RELAY says (the differential spec's SDK-path world). It wins
+	// over Relay.
 	NoRelay bool
 	// Dir is the scratch directory; default a new temp dir removed by Close.
 	Dir string
@@ -269,8 +270,25 @@ type EnvOptions struct {
 	SecondProject bool
 }
 
-// RelayEnv, set to 1, turns the raw tools/call relay on in every world.
+// RelayEnv, set to 0, turns the raw tools/call relay off in every world
+// whose options choose neither Relay nor NoRelay (to run the specs on the
+// go-sdk path); unset or 1, such worlds follow the default: on.
 const RelayEnv = "MCPCHAOS_RELAY"
+
+// relayFor is the config's `relay` for a world with options o: nil (the
+// key left out, so the proxy's default, on, holds in process and in the
+// file a process target reads) unless o or MCPCHAOS_RELAY=0 chooses.
+func relayFor(o EnvOptions) *bool {
+	switch {
+	case o.NoRelay:
+		return new(false)
+	case o.Relay:
+		return new(true)
+	case os.Getenv(RelayEnv) == "0":
+		return new(false)
+	}
+	return nil
+}
 
 // The fake LLMs' model names, as the proxy's config names them.
 const (
@@ -375,7 +393,7 @@ func NewEnv(ctx context.Context, o EnvOptions) (e *Env, err error) {
 		Listen:   "127.0.0.1:0",
 		Audit:    "sqlite:" + filepath.Join(e.Dir, "audit.db"),
 		Sessions: config.Sessions{Strict: o.Strict},
-		Relay:    !o.NoRelay && (o.Relay || os.Getenv(RelayEnv) == "1"),
+		Relay:    relayFor(o),
 		Projects: map[string]*config.Project{
 			Project: {Servers: map[string]*config.Server{"docmost": {URL: "http://" + e.DocmostLink.Addr() + "/mcp"}}},
 		},

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpchaos/mcpchaos/scenarios/harness"
 )
 
 // tinyModule writes a module of one package, p, whose test passes only
@@ -42,6 +44,12 @@ func TestTwo(t *testing.T) {
 }
 
 func TestOther(t *testing.T) {}
+
+func TestRelayOn(t *testing.T) {
+	if os.Getenv("MCPCHAOS_RELAY") == "0" {
+		t.Fatal("MCPCHAOS_RELAY=0: the relay is off")
+	}
+}
 `,
 	}
 	for name, body := range files {
@@ -146,5 +154,50 @@ func TestPreparedRunsWhatArgsSays(t *testing.T) {
 		if got := strings.Join(c.check.Args(), " "); got != c.argsStartWith {
 			t.Errorf("%s: Args %q, want %q", c.check, got, c.argsStartWith)
 		}
+	}
+}
+
+// A check with SDKPath runs its command with MCPCHAOS_RELAY=0 (the relay
+// off in every harness world that does not choose), and says so in the
+// command line it reports; a check without it leaves the variable alone.
+func TestAnSDKPathCheckRunsWithTheRelayOff(t *testing.T) {
+	t.Setenv(relayEnv, "1") // the module's environment says on
+	m := tinyModule(t)
+	opts := Options{Timeout: time.Minute}.withDefaults()
+	relayOn := goTest("./p", "^TestRelayOn$")
+	sdk := relayOn
+	sdk.SDKPath = true
+	if got, want := sdk.String(), "MCPCHAOS_RELAY=0 go test -count=1 -failfast ./p -run '^TestRelayOn$'"; got != want {
+		t.Errorf("String() = %q, want %q", got, want)
+	}
+	if got := relayOn.String(); strings.Contains(got, relayEnv) {
+		t.Errorf("String() of a check without SDKPath = %q, want no %s", got, relayEnv)
+	}
+	if env := relayOn.Env(); env != nil {
+		t.Errorf("Env() without SDKPath = %q, want none", env)
+	}
+	for _, c := range []struct {
+		kill Check
+		want Verdict
+	}{
+		{relayOn, Survived}, // MCPCHAOS_RELAY=1 from the module's environment
+		{sdk, Killed},       // MCPCHAOS_RELAY=0 from the check's
+	} {
+		o := judge(context.Background(), m, Mutant{Name: "tiny", Patch: patchTwo("return 1 + 1"), Kill: c.kill}, opts)
+		if o.Verdict != c.want {
+			t.Errorf("%s: verdict %s (err %v, exit %d), want %s; excerpt:\n%s", c.kill, o.Verdict, o.Err, o.ExitCode, c.want, o.Excerpt)
+		}
+		if c.want == Killed && !strings.Contains(o.Excerpt, "MCPCHAOS_RELAY=0: the relay is off") {
+			t.Errorf("%s: the check failed for another reason:\n%s", c.kill, o.Excerpt)
+		}
+		if c.want == Killed && o.KilledBy != sdk.String() {
+			t.Errorf("KilledBy = %q, want %q", o.KilledBy, sdk.String())
+		}
+	}
+}
+
+func TestRelayEnvIsTheHarnesss(t *testing.T) {
+	if relayEnv != harness.RelayEnv {
+		t.Errorf("relayEnv = %q, harness.RelayEnv = %q", relayEnv, harness.RelayEnv)
 	}
 }

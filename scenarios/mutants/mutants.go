@@ -61,6 +61,23 @@ type Check struct {
 	Pkg string
 	// Run is the -run regexp of a GoTest check.
 	Run string
+	// SDKPath runs the check with the raw tools/call relay off in every
+	// harness world that does not choose (MCPCHAOS_RELAY=0): for a mutant
+	// that breaks what only the go-sdk path of a plain tools/call does,
+	// which the relay, on by default, no longer exercises.
+	SDKPath bool
+}
+
+// relayEnv is harness.RelayEnv, spelled out so this package does not link
+// the harness (TestRelayEnvIsTheHarnesss keeps the two equal).
+const relayEnv = "MCPCHAOS_RELAY"
+
+// Env is what the check adds to the environment its command runs in.
+func (c Check) Env() []string {
+	if c.SDKPath {
+		return []string{relayEnv + "=0"}
+	}
+	return nil
 }
 
 // GinkgoSuite is the package whose Ginkgo suite Ginkgo checks run.
@@ -116,12 +133,14 @@ func (c Check) prepared(tmp string) (build [][]string, run []string, dir string)
 	return nil, nil, "."
 }
 
-// String is the command line, quoted where a shell needs it.
+// String is the command line, quoted where a shell needs it, after the
+// environment the check adds (Env).
 func (c Check) String() string {
 	args := c.Args()
 	if args == nil {
 		return fmt.Sprintf("invalid check (kind %d)", c.Kind)
 	}
+	args = append(c.Env(), args...)
 	out := make([]string, len(args))
 	for i, a := range args {
 		if strings.ContainsAny(a, " |()^$*?[]&;'\"") {
@@ -268,7 +287,9 @@ var table = []Mutant{
 		Kill:       Check{Kind: Ginkgo, Label: "forward", Focus: "forwards resources, resource templates, prompts and completion"}},
 	{Name: "progress-dropped", PatchFile: "24-progress-dropped.patch",
 		Regression: "the upstream's notifications/progress are dropped instead of relayed to the client request they belong to.",
-		Kill:       Check{Kind: Ginkgo, Label: "forward", Focus: "relays a long call's progress notifications"}},
+		// The go-sdk client's progress handler is the SDK path's: the raw
+		// relay, on by default, passes progress on itself (its twin: 132).
+		Kill: Check{Kind: Ginkgo, Label: "forward", Focus: "relays a long call's progress notifications", SDKPath: true}},
 	{Name: "request-to-wrong-session", PatchFile: "25-request-to-wrong-session.patch",
 		Regression: "an upstream's sampling/createMessage is sent to another client session than the one whose call caused it.",
 		Kill:       Check{Kind: Ginkgo, Label: "forward", Focus: "routes sampling, elicitation and roots"}},
@@ -522,7 +543,7 @@ var table = []Mutant{
 		Regression: "a relayed tools/call writes no upstream_call audit row, so its waterfall lacks the upstream (issue 14).",
 		Kill:       Check{Kind: Ginkgo, Label: "relay", Focus: "a plain call"}},
 	{Name: "relay-ignores-config", PatchFile: "136-relay-ignores-config.patch",
-		Regression: "the raw relay runs whatever the config says: `relay: false` (the default) does not keep tools/calls on the SDK path (issue 14).",
+		Regression: "the raw relay runs whatever the config says: `relay: false` does not keep tools/calls on the SDK path (issue 14).",
 		Kill:       Check{Kind: Ginkgo, Label: "relay", Focus: "a plain call"}},
 	{Name: "relay-skips-stages", PatchFile: "137-relay-skips-stages.patch",
 		Regression: "a relayed tools/call of a project with stages passes the upstream's result on without running the pipeline: no pagination, no ⚠ notice (issue 14).",

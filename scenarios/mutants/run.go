@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -178,7 +179,17 @@ func (w *workspace) run(ctx context.Context, timeout time.Duration, log io.Write
 
 // runIn is run in dir, relative to the copy's module root.
 func (w *workspace) runIn(ctx context.Context, dir string, timeout time.Duration, log io.Writer, args ...string) result {
-	r := modcopy.Run(ctx, filepath.Join(w.dir, dir), w.m.env, timeout, log, args...)
+	return w.runEnv(ctx, dir, nil, timeout, log, args...)
+}
+
+// runEnv is runIn with extra added to the module's environment (a check's
+// Env; later entries win).
+func (w *workspace) runEnv(ctx context.Context, dir string, extra []string, timeout time.Duration, log io.Writer, args ...string) result {
+	env := append(slices.Clip(w.m.env), extra...)
+	if log != nil && len(extra) > 0 {
+		fmt.Fprintf(log, "\n$ export %s", strings.Join(extra, " "))
+	}
+	r := modcopy.Run(ctx, filepath.Join(w.dir, dir), env, timeout, log, args...)
 	return result{exit: r.Exit, timedOut: r.TimedOut, out: r.Out, err: r.Err, took: r.Took}
 }
 
@@ -323,7 +334,7 @@ func judge(ctx context.Context, m *module, mu Mutant, opts Options) (o Outcome) 
 		}
 	}
 
-	r := w.runIn(ctx, dir, opts.Timeout, log, check...)
+	r := w.runEnv(ctx, dir, mu.Kill.Env(), opts.Timeout, log, check...)
 	o.CheckDuration, o.ExitCode, o.TimedOut = r.took, r.exit, r.timedOut
 	switch {
 	case r.err != nil:
