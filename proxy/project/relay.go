@@ -368,6 +368,7 @@ func (p *Project) relayRound(ctx context.Context, cl *client, conn *upstream.Con
 	failed := func(err error) (json.RawMessage, error) {
 		return nil, fmt.Errorf("upstream %s: calling \"tools/call\": %w", server, err)
 	}
+	upstream.Sent(ctx, id, rs.ID)
 	st, err := rawSession(*rs).Post(ctx, body)
 	if errors.Is(err, relay.ErrSessionGone) {
 		var n upstream.RawSession
@@ -375,6 +376,7 @@ func (p *Project) relayRound(ctx context.Context, cl *client, conn *upstream.Con
 			return nil, err
 		}
 		*rs = n
+		upstream.Sent(ctx, id, n.ID)
 		st, err = rawSession(n).Post(ctx, body)
 	}
 	if err != nil {
@@ -487,8 +489,8 @@ func rawSession(rs upstream.RawSession) relay.Session {
 }
 
 // relayCancelled tells the upstream that the relayed request id was given
-// up, bounded by the call timeout; base carries the call's values, not its
-// end.
+// up, bounded by the call timeout, and takes the call off its Conn's list;
+// base carries the call's values (upstream.Track's), not its end.
 func (p *Project) relayCancelled(base context.Context, rs upstream.RawSession, id json.RawMessage, after time.Duration) {
 	ctx, cancel := context.WithTimeout(base, after)
 	defer cancel()
@@ -496,6 +498,7 @@ func (p *Project) relayCancelled(base context.Context, rs upstream.RawSession, i
 	if st, err := rawSession(rs).Post(ctx, relay.Notification("notifications/cancelled", params)); err == nil {
 		st.Close()
 	}
+	upstream.Told(base) // told, or as good as: the upstream had the chance
 }
 
 // relayNotification passes what the upstream sent during the call on as the

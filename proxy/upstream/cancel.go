@@ -28,6 +28,10 @@ type pendingCall struct {
 	mu      sync.Mutex
 	id      json.RawMessage // the JSON-RPC id of its last POSTed request; nil before it
 	session string          // the upstream session it went on
+	// noted: its sender notes what it sends (Sent, Told: the raw relay,
+	// which knows its ids), so the transport reads none of its bodies.
+	noted bool
+	list  *pendingCalls
 }
 
 func (p *pendingCall) sent(id json.RawMessage, session string) {
@@ -55,7 +59,7 @@ type pendingCalls struct {
 // the list), end(true) when it was given up (it stays until its cancel
 // goes out, its session is dropped, or Close tells the upstream).
 func (l *pendingCalls) track(ctx context.Context) (context.Context, func(givenUp bool)) {
-	p := &pendingCall{}
+	p := &pendingCall{list: l}
 	l.mu.Lock()
 	if l.calls == nil {
 		l.calls = map[*pendingCall]struct{}{}
@@ -120,7 +124,7 @@ type tracking struct {
 
 func (t tracking) RoundTrip(r *http.Request) (*http.Response, error) {
 	p, _ := r.Context().Value(pendingKey{}).(*pendingCall)
-	if p == nil || r.Method != http.MethodPost || r.GetBody == nil {
+	if p == nil || p.noted || r.Method != http.MethodPost || r.GetBody == nil {
 		return t.base.RoundTrip(r)
 	}
 	var m struct {
@@ -199,10 +203,29 @@ func (c *Conn) tellPending(ctx context.Context, protocolVersion string) {
 }
 
 // Track puts a call the raw relay sends on this Conn's list, as the SDK
-// path's calls are: the requests it posts under the returned context are
-// noted, and Close tells the upstream of it if it is still running or was
-// given up untold. end(false): answered; end(true): given up (the relay
-// then sends its own cancel under a context that keeps this one's values).
+// path's calls are, and Close tells the upstream of it if it is still
+// running or was given up untold. The relay knows its ids, so the
+// transport reads none of its bodies: it says what it posts (Sent) and
+// when it sent the call's cancel (Told), under the returned context.
+// end(false): answered; end(true): given up.
 func (c *Conn) Track(ctx context.Context) (context.Context, func(givenUp bool)) {
-	return c.pending.track(ctx)
+	ctx, end := c.pending.track(ctx)
+	ctx.Value(pendingKey{}).(*pendingCall).noted = true // before any request can see it
+	return ctx, end
+}
+
+// Sent notes that the call tracked by ctx (Track) posted request id on
+// upstream session session.
+func Sent(ctx context.Context, id json.RawMessage, session string) {
+	if p, _ := ctx.Value(pendingKey{}).(*pendingCall); p != nil {
+		p.sent(id, session)
+	}
+}
+
+// Told takes the call tracked by ctx off its Conn's list: its cancel went
+// out.
+func Told(ctx context.Context) {
+	if p, _ := ctx.Value(pendingKey{}).(*pendingCall); p != nil {
+		p.list.remove(p)
+	}
 }

@@ -320,3 +320,48 @@ func TestTrackingPassesEveryBodyOnWhole(t *testing.T) {
 	}
 	end(false)
 }
+
+// TestARelayedCallIsNotedByItsSender: a call the raw relay tracks (Track)
+// says what it sent (Sent) and when its cancel went (Told): the transport
+// reads none of its bodies (the relay's hot path decodes each body once, in
+// the relay), yet Close has its id, and a told call leaves the list.
+func TestARelayedCallIsNotedByItsSender(t *testing.T) {
+	read := 0
+	base := rtFunc(func(r *http.Request) (*http.Response, error) {
+		return &http.Response{StatusCode: 202, Body: io.NopCloser(strings.NewReader("")), Header: http.Header{}}, nil
+	})
+	c := New("s", "http://up/mcp", Options{Transport: base})
+	const msg = `{"jsonrpc":"2.0","id":"r-1","method":"tools/call","params":{"name":"x"}}`
+	ctx, end := c.Track(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://up/mcp", strings.NewReader(msg))
+	get := req.GetBody
+	req.GetBody = func() (io.ReadCloser, error) { read++; return get() }
+	req.Header.Set(sessionHeader, "S1")
+	if resp, err := c.httpClient.Do(req); err != nil {
+		t.Fatal(err)
+	} else {
+		resp.Body.Close()
+	}
+	if read != 0 {
+		t.Fatalf("the transport read a relayed call's body %d times, want none", read)
+	}
+	Sent(ctx, json.RawMessage(`"r-1"`), "S1")
+	end(true)
+	if n := c.pending.len(); n != 1 {
+		t.Fatalf("%d calls on the list after a given-up relayed call, want 1", n)
+	}
+	Told(context.WithoutCancel(ctx))
+	if n := c.pending.len(); n != 0 {
+		t.Fatalf("%d calls on the list after its cancel went, want 0", n)
+	}
+	ctx2, end2 := c.Track(context.Background())
+	Sent(ctx2, json.RawMessage(`"r-2"`), "S1")
+	end2(true)
+	taken := c.pending.take()
+	if len(taken) != 1 {
+		t.Fatalf("%d calls for Close to tell, want the untold one", len(taken))
+	}
+	if id, s := taken[0].sentAs(); string(id) != `"r-2"` || s != "S1" {
+		t.Fatalf("Close would tell %s on %q; want \"r-2\" on S1", id, s)
+	}
+}
