@@ -7,16 +7,12 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/mcpchaos/mcpchaos/proxy/config"
-	"github.com/mcpchaos/mcpchaos/proxy/knobs"
 )
 
 // TestShutdownCancelsTheUpstreamsCallsStillRunning: a tools/call still
@@ -103,19 +99,7 @@ func shutdownCancels(t *testing.T, relay bool) {
 	defer upSrv.Close()
 	defer close(testDone) // runs before upSrv.Close: a call never told lets go
 
-	cfg := &config.Config{
-		Listen: "127.0.0.1:0", Audit: "sqlite:" + filepath.Join(t.TempDir(), "audit.db"), Relay: &relay,
-		Projects: map[string]*config.Project{"p": {Servers: map[string]*config.Server{"s": {URL: upSrv.URL}}}},
-	}
-	kv := knobs.Defaults()
-	kv.ShutdownGrace = 600 * time.Millisecond
-	p, err := New(context.Background(), cfg, Options{Knobs: &kv, Getenv: func(string) string { return "" }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Start("127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
+	p, _, kv := startInFrontOf(t, upSrv.URL, &relay)
 	// The client holds its standalone stream, as go-sdk clients do by
 	// default: one that offers roots without it stays off the relay.
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "0"}, nil).Connect(context.Background(),

@@ -64,21 +64,7 @@ func shutdownWithACallRunning(t *testing.T, progress bool) {
 	defer upSrv.Close()
 	defer close(testDone) // runs before upSrv.Close: the call lets go first
 
-	dir := t.TempDir()
-	dsn := "sqlite:" + filepath.Join(dir, "audit.db")
-	cfg := &config.Config{
-		Listen: "127.0.0.1:0", Audit: dsn,
-		Projects: map[string]*config.Project{"p": {Servers: map[string]*config.Server{"s": {URL: upSrv.URL}}}},
-	}
-	kv := knobs.Defaults()
-	kv.ShutdownGrace = 600 * time.Millisecond
-	p, err := New(context.Background(), cfg, Options{Knobs: &kv, Getenv: func(string) string { return "" }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Start("127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
+	p, dsn, kv := startInFrontOf(t, upSrv.URL, nil)
 	progressed := make(chan struct{}, 1)
 	copts := &mcp.ClientOptions{ProgressNotificationHandler: func(context.Context, *mcp.ProgressNotificationClientRequest) {
 		select {
@@ -159,4 +145,26 @@ func shutdownWithACallRunning(t *testing.T, progress bool) {
 	if !found {
 		t.Errorf("no tool_call_trace row says %q; rows: %+v", entry.StatusShutdown, rows)
 	}
+}
+
+// startInFrontOf starts a proxy with one project "p" whose one server "s"
+// is upstream, its audit in a SQLite file (dsn), a 600 ms shutdown grace
+// (kv) and relay as the config's `relay` (nil: the default).
+func startInFrontOf(t *testing.T, upstream string, relay *bool) (p *Proxy, dsn string, kv knobs.Values) {
+	t.Helper()
+	dsn = "sqlite:" + filepath.Join(t.TempDir(), "audit.db")
+	cfg := &config.Config{
+		Listen: "127.0.0.1:0", Audit: dsn, Relay: relay,
+		Projects: map[string]*config.Project{"p": {Servers: map[string]*config.Server{"s": {URL: upstream}}}},
+	}
+	kv = knobs.Defaults()
+	kv.ShutdownGrace = 600 * time.Millisecond
+	p, err := New(context.Background(), cfg, Options{Knobs: &kv, Getenv: func(string) string { return "" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Start("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	return p, dsn, kv
 }

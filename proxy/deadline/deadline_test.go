@@ -16,8 +16,17 @@ import (
 
 func call(t *testing.T, method string, h mcp.MethodHandler, deadline time.Duration) (mcp.Result, error, Answer, time.Duration) {
 	t.Helper()
+	return callWith(t, method, Options{Deadline: deadline}, h)
+}
+
+// callWith runs one request of method (tools/call, or a list) through
+// Middleware(o) and returns its answer, the Answer reported and how long
+// it took.
+func callWith(t *testing.T, method string, o Options, h mcp.MethodHandler) (mcp.Result, error, Answer, time.Duration) {
+	t.Helper()
 	var got Answer
-	m := Middleware(Options{Deadline: deadline, OnAnswer: func(_ context.Context, a Answer) { got = a }})(h)
+	o.OnAnswer = func(_ context.Context, a Answer) { got = a }
+	m := Middleware(o)(h)
 	var req mcp.Request = &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: "x"}}
 	if method != "tools/call" {
 		req = &mcp.ListToolsRequest{}

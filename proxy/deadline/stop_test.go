@@ -15,15 +15,7 @@ import (
 // returns the answer and what the handler's context ended with.
 func stopCall(t *testing.T, method string, stop context.Context, h mcp.MethodHandler) (mcp.Result, error, Answer, time.Duration) {
 	t.Helper()
-	var got Answer
-	m := Middleware(Options{Deadline: 5 * time.Second, Stop: stop, OnAnswer: func(_ context.Context, a Answer) { got = a }})(h)
-	var req mcp.Request = &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: "x"}}
-	if method != "tools/call" {
-		req = &mcp.ListToolsRequest{}
-	}
-	start := time.Now()
-	res, err := m(context.Background(), method, req)
-	return res, err, got, time.Since(start)
+	return callWith(t, method, Options{Deadline: 5 * time.Second, Stop: stop}, h)
 }
 
 // TestAStopEndsTheRequestsStillRunning: when Stop ends, a handler still

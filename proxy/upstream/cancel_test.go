@@ -128,6 +128,17 @@ func toldBeforeDelete(t *testing.T, h *heard) {
 	}
 }
 
+// giveUpABlockedCall calls "block" on c, gives the call up once the
+// upstream has it, and returns when CallTool has.
+func giveUpABlockedCall(c *Conn, entered <-chan struct{}) {
+	ctx, giveUp := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() { _, err := c.CallTool(ctx, "block", nil, nil); errc <- err }()
+	<-entered
+	giveUp()
+	<-errc
+}
+
 func waitUntil(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
@@ -238,12 +249,7 @@ func TestAnAnsweredCallLeavesTheList(t *testing.T) {
 func TestAGivenUpCallLeavesTheListWhenItsCancelGoes(t *testing.T) {
 	url, h, entered, cancelled := cancelUpstream(t, false)
 	c := newCancelConn(url)
-	ctx, giveUp := context.WithCancel(context.Background())
-	errc := make(chan error, 1)
-	go func() { _, err := c.CallTool(ctx, "block", nil, nil); errc <- err }()
-	<-entered
-	giveUp()
-	<-errc
+	giveUpABlockedCall(c, entered)
 	select {
 	case <-cancelled:
 	case <-time.After(5 * time.Second):
@@ -263,12 +269,7 @@ func TestAGivenUpCallLeavesTheListWhenItsCancelGoes(t *testing.T) {
 func TestADroppedSessionTakesItsCallsOffTheList(t *testing.T) {
 	url, h, entered, _ := cancelUpstream(t, true)
 	c := newCancelConn(url)
-	ctx, giveUp := context.WithCancel(context.Background())
-	errc := make(chan error, 1)
-	go func() { _, err := c.CallTool(ctx, "block", nil, nil); errc <- err }()
-	<-entered
-	giveUp()
-	<-errc
+	giveUpABlockedCall(c, entered)
 	waitUntil(t, "the go-sdk's own cancel reaches the upstream", func() bool { return h.count("cancel ") == 1 })
 	if n := c.pending.len(); n != 1 {
 		t.Fatalf("%d calls on the list while its cancel is held, want 1", n)
