@@ -494,8 +494,7 @@ func rawSession(rs upstream.RawSession) relay.Session {
 func (p *Project) relayCancelled(base context.Context, rs upstream.RawSession, id json.RawMessage, after time.Duration) {
 	ctx, cancel := context.WithTimeout(base, after)
 	defer cancel()
-	params, _ := json.Marshal(map[string]any{"requestId": id, "reason": "the client's request ended"})
-	if st, err := rawSession(rs).Post(ctx, relay.Notification("notifications/cancelled", params)); err == nil {
+	if st, err := rawSession(rs).Post(ctx, relay.Cancelled(id, "the client's request ended")); err == nil {
 		st.Close()
 	}
 	upstream.Told(base) // told, or as good as: the upstream had the chance

@@ -169,6 +169,15 @@ func Notification(method string, params json.RawMessage) []byte {
 	return message(nil, method, params, nil, nil)
 }
 
+// Cancelled is the notifications/cancelled for request id, with reason.
+func Cancelled(id json.RawMessage, reason string) []byte {
+	params, _ := json.Marshal(struct {
+		RequestID json.RawMessage `json:"requestId"`
+		Reason    string          `json:"reason"`
+	}{id, reason})
+	return Notification("notifications/cancelled", params)
+}
+
 // Session is where a relayed request goes: the client's own upstream
 // session.
 type Session struct {

@@ -1,12 +1,13 @@
 package upstream
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"sync"
+
+	"github.com/mcpchaos/mcpchaos/proxy/relay"
 )
 
 // Telling the upstream of the calls the proxy gives up.
@@ -58,8 +59,9 @@ type pendingCalls struct {
 // go out under, and end: end(false) when the call was answered (it leaves
 // the list), end(true) when it was given up (it stays until its cancel
 // goes out, its session is dropped, or Close tells the upstream).
-func (l *pendingCalls) track(ctx context.Context) (context.Context, func(givenUp bool)) {
-	p := &pendingCall{list: l}
+// noted: the caller says what it sends (Track).
+func (l *pendingCalls) track(ctx context.Context, noted bool) (context.Context, func(givenUp bool)) {
+	p := &pendingCall{list: l, noted: noted}
 	l.mu.Lock()
 	if l.calls == nil {
 		l.calls = map[*pendingCall]struct{}{}
@@ -170,32 +172,12 @@ func (c *Conn) tellPending(ctx context.Context, protocolVersion string) {
 	var wg sync.WaitGroup
 	for _, p := range calls {
 		id, session := p.sentAs()
-		body, err := json.Marshal(map[string]any{
-			"jsonrpc": "2.0",
-			"method":  cancelledMethod,
-			"params":  map[string]any{"requestId": id, "reason": cancelReason},
-		})
-		if err != nil {
-			continue
-		}
+		s := relay.Session{HTTP: c.httpClient, URL: c.URL, ID: session, ProtocolVersion: protocolVersion}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.URL, bytes.NewReader(body))
-			if err != nil {
-				return
-			}
-			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set("Accept", "application/json, text/event-stream")
-			if session != "" {
-				req.Header.Set(sessionHeader, session)
-			}
-			if protocolVersion != "" {
-				req.Header.Set("Mcp-Protocol-Version", protocolVersion)
-			}
-			if resp, err := c.httpClient.Do(req); err == nil {
-				_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
-				resp.Body.Close()
+			if st, err := s.Post(ctx, relay.Cancelled(id, cancelReason)); err == nil {
+				st.Close()
 			}
 		}()
 	}
@@ -209,9 +191,7 @@ func (c *Conn) tellPending(ctx context.Context, protocolVersion string) {
 // when it sent the call's cancel (Told), under the returned context.
 // end(false): answered; end(true): given up.
 func (c *Conn) Track(ctx context.Context) (context.Context, func(givenUp bool)) {
-	ctx, end := c.pending.track(ctx)
-	ctx.Value(pendingKey{}).(*pendingCall).noted = true // before any request can see it
-	return ctx, end
+	return c.pending.track(ctx, true)
 }
 
 // Sent notes that the call tracked by ctx (Track) posted request id on

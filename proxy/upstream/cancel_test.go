@@ -202,7 +202,7 @@ func TestTheListKeepsAGivenUpCallUntilItIsTold(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var l pendingCalls
 			tr := tracking{base: ok, calls: &l}
-			ctx, end := l.track(context.Background())
+			ctx, end := l.track(context.Background(), false)
 			if tc.sent {
 				post(t, tr, ctx, callMsg)
 			}
@@ -301,7 +301,7 @@ func TestTrackingPassesEveryBodyOnWhole(t *testing.T) {
 	var l pendingCalls
 	tr := tracking{base: base, calls: &l}
 	msg := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"x"}}`
-	ctx, end := l.track(context.Background())
+	ctx, end := l.track(context.Background(), false)
 	for _, c := range []context.Context{context.Background(), ctx} {
 		req, _ := http.NewRequestWithContext(c, http.MethodPost, "http://up/mcp", strings.NewReader(msg))
 		req.Header.Set(sessionHeader, "S1")

@@ -422,7 +422,7 @@ func (c *Conn) do(ctx context.Context, detached bool, f func(context.Context, *m
 		}
 		// Tracked after the connect: the call's own requests are noted,
 		// not the handshake's (cancel.go).
-		tctx, end := c.pending.track(ctx)
+		tctx, end := c.pending.track(ctx, false)
 		if detached {
 			err = run(tctx, s, f)
 		} else {
@@ -503,11 +503,7 @@ func (c *Conn) Close() error {
 		// untold) before the DELETE, within the same grace.
 		t := time.NewTimer(c.closeGrace)
 		tctx, cancelTell := context.WithTimeout(context.Background(), c.closeGrace)
-		version := ProtocolVersion
-		if ir := s.InitializeResult(); ir != nil && ir.ProtocolVersion != "" {
-			version = ir.ProtocolVersion
-		}
-		c.tellPending(tctx, version)
+		c.tellPending(tctx, negotiated(s))
 		cancelTell()
 		done := make(chan error, 1)
 		go func() { done <- s.Close() }()
@@ -642,11 +638,15 @@ func (c *Conn) Raw() (RawSession, bool) {
 	if s == nil || closed {
 		return RawSession{}, false
 	}
-	rs := RawSession{HTTP: c.httpClient, URL: c.URL, ID: s.ID(), ProtocolVersion: ProtocolVersion, s: s}
+	return RawSession{HTTP: c.httpClient, URL: c.URL, ID: s.ID(), ProtocolVersion: negotiated(s), s: s}, true
+}
+
+// negotiated is the protocol version s agreed at initialize, else ours.
+func negotiated(s *mcp.ClientSession) string {
 	if ir := s.InitializeResult(); ir != nil && ir.ProtocolVersion != "" {
-		rs.ProtocolVersion = ir.ProtocolVersion
+		return ir.ProtocolVersion
 	}
-	return rs, true
+	return ProtocolVersion
 }
 
 // Reconnect forgets rs (the upstream said it no longer knows it) and
