@@ -1,11 +1,15 @@
 // Package deadline is where every MCP request the proxy accepts is bounded
 // and guaranteed an answer.
 //
-// Middleware mints the request's trace code, puts an outer deadline on it,
-// runs the handler in its own goroutine and answers on the request's own id
-// whatever the handler does: returns, errors, panics or hangs. tools/call
-// failures become results with isError: true and recovery text; other methods
-// get JSON-RPC error -32001 with the trace code in error.data.
+// Guard is the one guard of every request, whichever way it came in: the
+// go-sdk's receiving middleware (Middleware) and the raw tools/call relay
+// (proxy/project) both run their work through it. It mints the request's
+// trace code, holds it while its project is paused, puts an outer deadline
+// on it, ends it at the proxy's stop, runs the work in its own goroutine and
+// decides the answer whatever the work does: returns, errors, panics,
+// returns nothing or hangs. tools/call failures become results with
+// isError: true and recovery text; other methods get JSON-RPC error -32001
+// with the trace code in error.data.
 package deadline
 
 import (
@@ -13,6 +17,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"reflect"
 	"runtime/debug"
 	"strings"
@@ -90,17 +95,48 @@ var ErrStopped = errors.New("the proxy is shutting down")
 // the entry's shutdown answer uses (entry.ShuttingDown).
 const StoppedText = "the proxy is shutting down and this request did not complete; retry it"
 
-// Middleware returns the go-sdk receiving middleware that bounds every request.
-// Notifications pass through untouched.
+// Middleware returns the go-sdk receiving middleware that bounds every request
+// with Guard. Notifications pass through untouched.
 func Middleware(o Options) mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			if strings.HasPrefix(method, "notifications/") {
 				return notify(ctx, next, method, req)
 			}
-			return handle(ctx, o, next, method, req)
+			var h http.Header
+			if ex := req.GetExtra(); ex != nil {
+				h = ex.Header
+			}
+			return Guard(ctx, o, Request{Method: method, Req: req, Header: h}, func(ctx context.Context) (mcp.Result, error) {
+				return next(ctx, method, req)
+			})
 		}
 	}
+}
+
+// Request is what Guard knows of the request it bounds.
+type Request struct {
+	Method string
+	// Req is the go-sdk's request; nil for a request that does not go
+	// through the go-sdk (the raw relay's tools/call). Begin, Hold and the
+	// Answer get it.
+	Req mcp.Request
+	// Header is the request's HTTP header: a valid trace code in it
+	// (trace.Header) is the request's own.
+	Header http.Header
+}
+
+// Work is a request's handler as Guard runs it: in a goroutine of its own,
+// under a context that ends at the deadline, at the stop, or when the
+// client gives the request up.
+type Work func(ctx context.Context) (mcp.Result, error)
+
+// Passed is a tools/call result whose bytes the proxy passes on as they
+// came (the raw relay's upstream answer): Guard reads the outcome and its
+// detail from Shown, the decoded result it stands for.
+type Passed interface {
+	mcp.Result
+	Shown() *mcp.CallToolResult
 }
 
 type outcome struct {
@@ -110,10 +146,18 @@ type outcome struct {
 	stack []byte
 }
 
-func handle(ctx context.Context, o Options, next mcp.MethodHandler, method string, req mcp.Request) (mcp.Result, error) {
+// Guard is every request's one guard, on the go-sdk path (Middleware) and
+// on the raw relay alike: it gives the request its trace code and root
+// span, runs Begin, holds it (Hold) before its deadline's clock starts,
+// ends it at the deadline or at the stop, runs work in a goroutine of its
+// own that recovers a panic (with its stack, for the log), and decides the
+// answer, whatever work does: returns, errors, panics, returns nothing or
+// hangs. The answer is stamped with the trace code and given to OnAnswer.
+func Guard(ctx context.Context, o Options, r Request, work Work) (mcp.Result, error) {
 	start := time.Now()
-	if ex := req.GetExtra(); ex != nil && ex.Header != nil {
-		if c := ex.Header.Get(trace.Header); trace.Valid(c) {
+	method, req := r.Method, r.Req
+	if r.Header != nil {
+		if c := r.Header.Get(trace.Header); trace.Valid(c) {
 			ctx = trace.With(ctx, c)
 		}
 	}
@@ -153,7 +197,7 @@ func handle(ctx context.Context, o Options, next mcp.MethodHandler, method strin
 			out.err = held
 			return
 		}
-		out.res, out.err = next(ctx, method, req)
+		out.res, out.err = work(ctx)
 	}()
 
 	a := Answer{Trace: code, Span: span, Method: method, Request: req, Start: start}
@@ -180,14 +224,14 @@ func handle(ctx context.Context, o Options, next mcp.MethodHandler, method strin
 		default:
 			a.Outcome = OK
 			res = out.res
-			if r, ok := res.(*mcp.CallToolResult); ok && r.IsError {
-				a.Outcome, a.Detail = Failed, FirstText(r)
+			if r, ok := toolResult(res); ok && r.IsError {
+				a.Outcome, a.Detail = Failed, firstText(r)
 			}
 		}
 	case <-ctx.Done():
 		if errors.Is(context.Cause(ctx), errDeadline) {
 			a.Outcome, a.Detail = Timeout, fmt.Sprintf("no answer within %v", o.Deadline)
-			res, err = failure(method, code, ExpiredText(o.Deadline))
+			res, err = failure(method, code, expiredText(o.Deadline))
 		} else if errors.Is(context.Cause(ctx), ErrStopped) {
 			a.Outcome, a.Detail = Cancelled, StoppedText
 			res, err = failure(method, code, StoppedText)
@@ -197,6 +241,19 @@ func handle(ctx context.Context, o Options, next mcp.MethodHandler, method strin
 		}
 	}
 	return settle(ctx, o, a, res, err)
+}
+
+// toolResult is res as a tools/call result, if it is one: itself, or the
+// result a Passed stands for.
+func toolResult(res mcp.Result) (*mcp.CallToolResult, bool) {
+	switch r := res.(type) {
+	case *mcp.CallToolResult:
+		return r, true
+	case Passed:
+		s := r.Shown()
+		return s, s != nil
+	}
+	return nil, false
 }
 
 // settle stamps the answer and reports it. A recover guards all of it: the
@@ -229,27 +286,10 @@ func notify(ctx context.Context, next mcp.MethodHandler, method string, req mcp.
 
 var errDeadline = errors.New("request deadline expired")
 
-// ErrDeadline is the cause of a request context whose deadline expired: the
-// raw relay (proxy/relay) bounds its calls with it, as Middleware does.
-var ErrDeadline = errDeadline
-
-// ExpiredText is what a request still running at its deadline is told.
-func ExpiredText(d time.Duration) string {
+// expiredText is what a request still running at its deadline is told.
+func expiredText(d time.Duration) string {
 	return fmt.Sprintf("the request did not complete within %v; retry, or narrow the request (for searches: a more specific query)", d)
 }
-
-// Failure is the answer for a request that could not be completed, as
-// Middleware gives it: exported for the raw relay, which answers tools/call
-// without the SDK.
-func Failure(method, code, text string) (mcp.Result, error) { return failure(method, code, text) }
-
-// FromError is the answer Middleware gives for a handler's error.
-func FromError(method, code string, err error, d time.Duration) (mcp.Result, error) {
-	return fromError(method, code, err, d)
-}
-
-// Stamp puts the trace code in a result's _meta, as Middleware does.
-func Stamp(res mcp.Result, code string) { stamp(res, code) }
 
 // fromError turns a handler's error into the answer the client gets.
 func fromError(method, code string, err error, deadline time.Duration) (mcp.Result, error) {
@@ -333,9 +373,9 @@ func isNil(r mcp.Result) bool {
 	return v.Kind() == reflect.Pointer && v.IsNil()
 }
 
-// FirstText is the text of a result's first text content: the detail of a
-// failed call's audit row (here, and on the raw relay's path).
-func FirstText(r *mcp.CallToolResult) string {
+// firstText is the text of a result's first text content: the detail of
+// a failed call's audit row.
+func firstText(r *mcp.CallToolResult) string {
 	for _, c := range r.Content {
 		if t, ok := c.(*mcp.TextContent); ok {
 			return t.Text

@@ -13,6 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpchaos/mcpchaos/proxy/audit"
 	"github.com/mcpchaos/mcpchaos/proxy/deadline"
 	"github.com/mcpchaos/mcpchaos/proxy/knobs"
 	"github.com/mcpchaos/mcpchaos/proxy/session"
@@ -183,17 +184,43 @@ func TestCloseClosesTheSessionsAndTheUpstreamConnections(t *testing.T) {
 // Close first ends the requests still running (the project's stop): a
 // call stuck upstream is answered at once, not after the shutdown grace, and
 // the session is not left busy. (The upstream's tool here ignores its
-// cancel, so its session's DELETE still takes the grace.)
+// cancel, so its session's DELETE still takes the grace.) On the go-sdk path
+// and on the raw relay alike: both answer it as one guard decides, and its
+// tool_call_trace row says so.
 func TestCloseEndsABusySessionAtOnce(t *testing.T) {
+	for _, relayOn := range []bool{false, true} {
+		name := "sdk-path"
+		if relayOn {
+			name = "relay"
+		}
+		t.Run(name, func(t *testing.T) { closeEndsABusySession(t, relayOn) })
+	}
+}
+
+func closeEndsABusySession(t *testing.T, relayOn bool) {
 	const grace = 300 * time.Millisecond
 	up := newCountingUpstream(t)
 	logs := &logLines{}
+	rows := &rowsSeen{}
 	k := knobs.Defaults()
 	k.ShutdownGrace = grace
-	p := New("p", Options{Servers: map[string]string{"s": up.url}, Sessions: session.NewTable(), Audit: discardRows{}, Knobs: k, Logger: logs.logger()})
+	p := New("p", Options{Servers: map[string]string{"s": up.url}, Sessions: session.NewTable(), Audit: rows, Knobs: k, Logger: logs.logger(), Relay: relayOn})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	cs := connectClient(ctx, t, serveProject(t, p))
+	var cs *mcp.ClientSession
+	if relayOn {
+		// A client holding its standalone stream, as go-sdk clients do: one
+		// that offers roots without it stays off the relay.
+		var err error
+		cs, err = mcp.NewClient(&mcp.Implementation{Name: "c", Version: "0"}, nil).Connect(ctx,
+			&mcp.StreamableClientTransport{Endpoint: serveRelaying(t, p), MaxRetries: -1}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cs.Close() })
+	} else {
+		cs = connectClient(ctx, t, serveProject(t, p))
+	}
 	type answer struct {
 		res *mcp.CallToolResult
 		err error
@@ -208,6 +235,9 @@ func TestCloseEndsABusySessionAtOnce(t *testing.T) {
 	case <-up.blocked:
 	case <-ctx.Done():
 		t.Fatal("the call never reached the upstream")
+	}
+	if want := map[bool]int64{false: 0, true: 1}[relayOn]; p.Relayed() != want {
+		t.Fatalf("the relay took %d calls, want %d", p.Relayed(), want)
 	}
 	start := time.Now()
 	p.Close()
@@ -235,9 +265,13 @@ func TestCloseEndsABusySessionAtOnce(t *testing.T) {
 		// proxy.TestShutdownAnswersRequestsStillRunning); an answer that
 		// came says why.
 		if a.err == nil && (!a.res.IsError || !strings.HasPrefix(text, deadline.StoppedText)) {
-			t.Errorf("the stuck call was answered %+v; want an isError saying %q", a.res, deadline.StoppedText)
+			t.Errorf("the stuck call was answered %+v (%q); want an isError saying %q", a.res, text, deadline.StoppedText)
 		}
 	case <-ctx.Done():
 		t.Error("the stuck call was never answered")
+	}
+	want := "s|s_block|" + string(deadline.Cancelled) + "|" + deadline.StoppedText + "|"
+	if got := rows.of(audit.KindToolCallTrace); len(got) != 1 || got[0] != want {
+		t.Errorf("tool_call_trace rows %q, want one: %q", got, want)
 	}
 }

@@ -2,8 +2,11 @@
 // of a project's upstream servers (prefixed with the server name), routes
 // tools/call to the right upstream, and post-processes results.
 //
-// Every method a client sends passes through deadline.Middleware first, so
-// nothing here can leave a request unanswered.
+// Every request a client sends is bounded and answered by one guard,
+// deadline.Guard: the go-sdk's receiving middleware runs it for every method
+// (deadline.Middleware, first in each session's server) and the raw
+// tools/call relay runs it for the calls it takes (RelayCall). Nothing here
+// can leave a request unanswered.
 package project
 
 import (
@@ -172,11 +175,18 @@ func (p *Project) NewServer(id string) *mcp.Server {
 	}
 	s := mcp.NewServer(&mcp.Implementation{Name: "mcplocal/" + p.Name, Version: "0.1.0"}, opts)
 	s.AddReceivingMiddleware(
-		deadline.Middleware(deadline.Options{Deadline: p.knobs.RequestDeadline, Begin: p.begin, OnAnswer: p.answered, Hold: p.hold, Stop: p.stopped}),
+		deadline.Middleware(p.guard()),
 		p.track(s),
 		p.dispatch,
 	)
 	return s
+}
+
+// guard is the options of every request's guard (deadline.Guard), on the
+// go-sdk path (its Middleware) and on the raw relay (which begins a call
+// from its HTTP request instead).
+func (p *Project) guard() deadline.Options {
+	return deadline.Options{Deadline: p.knobs.RequestDeadline, Begin: p.begin, OnAnswer: p.answered, Hold: p.hold, Stop: p.stopped}
 }
 
 // Release frees everything a client session holds in the project: its MCP
@@ -476,8 +486,17 @@ func (p *Project) upstreamCall(ctx context.Context, cl *client, server, tool str
 		return err
 	})
 	err = redact.Error(err) // upstream URLs may carry keys in their query
+	p.audit.Record(p.upstreamRow(c, trace.From(ctx), span, parent, server, tool, start, err, err == nil && res.IsError))
+	return res, err
+}
+
+// upstreamRow is the upstream_call row of one tools/call sent upstream, on
+// the go-sdk path (upstreamCall) and on the raw relay (relayUpstream) alike:
+// err is the call's error, redacted; isError, whether the upstream's result
+// is an isError result.
+func (p *Project) upstreamRow(c *call, code, span, parent, server, tool string, start time.Time, err error, isError bool) audit.Row {
 	row := audit.Row{
-		Kind: audit.KindUpstreamCall, CorrelationID: trace.From(ctx), SpanID: span, ParentID: parent,
+		Kind: audit.KindUpstreamCall, CorrelationID: code, SpanID: span, ParentID: parent,
 		SessionID: c.session, User: c.user, Project: p.Name, Server: server, Tool: tool,
 		Start: start, Duration: time.Since(start), Status: audit.StatusOK,
 	}
@@ -486,11 +505,10 @@ func (p *Project) upstreamCall(ctx context.Context, cl *client, server, tool str
 		row.Status, row.Detail = audit.StatusTimeout, err.Error()
 	case err != nil:
 		row.Status, row.Detail = audit.StatusError, err.Error()
-	case res.IsError:
+	case isError:
 		row.Status = audit.StatusError
 	}
-	p.audit.Record(row)
-	return res, err
+	return row
 }
 
 func errorResult(text string) *mcp.CallToolResult {

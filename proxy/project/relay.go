@@ -6,14 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"runtime/debug"
 	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpchaos/mcpchaos/proxy/audit"
 	"github.com/mcpchaos/mcpchaos/proxy/deadline"
 	"github.com/mcpchaos/mcpchaos/proxy/failpoint"
 	"github.com/mcpchaos/mcpchaos/proxy/redact"
@@ -162,124 +160,87 @@ func (o *relayOut) answer(msg []byte) {
 	_, _ = o.w.Write(msg)
 }
 
-// relay runs a call RelayCall took, as deadline.Middleware and callTool
-// would, and writes its answer.
+// relay runs a call RelayCall took through the request's one guard
+// (deadline.Guard, which the SDK path's Middleware runs too) and writes the
+// answer it decides.
 func (p *Project) relay(w http.ResponseWriter, r *http.Request, cl *client, conn *upstream.Conn, rc relay.Call, server, tool string, meta json.RawMessage) {
-	start := time.Now()
-	code := r.Header.Get(trace.Header)
-	if !trace.Valid(code) {
-		code = trace.New()
-	}
-	ctx := trace.With(r.Context(), code)
-	ctx, span, _ := trace.StartSpan(ctx)
 	c := &call{session: cl.id, user: r.Header.Get(HeaderUser), server: server, tool: rc.Name}
 	if c.user == "" {
 		if info, ok := p.sessions.Get(c.session); ok {
 			c.user = info.User
 		}
 	}
-	ctx = context.WithValue(ctx, callKey{}, c)
-	budget := p.knobs.RequestDeadline - time.Since(start)
-	held := p.hold(ctx, "tools/call", nil)
-	ctx, cancel := context.WithTimeoutCause(ctx, budget, deadline.ErrDeadline)
-	defer cancel()
-	ctx, cancelCall := context.WithCancel(ctx)
+	// The client's notifications/cancelled (CancelRelayed) ends the call
+	// as the go-sdk ends a handler's context.
+	ctx, cancelCall := context.WithCancel(r.Context())
 	defer cancelCall()
 	defer cl.relaying(rc.ID, cancelCall)()
-
+	o := p.guard()
+	o.Begin = func(ctx context.Context, _ string, _ mcp.Request) context.Context {
+		return context.WithValue(ctx, callKey{}, c)
+	}
 	out := &relayOut{w: w}
-	a := deadline.Answer{Trace: code, Span: span, Method: "tools/call", Start: start}
-	var res mcp.Result
-	var outRaw json.RawMessage // the upstream's result, stamped, when it is the answer
-	if held != nil {
-		a.Outcome, a.Detail = deadline.Failed, held.Error()
-		res, _ = deadline.FromError("tools/call", code, held, p.knobs.RequestDeadline)
-	} else {
-		// The call runs aside and the answer is decided here, at the
-		// deadline at the latest, whatever the call does (as Middleware).
-		done := make(chan relayed, 1)
-		go func() {
-			var rd relayed
-			defer func() {
-				if pv := recover(); pv != nil {
-					rd = relayed{panic: pv, stack: debug.Stack()} // the stack for the log, as Middleware keeps it
-				}
-				done <- rd
-			}()
-			rd = p.relayCall(ctx, cl, conn, rc, server, tool, meta, out, code)
-		}()
-		var rd relayed
-		select {
-		case rd = <-done:
-		case <-ctx.Done():
-		}
-		switch {
-		case ctx.Err() != nil && errors.Is(context.Cause(ctx), deadline.ErrDeadline):
-			a.Outcome, a.Detail = deadline.Timeout, fmt.Sprintf("no answer within %v", p.knobs.RequestDeadline)
-			res, _ = deadline.Failure("tools/call", code, deadline.ExpiredText(p.knobs.RequestDeadline))
-		case ctx.Err() != nil:
-			a.Outcome, a.Detail = deadline.Cancelled, context.Cause(ctx).Error()
-			res, _ = deadline.Failure("tools/call", code, "the request was cancelled")
-		case rd.panic != nil:
-			a.Outcome, a.Detail, a.Stack = deadline.Panicked, fmt.Sprintf("panic: %v", rd.panic), rd.stack
-			res, _ = deadline.Failure("tools/call", code, "the proxy hit an internal error while handling this request; retry, and if it persists report the trace code")
-		case rd.err != nil:
-			er := errorResult(fmt.Sprintf("%v; retry, and if it keeps failing the upstream %s may be down [trace %s]", rd.err, server, code))
-			res, a.Outcome, a.Detail = er, deadline.Failed, deadline.FirstText(er)
-		case rd.res != nil:
-			res, a.Outcome = rd.res, deadline.OK
-			if rd.res.IsError {
-				a.Outcome, a.Detail = deadline.Failed, deadline.FirstText(rd.res)
-			}
-		case rd.isError:
-			a.Outcome, a.Detail = deadline.Failed, rd.text
-			outRaw = rd.raw
-		default:
-			a.Outcome = deadline.OK
-			outRaw = rd.raw
-		}
-	}
-	var msg []byte
-	if outRaw != nil {
-		msg = relay.Response(rc.ID, outRaw, nil)
-	} else {
-		deadline.Stamp(res, code)
-		b, err := json.Marshal(res)
-		if err != nil {
-			b = []byte(`{"content":[],"isError":true}`)
-		}
-		msg = relay.Response(rc.ID, b, nil)
-	}
-	a.Result, a.Duration = res, time.Since(start)
-	p.answered(ctx, a)
-	out.answer(msg)
+	res, err := deadline.Guard(ctx, o, deadline.Request{Method: "tools/call", Header: r.Header}, func(ctx context.Context) (mcp.Result, error) {
+		return p.relayCall(ctx, cl, conn, rc, server, tool, meta, out)
+	})
+	out.answer(relayAnswer(rc.ID, res, err))
 }
 
-// relayed is what a relayed call came back with: the upstream's result
-// (stamped) to pass on, or the result the stages made of it, or the error.
-type relayed struct {
-	raw     json.RawMessage
-	res     *mcp.CallToolResult
-	isError bool
-	text    string
-	err     error
-	panic   any
-	stack   []byte // the goroutine's stack when it panicked
+// passedOn is the upstream's result as the relay passes it on: its bytes,
+// stamped with the trace code, and the result they stand for, whose
+// isError and first text the guard reads (deadline.Passed).
+type passedOn struct {
+	*mcp.CallToolResult
+	raw json.RawMessage
+}
+
+// Shown is the result the bytes stand for.
+func (r *passedOn) Shown() *mcp.CallToolResult { return r.CallToolResult }
+
+// relayAnswer is the JSON-RPC answer to id the guard decided: the
+// upstream's result as it came, or the result (or error) the guard made.
+func relayAnswer(id json.RawMessage, res mcp.Result, err error) []byte {
+	if po, ok := res.(*passedOn); ok {
+		return relay.Response(id, po.raw, nil)
+	}
+	if err != nil { // the guard answers a tools/call with a result; an error is kept as it is
+		we := relay.WireError{Code: deadline.CodeRequestFailed, Message: err.Error()}
+		var je *jsonrpc.Error
+		if errors.As(err, &je) {
+			we.Code, we.Data = je.Code, je.Data
+		}
+		b, _ := json.Marshal(we)
+		return relay.Response(id, nil, b)
+	}
+	b, merr := json.Marshal(res)
+	if merr != nil {
+		b = []byte(`{"content":[],"isError":true}`)
+	}
+	return relay.Response(id, b, nil)
 }
 
 // relayCall forwards the call and, when the project has stages and the
 // upstream's result is not an error, decodes the result once and runs the
-// pipeline over it as callTool does.
-func (p *Project) relayCall(ctx context.Context, cl *client, conn *upstream.Conn, rc relay.Call, server, tool string, meta json.RawMessage, out *relayOut, code string) relayed {
+// pipeline over it, as callTool does; an upstream's failure is answered as
+// callTool answers it.
+func (p *Project) relayCall(ctx context.Context, cl *client, conn *upstream.Conn, rc relay.Call, server, tool string, meta json.RawMessage, out *relayOut) (mcp.Result, error) {
+	code := trace.From(ctx)
 	got, isError, text, err := p.relayUpstream(ctx, cl, conn, rc, server, tool, meta, out, code)
-	if err != nil || isError || p.pipeline.Empty() {
-		return relayed{raw: got, isError: isError, text: text, err: err}
+	if err == nil && !isError && !p.pipeline.Empty() {
+		var res mcp.CallToolResult
+		if err = json.Unmarshal(got, &res); err == nil {
+			return p.postProcess(ctx, callFrom(ctx), &res), nil
+		}
+		err = fmt.Errorf("upstream %s: calling \"tools/call\": %w", server, err)
 	}
-	var res mcp.CallToolResult
-	if err := json.Unmarshal(got, &res); err != nil {
-		return relayed{err: fmt.Errorf("upstream %s: calling \"tools/call\": %w", server, err)}
+	if err != nil {
+		return errorResult(fmt.Sprintf("%v; retry, and if it keeps failing the upstream %s may be down [trace %s]", err, server, code)), nil
 	}
-	return relayed{res: p.postProcess(ctx, callFrom(ctx), &res)}
+	shown := &mcp.CallToolResult{IsError: isError}
+	if isError {
+		shown.Content = []mcp.Content{&mcp.TextContent{Text: text}}
+	}
+	return &passedOn{CallToolResult: shown, raw: got}, nil
 }
 
 // relayUpstream sends the call on the session's upstream session, under the
@@ -338,20 +299,7 @@ func (p *Project) relayUpstream(ctx context.Context, cl *client, conn *upstream.
 	}
 	end(err != nil && uctx.Err() != nil && !connectFailed)
 	err = redact.Error(err)
-	row := audit.Row{
-		Kind: audit.KindUpstreamCall, CorrelationID: code, SpanID: span, ParentID: parent,
-		SessionID: c.session, User: c.user, Project: p.Name, Server: server, Tool: tool,
-		Start: start, Duration: time.Since(start), Status: audit.StatusOK,
-	}
-	switch {
-	case errors.Is(err, context.DeadlineExceeded):
-		row.Status, row.Detail = audit.StatusTimeout, err.Error()
-	case err != nil:
-		row.Status, row.Detail = audit.StatusError, err.Error()
-	case isError:
-		row.Status = audit.StatusError
-	}
-	p.audit.Record(row)
+	p.audit.Record(p.upstreamRow(c, code, span, parent, server, tool, start, err, isError))
 	return stamped, isError, text, err
 }
 
