@@ -64,7 +64,7 @@ type Answer struct {
 	Stack []byte
 }
 
-// Options configures Middleware.
+// Options configures Guard, and Middleware, which runs it.
 type Options struct {
 	// Deadline bounds every request (knob MCPCTL_REQUEST_DEADLINE_MS).
 	Deadline time.Duration
