@@ -30,7 +30,7 @@ import (
 	"github.com/mcpchaos/mcpchaos/proxy/knobs"
 )
 
-// Memory under attack (issue 12): what an attacker sends, or a hostile
+// Memory under attack (promise 8, docs/security.md): what an attacker sends, or a hostile
 // upstream answers, must not grow the proxy. The figures are the process's
 // peak RSS (VmHWM, reset through /proc/self/clear_refs before the attack)
 // minus its RSS before it: what the kernel had to give the process, GC

@@ -16,7 +16,7 @@ import (
 	"github.com/mcpchaos/mcpchaos/proxy/config"
 )
 
-// TestASessionBelongsToOneProject (issue 12: "a DELETE that the SDK refused,
+// TestASessionBelongsToOneProject (the attack: "a DELETE that the SDK refused,
 // 404 on another project, 403 for a bad Host, still tombstones the id for
 // every project"): alice's session of project a, presented on project b, is
 // refused there (a request, a DELETE), before and after a restart; a DELETE

@@ -11,7 +11,7 @@ import (
 	"github.com/mcpchaos/mcpchaos/proxy/knobs"
 )
 
-// TestRequestDeadlineCoversReadingTheBody (issue 12: "the outer deadline
+// TestRequestDeadlineCoversReadingTheBody (the bug: "the outer deadline
 // never applied, the body is read before dispatch"): with
 // MCPCTL_READ_TIMEOUT_MS far above MCPCTL_REQUEST_DEADLINE_MS, a body
 // trickled one byte every 100 ms is cut off at the request deadline, within

@@ -40,11 +40,12 @@ func TestShutdownEndsABegunSSEStreamWithAnAnswer(t *testing.T) {
 func shutdownWithACallRunning(t *testing.T, progress bool) {
 	entered := make(chan struct{}, 1)
 	// The upstream's call ends when it is cancelled or when the test ends.
-	// The proxy cancels it upstream at shutdown (since session 9:
-	// TestShutdownCancelsTheUpstreamsCallsStillRunning); the test's own end
+	// The proxy cancels it upstream at shutdown
+	// (TestShutdownCancelsTheUpstreamsCallsStillRunning); the test's own end
 	// stays a backstop, since a go-sdk server's DELETE waits for its calls in
 	// flight and a call never told would hold the upstream's Close, and this
-	// test, for good (it did, 1 run in 40, in session 7's flake check).
+	// test, for good (it did, 1 run in 40, in a flake check before the
+	// proxy cancelled such calls).
 	testDone := make(chan struct{})
 	up := mcp.NewServer(&mcp.Implementation{Name: "slow", Version: "0"}, nil)
 	mcp.AddTool(up, &mcp.Tool{Name: "block"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {

@@ -91,8 +91,8 @@ var _ = Describe("A plain foreign proxy", Label("foreign", "tiers"), Ordered, fu
 
 	// The first spec's timeout also bounds the BeforeAll above (Ginkgo times
 	// a spec with its setup nodes), which runs the whole catalogue: about
-	// 110 s on a quiet machine, so the usual 2-minute spec timeout ended it
-	// once when other jobs ran at low priority (flake check, session 7).
+	// 110 s on a quiet machine, so the usual 2-minute spec timeout would end
+	// it on a loaded one: this timeout adds the catalogue's own budget.
 	It("runs the generic scenarios, and reports the rest not applicable by name", func(_ SpecContext) {
 		for _, name := range []string{"none × tools/list", "blackhole × small tools/call", "upstream-restart × tools/call across the fault", "none × DELETE with empty JSON body"} {
 			Expect(byName).To(HaveKey(name))

@@ -368,7 +368,7 @@ var _ = Describe("The knob matrix", Label("knobs"), func() {
 
 	It("names a spec after every knob in proxy/knobs.Table", func(_ SpecContext) {
 		// uncovered are knobs whose deciding spec is still to be written
-		// (issue 17); the check fails if one gets a spec and stays listed.
+		// the check fails if one gets a spec and stays listed.
 		uncovered := map[string]string{}
 		named := knobsNamedBySpecs()
 		var missing, stale []string

@@ -32,7 +32,7 @@ func runOperation(ctx SpecContext, op catalogue.Operation) {
 	Fail("no security scenario runs operation " + op.Name)
 }
 
-// The knob matrix (issue 17): for each bound issue 12 added, a spec where that
+// The knob matrix: for each security bound (docs/security.md), a spec where that
 // knob alone decides the outcome, named after its variable.
 var _ = Describe("Security knobs", Label("security", "knobs"), func() {
 	It("MCPCTL_SESSION_IDLE_MS decides: a session idle past it is closed and recreated on its next call", func(ctx SpecContext) {

@@ -31,7 +31,7 @@ import (
 
 // These specs check the whole answer a promise describes, not its first
 // characters: every part of a notice, every row kind, the whole order, every
-// method, the exact threshold, and what the next call sees (issue 17).
+// method, the exact threshold, and what the next call sees.
 
 // answer is what a client saw of one tools/call.
 type answer struct {
@@ -421,7 +421,7 @@ var _ = Describe("The whole answer", Label("whole-answer"), func() {
 			Expect(resp.StatusCode).To(Or(BeNumerically("<", 300), Equal(http.StatusNotFound)),
 				"the DELETE of a stale id is answered (2xx, or 404: not open): %s", resp.Status)
 			// (Whether the tombstone outlives a further restart is the durable
-			// session store's promise, issue 12; not checked here.)
+			// session store's promise, docs/security.md; not checked here.)
 			status, m := post(ctx, env.ProjectURL(), "", id, `{"jsonrpc":"2.0","id":3,"method":"tools/list"}`)
 			Expect(status).To(Equal(http.StatusNotFound), "the closed id %s is refused, not adopted", id)
 			jsonrpcError(m)

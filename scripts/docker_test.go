@@ -96,7 +96,7 @@ func user(t *testing.T) *exec.Cmd {
 }
 
 // Two suite runs share one dockerd: the first to end must not stop it under
-// the second; the last user's stop stops it (issue 17).
+// the second; the last user's stop stops it.
 func TestDockerStopLeavesTheDaemonToItsOtherUsers(t *testing.T) {
 	s := newDockerStubs(t)
 	a, b := user(t).Process.Pid, user(t).Process.Pid

@@ -10,7 +10,7 @@ import (
 	"testing"
 )
 
-// The relay is on by default (issue 14): bench's plain mcplocal target runs
+// The relay is on by default: bench's plain mcplocal target runs
 // the default config, --sdk-path adds the go-sdk path beside it, and the
 // old --relay (which added the relay beside an SDK-path mcplocal) is gone.
 func TestBenchOffersTheSDKPathBesideTheDefault(t *testing.T) {

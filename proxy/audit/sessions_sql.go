@@ -34,13 +34,13 @@ var (
 			PRIMARY KEY (project, id)
 		)`,
 		`CREATE INDEX IF NOT EXISTS ` + SessionTable + `_id_idx ON ` + SessionTable + ` (id)`,
-		// Stores made before session records kept their client (issue 17).
+		// Stores made before session records kept their client.
 		`ALTER TABLE ` + SessionTable + ` ADD COLUMN IF NOT EXISTS client TEXT NOT NULL DEFAULT ''`,
 	}
 )
 
 // sqliteAddClient adds the client column to a session table made before
-// session records kept their client (issue 17): SQLite has no ADD COLUMN IF
+// session records kept their client: SQLite has no ADD COLUMN IF
 // NOT EXISTS.
 func sqliteAddClient(ctx context.Context, db *sql.DB) error {
 	var n int

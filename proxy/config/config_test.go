@@ -118,8 +118,8 @@ func TestCredentialsBelongInHeadersNotURLs(t *testing.T) {
 	}
 }
 
-// The raw tools/call relay is on unless the file says `relay: false`
-// (issue 14): a file without the key, and `relay: true`, both relay.
+// The raw tools/call relay is on unless the file says `relay: false`: a
+// file without the key, and `relay: true`, both relay.
 func TestRelayIsOnUnlessTheFileSaysFalse(t *testing.T) {
 	for _, c := range []struct {
 		name, line string

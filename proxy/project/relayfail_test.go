@@ -50,7 +50,7 @@ func hangUp(w http.ResponseWriter, flush bool) {
 	conn.Close()
 }
 
-// wireFaults are the transport failures of issue 14: each breaks the one
+// wireFaults are the upstream transport failures: each breaks the one
 // tools/call POST it is armed for, the upstream behaving again after it.
 var wireFaults = []wireFault{
 	{"HTTP 500 with a plain body", func(w http.ResponseWriter, _ *http.Request) {
@@ -240,7 +240,7 @@ func faultyUpstream(t *testing.T) (url string, arm func(wireFault), calls, inits
 }
 
 // The raw relay answers an upstream's transport failure of a tools/call as
-// the SDK path does (issue 14): HTTP 5xx with and without a JSON-RPC error,
+// the SDK path does: HTTP 5xx with and without a JSON-RPC error,
 // a connection closed before any answer, an SSE stream ended or cut before
 // the answer, a body that is not JSON-RPC, a forgotten session (reconnected
 // once, the call then answered). For each, the client's answer, the

@@ -34,7 +34,7 @@ func ownsSessions(t harness.Target) string {
 	return harness.Lacks(t, harness.CapSessionAdoption, harness.CapAuditAPI)
 }
 
-// securityScenarios are the attacks of issue 12, each a scenario with the
+// securityScenarios are the attacks of docs/security.md, each a scenario with the
 // "security" label, run on every target that claims what they need.
 func securityScenarios() []Scenario {
 	withKnobs := func(o harness.EnvOptions, set func(*knobs.Values)) harness.EnvOptions {
@@ -1050,7 +1050,7 @@ var TombstoneExpiry = Operation{Name: "MCPCTL_SESSION_RECORD_TTL_MS decides: a s
 	return o
 }}
 
-// ShutdownInFlight (issue 12: "SIGTERM with a request still running past the
+// ShutdownInFlight ("SIGTERM with a request still running past the
 // shutdown grace: the client gets EOF and the audit row says outcome=ok"):
 // alice's tools/call hangs upstream; the proxy is stopped (the pending fault:
 // SIGTERM for the binary) and started again. Within MCPCTL_SHUTDOWN_GRACE_MS

@@ -16,7 +16,7 @@ import (
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
 )
 
-// The attacks of issue 12 on what one proxy process is: its projects, its
+// The attacks (docs/security.md) on what one proxy process is: its projects, its
 // config, its switches, its log and its readiness.
 
 // twoProjects is the world of the project attack: alice and bob, and a second
@@ -184,8 +184,8 @@ func twinConfig(env *harness.Env, name string) *config.Config {
 	return &cfg
 }
 
-// SharedToken (issue 12: "two users with one token silently overwrite each
-// other"): a config giving alice and bob one token is refused when the proxy
+// SharedToken ("two users with one token silently overwrite each other"):
+// a config giving alice and bob one token is refused when the proxy
 // starts, with an error naming both; a binary exits non-zero saying so.
 var SharedToken = Operation{Name: "a config giving two users one token", Do: func(ctx context.Context, env *harness.Env) Observation {
 	twin, why := harness.Twin(env.Target)

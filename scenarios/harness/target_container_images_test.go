@@ -12,7 +12,7 @@ import (
 )
 
 // Two suite runs on one Docker daemon build their images under tags of their
-// own, so neither removes what the other still runs (issue 17).
+// own, so neither removes what the other still runs.
 func TestTwoImageSetsHaveTheirOwnTags(t *testing.T) {
 	a, b := NewImageSet(), NewImageSet()
 	if a.Tag() == b.Tag() {
