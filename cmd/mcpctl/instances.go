@@ -15,7 +15,7 @@ import (
 	"github.com/mcpchaos/mcpchaos/proxy/health"
 )
 
-const getUsage = `mcpctl get instances [--url URL] [--timeout D] [--json]
+const getUsage = `mcpctl get instances [--json] [--url URL] [--token T | --token-file PATH] [--timeout D]
 
 List the proxy's upstream servers with their health, from GET URL/api/v1/instances:
 server, project, status, probe, last latency, last error, and a note when a
@@ -30,7 +30,8 @@ pause); its requests wait in the pause queue.
 
 For the servers themselves (URL, healthCheck) see 'mcpctl get servers'
 ('mcpctl help create').
-`
+
+` + connHelp
 
 func runGet(args []string, stdout io.Writer, getenv func(string) string) error {
 	if len(args) > 0 && args[0] == "servers" {
@@ -41,8 +42,8 @@ func runGet(args []string, stdout io.Writer, getenv func(string) string) error {
 	}
 	fs := flag.NewFlagSet("get instances", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	base := fs.String("url", "", "proxy base URL")
-	timeout := fs.Duration("timeout", defaultTimeout, "bound on the request")
+	c := &conn{getenv: getenv}
+	c.flags(fs, defaultTimeout)
 	asJSON := fs.Bool("json", false, "print the instances as JSON")
 	pos, err := parseInterleaved(fs, args[1:])
 	if errors.Is(err, flag.ErrHelp) {
@@ -55,17 +56,20 @@ func runGet(args []string, stdout io.Writer, getenv func(string) string) error {
 	if len(pos) > 0 {
 		return usagef("get", "get instances: unexpected arguments: %s", strings.Join(pos, " "))
 	}
-	u, err := endpoint(*base, getenv, "/api/v1/instances")
+	if err := c.resolve("get instances"); err != nil {
+		return err
+	}
+	u, err := c.endpoint("/api/v1/instances")
 	if err != nil {
 		return usagef("get", "%v", err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
+	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
 		return err
 	}
-	withToken(req)
+	c.authorize(req)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return fmt.Errorf("cannot reach the proxy: %v", err)
