@@ -19,7 +19,9 @@ const getUsage = `mcpctl get instances [--json] [--url URL] [--token T | --token
 
 List the proxy's upstream servers with their health, from GET URL/api/v1/instances:
 server, project, status, probe, last latency, last error, and a note when a
-readiness probe answers so fast it is likely reading a local table.
+readiness probe answers so fast it is likely reading a local table. A last
+error too long for the table keeps its start and its cause (the end), and is
+printed whole under the table; --json gives every field.
 
 Statuses: healthy (readiness probe passed), live (only tools/list answered:
 the server's own upstream is unverified), degraded (failing, under the
@@ -103,7 +105,7 @@ func renderInstances(w io.Writer, ins []health.Instance) error {
 	}
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SERVER\tPROJECT\tSTATUS\tPROBE\tLATENCY\tLAST ERROR")
-	var notes []string
+	var notes, whole []string
 	for _, in := range ins {
 		lat := "-"
 		if !in.CheckedAt.IsZero() {
@@ -112,8 +114,11 @@ func renderInstances(w io.Writer, ins []health.Instance) error {
 		last := in.LastError
 		if last == "" {
 			last = "-"
-		} else if r := []rune(last); len(r) > 80 {
-			last = string(r[:79]) + "…"
+		} else if r := []rune(last); len(r) > maxErrorColumn {
+			// The cause is at the end ("connection refused"), what was
+			// being done at the start: keep both, and print it whole below.
+			last = string(r[:maxErrorColumn/2-1]) + "…" + string(r[len(r)-maxErrorColumn/2:])
+			whole = append(whole, fmt.Sprintf("last error of %s/%s: %s", in.Project, in.Server, in.LastError))
 		}
 		status := string(in.Status)
 		if in.Paused {
@@ -130,5 +135,14 @@ func renderInstances(w io.Writer, ins []health.Instance) error {
 	for _, n := range notes {
 		fmt.Fprintln(w, n)
 	}
+	if len(whole) > 0 {
+		fmt.Fprintln(w)
+		for _, e := range whole {
+			fmt.Fprintln(w, e)
+		}
+	}
 	return nil
 }
+
+// maxErrorColumn is how many characters of a last error the table shows.
+const maxErrorColumn = 80
