@@ -224,7 +224,7 @@ func (p *Project) relay(w http.ResponseWriter, r *http.Request, cl *client, conn
 			a.Outcome, a.Detail, a.Stack = deadline.Panicked, fmt.Sprintf("panic: %v", rd.panic), rd.stack
 			res, _ = deadline.Failure("tools/call", code, "the proxy hit an internal error while handling this request; retry, and if it persists report the trace code")
 		case rd.err != nil:
-			er := errorResult(fmt.Sprintf("%v; retry, and if it keeps failing the upstream %s may be down [trace %s]", rd.err, server, code))
+			er := errorResult(fmt.Sprintf("%v; %s [trace %s]", rd.err, upstream.Advice(rd.err, server), code))
 			res, a.Outcome, a.Detail = er, deadline.Failed, deadline.FirstText(er)
 		case rd.res != nil:
 			res, a.Outcome = rd.res, deadline.OK
