@@ -107,6 +107,7 @@ func readStream(body io.Reader, stdout io.Writer) (chatResult, error) {
 	sc := bufio.NewScanner(body)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	var event string
+	chunked := false // a chunk was printed: its line wants ending
 	for sc.Scan() {
 		line := sc.Text()
 		switch {
@@ -121,11 +122,14 @@ func readStream(body io.Reader, stdout io.Writer) (chatResult, error) {
 			switch event {
 			case "chunk":
 				fmt.Fprint(stdout, res.Text)
+				chunked = chunked || res.Text != ""
 			case "done":
 				fmt.Fprintln(stdout)
 				return res, nil
 			case "error":
-				fmt.Fprintln(stdout)
+				if chunked {
+					fmt.Fprintln(stdout)
+				}
 				return res, fmt.Errorf("chat failed: %s [trace %s]", res.Error, res.TraceCode)
 			}
 		}
