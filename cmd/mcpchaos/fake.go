@@ -19,7 +19,9 @@ const fakeUsage = `usage:
         an MCP server with one of every feature a proxy must forward, at
         http://ADDR/mcp: resources (text, binary, a template, subscriptions),
         prompts (arguments, an embedded resource), completion, logging, and
-        tools echo, whoami, progress, sample, elicit, roots, log and touch
+        tools echo, whoami, progress, sample, elicit, roots, log, touch and
+        announce (sends every session tools, prompts and resources
+        list_changed and one log message, outside any request)
   mcpchaos fake llm --provider anthropic|openai [--listen ADDR] [--default STEP] [--oauth-gate]
         a fake LLM serving the provider's own paths (/v1/messages or
         /v1/chat/completions, /v1/models); drive it over /_fake/ (see fakes/llm);
@@ -48,6 +50,10 @@ func fakeUpstream(ctx context.Context, kind string, args []string, stdout, stder
 	fs := flag.NewFlagSet("fake upstream "+kind, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	listen := fs.String("listen", "127.0.0.1:0", "address to listen on")
+	fs.Usage = func() {
+		fmt.Fprint(stderr, fakeUsage)
+		fs.PrintDefaults()
+	}
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"os"
 	"strings"
@@ -47,8 +48,9 @@ bare-404 mutants) and (b) the real mcplocal:
 
 Prints what the client saw and the waterfalls. Exit 0 when (a) hangs past the
 client timeout and answers the stale id with a bare 404 the client cannot
-correlate, and (b) answers in budget with the ⚠ notice and recreates the
-session under the client's id with its notice.
+correlate, and (b) answers in budget with the ⚠ notice, recreates the
+session under the client's id with its notice, and answers a raw request on
+that id with a JSON-RPC message carrying its id (JSON or SSE alike).
 `)
 		fs.PrintDefaults()
 	}
@@ -108,6 +110,8 @@ session under the client's id with its notice.
 		return fmt.Errorf("(b) broke its promise: answered=%v within budget=%v notice=%v", b.answered, b.bounded, b.noticed)
 	case !b.stale.recreated:
 		return fmt.Errorf("(b) did not recreate the stale session with its notice: %s", b.stale.seen)
+	case !b.stale.correlated:
+		return fmt.Errorf("(b) answered a raw request on the recreated id outside the JSON-RPC envelope: %s", b.stale.wire)
 	}
 	fmt.Fprintf(stdout, "\nReproduced: (a) never answered within the compressed client timeout (%v, the incident's 1800 s), and after a restart answered the client's session id with a bare 404 carrying no JSON-RPC id; (b) answered in %v with the ⚠ notice and trace %s, and after a restart recreated the session under the client's id with the ⚠ Session state unavailable notice (trace %s).\n",
 		clientTimeout, b.latency.Round(time.Millisecond), b.trace, b.stale.trace)
@@ -125,11 +129,12 @@ type reproResult struct {
 // staleResult is what the second half of the incident showed: the client's
 // session id after the proxy restarted.
 type staleResult struct {
-	bare      bool   // answered 404 with a body that is no JSON-RPC message the client can correlate
-	recreated bool   // the client's next call succeeded on its own id, with the ⚠ notice
-	trace     string // the recreated call's trace code
-	seen      string // what the client saw, for errors
-	wire      string // what the raw request got, for errors
+	bare       bool   // answered 404 with a body that is no JSON-RPC message the client can correlate
+	recreated  bool   // the client's next call succeeded on its own id, with the ⚠ notice
+	correlated bool   // the raw request on the id got a JSON-RPC answer carrying its id
+	trace      string // the recreated call's trace code
+	seen       string // what the client saw, for errors
+	wire       string // what the raw request got, for errors
 }
 
 // reproduce runs the incident's two calls against one target and prints what
@@ -274,12 +279,10 @@ func staleSession(ctx context.Context, w io.Writer, env *harness.Env, cs *mcp.Cl
 	if err != nil {
 		return s, fmt.Errorf("raw request on the stale id: %w", err)
 	}
-	var msg struct {
-		ID json.RawMessage `json:"id"`
-	}
-	jsonRPC := json.Unmarshal(body, &msg) == nil && len(msg.ID) > 0
+	jsonRPC := answersID(ctype, body, rawCallID)
 	s.wire = fmt.Sprintf("%d %s %q", status, ctype, clip(string(body), 80))
 	s.bare = status == http.StatusNotFound && !jsonRPC
+	s.correlated = jsonRPC
 	verdict := "a JSON-RPC message the client can correlate"
 	if !jsonRPC {
 		verdict = "NOT a JSON-RPC message: the client cannot tell which request it answers"
@@ -294,9 +297,43 @@ func staleSession(ctx context.Context, w io.Writer, env *harness.Env, cs *mcp.Cl
 	return s, nil
 }
 
+// rawCallID is the JSON-RPC id of rawCall's request.
+const rawCallID = "7"
+
+// answersID reports whether body, served as ctype, is the JSON-RPC answer to
+// request id: a JSON object carrying it, or an SSE stream one of whose
+// events does.
+func answersID(ctype string, body []byte, id string) bool {
+	is := func(data []byte) bool {
+		var msg struct {
+			ID json.RawMessage `json:"id"`
+		}
+		return json.Unmarshal(data, &msg) == nil && string(msg.ID) == id
+	}
+	if mt, _, _ := mime.ParseMediaType(ctype); mt != "text/event-stream" {
+		return is(body)
+	}
+	// An event's data lines, joined by newlines, are its message; a blank
+	// line (or the end of the stream) ends the event.
+	var data [][]byte
+	for _, line := range bytes.Split(body, []byte("\n")) {
+		line = bytes.TrimSuffix(line, []byte("\r"))
+		switch {
+		case len(line) == 0:
+			if len(data) > 0 && is(bytes.Join(data, []byte("\n"))) {
+				return true
+			}
+			data = nil
+		case bytes.HasPrefix(line, []byte("data:")):
+			data = append(data, bytes.TrimPrefix(bytes.TrimPrefix(line, []byte("data:")), []byte(" ")))
+		}
+	}
+	return len(data) > 0 && is(bytes.Join(data, []byte("\n")))
+}
+
 // rawCall sends one tools/call on cs's session id with a plain HTTP client.
 func rawCall(ctx context.Context, url string, cs *mcp.ClientSession) (status int, ctype string, body []byte, err error) {
-	req := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"docmost_update_page","arguments":{"page_id":"notes","content":"raw"}}}`
+	req := `{"jsonrpc":"2.0","id":` + rawCallID + `,"method":"tools/call","params":{"name":"docmost_update_page","arguments":{"page_id":"notes","content":"raw"}}}`
 	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(req))
 	if err != nil {
 		return 0, "", nil, err

@@ -14,7 +14,7 @@ import (
 	"time"
 )
 
-const chatUsage = `mcpctl chat MESSAGE... [--url URL] [--token T] [--stream] [--timeout D]
+const chatUsage = `mcpctl chat MESSAGE... [--stream] [--url URL] [--token T | --token-file PATH] [--timeout D]
 
 Send one user message through the proxy's LLM failover chain
 (POST URL/api/v1/chat) and print the answer, then which model answered:
@@ -25,8 +25,8 @@ Send one user message through the proxy's LLM failover chain
 With --stream the answer is printed as it arrives; a streamed answer fails
 over only before its first chunk. When every candidate fails, the error
 names the last model with its upstream status and body excerpt.
-The token comes from --token, else $MCPCTL_TOKEN.
-`
+
+` + connHelp
 
 type chatResult struct {
 	Text       string `json:"text"`
@@ -40,10 +40,9 @@ type chatResult struct {
 func runChat(args []string, stdout io.Writer, getenv func(string) string) error {
 	fs := flag.NewFlagSet("chat", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	base := fs.String("url", "", "proxy base URL")
-	token := fs.String("token", "", "bearer token")
+	c := &conn{getenv: getenv}
+	c.flags(fs, 2*time.Minute)
 	stream := fs.Bool("stream", false, "stream the answer")
-	timeout := fs.Duration("timeout", 2*time.Minute, "give up after D")
 	pos, err := parseInterleaved(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Fprint(stdout, chatUsage)
@@ -55,10 +54,10 @@ func runChat(args []string, stdout io.Writer, getenv func(string) string) error 
 	if len(pos) == 0 {
 		return usagef("chat", "chat: missing MESSAGE")
 	}
-	if *token == "" {
-		*token = getenv("MCPCTL_TOKEN")
+	if err := c.resolve("chat"); err != nil {
+		return err
 	}
-	u, err := endpoint(*base, getenv, "/api/v1/chat")
+	u, err := c.endpoint("/api/v1/chat")
 	if err != nil {
 		return usagef("chat", "%v", err)
 	}
@@ -66,16 +65,14 @@ func runChat(args []string, stdout io.Writer, getenv func(string) string) error 
 		"messages": []map[string]string{{"role": "user", "content": strings.Join(pos, " ")}},
 		"stream":   *stream,
 	})
-	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
+	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(body))
 	if err != nil {
 		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	if *token != "" {
-		req.Header.Set("Authorization", "Bearer "+*token)
-	}
+	c.authorize(req)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return fmt.Errorf("cannot reach the proxy: %v", err)
@@ -110,6 +107,7 @@ func readStream(body io.Reader, stdout io.Writer) (chatResult, error) {
 	sc := bufio.NewScanner(body)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	var event string
+	chunked := false // a chunk was printed: its line wants ending
 	for sc.Scan() {
 		line := sc.Text()
 		switch {
@@ -124,11 +122,14 @@ func readStream(body io.Reader, stdout io.Writer) (chatResult, error) {
 			switch event {
 			case "chunk":
 				fmt.Fprint(stdout, res.Text)
+				chunked = chunked || res.Text != ""
 			case "done":
 				fmt.Fprintln(stdout)
 				return res, nil
 			case "error":
-				fmt.Fprintln(stdout)
+				if chunked {
+					fmt.Fprintln(stdout)
+				}
 				return res, fmt.Errorf("chat failed: %s [trace %s]", res.Error, res.TraceCode)
 			}
 		}

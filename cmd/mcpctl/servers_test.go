@@ -47,14 +47,14 @@ func serversProxy(t *testing.T) (proxyURL, extraURL string) {
 // probe: the second get -o yaml is byte for byte the first.
 func TestServersGetYAMLApplyRoundTrips(t *testing.T) {
 	px, extra := serversProxy(t)
-	r := cli(t, "create", "server", "wiki", "--project", "docmost", "--url", extra, "--proxy", px,
+	r := cli(t, "create", "server", "wiki", "--project", "docmost", "--server-url", extra, "--url", px,
 		"--health-check-tool", "search", "--health-check-arguments", `{"query":"ping"}`,
 		"--health-check-interval", "60", "--health-check-timeout", "15", "--health-check-failure-threshold", "3")
 	r.wantCode(t, 0)
 	if !strings.Contains(r.stdout, "server docmost/wiki created (readiness probe: tools/call search every 1m0s, timeout 15s") {
 		t.Errorf("create output: %s", r.stdout)
 	}
-	r = cli(t, "get", "servers", "-o", "yaml", "--proxy", px)
+	r = cli(t, "get", "servers", "-o", "yaml", "--url", px)
 	r.wantCode(t, 0)
 	saved := r.stdout
 	for _, want := range []string{"name: wiki", "url: " + extra, "tool: search", "intervalSeconds: 60", "timeoutSeconds: 15", "failureThreshold: 3", "query: ping"} {
@@ -62,19 +62,19 @@ func TestServersGetYAMLApplyRoundTrips(t *testing.T) {
 			t.Errorf("get -o yaml lacks %q:\n%s", want, saved)
 		}
 	}
-	cli(t, "delete", "server", "wiki", "--proxy", px).wantCode(t, 0)
-	if r := cli(t, "get", "servers", "-o", "yaml", "--proxy", px); strings.Contains(r.stdout, "wiki") {
+	cli(t, "delete", "server", "wiki", "--url", px).wantCode(t, 0)
+	if r := cli(t, "get", "servers", "-o", "yaml", "--url", px); strings.Contains(r.stdout, "wiki") {
 		t.Fatalf("after delete, get still lists wiki:\n%s", r.stdout)
 	}
 	old := stdin
 	stdin = strings.NewReader(saved)
 	t.Cleanup(func() { stdin = old })
-	r = cli(t, "apply", "-f", "-", "--proxy", px)
+	r = cli(t, "apply", "-f", "-", "--url", px)
 	r.wantCode(t, 0)
 	if !strings.Contains(r.stdout, "server docmost/wiki created") || !strings.Contains(r.stdout, "server docmost/docmost unchanged") {
 		t.Errorf("apply output: %s", r.stdout)
 	}
-	if r := cli(t, "get", "servers", "-o", "yaml", "--proxy", px); r.stdout != saved {
+	if r := cli(t, "get", "servers", "-o", "yaml", "--url", px); r.stdout != saved {
 		t.Fatalf("get -o yaml | apply -f did not round-trip:\nbefore:\n%s\nafter:\n%s", saved, r.stdout)
 	}
 }
@@ -86,20 +86,20 @@ func TestServersGetYAMLApplyRoundTrips(t *testing.T) {
 func TestCreateServerSeedCommand(t *testing.T) {
 	px, _ := serversProxy(t)
 	r := cli(t, "create", "server", "docmost", "--health-check-tool", "search",
-		"--health-check-interval", "60", "--health-check-timeout", "15", "--force", "--proxy", px)
+		"--health-check-interval", "60", "--health-check-timeout", "15", "--force", "--url", px)
 	r.wantCode(t, 0)
 	if !strings.Contains(r.stdout, "server docmost/docmost replaced (readiness probe: tools/call search every 1m0s, timeout 15s") {
 		t.Errorf("seed command output: %s", r.stdout)
 	}
-	r = cli(t, "create", "server", "docmost", "--health-check-interval", "30", "--force", "--proxy", px)
+	r = cli(t, "create", "server", "docmost", "--health-check-interval", "30", "--force", "--url", px)
 	r.wantCode(t, 0)
 	if !strings.Contains(r.stdout, "(liveness probe: tools/list every 30s") {
 		t.Errorf("omitting the tool should keep liveness: %s", r.stdout)
 	}
-	r = cli(t, "create", "server", "docmost", "--health-check-tool", "list_sites", "--force", "--proxy", px)
+	r = cli(t, "create", "server", "docmost", "--health-check-tool", "list_sites", "--force", "--url", px)
 	r.wantCode(t, 1)
 	r.wantStderr(t, `healthCheck.tool: "list_sites" is not a tool of server docmost`)
-	r = cli(t, "create", "server", "other", "--proxy", px)
+	r = cli(t, "create", "server", "other", "--url", px)
 	r.wantCode(t, 2)
-	r.wantStderr(t, "--url is required")
+	r.wantStderr(t, "--server-url is required")
 }

@@ -31,8 +31,8 @@ const (
 func runTrace(args []string, stdout io.Writer, getenv func(string) string) error {
 	fs := flag.NewFlagSet("trace", flag.ContinueOnError)
 	fs.SetOutput(io.Discard) // errors are reported by report(), help by us
-	base := fs.String("url", "", "proxy base URL")
-	timeout := fs.Duration("timeout", defaultTimeout, "bound on the audit request")
+	c := &conn{getenv: getenv}
+	c.flags(fs, defaultTimeout)
 	asJSON := fs.Bool("json", false, "print rows as JSON")
 	pos, err := parseInterleaved(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
@@ -52,19 +52,19 @@ func runTrace(args []string, stdout io.Writer, getenv func(string) string) error
 	if err != nil {
 		return usagef("trace", "trace: %v", err)
 	}
-	if *timeout <= 0 {
-		return usagef("trace", "trace: --timeout must be positive, got %v", *timeout)
+	if err := c.resolve("trace"); err != nil {
+		return err
 	}
-	u, err := endpoint(*base, getenv, "/api/v1/audit")
+	u, err := c.endpoint("/api/v1/audit")
 	if err != nil {
 		return usagef("trace", "trace: %v", err)
 	}
 	u.RawQuery = url.Values{"trace": {code}}.Encode()
 	endpoint := u.String()
 
-	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
+	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
 	defer cancel()
-	rows, err := fetchRows(ctx, endpoint, *timeout)
+	rows, err := fetchRows(ctx, c, endpoint)
 	if err != nil {
 		return err
 	}
@@ -95,14 +95,15 @@ func parseCode(s string) (string, error) {
 
 // fetchRows GETs endpoint and decodes {"rows":[...]}; a non-200 answer
 // becomes an error quoting the proxy's {"error":"..."} (or the body's start).
-func fetchRows(ctx context.Context, endpoint string, timeout time.Duration) ([]audit.Row, error) {
+func fetchRows(ctx context.Context, c *conn, endpoint string) ([]audit.Row, error) {
+	timeout := c.timeout
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, endpoint, nil)
 	if err != nil {
 		return nil, err
 	}
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("User-Agent", "mcpctl")
-	withToken(req)
+	c.authorize(req)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {

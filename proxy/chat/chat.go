@@ -171,7 +171,7 @@ func Explain(err error) string {
 	}
 	for i := len(ce.Attempts) - 1; i >= 0; i-- {
 		if a := ce.Attempts[i]; a.OAuthGated {
-			msg += fmt.Sprintf("; %s (%s): %s", a.Provider, a.Model, llm.OAuthGatedHint)
+			msg += fmt.Sprintf("; %s (%s): %s", a.Provider, a.Model, llm.OAuthHint(a.Status))
 			break
 		}
 	}

@@ -59,8 +59,8 @@ type Attempt struct {
 	Excerpt  string // first <= 200 bytes of the response body (valid UTF-8, one line)
 	Duration time.Duration
 	// OAuthGated: the provider's key is a Claude subscription OAuth token and
-	// the answer was the 404/429 Anthropic gives such tokens outside its own
-	// client (Detail then ends with OAuthGatedHint).
+	// the answer was one Anthropic gives such tokens outside its own client:
+	// 401, 403, 404 or 429 (Detail then ends with OAuthHint(Status)).
 	OAuthGated bool
 }
 
@@ -124,21 +124,20 @@ func (e *ChainError) Error() string {
 // and degradedReason audit fields.
 func (e *ChainError) Reason() string {
 	reason := e.reason()
-	if g := e.gated(); g != "" && !errors.Is(e.Err, context.Canceled) {
-		reason += "; " + g + ": " + OAuthGatedHint
+	if g := e.gated(); g != nil && !errors.Is(e.Err, context.Canceled) {
+		reason += "; " + g.Provider + ": " + OAuthHint(g.Status)
 	}
 	return reason
 }
 
-// gated names the provider of the last attempt that met the OAuth gating
-// pattern, or "".
-func (e *ChainError) gated() string {
+// gated is the last attempt that met the OAuth gating pattern, or nil.
+func (e *ChainError) gated() *Attempt {
 	for i := len(e.Attempts) - 1; i >= 0; i-- {
 		if e.Attempts[i].OAuthGated {
-			return e.Attempts[i].Provider
+			return &e.Attempts[i]
 		}
 	}
-	return ""
+	return nil
 }
 
 func (e *ChainError) reason() string {

@@ -151,3 +151,51 @@ func TestProviderAnswerOfAnotherShapeIsNamed(t *testing.T) {
 		}
 	}
 }
+
+// TestOAuthTokenRefusalsAreExplained: whatever Anthropic answers a
+// subscription OAuth token with (401 refused, 403 denied, 404 and 429 gated),
+// the error and the notice reason say the key is such a token, what the
+// status means for it, and that an API key from the Console is the way out;
+// the provider's own body alone leaves the operator guessing.
+func TestOAuthTokenRefusalsAreExplained(t *testing.T) {
+	noLeaks(t)
+	for _, tc := range []struct {
+		status int
+		body   string
+		says   []string
+	}{
+		{http.StatusUnauthorized, `{"type":"error","error":{"type":"authentication_error","message":"OAuth authentication is currently not supported."}}`,
+			[]string{"refused it (401)", "expired or been revoked", "claude setup-token", "gates such tokens to its own client"}},
+		{http.StatusForbidden, `{"type":"error","error":{"type":"permission_error","message":"forbidden"}}`,
+			[]string{"denied the request (403)", "gates such tokens to its own client"}},
+		{http.StatusNotFound, `{"type":"error","error":{"type":"not_found_error","message":"model: m"}}`,
+			[]string{"gates to its own client", "404 on older model ids"}},
+		{http.StatusTooManyRequests, `{"type":"error","error":{"type":"rate_limit_error","message":"Error"}}`,
+			[]string{"gates to its own client", "429 on current ones"}},
+	} {
+		s := newStub(t, raw(tc.status, tc.body))
+		cfg := anthropicCfg("claude", s, "claude-opus-5")
+		cfg.APIKey = testOAuthToken
+		_, err := newAdapter(t, chainOf(cfg), knobsWith(2*time.Second, time.Second)).Complete(context.Background(), hello)
+		ce := chainErr(t, err)
+		if last := ce.Attempts[len(ce.Attempts)-1]; last.Status != tc.status || !last.OAuthGated {
+			t.Errorf("%d: attempt %v, want that status marked OAuthGated", tc.status, last)
+		}
+		if got, want := OAuthHint(tc.status), OAuthGatedHint; (tc.status == 404 || tc.status == 429) != (got == want) {
+			t.Errorf("%d: OAuthHint = %q", tc.status, got)
+		}
+		for what, text := range map[string]string{"error": err.Error(), "notice reason": ce.Reason()} {
+			for _, want := range append([]string{"subscription OAuth token (sk-ant-oat…)", "set an API key (sk-ant-api…) from the Anthropic Console"}, tc.says...) {
+				if !strings.Contains(text, want) {
+					t.Errorf("%d: the %s does not say %q: %s", tc.status, what, want, text)
+				}
+			}
+		}
+		// An API key meeting the same status is not called a token problem.
+		cfg.APIKey = testAPIKey
+		_, err = newAdapter(t, chainOf(cfg), knobsWith(2*time.Second, time.Second)).Complete(context.Background(), hello)
+		if ce := chainErr(t, err); strings.Contains(ce.Reason(), "OAuth") || ce.Attempts[len(ce.Attempts)-1].OAuthGated {
+			t.Errorf("%d with an API key explained as OAuth: %s", tc.status, ce.Reason())
+		}
+	}
+}

@@ -422,7 +422,7 @@ func (p *Project) callTool(ctx context.Context, cl *client, req *mcp.CallToolReq
 
 	res, err := p.upstreamCall(ctx, cl, server, tool, req)
 	if err != nil {
-		res = errorResult(fmt.Sprintf("%v; retry, and if it keeps failing the upstream %s may be down [trace %s]", err, server, code))
+		res = errorResult(fmt.Sprintf("%v; %s [trace %s]", err, upstream.Advice(err, server), code))
 	} else if !res.IsError && !p.pipeline.Empty() {
 		res = p.postProcess(ctx, c, res)
 	}

@@ -234,7 +234,7 @@ func (p *Project) relayCall(ctx context.Context, cl *client, conn *upstream.Conn
 		err = fmt.Errorf("upstream %s: calling \"tools/call\": %w", server, err)
 	}
 	if err != nil {
-		return errorResult(fmt.Sprintf("%v; retry, and if it keeps failing the upstream %s may be down [trace %s]", err, server, code)), nil
+		return errorResult(fmt.Sprintf("%v; %s [trace %s]", err, upstream.Advice(err, server), code)), nil
 	}
 	shown := &mcp.CallToolResult{IsError: isError}
 	if isError {

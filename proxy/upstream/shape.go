@@ -1,6 +1,7 @@
 package upstream
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -26,6 +27,19 @@ func (e *ShapeError) Error() string {
 	}
 	return fmt.Sprintf("upstream answered %d %s `%s`, not JSON-RPC: something between mcplocal and the server answered (an L7 proxy or gateway?)",
 		e.Status, ct, e.Excerpt)
+}
+
+// Advice is what a failed call's error tells the agent to do about err from
+// server: a 401 or 403 of another shape than MCP's is a policy in front of the
+// server denying the request, which a retry will not change; anything else
+// may be passing trouble.
+func Advice(err error, server string) string {
+	var se *ShapeError
+	if errors.As(err, &se) && (se.Status == http.StatusForbidden || se.Status == http.StatusUnauthorized) {
+		return fmt.Sprintf("the request was denied by whatever answered in front of upstream %s, and retrying will not change a policy's answer: "+
+			"have it allow mcplocal's requests, or point the server's url past it", server)
+	}
+	return fmt.Sprintf("retry, and if it keeps failing the upstream %s may be down", server)
 }
 
 // shapeExcerptBytes is how much of a misshapen body is read and quoted: a

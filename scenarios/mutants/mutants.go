@@ -803,6 +803,12 @@ var table = []Mutant{
 	{Name: "relay-bodies-read", PatchFile: "216-relay-bodies-read.patch",
 		Regression: "the Conn's transport decodes every relayed POST's body to learn ids the relay already knows: 3.4 % of mcplocal's CPU at 64 sessions (docs/performance.md, its CPU profile).",
 		Kill:       goTest("./proxy/upstream", "^TestARelayedCallIsNotedByItsSender$")},
+	{Name: "repro-sse-read-as-json", PatchFile: "260-repro-sse-read-as-json.patch",
+		Regression: "mcpchaos repro reads the raw call's text/event-stream answer as one JSON message, so the fixed proxy's correlated answer is printed 'NOT a JSON-RPC message'.",
+		Kill:       goTest("./cmd/mcpchaos", "^TestReproReadsTheAnswerOfEitherContentType$")},
+	{Name: "oauth-refusal-unexplained", PatchFile: "261-oauth-refusal-unexplained.patch",
+		Regression: "a subscription OAuth token that Anthropic refuses (401) or denies (403) shows only the provider's raw body: the token explanation comes for 404 and 429 only.",
+		Kill:       goTest("./proxy/llm", "^TestOAuthTokenRefusalsAreExplained$")},
 }
 
 // All returns every mutant with its patch, in patch order.
