@@ -2,6 +2,7 @@ package mutants
 
 import (
 	"context"
+	"errors"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -98,14 +99,8 @@ func TestEveryPatchAppliesToTheCurrentTree(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, mu := range All() {
-		cmd := exec.Command("git", "apply", "--check", "-")
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "GIT_CEILING_DIRECTORIES="+filepath.Dir(dir))
-		cmd.Stdin = strings.NewReader(mu.Patch)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Errorf("%s: patches/%s no longer applies to %s: %v\n%s\nRemake it: apply the bug by hand, then git diff %s > scenarios/mutants/patches/%s",
-				mu.Name, mu.PatchFile, strings.Join(PatchedFiles(mu.Patch), ", "), err, out,
-				strings.Join(PatchedFiles(mu.Patch), " "), mu.PatchFile)
+		if err := applyPatch(context.Background(), dir, filepath.Dir(dir), mu.Patch, true); err != nil {
+			t.Errorf("%s", StaleReport(mu, err))
 		}
 	}
 }
@@ -184,14 +179,48 @@ func TestEveryCheckNamesWhatExists(t *testing.T) {
 	}
 }
 
-// A patch that does not apply is an error of the run, never a kill.
+// A patch that does not apply is an error of the run, never a kill, and the
+// error says what to remake: the file and the hunk that failed, and whether
+// only the hunk's context moved or the lines it mutates changed.
 func TestAStalePatchIsAnErrorNotAKill(t *testing.T) {
 	m := moduleForTest(t)
 	mu := All()[0]
-	mu.Patch = strings.Replace(mu.Patch, "\n \t", "\n \tthis line is not in the file", 1)
-	o := judge(context.Background(), m, mu, Options{}.withDefaults())
-	if o.Verdict != Errored || o.Err == nil || !strings.Contains(o.Err.Error(), "no longer applies") {
-		t.Fatalf("a stale patch gave %s (%v), want ERROR: no longer applies", o.Verdict, o.Err)
+	for _, c := range []struct {
+		name        string
+		stale       func(string) string
+		contextOnly bool
+	}{
+		{"a context line changed", func(p string) string {
+			return strings.Replace(p, "\n \t", "\n \tthis line is not in the file", 1)
+		}, true},
+		{"a mutated line changed", func(p string) string {
+			return strings.Replace(p, "\n-\t", "\n-\tthis line is not in the file", 1)
+		}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			mu := mu
+			mu.Patch = c.stale(mu.Patch)
+			o := judge(context.Background(), m, mu, Options{}.withDefaults())
+			if o.Verdict != Errored || o.Err == nil || !strings.Contains(o.Err.Error(), "no longer applies") {
+				t.Fatalf("a stale patch gave %s (%v), want ERROR: no longer applies", o.Verdict, o.Err)
+			}
+			var stale *StalePatchError
+			if !errors.As(o.Err, &stale) {
+				t.Fatalf("err %T %v, want a *StalePatchError", o.Err, o.Err)
+			}
+			if want := PatchedFiles(mu.Patch)[0]; stale.File != want {
+				t.Errorf("File = %q, want %q", stale.File, want)
+			}
+			if !strings.HasPrefix(stale.Hunk, "@@ -") || !strings.Contains(mu.Patch, stale.Hunk) || !strings.Contains(stale.Hunk, "this line is not in the file") {
+				t.Errorf("Hunk is not the hunk that failed:\n%s", stale.Hunk)
+			}
+			if stale.ContextOnly != c.contextOnly {
+				t.Errorf("ContextOnly = %v, want %v", stale.ContextOnly, c.contextOnly)
+			}
+			if !strings.Contains(o.Err.Error(), stale.Hunk) {
+				t.Errorf("the error does not show the hunk:\n%v", o.Err)
+			}
+		})
 	}
 }
 
