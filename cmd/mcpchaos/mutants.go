@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -31,8 +32,10 @@ func runMutants(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	control := fs.Bool("control", false, "first run every check on the unpatched module: it must pass there")
 	logs := fs.String("logs", "", "write each mutant's full output to DIR/NAME.log")
 	list := fs.Bool("list", false, "list the mutants and their checks, run nothing")
+	touching := fs.String("touching", "", "print, for these package directories (comma-separated), the checks of their mutants (make quick), run nothing")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, `usage: mcpchaos mutants [--only NAME,...] [--parallel N] [--timeout D] [--control] [--logs DIR] [--list]
+       mcpchaos mutants --touching DIR[,DIR...]   (the checks of those packages' mutants, for make quick)
        mcpchaos mutants --generic PKG[,PKG...] ...   (generic mutation testing; --generic --help says more)
 
 Applies each known regression (scenarios/mutants/patches) to a copy of the
@@ -47,6 +50,19 @@ mutant; exit 1 if any survived or could not be judged.
 	if fs.NArg() > 0 {
 		fs.Usage()
 		return fmt.Errorf("mutants: unexpected argument %q", fs.Arg(0))
+	}
+	if *touching != "" {
+		// One line per go test check package ("test PKG RUN"), then the
+		// Ginkgo label filter ("labels FILTER"), for scripts/quick.sh.
+		p := mutants.Quick(strings.Split(*touching, ","))
+		pkgs := slices.Sorted(maps.Keys(p.Tests))
+		for _, pkg := range pkgs {
+			fmt.Fprintf(stdout, "test %s %s\n", pkg, p.Tests[pkg])
+		}
+		if p.Labels != "" {
+			fmt.Fprintf(stdout, "labels %s\n", p.Labels)
+		}
+		return nil
 	}
 	var names []string
 	for _, n := range strings.Split(*only, ",") {

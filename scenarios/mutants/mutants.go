@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -897,4 +898,59 @@ func PatchedFiles(patch string) []string {
 		}
 	}
 	return out
+}
+
+// QuickPlan is what `make quick` runs for the code a change touches: the
+// check of every known mutant of that code. Tests maps a package to the
+// -run regexp of its go test checks; Labels is a Ginkgo label filter that
+// selects the specs of the Ginkgo checks (their label filters, focus
+// dropped: a superset) and the catalogue checks (their scenarios' specs on
+// the in-process target); empty if none.
+type QuickPlan struct {
+	Tests  map[string]string
+	Labels string
+}
+
+// Quick is the QuickPlan for dirs, package directories relative to the
+// module root ("proxy/entry").
+func Quick(dirs []string) QuickPlan { return quickPlan(All(), dirs) }
+
+func quickPlan(muts []Mutant, dirs []string) QuickPlan {
+	touched := map[string]bool{}
+	for _, d := range dirs {
+		touched[path.Clean(strings.TrimPrefix(d, "./"))] = true
+	}
+	p := QuickPlan{Tests: map[string]string{}}
+	var ginkgo, catalogue []string
+	seen := map[string]bool{}
+	for _, mu := range muts {
+		hit := false
+		for _, f := range PatchedFiles(mu.Patch) {
+			hit = hit || touched[path.Dir(f)]
+		}
+		if !hit || seen[mu.Kill.String()] {
+			continue
+		}
+		seen[mu.Kill.String()] = true
+		switch c := mu.Kill; c.Kind {
+		case GoTest:
+			if p.Tests[c.Pkg] != "" {
+				p.Tests[c.Pkg] += "|"
+			}
+			p.Tests[c.Pkg] += c.Run
+		case Ginkgo:
+			if !slices.Contains(ginkgo, "("+c.Label+")") {
+				ginkgo = append(ginkgo, "("+c.Label+")")
+			}
+		case Catalogue:
+			if !slices.Contains(catalogue, c.Label) {
+				catalogue = append(catalogue, c.Label)
+			}
+		}
+	}
+	if len(catalogue) > 0 {
+		ginkgo = append(ginkgo, "(catalogue && inprocess && ("+strings.Join(catalogue, " || ")+"))")
+	}
+	p.Labels = strings.Join(ginkgo, " || ")
+	return p
 }

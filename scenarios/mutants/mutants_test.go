@@ -248,3 +248,35 @@ func TestSelect(t *testing.T) {
 		t.Errorf("an unknown name should be an error listing the known ones, got %v", err)
 	}
 }
+
+// The quick loop runs, for the code a change touches, the check of every
+// known mutant of that code: the go tests by package, the Ginkgo and
+// catalogue checks as one label filter.
+func TestQuickPlanRunsTheChecksOfTheMutantsOfTheTouchedCode(t *testing.T) {
+	table := []Mutant{
+		{Name: "a", Patch: "+++ b/proxy/x/a.go\n", Kill: goTest("./proxy/x", "^TestA$")},
+		{Name: "b", Patch: "+++ b/proxy/x/b.go\n", Kill: goTest("./proxy", "^(TestB|TestC)$")},
+		{Name: "c", Patch: "+++ b/proxy/x/c.go\n", Kill: goTest("./proxy", "^TestD$")},
+		{Name: "d", Patch: "+++ b/proxy/x/d.go\n", Kill: Check{Kind: Ginkgo, Label: "surface && binary", Focus: "survives it"}},
+		{Name: "e", Patch: "+++ b/proxy/x/e.go\n", Kill: inCatalogue("restart")},
+		{Name: "f", Patch: "+++ b/proxy/y/f.go\n", Kill: inCatalogue("paginate")},
+		{Name: "g", Patch: "+++ b/proxy/x/sub/g.go\n", Kill: goTest("./proxy/x/sub", "^TestG$")},
+		{Name: "h", Patch: "+++ b/proxy/x/h.go\n", Kill: Check{Kind: Ginkgo, Label: "surface && binary", Focus: "other"}},
+	}
+	p := quickPlan(table, []string{"proxy/x", "./cmd/z"})
+	wantTests := map[string]string{"./proxy/x": "^TestA$", "./proxy": "^(TestB|TestC)$|^TestD$"}
+	if len(p.Tests) != len(wantTests) {
+		t.Errorf("Tests = %q, want %q", p.Tests, wantTests)
+	}
+	for pkg, run := range wantTests {
+		if p.Tests[pkg] != run {
+			t.Errorf("Tests[%s] = %q, want %q", pkg, p.Tests[pkg], run)
+		}
+	}
+	if want := "(surface && binary) || (catalogue && inprocess && (restart))"; p.Labels != want {
+		t.Errorf("Labels = %q, want %q", p.Labels, want)
+	}
+	if p := quickPlan(table, []string{"cmd/z"}); len(p.Tests) != 0 || p.Labels != "" {
+		t.Errorf("code no mutant touches gets no checks, got %+v", p)
+	}
+}
