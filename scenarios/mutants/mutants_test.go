@@ -280,3 +280,19 @@ func TestQuickPlanRunsTheChecksOfTheMutantsOfTheTouchedCode(t *testing.T) {
 		t.Errorf("code no mutant touches gets no checks, got %+v", p)
 	}
 }
+
+// The slowest kinds of check start first, so none runs alone at the end.
+func TestSlowChecksStartFirst(t *testing.T) {
+	muts := []Mutant{
+		{Name: "t1", Kill: goTest("./p", "^T$")}, {Name: "c1", Kill: inCatalogue("x")},
+		{Name: "g1", Kill: Check{Kind: Ginkgo, Label: "l"}}, {Name: "t2", Kill: goTest("./p", "^U$")},
+		{Name: "g2", Kill: Check{Kind: Ginkgo, Label: "m"}},
+	}
+	var got []string
+	for _, i := range dispatchOrder(muts) {
+		got = append(got, muts[i].Name)
+	}
+	if want := "g1 g2 c1 t1 t2"; strings.Join(got, " ") != want {
+		t.Errorf("dispatch order %q, want %q", strings.Join(got, " "), want)
+	}
+}

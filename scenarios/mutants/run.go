@@ -344,21 +344,22 @@ func Run(ctx context.Context, opts Options) []Outcome {
 	out := make([]Outcome, len(muts))
 	sem := make(chan struct{}, opts.Parallel)
 	var wg sync.WaitGroup
-	for i, mu := range muts {
+	for _, i := range dispatchOrder(muts) {
+		mu := muts[i]
 		if why, bad := broken[mu.Kill]; bad {
 			out[i] = Outcome{Mutant: mu, Verdict: Errored, Err: fmt.Errorf("its check fails without the mutant, so it proves nothing: %s", why)}
 			p.done(out[i])
 			continue
 		}
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+			out[i] = Outcome{Mutant: mu, Verdict: Errored, Err: ctx.Err()}
+			continue
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			select {
-			case sem <- struct{}{}:
-			case <-ctx.Done():
-				out[i] = Outcome{Mutant: mu, Verdict: Errored, Err: ctx.Err()}
-				return
-			}
 			defer func() { <-sem }()
 			p.printf("       %s: applying, building, running %s\n", mu.Name, mu.Kill)
 			out[i] = judge(ctx, m, mu, opts)
@@ -367,6 +368,21 @@ func Run(ctx context.Context, opts Options) []Outcome {
 	}
 	wg.Wait()
 	return out
+}
+
+// dispatchOrder is the order Run starts muts in, as indexes: the slowest
+// kinds of check first (a Ginkgo check links the suite and two binaries and
+// runs specs; a catalogue check links mcpchaos and runs scenarios; a go test
+// check links one package's tests), table order within a kind. Started last,
+// a slow mutant would run alone at the end while the other slots idle.
+func dispatchOrder(muts []Mutant) []int {
+	cost := map[CheckKind]int{Ginkgo: 0, Catalogue: 1, GoTest: 2}
+	order := make([]int, len(muts))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cost[muts[a].Kill.Kind] - cost[muts[b].Kill.Kind] })
+	return order
 }
 
 // control runs each distinct check of muts once on the unpatched module and
