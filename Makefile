@@ -8,7 +8,7 @@ SUITES  := $(sort $(dir $(shell grep -rlE --include='*_test.go' '$(RUNSPECS)' pr
 SUITE_PKGS := $(patsubst %/,./%,$(SUITES))
 UNIT_PKGS  := $(filter-out $(patsubst %/,github.com/mcpchaos/mcpchaos/%,$(SUITES)),$(shell $(GO) list ./...))
 
-.PHONY: all build test check deps unit suites lint run smoke clean mutants conformance bench flake-check mutants-generic fuzz fuzz-short
+.PHONY: all build test check quick deps unit suites lint run smoke clean mutants conformance bench flake-check mutants-generic fuzz fuzz-short
 
 all: build
 
@@ -33,6 +33,12 @@ suites:
 # make check. See scripts/test.sh.
 test:
 	scripts/test.sh
+
+# The day-to-day loop (about 2 minutes): gofmt, vet and the go tests of the
+# packages changed since main (QUICK_BASE=ref for another base), the checks
+# of their known mutants, the specs of changed spec files. See scripts/quick.sh.
+quick:
+	QUICK_BASE=$(or $(QUICK_BASE),main) GO=$(GO) bash scripts/quick.sh
 
 # The checks themselves, on a machine already set up.
 check: lint unit suites fuzz-short

@@ -31,8 +31,16 @@ var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
 		_, err = harness.BuildMcplocal(ctx, dir)
 		Expect(err).NotTo(HaveOccurred())
 	}
-	_, err = harness.BuildCommand(ctx, dir, "mcpctl")
-	Expect(err).NotTo(HaveOccurred())
+	if prebuilt := os.Getenv("MCPCHAOS_MCPCTL"); prebuilt != "" {
+		// mcpchaos mutants builds both binaries before the suite (a mutant
+		// that breaks them is an error of its run, not a kill).
+		b, err := os.ReadFile(prebuilt)
+		Expect(err).NotTo(HaveOccurred(), "MCPCHAOS_MCPCTL")
+		Expect(os.WriteFile(filepath.Join(dir, "mcpctl"), b, 0o755)).To(Succeed())
+	} else {
+		_, err = harness.BuildCommand(ctx, dir, "mcpctl")
+		Expect(err).NotTo(HaveOccurred())
+	}
 	return []byte(path)
 }, func(path []byte) {
 	mcplocalPath = string(path)

@@ -128,16 +128,24 @@ func TestPreparedRunsWhatArgsSays(t *testing.T) {
 		build, run    string
 		dir           string
 		argsStartWith string
+		env           string
 	}{
-		{goTest("./proxy/llm", "^TestX$"), "go test -c -o T/bin/check.test ./proxy/llm",
-			"T/bin/check.test -test.count=1 -test.failfast -test.run ^TestX$", "./proxy/llm", "go test -count=1 -failfast ./proxy/llm -run ^TestX$"},
-		{Check{Kind: Ginkgo, Label: "health", Focus: "probe"}, "go build ./cmd/mcplocal ./cmd/mcpctl | go test -c -o T/bin/scenarios.test ./scenarios",
+		{goTest("./proxy/llm", "^TestX$"), "go test -ldflags=-w -c -o T/bin/check.test ./proxy/llm",
+			"T/bin/check.test -test.count=1 -test.failfast -test.run ^TestX$", "./proxy/llm", "go test -count=1 -failfast ./proxy/llm -run ^TestX$", ""},
+		// mcplocal and mcpctl are linked once, before the suite, and handed
+		// to it (its BeforeSuite would link them again otherwise): a mutant
+		// that breaks them is an error, never a kill by that build.
+		{Check{Kind: Ginkgo, Label: "health", Focus: "probe"}, "go build -ldflags=-w -o T/bin/ ./cmd/mcplocal ./cmd/mcpctl | go test -ldflags=-w -c -o T/bin/scenarios.test ./scenarios",
 			"T/bin/scenarios.test --ginkgo.no-color --ginkgo.fail-fast --ginkgo.label-filter=health --ginkgo.focus=probe", "./scenarios",
-			"go run github.com/onsi/ginkgo/v2/ginkgo --no-color --fail-fast --label-filter=health --focus=probe ./scenarios"},
-		{inCatalogue("paginate"), "go build -o T/bin/mcpchaos ./cmd/mcpchaos", "T/bin/mcpchaos run --label paginate", ".",
-			"go run ./cmd/mcpchaos run --label paginate"},
+			"go run github.com/onsi/ginkgo/v2/ginkgo --no-color --fail-fast --label-filter=health --focus=probe ./scenarios",
+			"MCPCHAOS_MCPLOCAL=T/bin/mcplocal MCPCHAOS_MCPCTL=T/bin/mcpctl"},
+		{inCatalogue("paginate"), "go build -ldflags=-w -o T/bin/mcpchaos ./cmd/mcpchaos", "T/bin/mcpchaos run --label paginate", ".",
+			"go run ./cmd/mcpchaos run --label paginate", ""},
 	} {
-		build, run, dir := c.check.prepared("T")
+		build, run, dir, env := c.check.prepared("T")
+		if got := strings.Join(env, " "); got != c.env {
+			t.Errorf("%s: env %q, want %q", c.check, got, c.env)
+		}
 		var steps []string
 		for _, b := range build {
 			steps = append(steps, strings.Join(b, " "))

@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -49,6 +50,18 @@ const (
 	// GoTest: `go test -count=1 PKG -run RUN` must fail.
 	GoTest
 )
+
+func (k CheckKind) String() string {
+	switch k {
+	case Catalogue:
+		return "catalogue"
+	case Ginkgo:
+		return "ginkgo"
+	case GoTest:
+		return "go test"
+	}
+	return fmt.Sprintf("kind %d", int(k))
+}
 
 // Check is one way the suite kills a mutant.
 type Check struct {
@@ -102,35 +115,50 @@ func (c Check) Args() []string {
 	return nil
 }
 
+// linkFlags are the build flags of every binary a check builds: no DWARF
+// (-w). The link is most of a mutant's build (the patched package and its
+// importers compile in seconds; each binary links in whole), and DWARF is
+// about a third of the link's CPU. Stack traces keep their function names
+// and lines (the symbol table stays), so no check loses what it reads.
+var linkFlags = []string{"-ldflags=-w"}
+
 // prepared is how judge runs the check in a copy whose scratch directory is
 // tmp: the commands that build it (each must exit 0, or the mutant does not
-// build), then the built binary's command line and the directory, relative
-// to the module root, it runs in. It does what Args says with one build:
-// `go test` runs its test binary in the package's directory, and the
-// Ginkgo CLI runs the suite's test binary with its flags prefixed.
-func (c Check) prepared(tmp string) (build [][]string, run []string, dir string) {
+// build), then the built binary's command line, the directory, relative to
+// the module root, it runs in, and what it adds to the environment besides
+// Env. It does what Args says with one link per binary: `go test` runs its
+// test binary in the package's directory, and the Ginkgo CLI runs the
+// suite's test binary with its flags prefixed.
+func (c Check) prepared(tmp string) (build [][]string, run []string, dir string, env []string) {
 	bin := filepath.Join(tmp, "bin")
+	with := func(args ...string) []string { // go SUBCOMMAND linkFlags args...
+		return append(append(args[:2:2], linkFlags...), args[2:]...)
+	}
 	switch c.Kind {
 	case Catalogue:
 		exe := filepath.Join(bin, "mcpchaos")
-		return [][]string{{"go", "build", "-o", exe, "./cmd/mcpchaos"}},
-			append([]string{exe}, c.Args()[3:]...), "." // the built `go run ./cmd/mcpchaos`
+		return [][]string{with("go", "build", "-o", exe, "./cmd/mcpchaos")},
+			append([]string{exe}, c.Args()[3:]...), ".", nil // the built `go run ./cmd/mcpchaos`
 	case Ginkgo:
 		exe := filepath.Join(bin, "scenarios.test")
 		run := []string{exe, "--ginkgo.no-color", "--ginkgo.fail-fast", "--ginkgo.label-filter=" + c.Label}
 		if c.Focus != "" {
 			run = append(run, "--ginkgo.focus="+c.Focus)
 		}
-		// The suite builds mcplocal and mcpctl for its binary target: a
-		// mutant that breaks them must not count as killed by that build.
-		return [][]string{{"go", "build", "./cmd/mcplocal", "./cmd/mcpctl"}, {"go", "test", "-c", "-o", exe, GinkgoSuite}},
-			run, GinkgoSuite
+		// The suite runs mcplocal and mcpctl for its binary target. They
+		// are built here, so a mutant that breaks them is an error, not a
+		// kill by the suite's own build, and handed to the suite
+		// (MCPCHAOS_MCPLOCAL, MCPCHAOS_MCPCTL) so it does not link them again.
+		return [][]string{with("go", "build", "-o", bin+string(filepath.Separator), "./cmd/mcplocal", "./cmd/mcpctl"),
+				with("go", "test", "-c", "-o", exe, GinkgoSuite)},
+			run, GinkgoSuite,
+			[]string{"MCPCHAOS_MCPLOCAL=" + filepath.Join(bin, "mcplocal"), "MCPCHAOS_MCPCTL=" + filepath.Join(bin, "mcpctl")}
 	case GoTest:
 		exe := filepath.Join(bin, "check.test")
-		return [][]string{{"go", "test", "-c", "-o", exe, c.Pkg}},
-			[]string{exe, "-test.count=1", "-test.failfast", "-test.run", c.Run}, c.Pkg
+		return [][]string{with("go", "test", "-c", "-o", exe, c.Pkg)},
+			[]string{exe, "-test.count=1", "-test.failfast", "-test.run", c.Run}, c.Pkg, nil
 	}
-	return nil, nil, "."
+	return nil, nil, ".", nil
 }
 
 // String is the command line, quoted where a shell needs it, after the
@@ -876,4 +904,59 @@ func PatchedFiles(patch string) []string {
 		}
 	}
 	return out
+}
+
+// QuickPlan is what `make quick` runs for the code a change touches: the
+// check of every known mutant of that code. Tests maps a package to the
+// -run regexp of its go test checks; Labels is a Ginkgo label filter that
+// selects the specs of the Ginkgo checks (their label filters, focus
+// dropped: a superset) and the catalogue checks (their scenarios' specs on
+// the in-process target); empty if none.
+type QuickPlan struct {
+	Tests  map[string]string
+	Labels string
+}
+
+// Quick is the QuickPlan for dirs, package directories relative to the
+// module root ("proxy/entry").
+func Quick(dirs []string) QuickPlan { return quickPlan(All(), dirs) }
+
+func quickPlan(muts []Mutant, dirs []string) QuickPlan {
+	touched := map[string]bool{}
+	for _, d := range dirs {
+		touched[path.Clean(strings.TrimPrefix(d, "./"))] = true
+	}
+	p := QuickPlan{Tests: map[string]string{}}
+	var ginkgo, catalogue []string
+	seen := map[string]bool{}
+	for _, mu := range muts {
+		hit := false
+		for _, f := range PatchedFiles(mu.Patch) {
+			hit = hit || touched[path.Dir(f)]
+		}
+		if !hit || seen[mu.Kill.String()] {
+			continue
+		}
+		seen[mu.Kill.String()] = true
+		switch c := mu.Kill; c.Kind {
+		case GoTest:
+			if p.Tests[c.Pkg] != "" {
+				p.Tests[c.Pkg] += "|"
+			}
+			p.Tests[c.Pkg] += c.Run
+		case Ginkgo:
+			if !slices.Contains(ginkgo, "("+c.Label+")") {
+				ginkgo = append(ginkgo, "("+c.Label+")")
+			}
+		case Catalogue:
+			if !slices.Contains(catalogue, c.Label) {
+				catalogue = append(catalogue, c.Label)
+			}
+		}
+	}
+	if len(catalogue) > 0 {
+		ginkgo = append(ginkgo, "(catalogue && inprocess && ("+strings.Join(catalogue, " || ")+"))")
+	}
+	p.Labels = strings.Join(ginkgo, " || ")
+	return p
 }

@@ -2,6 +2,7 @@ package mutants
 
 import (
 	"context"
+	"errors"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -101,14 +102,8 @@ func TestEveryPatchAppliesToTheCurrentTree(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, mu := range All() {
-		cmd := exec.Command("git", "apply", "--check", "-")
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "GIT_CEILING_DIRECTORIES="+filepath.Dir(dir))
-		cmd.Stdin = strings.NewReader(mu.Patch)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Errorf("%s: patches/%s no longer applies to %s: %v\n%s\nRemake it: apply the bug by hand, then git diff %s > scenarios/mutants/patches/%s",
-				mu.Name, mu.PatchFile, strings.Join(PatchedFiles(mu.Patch), ", "), err, out,
-				strings.Join(PatchedFiles(mu.Patch), " "), mu.PatchFile)
+		if err := applyPatch(context.Background(), dir, filepath.Dir(dir), mu.Patch, true); err != nil {
+			t.Errorf("%s", StaleReport(mu, err))
 		}
 	}
 }
@@ -187,14 +182,48 @@ func TestEveryCheckNamesWhatExists(t *testing.T) {
 	}
 }
 
-// A patch that does not apply is an error of the run, never a kill.
+// A patch that does not apply is an error of the run, never a kill, and the
+// error says what to remake: the file and the hunk that failed, and whether
+// only the hunk's context moved or the lines it mutates changed.
 func TestAStalePatchIsAnErrorNotAKill(t *testing.T) {
 	m := moduleForTest(t)
 	mu := All()[0]
-	mu.Patch = strings.Replace(mu.Patch, "\n \t", "\n \tthis line is not in the file", 1)
-	o := judge(context.Background(), m, mu, Options{}.withDefaults())
-	if o.Verdict != Errored || o.Err == nil || !strings.Contains(o.Err.Error(), "no longer applies") {
-		t.Fatalf("a stale patch gave %s (%v), want ERROR: no longer applies", o.Verdict, o.Err)
+	for _, c := range []struct {
+		name        string
+		stale       func(string) string
+		contextOnly bool
+	}{
+		{"a context line changed", func(p string) string {
+			return strings.Replace(p, "\n \t", "\n \tthis line is not in the file", 1)
+		}, true},
+		{"a mutated line changed", func(p string) string {
+			return strings.Replace(p, "\n-\t", "\n-\tthis line is not in the file", 1)
+		}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			mu := mu
+			mu.Patch = c.stale(mu.Patch)
+			o := judge(context.Background(), m, mu, Options{}.withDefaults())
+			if o.Verdict != Errored || o.Err == nil || !strings.Contains(o.Err.Error(), "no longer applies") {
+				t.Fatalf("a stale patch gave %s (%v), want ERROR: no longer applies", o.Verdict, o.Err)
+			}
+			var stale *StalePatchError
+			if !errors.As(o.Err, &stale) {
+				t.Fatalf("err %T %v, want a *StalePatchError", o.Err, o.Err)
+			}
+			if want := PatchedFiles(mu.Patch)[0]; stale.File != want {
+				t.Errorf("File = %q, want %q", stale.File, want)
+			}
+			if !strings.HasPrefix(stale.Hunk, "@@ -") || !strings.Contains(mu.Patch, stale.Hunk) || !strings.Contains(stale.Hunk, "this line is not in the file") {
+				t.Errorf("Hunk is not the hunk that failed:\n%s", stale.Hunk)
+			}
+			if stale.ContextOnly != c.contextOnly {
+				t.Errorf("ContextOnly = %v, want %v", stale.ContextOnly, c.contextOnly)
+			}
+			if !strings.Contains(o.Err.Error(), stale.Hunk) {
+				t.Errorf("the error does not show the hunk:\n%v", o.Err)
+			}
+		})
 	}
 }
 
@@ -220,5 +249,53 @@ func TestSelect(t *testing.T) {
 	}
 	if _, err := Select([]string{"nope"}); err == nil || !strings.Contains(err.Error(), "unbounded-paginate") {
 		t.Errorf("an unknown name should be an error listing the known ones, got %v", err)
+	}
+}
+
+// The quick loop runs, for the code a change touches, the check of every
+// known mutant of that code: the go tests by package, the Ginkgo and
+// catalogue checks as one label filter.
+func TestQuickPlanRunsTheChecksOfTheMutantsOfTheTouchedCode(t *testing.T) {
+	table := []Mutant{
+		{Name: "a", Patch: "+++ b/proxy/x/a.go\n", Kill: goTest("./proxy/x", "^TestA$")},
+		{Name: "b", Patch: "+++ b/proxy/x/b.go\n", Kill: goTest("./proxy", "^(TestB|TestC)$")},
+		{Name: "c", Patch: "+++ b/proxy/x/c.go\n", Kill: goTest("./proxy", "^TestD$")},
+		{Name: "d", Patch: "+++ b/proxy/x/d.go\n", Kill: Check{Kind: Ginkgo, Label: "surface && binary", Focus: "survives it"}},
+		{Name: "e", Patch: "+++ b/proxy/x/e.go\n", Kill: inCatalogue("restart")},
+		{Name: "f", Patch: "+++ b/proxy/y/f.go\n", Kill: inCatalogue("paginate")},
+		{Name: "g", Patch: "+++ b/proxy/x/sub/g.go\n", Kill: goTest("./proxy/x/sub", "^TestG$")},
+		{Name: "h", Patch: "+++ b/proxy/x/h.go\n", Kill: Check{Kind: Ginkgo, Label: "surface && binary", Focus: "other"}},
+	}
+	p := quickPlan(table, []string{"proxy/x", "./cmd/z"})
+	wantTests := map[string]string{"./proxy/x": "^TestA$", "./proxy": "^(TestB|TestC)$|^TestD$"}
+	if len(p.Tests) != len(wantTests) {
+		t.Errorf("Tests = %q, want %q", p.Tests, wantTests)
+	}
+	for pkg, run := range wantTests {
+		if p.Tests[pkg] != run {
+			t.Errorf("Tests[%s] = %q, want %q", pkg, p.Tests[pkg], run)
+		}
+	}
+	if want := "(surface && binary) || (catalogue && inprocess && (restart))"; p.Labels != want {
+		t.Errorf("Labels = %q, want %q", p.Labels, want)
+	}
+	if p := quickPlan(table, []string{"cmd/z"}); len(p.Tests) != 0 || p.Labels != "" {
+		t.Errorf("code no mutant touches gets no checks, got %+v", p)
+	}
+}
+
+// The slowest kinds of check start first, so none runs alone at the end.
+func TestSlowChecksStartFirst(t *testing.T) {
+	muts := []Mutant{
+		{Name: "t1", Kill: goTest("./p", "^T$")}, {Name: "c1", Kill: inCatalogue("x")},
+		{Name: "g1", Kill: Check{Kind: Ginkgo, Label: "l"}}, {Name: "t2", Kill: goTest("./p", "^U$")},
+		{Name: "g2", Kill: Check{Kind: Ginkgo, Label: "m"}},
+	}
+	var got []string
+	for _, i := range dispatchOrder(muts) {
+		got = append(got, muts[i].Name)
+	}
+	if want := "g1 g2 c1 t1 t2"; strings.Join(got, " ") != want {
+		t.Errorf("dispatch order %q, want %q", strings.Join(got, " "), want)
 	}
 }

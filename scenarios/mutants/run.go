@@ -90,8 +90,10 @@ type Outcome struct {
 	Err error
 	// Duration is the whole mutant: copy, patch, build and check.
 	Duration time.Duration
-	// CheckDuration is the check alone.
-	CheckDuration time.Duration
+	// SetupDuration is copying the module and applying the patch;
+	// BuildDuration the build steps (compiling what the patch touches and
+	// linking the check's binaries); CheckDuration the check's run alone.
+	SetupDuration, BuildDuration, CheckDuration time.Duration
 }
 
 // module is the module under test (modcopy.Module: its root, its files,
@@ -141,19 +143,140 @@ func newWorkspace(ctx context.Context, m *module, patch string) (*workspace, err
 	if patch == "" {
 		return w, nil
 	}
-	cmd := exec.CommandContext(ctx, "git", "apply", "--whitespace=nowarn", "-")
-	cmd.Dir = w.dir
-	// The copy is no repository: git apply patches plain files there, and
-	// must not go looking for a repository above the temp dir.
-	cmd.Env = append(os.Environ(), "GIT_CEILING_DIRECTORIES="+tmp)
-	cmd.Stdin = strings.NewReader(patch)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
+	if err := applyPatch(ctx, w.dir, tmp, patch, false); err != nil {
 		w.close()
-		return nil, fmt.Errorf("the patch no longer applies to %s (update it against the current code): %s",
-			strings.Join(PatchedFiles(patch), ", "), strings.TrimSpace(string(out)))
+		return nil, err
 	}
 	return w, nil
+}
+
+// applyPatch applies patch to the plain files under dir (only checks that it
+// would, with check), with git apply's default tolerance: a hunk whose lines
+// moved is found at its new place, but every context line must match. Fuzz
+// (git apply -C) is not used to judge: a hunk whose context no longer matches
+// can land beside a look-alike line, and a mutant put in the wrong place
+// can be killed for a reason that is not its promise. A patch that does not
+// apply is a *StalePatchError, which says whether it would with one line of
+// context (only the context drifted) and which hunk failed.
+func applyPatch(ctx context.Context, dir, ceiling, patch string, check bool) error {
+	git := func(extra ...string) ([]byte, error) {
+		args := append([]string{"apply", "--whitespace=nowarn"}, extra...)
+		cmd := exec.CommandContext(ctx, "git", append(args, "-")...)
+		cmd.Dir = dir
+		// The copy is no repository: git apply patches plain files there,
+		// and must not go looking for a repository above it.
+		cmd.Env = append(os.Environ(), "GIT_CEILING_DIRECTORIES="+ceiling)
+		cmd.Stdin = strings.NewReader(patch)
+		return cmd.CombinedOutput()
+	}
+	var extra []string
+	if check {
+		extra = []string{"--check"}
+	}
+	out, err := git(extra...)
+	if err == nil {
+		return nil
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	e := &StalePatchError{Files: PatchedFiles(patch), Output: strings.TrimSpace(string(out))}
+	e.File, e.Hunk = failedHunk(patch, e.Output)
+	_, cerr := git("--check", "-C1")
+	e.ContextOnly = cerr == nil
+	return e
+}
+
+// StalePatchError is a mutant's patch that no longer applies: the code it
+// mutates changed. It names what to remake.
+type StalePatchError struct {
+	Files []string // every file the patch changes
+	// File and Hunk are the first hunk git apply could not place (empty
+	// if its output named none).
+	File, Hunk string
+	// ContextOnly: the patch applies when only one line of context on each
+	// side must match, so the lines it mutates are still there and only
+	// their neighbourhood changed; otherwise the mutated lines changed too.
+	ContextOnly bool
+	Output      string // git apply's own words
+}
+
+func (e *StalePatchError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "the patch no longer applies to %s (the code it mutates changed)", strings.Join(e.Files, ", "))
+	if e.ContextOnly {
+		b.WriteString("; the mutated lines are still there, only their context moved")
+	} else {
+		b.WriteString("; the lines it mutates changed")
+	}
+	if e.Hunk == "" {
+		fmt.Fprintf(&b, ": %s", e.Output)
+		return b.String()
+	}
+	fmt.Fprintf(&b, "; the hunk of %s that failed:\n%s", e.File, e.Hunk)
+	return b.String()
+}
+
+// gitApplyFailed is git apply's "error: patch failed: FILE:LINE".
+var gitApplyFailed = regexp.MustCompile(`(?m)^error: patch failed: (.+):(\d+)$`)
+
+// failedHunk finds, in patch, the hunk git apply's output says failed.
+func failedHunk(patch, gitOut string) (file, hunk string) {
+	m := gitApplyFailed.FindStringSubmatch(gitOut)
+	if m == nil {
+		return "", ""
+	}
+	file, line := m[1], m[2]
+	var inFile bool
+	var cur []string
+	lines := strings.Split(patch, "\n")
+	for i, l := range lines {
+		switch {
+		case strings.HasPrefix(l, "diff --git "):
+			inFile = false
+		case strings.HasPrefix(l, "+++ b/"):
+			inFile = strings.TrimSpace(strings.TrimPrefix(l, "+++ b/")) == file
+		case inFile && strings.HasPrefix(l, "@@ -"+line+","), inFile && strings.HasPrefix(l, "@@ -"+line+" "):
+			cur = append(cur, l)
+			for _, h := range lines[i+1:] {
+				if h == "" || !strings.ContainsRune(" +-\\", rune(h[0])) {
+					break
+				}
+				cur = append(cur, h)
+			}
+			return file, strings.Join(cur, "\n")
+		}
+	}
+	return file, ""
+}
+
+// StaleReport is what a maintainer needs to remake mutant mu, whose patch
+// failed with err: its name and patch file, the promise the patch encodes,
+// and the file and hunk that failed.
+func StaleReport(mu Mutant, err error) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: patches/%s no longer applies.\n  promise: %s\n", mu.Name, mu.PatchFile, mu.Regression)
+	var stale *StalePatchError
+	if !errors.As(err, &stale) {
+		fmt.Fprintf(&b, "  %v\n", err)
+		return b.String()
+	}
+	if stale.ContextOnly {
+		b.WriteString("  the lines it mutates are still there; only their context moved\n")
+	} else {
+		b.WriteString("  the lines it mutates changed: reintroduce the same bug in the current code\n")
+	}
+	if stale.Hunk != "" {
+		fmt.Fprintf(&b, "  the hunk of %s that failed:\n", stale.File)
+		for _, l := range strings.Split(stale.Hunk, "\n") {
+			fmt.Fprintf(&b, "    %s\n", l)
+		}
+	} else {
+		fmt.Fprintf(&b, "  git apply: %s\n", stale.Output)
+	}
+	fmt.Fprintf(&b, "  remake: make the bug by hand, then git diff -U1 %s > scenarios/mutants/patches/%s\n",
+		strings.Join(stale.Files, " "), mu.PatchFile)
+	return b.String()
 }
 
 func (w *workspace) close() {
@@ -221,21 +344,22 @@ func Run(ctx context.Context, opts Options) []Outcome {
 	out := make([]Outcome, len(muts))
 	sem := make(chan struct{}, opts.Parallel)
 	var wg sync.WaitGroup
-	for i, mu := range muts {
+	for _, i := range dispatchOrder(muts) {
+		mu := muts[i]
 		if why, bad := broken[mu.Kill]; bad {
 			out[i] = Outcome{Mutant: mu, Verdict: Errored, Err: fmt.Errorf("its check fails without the mutant, so it proves nothing: %s", why)}
 			p.done(out[i])
 			continue
 		}
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+			out[i] = Outcome{Mutant: mu, Verdict: Errored, Err: ctx.Err()}
+			continue
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			select {
-			case sem <- struct{}{}:
-			case <-ctx.Done():
-				out[i] = Outcome{Mutant: mu, Verdict: Errored, Err: ctx.Err()}
-				return
-			}
 			defer func() { <-sem }()
 			p.printf("       %s: applying, building, running %s\n", mu.Name, mu.Kill)
 			out[i] = judge(ctx, m, mu, opts)
@@ -244,6 +368,21 @@ func Run(ctx context.Context, opts Options) []Outcome {
 	}
 	wg.Wait()
 	return out
+}
+
+// dispatchOrder is the order Run starts muts in, as indexes: the slowest
+// kinds of check first (a Ginkgo check links the suite and two binaries and
+// runs specs; a catalogue check links mcpchaos and runs scenarios; a go test
+// check links one package's tests), table order within a kind. Started last,
+// a slow mutant would run alone at the end while the other slots idle.
+func dispatchOrder(muts []Mutant) []int {
+	cost := map[CheckKind]int{Ginkgo: 0, Catalogue: 1, GoTest: 2}
+	order := make([]int, len(muts))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cost[muts[a].Kill.Kind] - cost[muts[b].Kill.Kind] })
+	return order
 }
 
 // control runs each distinct check of muts once on the unpatched module and
@@ -321,9 +460,11 @@ func judge(ctx context.Context, m *module, mu Mutant, opts Options) (o Outcome) 
 	// an error of the run, never a kill; then run the built binary itself.
 	// One build per mutant: `go test` or `go run ginkgo` would link the test
 	// binary again (and vet it) for the check.
-	steps, check, dir := mu.Kill.prepared(w.tmp)
+	steps, check, dir, env := mu.Kill.prepared(w.tmp)
+	buildStart := time.Now()
 	for _, s := range steps {
 		r := w.run(ctx, opts.Timeout, log, s...)
+		o.BuildDuration += r.took
 		switch {
 		case r.err != nil:
 			return fail(fmt.Errorf("%s: %w", strings.Join(s, " "), r.err), "")
@@ -334,7 +475,8 @@ func judge(ctx context.Context, m *module, mu Mutant, opts Options) (o Outcome) 
 		}
 	}
 
-	r := w.runEnv(ctx, dir, mu.Kill.Env(), opts.Timeout, log, check...)
+	o.SetupDuration = buildStart.Sub(start)
+	r := w.runEnv(ctx, dir, append(env, mu.Kill.Env()...), opts.Timeout, log, check...)
 	o.CheckDuration, o.ExitCode, o.TimedOut = r.took, r.exit, r.timedOut
 	switch {
 	case r.err != nil:
