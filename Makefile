@@ -63,7 +63,7 @@ conformance: deps
 # boundary when a loaded machine starves its workers (golang/go#75804; CI
 # met it on FuzzParse), and a count sets no deadline. 40000 is about 10 s of
 # FuzzEntry and 4 s of FuzzParse here.
-FUZZ_TARGETS := ./proxy/entry:FuzzEntry ./proxy/config:FuzzParse
+FUZZ_TARGETS := ./proxy/entry:FuzzEntry ./proxy/config:FuzzParse ./proxy/rpcread:FuzzReadingMatchesSDK
 FUZZ_SHORT   ?= 40000x
 FUZZTIME     ?= 5m
 
