@@ -123,6 +123,15 @@ type Values struct {
 	// LogBufferBytes bounds the log lines mcplocal holds for stderr when
 	// stderr is slower than the proxy.
 	LogBufferBytes int64
+	// BatchMax bounds the messages of one JSON-RPC batch.
+	BatchMax int64
+	// MaxNameBytes bounds a tool's or prompt's name in a request (the MCP
+	// spec's limit for tool names).
+	MaxNameBytes int64
+	// MaxStoredStringBytes bounds every string the proxy stores or logs
+	// from a request (audit rows, log lines); longer ones are cut with a
+	// marker.
+	MaxStoredStringBytes int64
 }
 
 // Table lists every knob, in the order docs/knobs.md shows them.
@@ -185,6 +194,12 @@ var Table = []Knob{
 		func(v *Values) *int64 { return &v.UpstreamMaxResponseBytes }),
 	num("MCPCTL_LOG_BUFFER_BYTES", Bytes, 1<<20, "log lines waiting for stderr, written off the request path (full: a line is dropped, counted, and the count logged)",
 		func(v *Values) *int64 { return &v.LogBufferBytes }),
+	num("MCPCTL_BATCH_MAX", Count, 32, "messages in one JSON-RPC batch, where the protocol version allows batches (more: a JSON-RPC error naming this knob; a batch is refused whole in 2025-06-18 and later, and whenever it holds an initialize)",
+		func(v *Values) *int64 { return &v.BatchMax }),
+	num("MCPCTL_MAX_NAME_BYTES", Bytes, 128, "a tool's or prompt's name in a request (the MCP spec's tool-name limit; tool names are also held to its characters A-Z a-z 0-9 _ - .); longer: a JSON-RPC error naming this knob",
+		func(v *Values) *int64 { return &v.MaxNameBytes }),
+	num("MCPCTL_MAX_STORED_STRING_BYTES", Bytes, 1024, "each string an audit row or a log line keeps (tool, method, id, trace code, error text); longer ones are cut and end in a marker saying how many bytes were cut",
+		func(v *Values) *int64 { return &v.MaxStoredStringBytes }),
 }
 
 // Defaults returns every knob at its default.

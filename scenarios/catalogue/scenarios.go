@@ -70,6 +70,7 @@ func All() []Scenario {
 	)
 	out = append(out, securityScenarios()...)
 	out = append(out, processScenarios()...)
+	out = append(out, readingScenarios()...)
 	// Promise 4: LLM-optional pagination is bounded, falls back to numbered
 	// pages and says so, whatever the LLM does; small results are untouched.
 	out = append(out, Scenario{Fault: harness.None{}, Operation: PaginatedSearch, Promise: "4 smart titles when the LLM answers",

@@ -268,6 +268,9 @@ type EnvOptions struct {
 	// SecondProject adds OtherProject, serving the same docmost server, for
 	// scenarios about what belongs to one project (its sessions).
 	SecondProject bool
+	// SecondProjectOpen makes OtherProject serve requests without a token
+	// (requireAuth: false), for scenarios about a wrong token there.
+	SecondProjectOpen bool
 }
 
 // RelayEnv, set to 0, turns the raw tools/call relay off in every world
@@ -427,6 +430,10 @@ func NewEnv(ctx context.Context, o EnvOptions) (e *Env, err error) {
 	pc.Pipeline, pc.Gate.Enabled, pc.Prompts = o.Pipeline, o.Gate, o.Prompts
 	if o.SecondProject {
 		e.Config.Projects[OtherProject] = &config.Project{Servers: map[string]*config.Server{"docmost": {URL: pc.Servers["docmost"].URL}}}
+		if o.SecondProjectOpen {
+			open := false
+			e.Config.Projects[OtherProject].RequireAuth = &open
+		}
 	}
 	if e.LLM != nil {
 		e.Config.LLM = &llm.Config{Primary: "vllm-current", Providers: map[string]llm.ProviderConfig{
