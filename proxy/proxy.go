@@ -40,6 +40,7 @@ import (
 	"github.com/mcpchaos/mcpchaos/proxy/origin"
 	"github.com/mcpchaos/mcpchaos/proxy/pause"
 	"github.com/mcpchaos/mcpchaos/proxy/project"
+	"github.com/mcpchaos/mcpchaos/proxy/rawrefusal"
 	"github.com/mcpchaos/mcpchaos/proxy/redact"
 	"github.com/mcpchaos/mcpchaos/proxy/session"
 	"github.com/mcpchaos/mcpchaos/proxy/stage"
@@ -231,6 +232,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Proxy, error) {
 	p.entry = entry.New(entry.Options{
 		Projects: routes, Users: users, Registry: p.sessions, Records: store, RecordTimeout: kv.AuditWriteTimeout,
 		Audit: p.rec, Strict: cfg.Sessions.Strict, Logger: o.Logger, MaxBodyBytes: kv.MaxBodyBytes,
+		BatchMax: kv.BatchMax, MaxNameBytes: kv.MaxNameBytes,
 	})
 	mux.Handle("/projects/{project}/mcp", p.entry)
 	mux.HandleFunc("GET /api/v1/audit", p.api(p.serveAudit))
@@ -319,7 +321,8 @@ func (p *Proxy) Start(addr string) error {
 	p.mu.Unlock()
 	go func() {
 		defer close(served)
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		// net/http's own refusals (431, 400) are JSON-RPC errors too.
+		if err := srv.Serve(rawrefusal.Listener{Listener: ln}); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			p.logger.Error("serve", "err", err)
 		}
 	}()

@@ -18,7 +18,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/subtle"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -37,6 +36,7 @@ import (
 	"github.com/mcpchaos/mcpchaos/proxy/knobs"
 	"github.com/mcpchaos/mcpchaos/proxy/project"
 	"github.com/mcpchaos/mcpchaos/proxy/relay"
+	"github.com/mcpchaos/mcpchaos/proxy/rpcread"
 	"github.com/mcpchaos/mcpchaos/proxy/session"
 	"github.com/mcpchaos/mcpchaos/proxy/trace"
 )
@@ -77,6 +77,11 @@ type Options struct {
 	Logger *slog.Logger
 	// MaxBodyBytes bounds one POST body (knob MCPCTL_MAX_BODY_BYTES).
 	MaxBodyBytes int64
+	// BatchMax bounds the messages of one batch (knob MCPCTL_BATCH_MAX).
+	BatchMax int64
+	// MaxNameBytes bounds a tool's or prompt's name (knob
+	// MCPCTL_MAX_NAME_BYTES).
+	MaxNameBytes int64
 }
 
 // Handler serves /projects/{project}/mcp. It is safe for concurrent use.
@@ -97,6 +102,12 @@ type adoptKey struct{}
 func New(o Options) *Handler {
 	if o.MaxBodyBytes <= 0 {
 		o.MaxBodyBytes = knobs.Defaults().MaxBodyBytes
+	}
+	if o.BatchMax <= 0 {
+		o.BatchMax = knobs.Defaults().BatchMax
+	}
+	if o.MaxNameBytes <= 0 {
+		o.MaxNameBytes = knobs.Defaults().MaxNameBytes
 	}
 	if o.RecordTimeout <= 0 {
 		o.RecordTimeout = knobs.Defaults().AuditWriteTimeout
@@ -159,7 +170,9 @@ func (h *Handler) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	r.Header.Del(project.HeaderRecreated)
 	r.Header.Del(trace.Header)
 	user, ok := h.authenticate(r)
-	if !ok && pr.RequireAuth {
+	if !ok && (pr.RequireAuth || r.Header.Get("Authorization") != "") {
+		// A token that is not a user's is refused on every project: on one
+		// that serves anonymous requests too, it never becomes anonymous.
 		w.Header().Set("WWW-Authenticate", `Bearer realm="mcplocal"`)
 		writeError(w, http.StatusUnauthorized, trace.New(), fmt.Sprintf("project %s requires a bearer token (Authorization: Bearer <token>)", name))
 		return
@@ -176,14 +189,28 @@ func (h *Handler) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 			fmt.Sprintf("invalid Mcp-Session-Id: one id of 1 to %d visible ASCII characters (0x21-0x7E) is required", session.MaxIDBytes))
 		return
 	}
+	body, ok := h.readBody(w, r)
+	if !ok {
+		return
+	}
+	rd := rpcread.Read(body)
+	if m, ok := rd.Single(); ok {
+		pe.id = m.ID
+	}
 	if id == "" {
-		h.serveNew(w, r, pr, sdk, user)
+		if r.Method == http.MethodPost && !h.admit(w, rd, servedVersion(r, "")) {
+			return
+		}
+		h.serveNew(w, r, pr, sdk, user, body, rd)
 		return
 	}
 	tbl := pr.Sessions
 	if info, live := tbl.Get(id); live {
 		if info.User != user {
 			h.refuse(w, id)
+			return
+		}
+		if r.Method == http.MethodPost && !h.admit(w, rd, servedVersion(r, info.Protocol)) {
 			return
 		}
 		done := tbl.Use(id)
@@ -195,28 +222,24 @@ func (h *Handler) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 			h.delete(w, r, pr, sdk, id, user)
 			return
 		}
-		if h.serveLive(w, r, pr, sdk, id) {
+		if h.serveLive(w, r, pr, sdk, id, body, rd) {
 			return
 		}
 		// The SDK no longer knows the session (it closed): recreate it below.
 		tbl.Forget(id)
 	}
-	h.serveUnknown(w, r, pr, sdk, id, user)
+	h.serveUnknown(w, r, pr, sdk, id, user, body, rd)
 }
 
 // serveNew serves a request without a session id: an initialize opens a
 // session, within the caps, and its owner is recorded before the client
 // learns the id.
-func (h *Handler) serveNew(w http.ResponseWriter, r *http.Request, pr Project, sdk http.Handler, user string) {
+func (h *Handler) serveNew(w http.ResponseWriter, r *http.Request, pr Project, sdk http.Handler, user string, body []byte, rd rpcread.Reading) {
 	if r.Method != http.MethodPost {
 		sdk.ServeHTTP(w, r)
 		return
 	}
-	body, ok := h.readBody(w, r)
-	if !ok {
-		return
-	}
-	if !isInitialize(body) {
+	if !rd.IsInitialize() {
 		// The SDK opens no session for anything else (it closes one that
 		// never initialized): nothing to count or to record.
 		sdk.ServeHTTP(w, r)
@@ -231,15 +254,7 @@ func (h *Handler) serveNew(w http.ResponseWriter, r *http.Request, pr Project, s
 	cw := &claimWriter{ResponseWriter: w, claim: func(id string) {
 		h.claim(r.Context(), pr.P.Name, id, user, clientHello(body))
 	}}
-	sdk.ServeHTTP(cw, r)
-}
-
-// isInitialize reports whether body is one JSON-RPC initialize request.
-func isInitialize(body []byte) bool {
-	var m struct {
-		Method string `json:"method"`
-	}
-	return json.Unmarshal(body, &m) == nil && m.Method == "initialize"
+	serveExact(sdk, cw, r, body, rd)
 }
 
 // claim records the owner of a session the SDK just opened, and what its
@@ -294,17 +309,13 @@ func (h *Handler) tombstone(ctx context.Context, pr Project, id, user string) {
 
 // serveLive forwards a request on a session the table holds; it reports
 // false when the SDK does not know the session (nothing was written then).
-func (h *Handler) serveLive(w http.ResponseWriter, r *http.Request, pr Project, sdk http.Handler, id string) bool {
-	body, ok := h.readBody(w, r)
-	if !ok {
-		return true
-	}
+func (h *Handler) serveLive(w http.ResponseWriter, r *http.Request, pr Project, sdk http.Handler, id string, body []byte, rd rpcread.Reading) bool {
 	relaying := pr.P.Relaying() // config `relay: true`: plain tools/calls skip the go-sdk (project.RelayCall)
 	if relaying && body != nil && pr.P.CancelRelayed(id, body) {
 		w.WriteHeader(http.StatusAccepted) // the client's notifications/cancelled of a relayed call
 		return true
 	}
-	f, tr, untrack := h.track(w, r, body)
+	f, tr, untrack := h.track(w, r, rd)
 	defer untrack()
 	var tw http.ResponseWriter = w
 	if f != nil {
@@ -317,7 +328,7 @@ func (h *Handler) serveLive(w http.ResponseWriter, r *http.Request, pr Project, 
 		}
 	}
 	iw := &intercept{w: tw, h: http.Header{}}
-	sdk.ServeHTTP(iw, tr)
+	serveExact(sdk, iw, tr, body, rd)
 	if h.finishInFlight(f) {
 		return true
 	}
@@ -354,9 +365,6 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool
 		return nil, false
 	}
 	r.Body = io.NopCloser(bytes.NewReader(b))
-	if rw, ok := w.(*rpcErrors); ok {
-		rw.id = requestID(b)
-	}
 	return b, true
 }
 
@@ -365,7 +373,7 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool
 // own in this project (and open), unless sessions are strict; refused
 // otherwise, whether its client closed it, another user owns it, or it was
 // never issued here.
-func (h *Handler) serveUnknown(w http.ResponseWriter, r *http.Request, pr Project, sdk http.Handler, id, user string) {
+func (h *Handler) serveUnknown(w http.ResponseWriter, r *http.Request, pr Project, sdk http.Handler, id, user string, body []byte, rd rpcread.Reading) {
 	ctx, cancel := context.WithTimeout(r.Context(), h.o.RecordTimeout)
 	recs, err := h.o.Records.LookupSession(ctx, id)
 	cancel()
@@ -410,8 +418,7 @@ func (h *Handler) serveUnknown(w http.ResponseWriter, r *http.Request, pr Projec
 		h.refuse(w, id)
 		return
 	}
-	body, ok := h.readBody(w, r)
-	if !ok {
+	if r.Method == http.MethodPost && !h.admit(w, rd, servedVersion(r, "")) {
 		return
 	}
 	release, err := h.o.Registry.Admit(user)
@@ -440,7 +447,7 @@ func (h *Handler) serveUnknown(w http.ResponseWriter, r *http.Request, pr Projec
 	}
 	r.Header.Set(trace.Header, code) // the replayed request's rows share the recreation's code
 	iw := &intercept{w: w, h: http.Header{}}
-	sdk.ServeHTTP(iw, r)
+	serveExact(sdk, iw, r, body, rd)
 	if iw.refused() {
 		if iw.status == http.StatusNotFound || iw.mismatch() {
 			writeError(w, http.StatusNotFound, code, fmt.Sprintf("session %s was recreated but is gone again; initialize a new session", id))

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpchaos/mcpchaos/proxy/rpcread"
 )
 
 // MaxClientInfoBytes bounds each of the clientInfo fields a session record
@@ -29,7 +31,8 @@ type capabilities struct {
 	Roots *mcp.RootCapabilities `json:"roots,omitempty"`
 }
 
-// clientHello returns what the record keeps of the initialize request body:
+// clientHello returns what the record keeps of the initialize request body,
+// read as the SDK reads it (case-sensitive keys):
 // the client's standard capabilities (sampling, elicitation, roots, ...:
 // every field the SDK knows, so its size is bounded by their shape) without
 // the free-form experimental and extensions maps, and clientInfo's name,
@@ -37,9 +40,10 @@ type capabilities struct {
 // neither.
 func clientHello(body []byte) string {
 	var req struct {
-		Params hello `json:"params"`
+		Params hello
 	}
-	if json.Unmarshal(body, &req) != nil {
+	m, ok := rpcread.Read(body).Single()
+	if !ok || rpcread.Decode(m.Params, &req.Params) != nil {
 		return ""
 	}
 	out := hello{Capabilities: &capabilities{}, ClientInfo: &mcp.Implementation{}}

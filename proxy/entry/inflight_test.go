@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcpchaos/mcpchaos/proxy/audit"
+	"github.com/mcpchaos/mcpchaos/proxy/rpcread"
 	"github.com/mcpchaos/mcpchaos/proxy/session"
 )
 
@@ -142,7 +143,7 @@ func TestTrackFollowsRequestsOnly(t *testing.T) {
 			if preset != "" {
 				r.Header.Set("X-Mcplocal-Trace", preset)
 			}
-			f, tr, untrack := h.track(httptest.NewRecorder(), r, []byte(body))
+			f, tr, untrack := h.track(httptest.NewRecorder(), r, rpcread.Read([]byte(body)))
 			if (f != nil) != tracked {
 				t.Errorf("%s: tracked %v, want %v", body, f != nil, tracked)
 			}
@@ -207,7 +208,7 @@ func TestInflightPassesTheStatusAndAnswerInFlightLetsGo(t *testing.T) {
 	}
 	h := New(Options{Projects: map[string]Project{}})
 	r := httptest.NewRequest(http.MethodPost, "/projects/p/mcp", nil)
-	_, _, untrack := h.track(httptest.NewRecorder(), r, []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	_, _, untrack := h.track(httptest.NewRecorder(), r, rpcread.Read([]byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`)))
 	done := make(chan [2]int, 1)
 	go func() {
 		a := h.AnswerInFlight()

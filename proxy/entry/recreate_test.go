@@ -86,7 +86,11 @@ func start(t *testing.T, recs Records, o Options, limits session.Limits) *instan
 
 func initAs(t *testing.T, srv *httptest.Server, token string) string {
 	t.Helper()
-	a := send(t, srv, http.MethodPost, with(map[string]string{"Authorization": "Bearer " + token}), initBody)
+	hdr := map[string]string{}
+	if token != "" { // an anonymous client sends no Authorization (a wrong one is 401 everywhere)
+		hdr["Authorization"] = "Bearer " + token
+	}
+	a := send(t, srv, http.MethodPost, with(hdr), initBody)
 	id := a.header.Get("Mcp-Session-Id")
 	if a.status != http.StatusOK || id == "" {
 		t.Fatalf("initialize: %d %s", a.status, a.msg)

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/mcpchaos/mcpchaos/proxy/rpcread"
 	"github.com/mcpchaos/mcpchaos/proxy/trace"
 )
 
@@ -32,10 +33,8 @@ type rpcErrors struct {
 
 // requestID reads the id of a single JSON-RPC message; nil when there is none.
 func requestID(body []byte) json.RawMessage {
-	var m struct {
-		ID json.RawMessage `json:"id"`
-	}
-	if json.Unmarshal(body, &m) != nil || len(m.ID) == 0 {
+	m, ok := rpcread.Read(body).Single()
+	if !ok || len(m.ID) == 0 {
 		return nil
 	}
 	return m.ID

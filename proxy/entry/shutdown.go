@@ -15,6 +15,7 @@ import (
 	"github.com/mcpchaos/mcpchaos/proxy/audit"
 	"github.com/mcpchaos/mcpchaos/proxy/deadline"
 	"github.com/mcpchaos/mcpchaos/proxy/project"
+	"github.com/mcpchaos/mcpchaos/proxy/rpcread"
 	"github.com/mcpchaos/mcpchaos/proxy/trace"
 )
 
@@ -185,12 +186,9 @@ func (f *inflight) writeEvent() {
 // it; body is its JSON-RPC message (a notification or a batch is not
 // tracked: nothing or too much to answer). It sets the request's trace code,
 // so its audit rows and the shutdown answer quote the same one.
-func (h *Handler) track(w http.ResponseWriter, r *http.Request, body []byte) (*inflight, *http.Request, func()) {
-	var m struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
-	}
-	if json.Unmarshal(body, &m) != nil || len(m.ID) == 0 || m.Method == "" {
+func (h *Handler) track(w http.ResponseWriter, r *http.Request, rd rpcread.Reading) (*inflight, *http.Request, func()) {
+	m, ok := rd.Single()
+	if !ok || !m.Call() || m.Method == "" {
 		return nil, r, func() {}
 	}
 	code := r.Header.Get(trace.Header)

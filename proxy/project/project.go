@@ -356,6 +356,9 @@ func (p *Project) track(srv *mcp.Server) mcp.Middleware {
 			if info.ID == "" || ss == nil {
 				return res, err
 			}
+			if r, ok := res.(*mcp.InitializeResult); ok {
+				info.Protocol = r.ProtocolVersion
+			}
 			p.sessions.Add(info)
 			c := p.newClient(info.ID, srv, ss)
 			if r, ok := res.(*mcp.InitializeResult); ok {

@@ -22,6 +22,8 @@ import (
 	"net/http"
 	"strconv"
 	"sync/atomic"
+
+	"github.com/mcpchaos/mcpchaos/proxy/rpcread"
 )
 
 // Call is the envelope of one JSON-RPC tools/call request: what the SDK
@@ -59,24 +61,26 @@ func Parse(body []byte) (c Call, ok bool) {
 	if len(body) == 0 || body[0] != '{' || !bytes.Contains(body, []byte(`"tools/call"`)) {
 		return c, false // cheap refusal before any decoding
 	}
-	var e envelope
-	if json.Unmarshal(body, &e) != nil || e.JSONRPC != "2.0" || e.Method != "tools/call" || !validID(e.ID) {
+	// The one reading of the body (rpcread), the go-sdk's: what the relay
+	// serves is what the entry decided on, keys matched case-sensitively.
+	m, single := rpcread.Read(body).Single()
+	if !single || !m.Call() || m.Method != "tools/call" || !validID(m.ID) {
 		return c, false
 	}
 	var p callParams
-	if json.Unmarshal(e.Params, &p) != nil || p.Name == "" {
+	if rpcread.Decode(m.Params, &p) != nil || p.Name == "" {
 		return c, false
 	}
 	if len(p.Meta) > 0 && string(p.Meta) != "null" {
 		var meta struct {
 			Progress json.RawMessage `json:"progressToken"`
 		}
-		if p.Meta[0] != '{' || json.Unmarshal(p.Meta, &meta) != nil {
+		if p.Meta[0] != '{' || rpcread.Decode(p.Meta, &meta) != nil {
 			return Call{}, false
 		}
 		c.Progress = meta.Progress
 	}
-	c.ID, c.Name, c.Arguments, c.Meta = e.ID, p.Name, p.Arguments, p.Meta
+	c.ID, c.Name, c.Arguments, c.Meta = m.ID, p.Name, p.Arguments, p.Meta
 	return c, true
 }
 

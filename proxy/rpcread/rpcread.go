@@ -173,3 +173,8 @@ func checkDepth(data []byte) error {
 	}
 	return nil
 }
+
+// Decode decodes data as the SDK does (case-sensitive keys, depth-checked):
+// for the parts of a message the entry reads beyond the envelope (a call's
+// name, an initialize's params).
+func Decode(data []byte, v any) error { return decode(data, v) }

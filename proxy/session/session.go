@@ -49,6 +49,10 @@ type Info struct {
 	Reason    string
 	// GateOpen is set once the session called begin_session (gated projects).
 	GateOpen bool
+	// Protocol is the protocol version the session's initialize negotiated
+	// ("" when unknown): what its requests are served under when they carry
+	// no Mcp-Protocol-Version header.
+	Protocol string
 	// noticePending is true until the first tools/call of a recreated session
 	// has carried the ⚠ notice.
 	noticePending bool
