@@ -24,6 +24,8 @@ var readingSeeds = []string{
 	`{"jsonrpc":"2.0","id":1,"method":"initialize","METHOD":"x","params":{}}`,
 	`{"jsonrpc":"2.0","id":1,"METHOD":"initialize","method":"tools/call"}`,
 	`{"jsonrpc":"2.0","ID":7,"id":1,"method":"tools/call","params":{"name":"a"}}`,
+	`{"jsonrpc":"2.0","id":1,"ID":7,"method":"tools/call","PARAMS":{"name":"x"},"params":{"name":"a"}}`,
+	`{"jsonrpc":"2.0","method":"initialize","Params":{"protocolVersion":"x"},"id":2}`,
 	`[{"jsonrpc":"2.0","id":1,"method":"initialize"}]`,
 	`[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/initialized"}]`,
 	`[]`,
