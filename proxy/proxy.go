@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/mcpchaos/mcpchaos/proxy/audit"
+	"github.com/mcpchaos/mcpchaos/proxy/bound"
 	"github.com/mcpchaos/mcpchaos/proxy/chat"
 	"github.com/mcpchaos/mcpchaos/proxy/config"
 	"github.com/mcpchaos/mcpchaos/proxy/entry"
@@ -121,6 +122,9 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Proxy, error) {
 		}
 		kv = v
 	}
+	// No log line keeps a string a request or an upstream made longer than
+	// MCPCTL_MAX_STORED_STRING_BYTES.
+	o.Logger = slog.New(bound.Handler(o.Logger.Handler(), int(kv.MaxStoredStringBytes)))
 	if o.ServersFile != "" {
 		replaced, ignored, err := cfg.OverlayServers(o.ServersFile)
 		if err != nil {
@@ -149,7 +153,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Proxy, error) {
 	p := &Proxy{
 		cfg: cfg, knobs: kv, logger: o.Logger, store: store,
 		rec: audit.NewRecorder(store, audit.WithWriteTimeout(kv.AuditWriteTimeout), audit.WithLogger(o.Logger),
-			audit.WithBatchSize(int(kv.AuditBatchMax)), audit.WithBatchWait(kv.AuditBatchWait)),
+			audit.WithBatchSize(int(kv.AuditBatchMax)), audit.WithBatchWait(kv.AuditBatchWait), audit.WithMaxString(int(kv.MaxStoredStringBytes))),
 		sessions:    session.NewRegistry(session.Limits{MaxTotal: kv.SessionsMax, MaxPerUser: kv.SessionsPerUserMax, Idle: kv.SessionIdle}),
 		projects:    map[string]*project.Project{},
 		serversFile: o.ServersFile,

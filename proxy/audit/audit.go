@@ -14,9 +14,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/mcpchaos/mcpchaos/proxy/redact"
 	"strings"
 	"time"
+
+	"github.com/mcpchaos/mcpchaos/proxy/bound"
+	"github.com/mcpchaos/mcpchaos/proxy/redact"
 )
 
 // Table is the name of the table the SQL stores keep rows in.
@@ -108,6 +110,17 @@ type Row struct {
 	DegradedReason string `json:"degradedReason,omitempty"`
 	// Detail is free text: error text, provider/model, etc.
 	Detail string `json:"detail,omitempty"`
+}
+
+// Bounded returns the row with every string cut to max bytes (a marker
+// ends a cut one): what a request or an upstream sent, its tool name, its
+// error text, cannot grow the store. max <= 0 keeps the row as it is.
+func (r Row) Bounded(max int) Row {
+	for _, f := range []*string{&r.CorrelationID, &r.SpanID, &r.ParentID, &r.SessionID, &r.User, &r.Project,
+		&r.Server, &r.Tool, &r.Stage, &r.Status, &r.DegradedReason, &r.Detail} {
+		*f = bound.String(*f, max)
+	}
+	return r
 }
 
 // rowJSON has Row's fields and tags, without its methods.

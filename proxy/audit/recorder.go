@@ -69,6 +69,12 @@ func WithWriteTimeout(d time.Duration) RecorderOption {
 	}
 }
 
+// WithMaxString bounds every string of every row recorded (knob
+// MCPCTL_MAX_STORED_STRING_BYTES); longer ones are cut with a marker.
+func WithMaxString(n int) RecorderOption {
+	return func(r *Recorder) { r.maxString = n }
+}
+
 // WithLogger sets where drops and write failures are reported (default
 // slog.Default()).
 func WithLogger(l *slog.Logger) RecorderOption {
@@ -120,6 +126,7 @@ type Recorder struct {
 	writeTimeout time.Duration
 	logInterval  time.Duration
 	log          *slog.Logger
+	maxString    int // MCPCTL_MAX_STORED_STRING_BYTES; 0 keeps strings whole
 
 	queue  chan item
 	batch  []Row         // reused by the writer goroutine for each batch
@@ -173,6 +180,7 @@ func NewRecorder(store Store, opts ...RecorderOption) *Recorder {
 // the row is dropped and counted.
 func (r *Recorder) Record(row Row) {
 	row.Detail, row.DegradedReason = redact.Text(row.Detail), redact.Text(row.DegradedReason)
+	row = row.Bounded(r.maxString)
 	r.mu.RLock()
 	ok := false
 	if !r.closed {

@@ -333,3 +333,28 @@ func BenchmarkRecord(b *testing.B) {
 		r.Record(rw)
 	}
 }
+
+// Every string of a recorded row is cut to MCPCTL_MAX_STORED_STRING_BYTES
+// before it reaches the store: a 7.8 MB tool name, an upstream's long error.
+func TestRecordedRowsKeepBoundedStrings(t *testing.T) {
+	store := audit.NewMemory()
+	rec := audit.NewRecorder(store, audit.WithMaxString(1024))
+	huge := strings.Repeat("t", 8<<20)
+	rec.Record(audit.Row{Kind: audit.KindToolCallTrace, CorrelationID: "ABCDEFGH", SpanID: "s", Tool: huge, Detail: huge, DegradedReason: huge, Status: audit.StatusOK, Start: time.Now()})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := rec.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := store.Query(ctx, audit.Filter{Trace: "ABCDEFGH"})
+	if err != nil || len(rows) != 1 {
+		t.Fatalf("rows %d, %v", len(rows), err)
+	}
+	r := rows[0]
+	for what, s := range map[string]string{"tool": r.Tool, "detail": r.Detail, "degradedReason": r.DegradedReason} {
+		if len(s) > 1024 || !strings.HasSuffix(s, "[cut 8388608 bytes]") {
+			t.Errorf("the row's %s keeps %d bytes (ends %q), want at most 1024 ending in the marker", what, len(s), s[max(0, len(s)-24):])
+		}
+	}
+	_ = rec.Close(ctx)
+}
