@@ -867,6 +867,12 @@ var table = []Mutant{
 	{Name: "canned-refusal-plain-text", PatchFile: "229-canned-refusal-plain-text.patch",
 		Regression: "net/http's own refusals (a 1 MB Mcp-Session-Id header: 431) reach the client as text/plain, not as a JSON-RPC error.",
 		Kill:       goTest("./proxy/rawrefusal", "^TestHeadersTooLargeIsAJSONRPCError$")},
+	{Name: "audit-strings-unbounded", PatchFile: "230-audit-strings-unbounded.patch",
+		Regression: "audit rows keep strings whole (MCPCTL_MAX_STORED_STRING_BYTES unapplied): ten tools/calls with a 7.8 MB tool name grew the store by 158 MB.",
+		Kill:       goTest("./proxy/audit", "^TestRecordedRowsKeepBoundedStrings$")},
+	{Name: "log-strings-unbounded", PatchFile: "231-log-strings-unbounded.patch",
+		Regression: "log lines keep the string values a request sent whole (MCPCTL_MAX_STORED_STRING_BYTES unapplied to attributes).",
+		Kill:       goTest("./proxy/bound", "^TestHandlerCutsEveryStringOfALine$")},
 }
 
 // All returns every mutant with its patch, in patch order.
