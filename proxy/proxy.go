@@ -97,6 +97,10 @@ type Proxy struct {
 	ln     net.Listener
 	served chan struct{}
 	prober *health.Prober // probes upstreams while serving
+	// connsKnob is MCPCTL_CONNS_MAX as set; knobs.ConnsMax is the cap in
+	// force, clamped below fdLimit (ClampConns).
+	connsKnob int64
+	fdLimit   uint64
 	// stopJanitor ends the idle-session janitor; janitorDone closes when it has.
 	stopJanitor context.CancelFunc
 	janitorDone chan struct{}
@@ -125,6 +129,8 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Proxy, error) {
 	// No log line keeps a string a request or an upstream made longer than
 	// MCPCTL_MAX_STORED_STRING_BYTES.
 	o.Logger = slog.New(bound.Handler(o.Logger.Handler(), int(kv.MaxStoredStringBytes)))
+	connsKnob, fds := kv.ConnsMax, fdLimit()
+	kv.ConnsMax, _ = ClampConns(kv.ConnsMax, fds)
 	if o.ServersFile != "" {
 		replaced, ignored, err := cfg.OverlayServers(o.ServersFile)
 		if err != nil {
@@ -151,7 +157,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Proxy, error) {
 		store = s
 	}
 	p := &Proxy{
-		cfg: cfg, knobs: kv, logger: o.Logger, store: store,
+		cfg: cfg, knobs: kv, logger: o.Logger, store: store, connsKnob: connsKnob, fdLimit: fds,
 		rec: audit.NewRecorder(store, audit.WithWriteTimeout(kv.AuditWriteTimeout), audit.WithLogger(o.Logger),
 			audit.WithBatchSize(int(kv.AuditBatchMax)), audit.WithBatchWait(kv.AuditBatchWait), audit.WithMaxString(int(kv.MaxStoredStringBytes))),
 		sessions:    session.NewRegistry(session.Limits{MaxTotal: kv.SessionsMax, MaxPerUser: kv.SessionsPerUserMax, Idle: kv.SessionIdle}),
@@ -287,6 +293,11 @@ func (p *Proxy) Sessions() *session.Registry { return p.sessions }
 // full) and failed since the proxy started.
 func (p *Proxy) AuditStats() audit.RecorderStats { return p.rec.Stats() }
 
+// ConnsLimit says how the connection cap in force (Knobs().ConnsMax) was
+// found: MCPCTL_CONNS_MAX as set and the process's limit of open files (0:
+// unknown); the cap is below the knob when the fd limit clamped it.
+func (p *Proxy) ConnsLimit() (knob int64, fdLimit uint64) { return p.connsKnob, p.fdLimit }
+
 // FlushAudit waits until every audit row recorded so far is written.
 func (p *Proxy) FlushAudit(ctx context.Context) error { return p.rec.Flush(ctx) }
 
@@ -304,7 +315,7 @@ func (p *Proxy) Start(addr string) error {
 	// idle, not slow (proxy/lazyaccept; found by the 100,000-request soak).
 	readHeader := min(10*time.Second, p.knobs.ReadTimeout, p.knobs.RequestDeadline)
 	ln := lazyaccept.New(inner, lazyaccept.Options{Idle: p.knobs.IdleConnTimeout, Max: int(p.knobs.ConnsMax),
-		Evict: readHeader, Refusal: refuseConn(p.knobs.ConnsMax)})
+		Evict: readHeader, Refusal: refuseConn(p.knobs.ConnsMax, p.logger)})
 	srv := &http.Server{
 		Handler:           p.handler,
 		ReadHeaderTimeout: readHeader,

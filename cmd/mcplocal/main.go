@@ -140,7 +140,11 @@ func serve(args []string, stderr io.Writer) error {
 		_ = p.Close(context.Background())
 		return err
 	}
-	logger.Info("mcplocal listening", "addr", p.Addr(), "projects", len(cfg.Projects), "audit", cfg.Audit)
+	conns := []any{"conns_max", p.Knobs().ConnsMax}
+	if knob, fds := p.ConnsLimit(); knob != p.Knobs().ConnsMax {
+		conns = append(conns, "conns_max_clamped", fmt.Sprintf("MCPCTL_CONNS_MAX=%d lowered below the open-file limit %d (ulimit -n) so the cap makes room before accept fails", knob, fds))
+	}
+	logger.Info("mcplocal listening", append([]any{"addr", p.Addr(), "projects", len(cfg.Projects), "audit", cfg.Audit}, conns...)...)
 	<-ctx.Done()
 	logger.Info("mcplocal stopping")
 	cctx, cancel := context.WithTimeout(context.Background(), p.Knobs().ShutdownGrace+5*time.Second)
