@@ -37,7 +37,7 @@ func main() {
 const usage = `mcplocal — an MCP proxy where nothing optional is unbounded.
 
 Usage:
-  mcplocal serve --config FILE [--listen ADDR] [--audit DSN] [--servers-file FILE] [--pprof ADDR]
+  mcplocal serve --config FILE [--listen ADDR] [--audit DSN] [--servers-file FILE] [--pprof ADDR] [--allow-anonymous-network]
   mcplocal knobs        print every bound with its value (env overrides applied)
 
 Every bound is a knob read from the environment (see docs/knobs.md).
@@ -75,6 +75,7 @@ func serve(args []string, stderr io.Writer) error {
 	listen := fs.String("listen", "", "listen address, overrides the file's listen")
 	auditDSN := fs.String("audit", "", "audit store (sqlite:PATH or postgres://...), overrides the file's audit")
 	serversFile := fs.String("servers-file", "", "where servers managed by mcpctl (create/apply/delete server) persist; default CONFIG.servers.yaml beside --config")
+	allowAnon := fs.Bool("allow-anonymous-network", false, "start even when --listen is reachable from other hosts and no users are configured (every project then serves anyone without a token)")
 	pprofAddr := fs.String("pprof", "", "serve Go profiles (/debug/pprof/) on this loopback address, e.g. 127.0.0.1:6060; off by default (see docs/performance.md)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -95,6 +96,9 @@ func serve(args []string, stderr io.Writer) error {
 		if err := cfg.Validate(); err != nil {
 			return err
 		}
+	}
+	if err := anonymousNetwork(cfg.Listen, len(cfg.Users), *allowAnon); err != nil {
+		return err
 	}
 	kv, err := knobs.Load(os.Getenv)
 	if err != nil {
