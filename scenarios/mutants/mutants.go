@@ -873,6 +873,12 @@ var table = []Mutant{
 	{Name: "log-strings-unbounded", PatchFile: "231-log-strings-unbounded.patch",
 		Regression: "log lines keep the string values a request sent whole (MCPCTL_MAX_STORED_STRING_BYTES unapplied to attributes).",
 		Kill:       goTest("./proxy/bound", "^TestHandlerCutsEveryStringOfALine$")},
+	{Name: "conns-max-at-the-fd-limit", PatchFile: "232-conns-max-at-the-fd-limit.patch",
+		Regression: "MCPCTL_CONNS_MAX may reach the process's open-file limit: silent connections exhaust the fds before the cap makes room, and /healthz and initialize go unanswered.",
+		Kill:       goTest("./proxy", "^TestConnsMaxIsClampedBelowTheFDLimit$")},
+	{Name: "anonymous-network-listen", PatchFile: "233-anonymous-network-listen.patch",
+		Regression: "mcplocal serve --listen 0.0.0.0 with no users starts without a word: every project serves anyone on the network without a token.",
+		Kill:       goTest("./cmd/mcplocal", "^TestAnonymousNetworkListenRefusesToStart$")},
 }
 
 // All returns every mutant with its patch, in patch order.
