@@ -193,7 +193,7 @@ func (h *Handler) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	rd := rpcread.Read(body)
+	rd := rpcread.ReadAtMost(body, int(h.o.BatchMax))
 	if m, ok := rd.Single(); ok {
 		pe.id = m.ID
 	}

@@ -45,7 +45,9 @@ func (m Message) Call() bool { return m.Request && m.SDKID.IsValid() }
 // Reading is what a body says.
 type Reading struct {
 	// Batch is set when the body is a JSON array of messages.
-	Batch    bool
+	Batch bool
+	// Len is how many messages the body holds.
+	Len      int
 	Messages []Message
 	// Err is set when the SDK would refuse the body as malformed; the
 	// messages read so far are kept.
@@ -55,14 +57,28 @@ type Reading struct {
 // ErrEmptyBatch is the reading of `[]`.
 var ErrEmptyBatch = errors.New("empty batch")
 
+// ErrBatchTooLarge is the reading of a batch of more messages than the
+// reader reads (ReadAtMost): its messages are not read.
+var ErrBatchTooLarge = errors.New("batch too large")
+
 // Read reads body once, as the go-sdk's Streamable HTTP transport does: an
 // array of messages first, one message otherwise.
-func Read(body []byte) Reading {
+func Read(body []byte) Reading { return ReadAtMost(body, 0) }
+
+// ReadAtMost is Read, except that a batch of more than max messages (max >
+// 0) is not read message by message: its reading says only its Len, with
+// ErrBatchTooLarge. Reading each message costs the SDK's decoder, and a
+// batch the proxy refuses for its size must not cost that many times over.
+func ReadAtMost(body []byte, max int) Reading {
 	var raws []json.RawMessage
 	if decode(body, &raws) == nil {
-		r := Reading{Batch: true}
+		r := Reading{Batch: true, Len: len(raws)}
 		if len(raws) == 0 {
 			r.Err = ErrEmptyBatch
+			return r
+		}
+		if max > 0 && len(raws) > max {
+			r.Err = ErrBatchTooLarge
 			return r
 		}
 		for _, raw := range raws {
@@ -77,9 +93,9 @@ func Read(body []byte) Reading {
 	}
 	m, err := readOne(body)
 	if err != nil {
-		return Reading{Err: err}
+		return Reading{Len: 1, Err: err}
 	}
-	return Reading{Messages: []Message{m}}
+	return Reading{Len: 1, Messages: []Message{m}}
 }
 
 // Single returns the one message of a body that is not a batch.
