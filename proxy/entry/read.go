@@ -27,12 +27,12 @@ func (h *Handler) admit(w http.ResponseWriter, rd rpcread.Reading, version strin
 	if rd.Batch {
 		var why string
 		switch {
+		case int64(rd.Len) > h.o.BatchMax:
+			why = fmt.Sprintf("a batch of %d messages exceeds %d (knob MCPCTL_BATCH_MAX); send fewer at once", rd.Len, h.o.BatchMax)
 		case version >= batchesEnd:
 			why = fmt.Sprintf("JSON-RPC batches do not exist in protocol %s (from %s on); send the messages one by one", version, batchesEnd)
 		case rd.HasMethod("initialize"):
 			why = "an initialize cannot be part of a batch; send it alone"
-		case int64(len(rd.Messages)) > h.o.BatchMax:
-			why = fmt.Sprintf("a batch of %d messages exceeds %d (knob MCPCTL_BATCH_MAX); send fewer at once", len(rd.Messages), h.o.BatchMax)
 		}
 		if why != "" {
 			writeRPCError(w, http.StatusBadRequest, CodeInvalidRequest, trace.New(), why)
