@@ -16,8 +16,8 @@ import (
 // proxy closes it (proxy/lazyaccept): a whole HTTP 503 with a JSON-RPC error
 // naming the knob, written before the client's request is read, so that any
 // client, MCP or not, reads why; Connection: close tells it not to reuse it.
-// Refusals are logged, at most one line a second with the count since the
-// last one, so that a flood is seen without flooding the log.
+// Refusals are logged, at most one line a second with the count of refusals
+// since the start, so that a flood is seen without flooding the log.
 func refuseConn(max int64, log *slog.Logger) func() []byte {
 	var mu sync.Mutex
 	var last time.Time
@@ -27,8 +27,8 @@ func refuseConn(max int64, log *slog.Logger) func() []byte {
 		mu.Lock()
 		n++
 		if now := time.Now(); now.Sub(last) >= time.Second {
-			log.Warn("connection refused: the proxy holds its maximum of open connections (MCPCTL_CONNS_MAX)", "max", max, "refused", n, "trace", code)
-			last, n = now, 0
+			log.Warn("connection refused: the proxy holds its maximum of open connections (MCPCTL_CONNS_MAX)", "max", max, "refused_since_start", n, "trace", code)
+			last = now
 		}
 		mu.Unlock()
 		body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{

@@ -36,6 +36,7 @@ listen: 127.0.0.1:$port
 audit: sqlite:$dir/audit.db
 users:
   alice: {tokenEnv: PROBE_ALICE_TOKEN}
+  bob: {tokenEnv: PROBE_BOB_TOKEN}
 projects:
   p:
     servers:
@@ -43,7 +44,7 @@ projects:
 YAML
 
 # The proxy runs under its own open-file limit; the prober keeps the shell's.
-(ulimit -n "$FD_LIMIT"; PROBE_ALICE_TOKEN=probe-alice-token MCPCTL_SESSIONS_PER_USER_MAX=$PER_USER_MAX \
+(ulimit -n "$FD_LIMIT"; PROBE_ALICE_TOKEN=probe-alice-token PROBE_BOB_TOKEN=probe-bob-token MCPCTL_SESSIONS_PER_USER_MAX=$PER_USER_MAX \
 	exec "$dir/mcplocal" serve --config "$dir/config.yaml") 2>"$dir/mcplocal.log" &
 pid=$!
 for _ in $(seq 100); do
@@ -52,6 +53,7 @@ for _ in $(seq 100); do
 done
 grep -m1 "mcplocal listening" "$dir/mcplocal.log" || { cat "$dir/mcplocal.log"; exit 1; }
 
-"$GO" run ./scripts/probeattacks --url "http://127.0.0.1:$port" --pid "$pid" --token probe-alice-token \
+"$GO" run ./scripts/probeattacks --url "http://127.0.0.1:$port" --pid "$pid" --token probe-alice-token --other-token probe-bob-token \
 	--batch "$BATCH" --posts "$POSTS" --inits "$INITS" --conns "$CONNS"
-echo "refusals logged by the proxy: $(grep -c 'connection refused' "$dir/mcplocal.log" || true) line(s)"
+echo "connection refusals logged by the proxy: $(grep -c 'MCPCTL_CONNS_MAX' "$dir/mcplocal.log" || true) line(s) (one a second at most):"
+grep -m3 'MCPCTL_CONNS_MAX' "$dir/mcplocal.log" || true

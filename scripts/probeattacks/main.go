@@ -23,7 +23,8 @@ import (
 func main() {
 	base := flag.String("url", "", "the proxy, http://127.0.0.1:PORT")
 	pid := flag.Int("pid", 0, "the proxy's process id (its RSS is read from /proc)")
-	token := flag.String("token", "", "a user's bearer token")
+	token := flag.String("token", "", "the attacker's bearer token")
+	other := flag.String("other-token", "", "another user's bearer token: their initialize during the flood")
 	project := flag.String("project", "p", "the project")
 	batch := flag.Int("batch", 20000, "tools/calls in one batch")
 	posts := flag.Int("posts", 20, "batch POSTs")
@@ -34,7 +35,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "probeattacks: --url http://127.0.0.1:PORT and --pid are required (loopback only)")
 		os.Exit(2)
 	}
-	p := &probe{base: *base, pid: *pid, token: *token, endpoint: *base + "/projects/" + *project + "/mcp"}
+	p := &probe{base: *base, pid: *pid, token: *token, other: *other, endpoint: *base + "/projects/" + *project + "/mcp"}
 	p.report("start")
 	p.batches(*batch, *posts)
 	p.disguised(*inits)
@@ -43,8 +44,8 @@ func main() {
 }
 
 type probe struct {
-	base, endpoint, token string
-	pid                   int
+	base, endpoint, token, other string
+	pid                          int
 }
 
 // status reads one field of /proc/PID/status.
@@ -191,8 +192,11 @@ func (p *probe) flood(n int) {
 	p.report("during the flood, 11 s on")
 	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"probe","version":"0"}}}`
 	start := time.Now()
+	attacker := p.token
+	p.token = p.other
 	s, _, body := p.post("", "2025-11-25", init)
-	fmt.Printf("an initialize during the flood: %d in %v %.120s\n", s, time.Since(start).Round(time.Millisecond), strings.TrimSpace(body))
+	p.token = attacker
+	fmt.Printf("another user's initialize during the flood: %d in %v %.120s\n", s, time.Since(start).Round(time.Millisecond), strings.TrimSpace(body))
 	for _, c := range open {
 		c.Close()
 	}
