@@ -864,6 +864,9 @@ var table = []Mutant{
 	{Name: "trace-token-from-env-only", PatchFile: "270-trace-token-from-env-only.patch",
 		Regression: "mcpctl trace reads its bearer token from $MCPCTL_TOKEN only, ignoring --token and --token-file, so with users configured it just gets 401.",
 		Kill:       goTest("./cmd/mcpctl", "^TestEveryCommandTakesTheSameConnectionFlags$")},
+	{Name: "pause-lets-initialize-through", PatchFile: "271-pause-lets-initialize-through.patch",
+		Regression: "a paused project lets initialize through while the README and mcpctl help pause say a client connecting to it waits too.",
+		Kill:       goTest("./proxy", "^TestPauseHoldsInitialize$")},
 }
 
 // All returns every mutant with its patch, in patch order.
