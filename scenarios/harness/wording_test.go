@@ -13,7 +13,8 @@ import (
 // workWords are what the repository's docs and comments must not say: they
 // name the promise, the spec or the measurement, never a tracker's number, a
 // numbered stretch of work, a branch or who else was using the machine. A
-// reader of a clone has none of those. Each pattern is written so that it
+// reader of a clone has none of those, nor any file outside the
+// repository. Each pattern is written so that it
 // does not match its own source text.
 var workWords = []struct {
 	why string
@@ -27,6 +28,7 @@ var workWords = []struct {
 	{"a work period", regexp.MustCompile(`(?i)\b(?:during|since) this session\b`)},
 	{"a work period", regexp.MustCompile("(?i)\\bthis session's (?:`?make\\b|merges\\b)")},
 	{"the machine's other occupants", regexp.MustCompile(`(?i)\bshared with ~?\d`)},
+	{"a file outside the repository", regexp.MustCompile(`\.\./shared\b|/work/shared\b|\bDESIGN\.md\b`)},
 	{"a branch", regexp.MustCompile(`(?i)\b(?:this|that|our|the surface|the conformance) branch\b`)},
 	{"a branch", regexp.MustCompile(`(?i)\bbranch (?:[a-z]+\d+[a-z]*|main)\b`)},
 	{"a branch", regexp.MustCompile(`\b(?:mut17b?|tri17[a-z]|flakes17|idle14|relaydefault|h\d\d(?:a|b|ci|docs)?)\b`)},
@@ -106,7 +108,7 @@ func TestWorkWordsAreCaught(t *testing.T) {
 		"measured in session " + "9", "the eighth " + "session's flake check",
 		"shared with ~7 other " + "agents' builds", "while other " + "jobs ran",
 		"on branch " + "idle14", "every other " + "engineer had stopped", "load never fell during this " + "session",
-		"passed in this session's " + "`make test`", "merged with this " + "branch", "the surface " + "branch",
+		"passed in this session's " + "`make test`", "see ../" + "sha" + "red/DES" + "IGN.md", "DES" + "IGN.md's layout", "merged with this " + "branch", "the surface " + "branch",
 	}
 	allowed := []string{
 		"the unknown-session 404", "the fourth session is refused", "a second session connects",
