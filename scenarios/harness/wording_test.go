@@ -27,7 +27,7 @@ var workWords = []struct {
 	{"the machine's other occupants", regexp.MustCompile(`(?i)\bother (?:agents?|engineers?|helpers|jobs)\b`)},
 	{"a work period", regexp.MustCompile(`(?i)\b(?:during|since) this session\b`)},
 	{"a work period", regexp.MustCompile("(?i)\\bthis session's (?:`?make\\b|merges\\b)")},
-	{"the machine's other occupants", regexp.MustCompile(`(?i)\bshared with ~?\d`)},
+	{"the machine's other occupants", regexp.MustCompile(`(?i)\bshared with (?:~?\d|(?:two|three|four|five|six|seven|eight|several) other)`)},
 	{"a file outside the repository", regexp.MustCompile(`\.\./shared\b|/work/shared\b|\bDESIGN\.md\b`)},
 	{"a branch", regexp.MustCompile(`(?i)\b(?:this|that|our|the surface|the conformance) branch\b`)},
 	{"a branch", regexp.MustCompile(`(?i)\bbranch (?:[a-z]+\d+[a-z]*|main)\b`)},
@@ -106,7 +106,7 @@ func TestWorkWordsAreCaught(t *testing.T) {
 	caught := []string{
 		"fixed in issue " + "12", "(issues " + "11 and 14)",
 		"measured in session " + "9", "the eighth " + "session's flake check",
-		"shared with ~7 other " + "agents' builds", "while other " + "jobs ran",
+		"shared with ~7 other " + "agents' builds", "while other " + "jobs ran", "the machine shared with four " + "other engineers",
 		"on branch " + "idle14", "every other " + "engineer had stopped", "load never fell during this " + "session",
 		"passed in this session's " + "`make test`", "see ../" + "sha" + "red/DES" + "IGN.md", "DES" + "IGN.md's layout", "merged with this " + "branch", "the surface " + "branch",
 	}
