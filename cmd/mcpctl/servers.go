@@ -257,7 +257,11 @@ func (a *adminClient) checkServer(spec config.ServerSpec, wait time.Duration, st
 		defer cancel()
 	}
 	id := spec.Project + "/" + spec.Name
-	stays := fmt.Sprintf("it stays configured and probed: wait for it with --wait D, or remove it with mcpctl delete server %s --project %s", spec.Name, spec.Project)
+	again := "wait for it with --wait D"
+	if wait > 0 {
+		again = "wait longer with a larger --wait"
+	}
+	stays := fmt.Sprintf("it stays configured and probed: %s, or remove it with mcpctl delete server %s --project %s", again, spec.Name, spec.Project)
 	last := "no check answered in time"
 	for checks := 1; ; checks++ {
 		var c serverCheck
