@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 
+	"github.com/mcpchaos/mcpchaos/proxy/health"
 	"github.com/mcpchaos/mcpchaos/proxy/redact"
 	"github.com/mcpchaos/mcpchaos/proxy/upstream"
 )
@@ -14,17 +15,19 @@ type serverCheck struct {
 	Project  string `json:"project"`
 	Name     string `json:"name"`
 	URL      string `json:"url"`
-	Answered bool   `json:"answered"`
+	Answered bool   `json:"answered"` // initialize and tools/list
 	Tools    int    `json:"tools"`
+	Probe    string `json:"probe"`   // health.ProbeName: liveness or readiness
+	Healthy  bool   `json:"healthy"` // the probe passed
 	Error    string `json:"error,omitempty"`
 }
 
 // serveServerCheck answers POST /api/v1/servers/{project}/{server}/check:
-// the server is connected to as a client session would be (initialize,
-// then tools/list, with the config's headers), on a session of its own
-// closed at once, bounded by the connect knob plus the server's probe
-// timeout. What it found is the answer (200 whether or not the server
-// answered); an unknown server is a 404. mcpctl create server runs it after
+// the server's probe is run once as the prober runs it (initialize, then
+// tools/list, then a readiness probe's tools/call, with the config's
+// headers), on a session of its own closed at once, bounded by the connect
+// knob plus the server's probe timeout. What it found is the answer (200
+// whether or not the server answered); an unknown server is a 404. mcpctl create server runs it after
 // a change, and again and again with --wait. Not a change: no admin line.
 func (p *Proxy) serveServerCheck(w http.ResponseWriter, r *http.Request) {
 	if user, refuse := p.admin(r); refuse != 0 {
@@ -53,12 +56,13 @@ func (p *Proxy) serveServerCheck(w http.ResponseWriter, r *http.Request) {
 	conn := upstream.New(name, url, upstream.Options{Headers: p.upHeaders[project][name],
 		ConnectTimeout: p.knobs.UpstreamConnect, CallTimeout: srv.HealthCheck.Timeout(), CloseGrace: p.knobs.ShutdownGrace})
 	defer func() { _ = conn.Close() }()
-	out := serverCheck{Project: project, Name: name, URL: redact.Text(url)}
-	tools, err := conn.ListTools(ctx)
+	t := health.Target{Project: project, Server: name, URL: url, Check: srv.HealthCheck, Headers: p.upHeaders[project][name]}
+	out := serverCheck{Project: project, Name: name, URL: redact.Text(url), Probe: health.ProbeName(t)}
+	tools, err := health.Once(ctx, t, conn)
+	out.Answered, out.Healthy = tools >= 0, err == nil
+	out.Tools = max(tools, 0)
 	if err != nil {
 		out.Error = redact.Error(err).Error()
-	} else {
-		out.Answered, out.Tools = true, len(tools)
 	}
 	writeJSON(w, http.StatusOK, out)
 }

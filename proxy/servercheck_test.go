@@ -23,6 +23,9 @@ func TestServerCheckSaysWhatTheServerAnswered(t *testing.T) {
 	up := mcp.NewServer(&mcp.Implementation{Name: "up", Version: "0"}, nil)
 	for _, n := range []string{"a", "b", "c"} {
 		mcp.AddTool(up, &mcp.Tool{Name: n}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			if n == "c" {
+				return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "controller unreachable"}}}, nil, nil
+			}
 			return &mcp.CallToolResult{}, nil, nil
 		})
 	}
@@ -37,6 +40,8 @@ func TestServerCheckSaysWhatTheServerAnswered(t *testing.T) {
 		Users: map[string]config.User{"alice": {Token: "a-tok", Admin: true}, "bob": {Token: "b-tok"}},
 		Projects: map[string]*config.Project{"p": {Servers: map[string]*config.Server{
 			"up":   {URL: upSrv.URL},
+			"ok":   {URL: upSrv.URL, HealthCheck: &config.HealthCheck{Tool: "a"}},
+			"sick": {URL: upSrv.URL, HealthCheck: &config.HealthCheck{Tool: "c"}},
 			"down": {URL: "http://127.0.0.1:1/mcp"},
 			"wall": {URL: wall.URL},
 		}}}}
@@ -54,17 +59,23 @@ func TestServerCheckSaysWhatTheServerAnswered(t *testing.T) {
 		URL      string `json:"url"`
 		Answered bool   `json:"answered"`
 		Tools    int    `json:"tools"`
+		Probe    string `json:"probe"`
+		Healthy  bool   `json:"healthy"`
 		Error    string `json:"error"`
 	}
 	for _, c := range []struct {
 		server   string
 		answered bool
 		tools    int
+		probe    string
+		healthy  bool
 		errHas   []string
 	}{
-		{"up", true, 3, nil},
-		{"down", false, 0, []string{"connection refused"}},
-		{"wall", false, 0, []string{"403", "Access denied"}},
+		{"up", true, 3, "liveness: tools/list", true, nil},
+		{"ok", true, 3, "readiness: tools/call a", true, nil},
+		{"sick", true, 3, "readiness: tools/call c", false, []string{"isError", "controller unreachable"}},
+		{"down", false, 0, "liveness: tools/list", false, []string{"connection refused"}},
+		{"wall", false, 0, "liveness: tools/list", false, []string{"403", "Access denied"}},
 	} {
 		status, body := call(t, p, http.MethodPost, "/api/v1/servers/p/"+c.server+"/check", "")
 		var got check
@@ -72,7 +83,7 @@ func TestServerCheckSaysWhatTheServerAnswered(t *testing.T) {
 			t.Fatalf("check %s: %d %s (%v)", c.server, status, body, err)
 		}
 		if got.Project != "p" || got.Name != c.server || got.URL != cfg.Projects["p"].Servers[c.server].URL ||
-			got.Answered != c.answered || got.Tools != c.tools || (c.answered && got.Error != "") {
+			got.Answered != c.answered || got.Tools != c.tools || got.Probe != c.probe || got.Healthy != c.healthy || (c.healthy && got.Error != "") {
 			t.Errorf("check %s: %s", c.server, body)
 		}
 		for _, want := range c.errHas {

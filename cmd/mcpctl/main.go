@@ -101,9 +101,9 @@ Usage (every command also takes the connection flags below):
         Manage a project's upstream servers and their probes while the
         proxy runs; changes persist beside its config and reach connected
         clients as tools/list_changed. 'get servers -o yaml | apply -f -'
-        round-trips. create server then checks the server (initialize,
-        tools/list) and says what it found; --wait D waits (at most D)
-        until it answers. See 'mcpctl help create'.
+        round-trips. create server then runs the server's probe once
+        (initialize, tools/list, a readiness tool) and says what it found;
+        --wait D waits (at most D) until it passes. See 'mcpctl help create'.
 
   mcpctl help [COMMAND]
         Show this help, or one command's help.

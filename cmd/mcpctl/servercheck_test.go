@@ -14,8 +14,9 @@ import (
 )
 
 // TestCreateServerSaysWhatItFound: create server checks the server it
-// configured (initialize, then tools/list, from the proxy) and says what it
-// found: its tools count, exit 0; or the error, exit 1, the server staying
+// configured (its probe run once by the proxy: initialize, tools/list, a
+// readiness probe's tools/call) and says what it found: its tools count and
+// the probe passed, exit 0; or the error, exit 1, the server staying
 // configured and the way to remove it or wait for it named.
 func TestCreateServerSaysWhatItFound(t *testing.T) {
 	px, extra := serversProxy(t)
@@ -31,6 +32,21 @@ func TestCreateServerSaysWhatItFound(t *testing.T) {
 		t.Errorf("the server was configured, the output should say so:\n%s", r.stdout)
 	}
 	r.wantStderr(t, "docmost/dead did not answer", "connection refused", "it stays configured", "mcpctl delete server dead", "--wait")
+
+	r = cli(t, "create", "server", "ready", "--project", "docmost", "--server-url", extra, "--health-check-tool", "search", "--url", px)
+	r.wantCode(t, 0)
+	if !regexp.MustCompile(`check: docmost/ready answered initialize and tools/list: [1-9][0-9]* tools; readiness: tools/call search passed\n`).MatchString(r.stdout) {
+		t.Errorf("create with a readiness probe that passes:\n%s", r.stdout)
+	}
+	up := mcp.NewServer(&mcp.Implementation{Name: "up", Version: "0"}, nil)
+	mcp.AddTool(up, &mcp.Tool{Name: "t"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "controller unreachable"}}}, nil, nil
+	})
+	sick := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return up }, nil))
+	t.Cleanup(sick.Close)
+	r = cli(t, "create", "server", "sick", "--project", "docmost", "--server-url", sick.URL, "--health-check-tool", "t", "--url", px)
+	r.wantCode(t, 1)
+	r.wantStderr(t, "docmost/sick answered initialize and tools/list (1 tool), but its probe (readiness: tools/call t) failed", "controller unreachable", "it stays configured")
 }
 
 // TestCreateServerWaitsBoundedUntilTheServerAnswers: with --wait D, create
@@ -63,7 +79,7 @@ func TestCreateServerWaitsBoundedUntilTheServerAnswers(t *testing.T) {
 	r = cli(t, "create", "server", "dead", "--project", "docmost", "--server-url", "http://127.0.0.1:1/mcp", "--wait", "1s", "--url", px)
 	took := time.Since(start)
 	r.wantCode(t, 1)
-	r.wantStderr(t, "docmost/dead did not answer within 1s", "connection refused")
+	r.wantStderr(t, "docmost/dead did not pass its check within 1s", "did not answer the check", "connection refused")
 	if took > 1500*time.Millisecond+defaultTimeout {
 		t.Errorf("--wait 1s took %v", took)
 	}

@@ -47,13 +47,14 @@ upstream); omit it to keep a liveness probe (tools/list) while still tuning
 the timings. A tool the server does not expose is refused at create time.
 Intervals and timeouts are in seconds.
 
-create server then has the proxy check the server (initialize, then
-tools/list, as a client session would) and says what it found:
+create server then has the proxy run the server's probe once (initialize,
+tools/list and, for a readiness probe, tools/call of its tool) and says what
+it found:
   check: docmost/wiki answered initialize and tools/list: 3 tools
-or, exit 1, the error (connection refused, an L7 proxy's 403, ...): the
-server stays configured and probed either way. --wait D checks again every
-0.5s until it answers, for at most D (e.g. --wait 30s), then exits 1 with
-the last error.
+or, exit 1, the error (connection refused, an L7 proxy's 403, a readiness
+tool answering isError, ...): the server stays configured and probed either
+way. --wait D checks again every 0.5s until the probe passes, for at most D
+(e.g. --wait 30s), then exits 1 with the last error.
 
 get servers: -o yaml writes the specs in the form apply -f reads back, so
   mcpctl get servers -o yaml > servers.yaml; mcpctl apply -f servers.yaml
@@ -242,13 +243,16 @@ const waitPoll = 500 * time.Millisecond
 type serverCheck struct {
 	Answered bool   `json:"answered"`
 	Tools    int    `json:"tools"`
+	Probe    string `json:"probe"`
+	Healthy  bool   `json:"healthy"`
 	Error    string `json:"error"`
 }
 
-// checkServer has the proxy check spec's server (initialize, then
-// tools/list) and says what it found: its tools, or an error. With wait > 0
-// it checks again every waitPoll until the server answers or wait has
-// passed; each check is bounded by --timeout and by what is left of wait.
+// checkServer has the proxy run spec's server's probe once (initialize,
+// tools/list, a readiness probe's tools/call) and says what it found: its
+// tools and the probe passed, or an error. With wait > 0 it checks again
+// every waitPoll until the probe passes or wait has passed; each check is
+// bounded by --timeout and by what is left of wait.
 func (a *adminClient) checkServer(spec config.ServerSpec, wait time.Duration, stdout io.Writer) error {
 	ctx := context.Background()
 	if wait > 0 {
@@ -262,25 +266,31 @@ func (a *adminClient) checkServer(spec config.ServerSpec, wait time.Duration, st
 		again = "wait longer with a larger --wait"
 	}
 	stays := fmt.Sprintf("it stays configured and probed: %s, or remove it with mcpctl delete server %s --project %s", again, spec.Name, spec.Project)
-	last := "no check answered in time"
+	last := "was not checked in time"
 	for checks := 1; ; checks++ {
 		var c serverCheck
 		_, err := a.doCtx(ctx, http.MethodPost, "/api/v1/servers/"+spec.Project+"/"+spec.Name+"/check", nil, &c)
 		switch {
 		case err != nil && ctx.Err() == nil:
 			return fmt.Errorf("server %s is configured, but the proxy could not check it: %w", id, err)
-		case err == nil && c.Answered:
-			fmt.Fprintf(stdout, "check: %s answered initialize and tools/list: %d %s\n", id, c.Tools, plural(c.Tools, "tool", "tools"))
+		case err == nil && c.Healthy:
+			fmt.Fprintf(stdout, "check: %s answered initialize and tools/list: %d %s", id, c.Tools, plural(c.Tools, "tool", "tools"))
+			if strings.HasPrefix(c.Probe, "readiness") {
+				fmt.Fprintf(stdout, "; %s passed", c.Probe)
+			}
+			fmt.Fprintln(stdout)
 			return nil
+		case err == nil && c.Answered:
+			last = fmt.Sprintf("answered initialize and tools/list (%d %s), but its probe (%s) failed: %s", c.Tools, plural(c.Tools, "tool", "tools"), c.Probe, c.Error)
 		case err == nil:
-			last = c.Error
+			last = "did not answer the check (initialize, tools/list): " + c.Error
 		}
 		if wait <= 0 {
-			return fmt.Errorf("server %s did not answer the check (initialize, tools/list): %s; %s", id, last, stays)
+			return fmt.Errorf("server %s %s; %s", id, last, stays)
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("server %s did not answer within %v (%d %s): %s; %s", id, wait, checks, plural(checks, "check", "checks"), last, stays)
+			return fmt.Errorf("server %s did not pass its check within %v (%d %s); at the last it %s; %s", id, wait, checks, plural(checks, "check", "checks"), last, stays)
 		case <-time.After(waitPoll):
 		}
 	}
