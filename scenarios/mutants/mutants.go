@@ -867,6 +867,12 @@ var table = []Mutant{
 	{Name: "pause-lets-initialize-through", PatchFile: "271-pause-lets-initialize-through.patch",
 		Regression: "a paused project lets initialize through while the README and mcpctl help pause say a client connecting to it waits too.",
 		Kill:       goTest("./proxy", "^TestPauseHoldsInitialize$")},
+	{Name: "create-server-check-ignores-readiness", PatchFile: "272-create-server-check-ignores-readiness.patch",
+		Regression: "mcpctl create server calls a server healthy once it lists its tools, though its readiness probe fails (the seed's false green: live is not healthy).",
+		Kill:       goTest("./cmd/mcpctl", "^TestCreateServerSaysWhatItFound$")},
+	{Name: "server-check-liveness-only", PatchFile: "273-server-check-liveness-only.patch",
+		Regression: "the proxy's server check runs tools/list only, never the readiness probe's tools/call, so a server whose upstream is cut checks healthy.",
+		Kill:       goTest("./proxy", "^TestServerCheckSaysWhatTheServerAnswered$")},
 }
 
 // All returns every mutant with its patch, in patch order.
