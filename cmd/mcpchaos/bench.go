@@ -21,7 +21,10 @@ import (
 const benchUsage = `Usage: mcpchaos bench [flags]
 
 Measure MCP targets side by side in one run: the upstream called directly
-(the baseline), mcplocal in front of it (its default config: plain
+(the baseline, target direct), the floor (target floor: a plain reverse
+proxy, Go's httputil with streams flushed, understanding nothing of MCP,
+started as its own process with 'mcpchaos fake floor'; --no-floor leaves it
+out), mcplocal in front of it (its default config: plain
 tools/calls take the raw relay), with --sdk-path a second mcplocal whose
 config says relay: false (target mcplocal-sdk: every call on the go-sdk
 path), and any --target you add (another proxy in front of the same
@@ -30,7 +33,12 @@ Streamable HTTP load client and the same tools/call; rounds alternate
 between targets so a busy machine slows them alike.
 
 Reported per target and concurrency: calls, errors, p50/p90/p99, req/s, and
-against the baseline: added p50, req/s ratio, p99 ratio. Then RSS and
+against the baseline: added p50, req/s ratio, p99 ratio; then every proxy
+against the floor: added p50, req/s and p99 as a ratio of the floor's, and
+mcplocal's goal at that concurrency met or missed (1 session: at most
+0.1 ms added p50; 64 sessions: at least 95% of the floor's req/s, p99 at
+most 1.1 x the floor's). A target that issues no Mcp-Session-Id (a
+stateless server) is measured like any other. Then RSS and
 goroutines before and after (mcplocal: from /proc and its --pprof port;
 n/a for targets the bench did not start), and the memory of an idle
 session: --idle sessions opened with one call each, the growth of the
@@ -57,7 +65,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	argsJSON := fs.String("args", "", `the tool's arguments as a JSON object (default {"page_id":"p1","content":"bench"} with the fake, {} otherwise)`)
 	mcplocalPath := fs.String("mcplocal", "", "mcplocal binary to put in front of the upstream (default: build ./cmd/mcplocal of this module)")
 	quiet := fs.Bool("quiet-upstream", false, "the in-process fake docmost advertises nothing it could send unprompted (tools without listChanged, no logging; the go-sdk's default advertises both)")
-	noMcplocal := fs.Bool("no-mcplocal", false, "do not start mcplocal; measure only the upstream and --target")
+	noMcplocal := fs.Bool("no-mcplocal", false, "do not start mcplocal; measure only the upstream, the floor and --target")
+	noFloor := fs.Bool("no-floor", false, "do not start the floor (a plain reverse proxy in front of the upstream)")
 	sdkPath := fs.Bool("sdk-path", false, "also start a second mcplocal with the raw tools/call relay off (config relay: false: every call on the go-sdk path), target mcplocal-sdk, measured side by side with mcplocal (the default config: relay on)")
 	var extra []bench.Target
 	fs.Func("target", "another target: NAME=URL[#TOOL] (TOOL defaults to --tool); repeatable", func(v string) error {
@@ -120,7 +129,15 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := json.Unmarshal([]byte(*argsJSON), &o.Args); err != nil {
 		return fmt.Errorf("bench: --args: %w", err)
 	}
-	targets := []bench.Target{{Name: "direct", URL: url, Tool: *tool}}
+	targets := []bench.Target{{Name: bench.Direct, URL: url, Tool: *tool}}
+	if !*noFloor {
+		t, stop, err := floorTarget(ctx, url, *tool)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		targets = append(targets, t)
+	}
 	if !*noMcplocal {
 		path := *mcplocalPath
 		if path == "" {
@@ -190,4 +207,27 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return enc.Encode(rep)
 	}
 	return bench.WriteTable(stdout, rep)
+}
+
+// floorTarget starts the floor in front of upstreamURL as a process of this
+// very binary (`mcpchaos fake floor`), so that its RSS is measured apart;
+// each kind of idle session gets a fresh one, as mcplocal does.
+func floorTarget(ctx context.Context, upstreamURL, tool string) (bench.Target, func(), error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return bench.Target{}, nil, fmt.Errorf("bench: the floor runs as this binary: %w", err)
+	}
+	start := func(ctx context.Context) (bench.Target, func(), error) {
+		f, err := bench.StartFloor(ctx, exe, upstreamURL, nil)
+		if err != nil {
+			return bench.Target{}, nil, fmt.Errorf("bench: start the floor: %w", err)
+		}
+		return bench.Target{Name: bench.Floor, URL: f.URL, Tool: tool, PID: f.PID()}, f.Stop, nil
+	}
+	t, stop, err := start(ctx)
+	if err != nil {
+		return bench.Target{}, nil, err
+	}
+	t.Fresh = start
+	return t, stop, nil
 }

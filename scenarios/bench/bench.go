@@ -193,12 +193,19 @@ func Run(ctx context.Context, targets []Target, o Options) (*Report, error) {
 	return rep, nil
 }
 
+// newSession is a load client session on t. A target that issues no
+// Mcp-Session-Id (a stateless server, which the MCP spec allows) is
+// measured like any other.
+func newSession(hc *http.Client, t Target) *load.Session {
+	return &load.Session{HTTP: hc, URL: t.URL, Stateless: true}
+}
+
 // turn runs n sessions calling the target's tool in a loop for o.Duration.
 // Sessions are opened (and closed) outside the timed part.
 func turn(ctx context.Context, hc *http.Client, t Target, n int, o Options) (lat []time.Duration, nerr int, first string, took time.Duration, err error) {
 	sessions := make([]*load.Session, n)
 	for i := range sessions {
-		s := &load.Session{HTTP: hc, URL: t.URL}
+		s := newSession(hc, t)
 		if err := s.Initialize(ctx); err != nil {
 			return nil, 0, "", 0, err
 		}
@@ -292,7 +299,7 @@ func idle(ctx context.Context, hc *http.Client, t Target, o Options, kind string
 		}
 	}()
 	for range o.Idle {
-		s := &load.Session{HTTP: hc, URL: t.URL}
+		s := newSession(hc, t)
 		err := s.Initialize(ctx)
 		if err == nil && kind == IdleStream {
 			err = s.Listen(ctx)
