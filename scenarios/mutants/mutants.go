@@ -837,6 +837,12 @@ var table = []Mutant{
 	{Name: "oauth-refusal-unexplained", PatchFile: "261-oauth-refusal-unexplained.patch",
 		Regression: "a subscription OAuth token that Anthropic refuses (401) or denies (403) shows only the provider's raw body: the token explanation comes for 404 and 429 only.",
 		Kill:       goTest("./proxy/llm", "^TestOAuthTokenRefusalsAreExplained$")},
+	{Name: "bench-floor-ratio-against-direct", PatchFile: "340-bench-floor-ratio-against-direct.patch",
+		Regression: "the bench's floor section compares each proxy with the upstream called directly instead of the floor, so a proxy is judged against a target no proxy can meet.",
+		Kill:       goTest("./scenarios/bench", "^TestTheTableComparesEveryProxyWithTheFloor$")},
+	{Name: "bench-stateless-refused", PatchFile: "341-bench-stateless-refused.patch",
+		Regression: "mcpchaos bench refuses a target that issues no Mcp-Session-Id ('the server sent no Mcp-Session-Id'), though the MCP spec allows a stateless server.",
+		Kill:       goTest("./scenarios/bench", "^TestRunMeasuresAStatelessTarget$")},
 }
 
 // All returns every mutant with its patch, in patch order.
