@@ -48,6 +48,17 @@ measured twice: clients that hold no standalone stream of their own
 held": a GET, as the go-sdk and TypeScript clients open right after
 initialize), each kind on a fresh mcplocal process.
 
+With --curve, how cost grows instead: p50, p99, req/s and RSS of the
+floor and mcplocal (and any --target; not direct, whose RSS is the
+bench's own) along two sweeps, one --duration turn per target per step:
+--curve-active sessions calling in a loop, then, on a fresh process of
+each target, idle sessions piled up to each --curve-idle step beside
+--curve-idle-active calling ones (with --curve-stream each idle session
+holds its standalone stream: every held stream is a file descriptor in
+the bench and, in a proxy, two). Writes PREFIX.svg (the picture) and
+PREFIX.json (the data) for --curve-out PREFIX; the whole curve is bounded
+by --curve-timeout.
+
 Upstream: an in-process fake docmost server (tool update_page; with
 --quiet-upstream it advertises nothing it could send unprompted) unless
 --upstream URL names one, e.g. go-sdk's conformance everything-server with
@@ -83,6 +94,13 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	duration := fs.Duration("duration", 2*time.Second, "one target's turn in one round")
 	idle := fs.Int("idle", 1000, "idle sessions opened to measure memory per session (0: skip)")
 	asJSON := fs.Bool("json", false, "print the report as JSON instead of a table")
+	curve := fs.Bool("curve", false, "measure how cost grows (see above) instead of the side-by-side table")
+	curveActive := fs.String("curve-active", "1,16,64,256", "--curve: active sessions at each step of the active sweep")
+	curveIdle := fs.String("curve-idle", "0,1000,10000", "--curve: idle sessions at each step of the idle sweep, ascending (empty: no idle sweep)")
+	curveIdleActive := fs.Int("curve-idle-active", 16, "--curve: sessions calling in a loop beside the idle ones")
+	curveStream := fs.Bool("curve-stream", false, "--curve: each idle session holds its standalone stream")
+	curveOut := fs.String("curve-out", "docs/performance-curve", "--curve: write PREFIX.svg and PREFIX.json")
+	curveTimeout := fs.Duration("curve-timeout", 15*time.Minute, "--curve: bound on the whole curve")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -90,13 +108,24 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fs.Usage()
 		return fmt.Errorf("bench: unexpected argument %q", fs.Arg(0))
 	}
-	var levels []int
-	for _, f := range strings.Split(*sessions, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n <= 0 {
-			return fmt.Errorf("bench: --sessions %q: want positive whole numbers separated by commas", *sessions)
+	levels, err := counts("--sessions", *sessions, 1)
+	if err != nil {
+		return err
+	}
+	var co bench.CurveOptions
+	if *curve {
+		if co.Active, err = counts("--curve-active", *curveActive, 1); err != nil {
+			return err
 		}
-		levels = append(levels, n)
+		if strings.TrimSpace(*curveIdle) != "" {
+			if co.Idle, err = counts("--curve-idle", *curveIdle, 0); err != nil {
+				return err
+			}
+		}
+		co.IdleActive, co.Stream, co.Duration, co.Openers = *curveIdleActive, *curveStream, *duration, 16
+		if *curveOut == "" {
+			return fmt.Errorf("bench: --curve-out is empty")
+		}
 	}
 	o := bench.Options{Sessions: levels, Rounds: *rounds, Duration: *duration, Idle: *idle, Progress: stderr}
 
@@ -197,6 +226,16 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		targets = append(targets, t)
 	}
+	if *curve {
+		co.Args, co.Progress = o.Args, stderr
+		var measured []bench.Target
+		for _, t := range targets {
+			if t.Name != bench.Direct {
+				measured = append(measured, t)
+			}
+		}
+		return writeCurve(ctx, measured, co, *curveTimeout, *curveOut, stdout)
+	}
 	rep, err := bench.Run(ctx, targets, o)
 	if err != nil {
 		return err
@@ -230,4 +269,45 @@ func floorTarget(ctx context.Context, upstreamURL, tool string) (bench.Target, f
 	}
 	t.Fresh = start
 	return t, stop, nil
+}
+
+// counts parses a comma-separated list of whole numbers of at least least.
+func counts(flagName, v string, least int) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(v, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < least {
+			return nil, fmt.Errorf("bench: %s %q: want whole numbers of at least %d separated by commas", flagName, v, least)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// writeCurve runs the curve within timeout and writes prefix.json and
+// prefix.svg; a curve cut short by an error is still written, then the
+// error returned.
+func writeCurve(ctx context.Context, targets []bench.Target, o bench.CurveOptions, timeout time.Duration, prefix string, stdout io.Writer) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	c, runErr := bench.RunCurve(ctx, targets, o)
+	if c == nil {
+		return runErr
+	}
+	doc, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(prefix+".json", append(doc, '\n'), 0o644); err != nil {
+		return fmt.Errorf("bench: %w", err)
+	}
+	var svg strings.Builder
+	if err := bench.WriteCurveSVG(&svg, c); err != nil {
+		return err
+	}
+	if err := os.WriteFile(prefix+".svg", []byte(svg.String()), 0o644); err != nil {
+		return fmt.Errorf("bench: %w", err)
+	}
+	fmt.Fprintf(stdout, "curve: wrote %s.svg and %s.json (machine: %s; load at the end %s)\n", prefix, prefix, c.Machine, c.LoadAtEnd)
+	return runErr
 }

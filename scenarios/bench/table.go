@@ -11,7 +11,7 @@ import (
 // the first), then every other target against the floor (when the run has
 // one) with its goal met or missed, then process and memory figures.
 func WriteTable(w io.Writer, rep *Report) error {
-	fmt.Fprintf(w, "machine: %s\nrounds: %d × %v per target per concurrency, targets alternating\n\n", rep.Machine, rep.Rounds, rep.Duration)
+	fmt.Fprintf(w, "machine: %s; load at the end %s\nrounds: %d × %v per target per concurrency, targets alternating\n\n", rep.Machine, rep.LoadAtEnd, rep.Rounds, rep.Duration)
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "TARGET\tSESSIONS\tCALLS\tERRORS\tP50 ms\tP90 ms\tP99 ms\tREQ/S\tADDED P50\tREQ/S vs BASE\tP99 vs BASE\t")
 	base := rep.Targets[0].Target.Name
