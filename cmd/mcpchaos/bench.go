@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -55,7 +56,9 @@ bench's own) along two sweeps, one --duration turn per target per step:
 each target, idle sessions piled up to each --curve-idle step beside
 --curve-idle-active calling ones (with --curve-stream each idle session
 holds its standalone stream: every held stream is a file descriptor in
-the bench and, in a proxy, two). Writes PREFIX.svg (the picture) and
+the bench and, in a proxy, two). mcplocal's bounds on sessions and
+connections are raised for the curve where their defaults are below what
+it opens (unless set in the environment). Writes PREFIX.svg (the picture) and
 PREFIX.json (the data) for --curve-out PREFIX; the whole curve is bounded
 by --curve-timeout.
 
@@ -180,7 +183,17 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 				return fmt.Errorf("bench: build mcplocal (run from inside the module, or pass --mcplocal): %w", err)
 			}
 		}
-		m, err := bench.StartMcplocal(ctx, path, url, nil)
+		// A curve's idle sessions may pass mcplocal's default bounds on
+		// sessions: those are raised for it (a bound set in the environment wins).
+		var env []string
+		if *curve {
+			need := slices.Max(append([]int{0}, co.Idle...)) + max(slices.Max(co.Active), co.IdleActive) + 64
+			env = bench.RaisedKnobs(need, os.Getenv)
+		}
+		start := func(ctx context.Context) (*bench.Mcplocal, error) {
+			return bench.StartMcplocalOpts(ctx, path, url, bench.McplocalOptions{Env: env})
+		}
+		m, err := start(ctx)
 		if err != nil {
 			return fmt.Errorf("bench: start mcplocal: %w", err)
 		}
@@ -190,7 +203,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		t := target(m)
 		t.Fresh = func(ctx context.Context) (bench.Target, func(), error) {
-			f, err := bench.StartMcplocal(ctx, path, url, nil)
+			f, err := start(ctx)
 			if err != nil {
 				return bench.Target{}, nil, err
 			}

@@ -7,9 +7,12 @@ import (
 	"io"
 	"net/http"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/mcpchaos/mcpchaos/proxy/knobs"
 	"github.com/mcpchaos/mcpchaos/scenarios/load"
 )
 
@@ -105,6 +108,7 @@ func RunCurve(ctx context.Context, targets []Target, o CurveOptions) (*Curve, er
 	hc := load.NewHTTPClient(max(maxActive, o.Openers, 8))
 	defer hc.CloseIdleConnections()
 	c := &Curve{Started: time.Now().UTC(), Machine: Machine(), Duration: o.Duration, IdleActive: o.IdleActive, Stream: o.Stream}
+	defer func() { c.LoadAtEnd = loadAverage() }()
 	bo := Options{Args: o.Args, Duration: o.Duration}
 
 	active := make([]CurveSeries, len(targets))
@@ -135,7 +139,6 @@ func RunCurve(ctx context.Context, targets []Target, o CurveOptions) (*Curve, er
 			}
 		}
 	}
-	c.LoadAtEnd = loadAverage()
 	return c, nil
 }
 
@@ -177,8 +180,15 @@ func idleSweep(ctx context.Context, hc *http.Client, t Target, o CurveOptions, b
 		fmt.Fprintf(o.Progress, "curve: %s, %d idle + %d active sessions ...", t.Name, len(open), o.IdleActive)
 		p, err := point(ctx, hc, on, o.IdleActive, len(open), bo)
 		if err != nil {
-			fmt.Fprintln(o.Progress)
-			return s, err
+			// The target refused the step (a bound it keeps, a descriptor
+			// limit): the sweep ends there, said on its last point.
+			fmt.Fprintf(o.Progress, " %v\n", err)
+			if ctx.Err() != nil {
+				return s, err
+			}
+			p.FirstError = err.Error()
+			s.Points = append(s.Points, p)
+			break
 		}
 		fmt.Fprintf(o.Progress, " %.0f req/s, p99 %.2f ms, RSS %s\n", p.ReqPerSec, p.P99Ms, size(p.RSSBytes))
 		if ferr != "" {
@@ -247,4 +257,29 @@ func closeAll(sessions []*load.Session, workers int) {
 	}
 	close(next)
 	wg.Wait()
+}
+
+// sessionKnobs are mcplocal's bounds on sessions and connections that a
+// curve's idle sessions may reach.
+var sessionKnobs = []string{"MCPCTL_SESSIONS_MAX", "MCPCTL_SESSIONS_PER_USER_MAX", "MCPCTL_UPSTREAM_SESSIONS_MAX", "MCPCTL_CONNS_MAX"}
+
+// RaisedKnobs is the environment an mcplocal needs to hold sessions open
+// sessions of one user at once: each of its session and connection bounds
+// whose default is below that, raised to it, unless getenv says the bound
+// is set already (the user's setting wins).
+func RaisedKnobs(sessions int, getenv func(string) string) []string {
+	defaults := knobs.Defaults().Environ()
+	var env []string
+	for _, k := range sessionKnobs {
+		if getenv(k) != "" {
+			continue
+		}
+		for _, kv := range defaults {
+			name, v, _ := strings.Cut(kv, "=")
+			if n, err := strconv.Atoi(v); name == k && err == nil && n < sessions {
+				env = append(env, fmt.Sprintf("%s=%d", k, sessions))
+			}
+		}
+	}
+	return env
 }

@@ -143,3 +143,23 @@ func fmtInts(v []int) string {
 	}
 	return "[" + strings.Join(s, " ") + "]"
 }
+
+func TestRaisedKnobsRaiseOnlyTheBoundsTheCurveWouldHitAndLeaveTheUsersAlone(t *testing.T) {
+	none := func(string) string { return "" }
+	if got := RaisedKnobs(500, none); len(got) != 0 {
+		t.Errorf("500 sessions: %v, want no bound raised (every default holds 500)", got)
+	}
+	got := strings.Join(RaisedKnobs(10_300, none), " ")
+	if got != "MCPCTL_SESSIONS_MAX=10300 MCPCTL_SESSIONS_PER_USER_MAX=10300" {
+		t.Errorf("10,300 sessions: %q", got)
+	}
+	set := func(k string) string {
+		if k == "MCPCTL_SESSIONS_PER_USER_MAX" {
+			return "50"
+		}
+		return ""
+	}
+	if got := strings.Join(RaisedKnobs(30_000, set), " "); got != "MCPCTL_SESSIONS_MAX=30000 MCPCTL_UPSTREAM_SESSIONS_MAX=30000 MCPCTL_CONNS_MAX=30000" {
+		t.Errorf("30,000 sessions with the per-user bound set by the user: %q", got)
+	}
+}
