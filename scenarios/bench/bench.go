@@ -121,6 +121,9 @@ type Report struct {
 	// LoadAtEnd is the load average when the run ended.
 	LoadAtEnd string         `json:"loadAtEnd"`
 	Targets   []TargetReport `json:"targets"`
+	// AgainstFloor is every target but direct and the floor against the
+	// floor, with the goal met or missed; empty when the run has no floor.
+	AgainstFloor []Judged `json:"againstFloor,omitempty"`
 }
 
 // Run measures every target.
@@ -193,6 +196,7 @@ func Run(ctx context.Context, targets []Target, o Options) (*Report, error) {
 		rep.Targets[i].After = Snapshot(ctx, hc, t)
 	}
 	rep.LoadAtEnd = loadAverage()
+	rep.AgainstFloor = judgeAgainstFloor(rep)
 	return rep, nil
 }
 

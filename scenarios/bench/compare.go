@@ -111,3 +111,25 @@ func Judge(o Overhead, goals []Goal) string {
 	}
 	return ""
 }
+
+// Judged is an Overhead with its goal's verdict ("" when no goal names its
+// concurrency).
+type Judged struct {
+	Overhead
+	Goal string `json:"goal,omitempty"`
+}
+
+// judgeAgainstFloor compares every target but direct and the floor with the
+// floor, and judges each comparison by FloorGoals.
+func judgeAgainstFloor(rep *Report) []Judged {
+	var out []Judged
+	for _, tr := range rep.Targets {
+		if tr.Target.Name == Direct || tr.Target.Name == Floor {
+			continue
+		}
+		for _, o := range Against(rep, tr.Target.Name, Floor) {
+			out = append(out, Judged{Overhead: o, Goal: Judge(o, FloorGoals)})
+		}
+	}
+	return out
+}

@@ -41,18 +41,13 @@ func WriteTable(w io.Writer, rep *Report) error {
 		fmt.Fprintf(w, "\nagainst the floor (a plain reverse proxy in front of the same upstream):\n")
 		tw = tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "TARGET\tSESSIONS\tADDED P50 vs FLOOR\tREQ/S vs FLOOR\tP99 vs FLOOR\tGOAL\t")
-		for _, tr := range rep.Targets {
-			if tr.Target.Name == Direct || tr.Target.Name == Floor {
-				continue
+		for _, j := range judgeAgainstFloor(rep) {
+			added, thr, p99 := overheadCells(j.Overhead)
+			goal := j.Goal
+			if goal == "" {
+				goal = "-"
 			}
-			for _, o := range Against(rep, tr.Target.Name, Floor) {
-				added, thr, p99 := overheadCells(o)
-				goal := Judge(o, FloorGoals)
-				if goal == "" {
-					goal = "-"
-				}
-				fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t\n", o.Target, o.Sessions, added, thr, p99, goal)
-			}
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t\n", j.Target, j.Sessions, added, thr, p99, goal)
 		}
 		if err := tw.Flush(); err != nil {
 			return err
