@@ -163,3 +163,21 @@ func TestRaisedKnobsRaiseOnlyTheBoundsTheCurveWouldHitAndLeaveTheUsersAlone(t *t
 		t.Errorf("30,000 sessions with the per-user bound set by the user: %q", got)
 	}
 }
+
+func TestALogAxisPutsEachPowerOfTenAtAnEqualStep(t *testing.T) {
+	a := newAxis([]float64{0.57, 977}, true)
+	if a.lo != 0.1 || a.hi != 1000 || len(a.ticks) != 5 {
+		t.Fatalf("axis %+v, want 0.1 to 1000 with a tick at each power of ten", a)
+	}
+	for i, want := range []float64{0, 0.25, 0.5, 0.75, 1} {
+		if got := a.frac(a.ticks[i]); !near(got, want) {
+			t.Errorf("tick %v at %v, want %v", a.ticks[i], got, want)
+		}
+	}
+	if a.frac(0) != 0 || a.frac(1e6) != 1 {
+		t.Error("values outside the axis are not clamped to it")
+	}
+	if l := newAxis([]float64{3}, false); l.hi != 5 || !near(l.frac(2.5), 0.5) {
+		t.Errorf("linear axis %+v", l)
+	}
+}

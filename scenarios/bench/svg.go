@@ -5,6 +5,7 @@ import (
 	"html"
 	"io"
 	"math"
+	"slices"
 	"strings"
 )
 
@@ -21,13 +22,16 @@ type metric struct {
 	title string
 	unit  string
 	value func(CurvePoint) (float64, bool)
+	// log draws the axis in powers of ten: latencies span 0.5 ms at one
+	// session to seconds at 256, and both ends must be readable.
+	log bool
 }
 
 var curveMetrics = []metric{
-	{"p50", "ms", func(p CurvePoint) (float64, bool) { return p.P50Ms, p.Calls > 0 }},
-	{"p99", "ms", func(p CurvePoint) (float64, bool) { return p.P99Ms, p.Calls > 0 }},
-	{"throughput", "req/s", func(p CurvePoint) (float64, bool) { return p.ReqPerSec, p.Calls > 0 }},
-	{"RSS", "MiB", func(p CurvePoint) (float64, bool) { return float64(p.RSSBytes) / (1 << 20), p.RSSBytes >= 0 }},
+	{"p50", "ms", func(p CurvePoint) (float64, bool) { return p.P50Ms, p.Calls > 0 && p.P50Ms > 0 }, true},
+	{"p99", "ms", func(p CurvePoint) (float64, bool) { return p.P99Ms, p.Calls > 0 && p.P99Ms > 0 }, true},
+	{"throughput", "req/s", func(p CurvePoint) (float64, bool) { return p.ReqPerSec, p.Calls > 0 }, false},
+	{"RSS", "MiB", func(p CurvePoint) (float64, bool) { return float64(p.RSSBytes) / (1 << 20), p.RSSBytes >= 0 }, false},
 }
 
 // seriesColors are given to targets in the order they first appear.
@@ -92,23 +96,27 @@ func panel(b *strings.Builder, x0, y0 int, sweep string, m metric, series []Curv
 			}
 		}
 	}
-	top := 0.0
+	var values []float64
 	for _, s := range series {
 		for _, p := range s.Points {
 			if v, ok := m.value(p); ok {
-				top = math.Max(top, v)
+				values = append(values, v)
 			}
 		}
 	}
-	top = niceCeil(top)
+	ax := newAxis(values, m.log)
 	pw, ph := panelW-padL-padR, panelH-padT-padB
 	left, bottom := x0+padL, y0+padT+ph
-	text(b, x0+padL, y0+16, "start", 12, fmt.Sprintf("%s (%s) by %s sessions", m.title, m.unit, sweep))
+	title := fmt.Sprintf("%s (%s) by %s sessions", m.title, m.unit, sweep)
+	if m.log {
+		title += ", log"
+	}
+	text(b, x0+padL, y0+16, "start", 12, title)
 	fmt.Fprintf(b, `<rect x="%d" y="%d" width="%d" height="%d" fill="none" stroke="#999"/>`+"\n", left, y0+padT, pw, ph)
-	for k := 0; k <= 4; k++ {
-		y := float64(bottom) - float64(k)*float64(ph)/4
+	for _, t := range ax.ticks {
+		y := float64(bottom) - ax.frac(t)*float64(ph)
 		fmt.Fprintf(b, `<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="#eee"/>`+"\n", left+1, y, left+pw-1, y)
-		text(b, left-4, int(y)+4, "end", 10, short(top*float64(k)/4))
+		text(b, left-4, int(y)+4, "end", 10, short(t))
 	}
 	xAt := func(i int) float64 {
 		if len(steps) <= 1 {
@@ -128,10 +136,7 @@ func panel(b *strings.Builder, x0, y0 int, sweep string, m metric, series []Curv
 				continue
 			}
 			i := index(steps, stepOf(sweep, p))
-			y := float64(bottom)
-			if top > 0 {
-				y -= v / top * float64(ph)
-			}
+			y := float64(bottom) - ax.frac(v)*float64(ph)
 			pts = append(pts, fmt.Sprintf("%.1f,%.1f", xAt(i), y))
 			fmt.Fprintf(b, `<circle cx="%.1f" cy="%.1f" r="2.5" fill="%s"><title>%s: %s</title></circle>`+"\n", xAt(i), y, colors[s.Target],
 				html.EscapeString(s.Target), short(v))
@@ -153,6 +158,56 @@ func text(b *strings.Builder, x, y int, anchor string, size int, s string) {
 	fmt.Fprintf(b, `<text x="%d" y="%d" text-anchor="%s" font-size="%d">%s</text>`+"\n", x, y, anchor, size, html.EscapeString(s))
 }
 
+// axis maps values to a fraction of a panel's height.
+type axis struct {
+	log    bool
+	lo, hi float64 // the bottom and the top
+	ticks  []float64
+}
+
+// newAxis is a linear axis from 0 to a round top above every value, or a
+// log axis from the power of ten at or below the least value to the one at
+// or above the greatest, with a tick at each power.
+func newAxis(values []float64, log bool) axis {
+	if !log {
+		top := niceCeil(slices.Max(append([]float64{0}, values...)))
+		return axis{lo: 0, hi: top, ticks: []float64{0, top / 4, top / 2, 3 * top / 4, top}}
+	}
+	lo, hi := math.Inf(1), 0.0
+	for _, v := range values {
+		if v > 0 {
+			lo, hi = math.Min(lo, v), math.Max(hi, v)
+		}
+	}
+	if hi == 0 {
+		lo, hi = 1, 10
+	}
+	a := axis{log: true, lo: math.Pow(10, math.Floor(math.Log10(lo))), hi: math.Pow(10, math.Ceil(math.Log10(hi)))}
+	if a.hi <= a.lo {
+		a.hi = a.lo * 10
+	}
+	for t := a.lo; t <= a.hi*1.0001; t *= 10 {
+		a.ticks = append(a.ticks, t)
+	}
+	return a
+}
+
+// frac is where v lies between the bottom (0) and the top (1), clamped.
+func (a axis) frac(v float64) float64 {
+	var f float64
+	switch {
+	case a.hi <= a.lo:
+		return 0
+	case a.log && v <= 0:
+		return 0
+	case a.log:
+		f = (math.Log10(v) - math.Log10(a.lo)) / (math.Log10(a.hi) - math.Log10(a.lo))
+	default:
+		f = (v - a.lo) / (a.hi - a.lo)
+	}
+	return math.Min(math.Max(f, 0), 1)
+}
+
 // niceCeil is the smallest of 1, 2, 2.5, 5 × a power of ten at or above v
 // (1 for v <= 0), so the axis's ticks are round.
 func niceCeil(v float64) float64 {
@@ -170,6 +225,8 @@ func niceCeil(v float64) float64 {
 
 func short(v float64) string {
 	switch {
+	case v > 0 && v < 0.01:
+		return fmt.Sprintf("%.3g", v)
 	case v >= 100:
 		return fmt.Sprintf("%.0f", v)
 	case v >= 10:
