@@ -873,6 +873,18 @@ var table = []Mutant{
 	{Name: "server-check-liveness-only", PatchFile: "273-server-check-liveness-only.patch",
 		Regression: "the proxy's server check runs tools/list only, never the readiness probe's tools/call, so a server whose upstream is cut checks healthy.",
 		Kill:       goTest("./proxy", "^TestServerCheckSaysWhatTheServerAnswered$")},
+	{Name: "bench-floor-ratio-against-direct", PatchFile: "340-bench-floor-ratio-against-direct.patch",
+		Regression: "the bench's floor section compares each proxy with the upstream called directly instead of the floor, so a proxy is judged against a target no proxy can meet.",
+		Kill:       goTest("./scenarios/bench", "^TestTheTableComparesEveryProxyWithTheFloor$")},
+	{Name: "bench-stateless-refused", PatchFile: "341-bench-stateless-refused.patch",
+		Regression: "mcpchaos bench refuses a target that issues no Mcp-Session-Id ('the server sent no Mcp-Session-Id'), though the MCP spec allows a stateless server.",
+		Kill:       goTest("./scenarios/bench", "^TestRunMeasuresAStatelessTarget$")},
+	{Name: "curve-idle-on-the-measured-process", PatchFile: "342-curve-idle-on-the-measured-process.patch",
+		Regression: "the curve piles its idle sessions on the process the active sweep already grew instead of a fresh one, so the RSS the idle sessions cost is hidden in memory the runtime kept.",
+		Kill:       goTest("./scenarios/bench", "^TestRunCurveMeasuresEachTargetAtEveryStepOfBothSweeps$")},
+	{Name: "curve-overrides-the-users-bound", PatchFile: "343-curve-overrides-the-users-bound.patch",
+		Regression: "the curve raises mcplocal's session bounds over a value the user set in the environment, so a bound chosen on purpose is not the one measured.",
+		Kill:       goTest("./scenarios/bench", "^TestRaisedKnobsRaiseOnlyTheBoundsTheCurveWouldHitAndLeaveTheUsersAlone$")},
 }
 
 // All returns every mutant with its patch, in patch order.
