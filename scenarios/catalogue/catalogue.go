@@ -88,6 +88,9 @@ type Observation struct {
 	// Broken lists promises a multi-step operation saw broken (a missing
 	// notice, a leaked session); empty when all held.
 	Broken []string
+	// Breached lists breaches a multi-step operation saw, typed with their
+	// tier and promise (Broken's are classified by the scenario).
+	Breached []Breach
 }
 
 // Result is a scenario's verdict.
@@ -118,9 +121,19 @@ func (s Scenario) Judge(kv knobs.Values, o Observation) Result { return s.JudgeO
 func (s Scenario) JudgeOn(target harness.Target, kv knobs.Values, o Observation) Result {
 	r := Result{Scenario: s, Budget: s.Budget(kv), Observation: o}
 	var bs []Breach
-	if errors.Is(o.Err, context.DeadlineExceeded) {
+	if EndingOf(o) == EndNoAnswer {
+		// One cause, one breach: a request the client gave up on was neither
+		// late nor answered in the wrong shape, it was not answered.
 		bs = append(bs, Breach{Tier: Generic, Promise: PromiseAnswered,
 			Detail: fmt.Sprintf("never answered: the client gave up after %v (budget %v)", o.Latency.Round(time.Millisecond), r.Budget)})
+		bs = append(bs, o.Breached...)
+		for _, b := range o.Broken {
+			bs = append(bs, s.untyped(b))
+		}
+		r.Breaches = held(target, bs)
+		r.Pass = len(r.Breaches) == 0
+		r.Reason = reasonOf(r.Breaches)
+		return r
 	}
 	if harness.Unstalled(o.Latency, o.Stalled) > r.Budget+Tolerance {
 		load := ""
@@ -131,6 +144,7 @@ func (s Scenario) JudgeOn(target harness.Target, kv knobs.Values, o Observation)
 			Detail: fmt.Sprintf("answered after %v%s, budget %v + tolerance %v", o.Latency.Round(time.Millisecond), load, r.Budget, Tolerance)})
 	}
 	bs = append(bs, s.breaches(s.Expect(o))...)
+	bs = append(bs, o.Breached...)
 	for _, b := range o.Broken {
 		bs = append(bs, s.untyped(b))
 	}
@@ -276,8 +290,11 @@ func requestDeadline(k knobs.Values) time.Duration { return k.RequestDeadline }
 
 // answeredOK: the call succeeded and carries a trace code.
 func answeredOK(o Observation) error {
-	if o.Err != nil {
-		return broke(PromiseAnswered, "not answered: %v", o.Err)
+	if err := unanswered(o); err != nil {
+		return err
+	}
+	if EndingOf(o) == EndRPCError {
+		return broke(PromiseSuccess, "answered with a JSON-RPC error instead of the result: %s", rpcText(o.Err))
 	}
 	var errs []error
 	if o.IsError {
@@ -289,12 +306,16 @@ func answeredOK(o Observation) error {
 	return errors.Join(errs...)
 }
 
-// answeredWithRecovery: the call failed, but as a readable isError result
-// (generic) that quotes its trace code (mcplocal's own), the promise for
-// tools/call failures.
+// answeredWithRecovery: the call failed, but was answered (generic): as a
+// readable isError result, not a JSON-RPC error (mcplocal's error shapes),
+// that quotes its trace code (mcplocal's own), the promise for tools/call
+// failures.
 func answeredWithRecovery(o Observation) error {
-	if o.Err != nil {
-		return broke(PromiseIsError, "answered with a protocol error instead of an isError result: %v", o.Err)
+	if err := unanswered(o); err != nil {
+		return err
+	}
+	if EndingOf(o) == EndRPCError {
+		return brokeOwn(harness.CapErrorShapes, PromiseIsError, "answered with a JSON-RPC error instead of an isError result: %s", rpcText(o.Err))
 	}
 	if !o.IsError {
 		return broke(PromiseIsError, "expected an isError result, got success")

@@ -160,9 +160,12 @@ func answeredEitherWay(o Observation) error {
 // isErrorPassedThrough: the upstream's own isError result reaches the client
 // with the proxy's trace code in _meta.
 func isErrorPassedThrough(o Observation) error {
+	if err := unanswered(o); err != nil {
+		return err
+	}
 	switch {
 	case o.Err != nil:
-		return broke(PromiseAnswered, "not answered: %v", o.Err)
+		return broke(PromisePassThrough, "the upstream's isError result arrived as a JSON-RPC error: %s", rpcText(o.Err))
 	case !o.IsError:
 		return broke(PromisePassThrough, "the upstream's isError result arrived as a success")
 	case !trace.Valid(o.Trace):
