@@ -109,6 +109,13 @@ type Result struct {
 	// Draws are what the world's random plans drew, in order (the fake
 	// LLMs' steps): the same --seed gives the same draws.
 	Draws []string
+	// BudgetNote, when the verdict rests on a budget the target did not
+	// declare, says so: "budget assumed: 1.5s, not declared (request)".
+	BudgetNote string
+	// Log is the tail of the proxy process's own output around the
+	// scenario, kept for a failing row of a target whose log the harness
+	// reads.
+	Log string
 }
 
 // Judge gives the verdict on one observation, holding the proxy to every
@@ -120,6 +127,13 @@ func (s Scenario) Judge(kv knobs.Values, o Observation) Result { return s.JudgeO
 // (see Breach). The Reason lists them all, not only the first.
 func (s Scenario) JudgeOn(target harness.Target, kv knobs.Values, o Observation) Result {
 	r := Result{Scenario: s, Budget: s.Budget(kv), Observation: o}
+	assumed := ""
+	if target != nil {
+		if kinds := harness.AssumedBudgets(target, kv, s.Budget); len(kinds) > 0 {
+			r.BudgetNote = fmt.Sprintf("budget assumed: %v, not declared (%s)", r.Budget, strings.Join(kinds, ", "))
+			assumed = " (" + r.BudgetNote + ")"
+		}
+	}
 	var bs []Breach
 	if EndingOf(o) == EndNoAnswer {
 		// One cause, one breach: a request the client gave up on was neither
@@ -141,7 +155,7 @@ func (s Scenario) JudgeOn(target harness.Target, kv knobs.Values, o Observation)
 			load = fmt.Sprintf(" (%v of it the machine's load, not counted)", o.Stalled.Round(time.Millisecond))
 		}
 		bs = append(bs, Breach{Tier: Generic, Promise: PromiseBudget,
-			Detail: fmt.Sprintf("answered after %v%s, budget %v + tolerance %v", o.Latency.Round(time.Millisecond), load, r.Budget, Tolerance)})
+			Detail: fmt.Sprintf("answered after %v%s, budget %v + tolerance %v%s", o.Latency.Round(time.Millisecond), load, r.Budget, Tolerance, assumed)})
 	}
 	bs = append(bs, s.breaches(s.Expect(o))...)
 	bs = append(bs, o.Breached...)
@@ -252,9 +266,31 @@ func (s Scenario) NotApplicable(target harness.Target) string {
 		return "fault " + s.Fault.Name() + ": " + why
 	}
 	if s.Needs != nil {
-		return s.Needs(target)
+		if why := s.Needs(target); why != "" {
+			return why
+		}
+	}
+	if s.Cuts() {
+		if kinds := harness.AssumedBudgets(target, knobs.Defaults(), s.Budget); len(kinds) > 0 {
+			return fmt.Sprintf("needs the proxy to cut the call at its %s budget, which target %s does not declare (budgets: in its spec)",
+				strings.Join(kinds, ", "), target.Name())
+		}
 	}
 	return ""
+}
+
+// Cuts reports whether s's verdict needs the proxy to cut a call at its
+// budget: its fault leaves the call unanswered upstream (a blackholed or
+// stalled link, a hung or too slow tool, a hung handler), so only the
+// proxy's own budget can answer it in time.
+func (s Scenario) Cuts() bool {
+	switch f := s.Fault.(type) {
+	case harness.Blackhole, harness.ToolHang, harness.ToolSlow, harness.HandlerHang:
+		return true
+	case harness.Bandwidth:
+		return f.KBps == 0
+	}
+	return false
 }
 
 // readOnly reports whether s injects no fault and its operation only reads
