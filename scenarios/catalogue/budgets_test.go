@@ -58,3 +58,18 @@ func TestAnUndeclaredBudgetIsAssumedAndSaysSo(t *testing.T) {
 		t.Errorf("a constant budget assumed %v", n)
 	}
 }
+
+// An N/A reason speaks of the target in front of it: on a foreign target,
+// never of mcplocal's insides (an option of proxy.New, a binary's SQLite
+// file).
+func TestNotApplicableReasonsSpeakOfTheTarget(t *testing.T) {
+	plain := foreignTarget(t, "name: plain\ncommand: [x]\nendpoint: /mcp\n")
+	for _, s := range All() {
+		why := s.NotApplicable(plain)
+		for _, insider := range []string{"proxy.New", "SQLite", "WAL", "in process"} {
+			if strings.Contains(why, insider) {
+				t.Errorf("%s: the reason speaks of mcplocal's %s to a foreign target: %s", s.Name(), insider, why)
+			}
+		}
+	}
+}

@@ -190,7 +190,7 @@ func (s Scenario) RunSeeded(ctx context.Context, target harness.Target, seed uin
 	o.Fault, o.Seed = s.Fault, harness.SeedFor(seed, s.Name())
 	env, err := harness.NewEnv(ctx, o)
 	if err != nil {
-		return Result{Scenario: s, Pass: false, Reason: "setup: " + err.Error()}
+		return Result{Scenario: s, Pass: false, Reason: "setup: " + err.Error(), Log: proxyLog(target)}
 	}
 	defer env.Close(context.Background())
 	// The client gives up long after the budget, so a proxy that never
@@ -209,6 +209,7 @@ func (s Scenario) RunSeeded(ctx context.Context, target harness.Target, seed uin
 	}
 	r := s.JudgeOn(target, kv, obs)
 	r.Draws = env.Draws()
+
 	if !env.Struck() {
 		// The operation ended before the fault's strike point: whatever it
 		// saw, the scenario proved nothing about the fault.
@@ -217,7 +218,35 @@ func (s Scenario) RunSeeded(ctx context.Context, target harness.Target, seed uin
 		r.Pass = false
 		r.Reason = reasonOf(r.Breaches)
 	}
+	if !r.Pass {
+		// Read before the world (and a container with its log) is torn down.
+		r.Log = proxyLog(target)
+	}
 	return r
+}
+
+// proxyLog is the end of the proxy's own output, for a failing row of a
+// target whose log the harness keeps ("" otherwise).
+func proxyLog(target harness.Target) string {
+	if lr, ok := target.(harness.LogReader); ok {
+		return lastBytes(lr.Logs(), keptLog)
+	}
+	return ""
+}
+
+// keptLog is how much of the proxy's output a failing result keeps.
+const keptLog = 4 << 10
+
+// lastBytes is the end of s, at most n bytes, from a line boundary.
+func lastBytes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	s = s[len(s)-n:]
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[i+1:]
+	}
+	return s
 }
 
 // WithFault is s with its fault replaced by f (`mcpchaos run --fault`); its

@@ -1,7 +1,9 @@
 package harness
 
 import (
+	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/mcpchaos/mcpchaos/proxy/knobs"
@@ -56,4 +58,25 @@ func (f *Foreign) UndeclaredBudgets() []string {
 		}
 	}
 	return out
+}
+
+// AssumedBudgetsText says, for a run's header, which budgets t left
+// undeclared and what the harness assumes for each (the knobs kv hold): ""
+// when it declared them all.
+func AssumedBudgetsText(t Target, kv knobs.Values) string {
+	d, ok := t.(BudgetDeclarer)
+	if !ok {
+		return ""
+	}
+	var parts []string
+	for _, k := range d.UndeclaredBudgets() {
+		if at, ok := budgetKinds[k]; ok {
+			parts = append(parts, fmt.Sprintf("%s (assumed %v)", k, *at(&kv)))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "not declared by target " + t.Name() + ": " + strings.Join(parts, ", ") +
+		"; a row whose verdict rests on one says so, and a row that needs the proxy to cut a call at one is N/A"
 }
