@@ -209,7 +209,6 @@ func (s Scenario) RunSeeded(ctx context.Context, target harness.Target, seed uin
 	}
 	r := s.JudgeOn(target, kv, obs)
 	r.Draws = env.Draws()
-
 	if !env.Struck() {
 		// The operation ended before the fault's strike point: whatever it
 		// saw, the scenario proved nothing about the fault.
