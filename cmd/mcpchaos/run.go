@@ -113,7 +113,7 @@ func runCatalogue(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			return replayCommand(*target, *seed, *label, "^"+regexp.QuoteMeta(res.Scenario.Name())+"$", *faultSpec)
 		}}
 	if assumed != "" {
-		fmt.Fprintf(stdout, "budgets: %s\n", assumed)
+		fmt.Fprintln(stdout, strings.Join(report.Wrap("budgets: "+assumed, "  "), "\n"))
 	}
 	_ = report.WriteTable(stdout, run)
 	_ = report.WriteFailures(stdout, run)

@@ -234,6 +234,11 @@ func TestARelayedJSONRPCErrorIsAnAnswer(t *testing.T) {
 	if r.Pass || r.Breaches[0].Promise != PromisePassThrough {
 		t.Errorf("an upstream isError turned into a JSON-RPC error: want upstream isError passed through, got %s", r.Reason)
 	}
+	// A fault that may end the call either way: a JSON-RPC error is an
+	// answer there too.
+	if r := byName(t, "limit-data × paginating tools/call").JudgeOn(bare{}, kv, relayed); !r.Pass {
+		t.Errorf("a cut upstream answer relayed as a JSON-RPC error failed a proxy that does not claim errorShapes: %s", r.Reason)
+	}
 	// No MCP answer at all is the generic breach, whoever the target.
 	cut := Observation{Latency: time.Millisecond, Err: errors.New("failed to read body: unexpected EOF")}
 	if r := down.JudgeOn(bare{}, kv, cut); r.Pass || r.Breaches[0].Promise != PromiseAnswered || !strings.Contains(r.Reason, "HTTP-level failure") {

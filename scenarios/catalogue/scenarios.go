@@ -148,10 +148,11 @@ func titlesEitherWay(o Observation) error {
 	return smartTitles(o)
 }
 
-// answeredEitherWay: the call got its result, or an isError result that
-// quotes its trace code; never a protocol failure or silence.
+// answeredEitherWay: the call got its result, or a failure as an isError
+// result that quotes its trace code (a JSON-RPC error there breaks only
+// mcplocal's error shapes); never an HTTP-level failure or silence.
 func answeredEitherWay(o Observation) error {
-	if o.IsError {
+	if o.IsError || EndingOf(o) == EndRPCError {
 		return answeredWithRecovery(o)
 	}
 	return answeredOK(o)

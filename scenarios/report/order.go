@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/mcpchaos/mcpchaos/scenarios/catalogue"
 )
@@ -134,6 +135,28 @@ func tailOf(log string, n int) string {
 		t = t[i+1:]
 	}
 	return "[…]\n" + t
+}
+
+// Wrap breaks s into lines of at most Width runes at spaces, every line
+// after the first indented by indent.
+func Wrap(s, indent string) []string {
+	var out []string
+	line := ""
+	for _, w := range strings.Fields(s) {
+		switch {
+		case line == "":
+			line = w
+		case utf8.RuneCountInString(line)+1+utf8.RuneCountInString(w) > Width:
+			out = append(out, fit(line))
+			line = indent + w
+		default:
+			line += " " + w
+		}
+	}
+	if line != "" {
+		out = append(out, fit(line))
+	}
+	return out
 }
 
 // fit cuts s to Width runes.
