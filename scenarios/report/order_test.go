@@ -94,6 +94,15 @@ func TestEachFailureHasItsReplayAndTheProxysLog(t *testing.T) {
 			t.Errorf("a line of %d columns: %s", utf8.RuneCountInString(l), l)
 		}
 	}
+	var junit bytes.Buffer
+	if err := WriteJUnit(&junit, run); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{"replay: mcpchaos run --seed 7 --target foreign:plain.target.yaml --focus", "proxy: upstream docmost: context deadline exceeded", "budget assumed: 1.5s"} {
+		if !strings.Contains(junit.String(), w) {
+			t.Errorf("the JUnit lacks %q", w)
+		}
+	}
 	run.Replay = func(r catalogue.Result) string { return "custom " + r.Scenario.Name() }
 	if got := RowReplay(run, run.Results[2]); got != "custom blackhole × small tools/call" {
 		t.Errorf("the run's own replay is not used: %s", got)
