@@ -140,24 +140,17 @@ func (s Scenario) JudgeOn(target harness.Target, kv knobs.Values, o Observation)
 		// late nor answered in the wrong shape, it was not answered.
 		bs = append(bs, Breach{Tier: Generic, Promise: PromiseAnswered,
 			Detail: fmt.Sprintf("never answered: the client gave up after %v (budget %v)", o.Latency.Round(time.Millisecond), r.Budget)})
-		bs = append(bs, o.Breached...)
-		for _, b := range o.Broken {
-			bs = append(bs, s.untyped(b))
+	} else {
+		if harness.Unstalled(o.Latency, o.Stalled) > r.Budget+Tolerance {
+			load := ""
+			if o.Stalled > 0 {
+				load = fmt.Sprintf(" (%v of it the machine's load, not counted)", o.Stalled.Round(time.Millisecond))
+			}
+			bs = append(bs, Breach{Tier: Generic, Promise: PromiseBudget,
+				Detail: fmt.Sprintf("answered after %v%s, budget %v + tolerance %v%s", o.Latency.Round(time.Millisecond), load, r.Budget, Tolerance, assumed)})
 		}
-		r.Breaches = held(target, bs)
-		r.Pass = len(r.Breaches) == 0
-		r.Reason = reasonOf(r.Breaches)
-		return r
+		bs = append(bs, s.breaches(s.Expect(o))...)
 	}
-	if harness.Unstalled(o.Latency, o.Stalled) > r.Budget+Tolerance {
-		load := ""
-		if o.Stalled > 0 {
-			load = fmt.Sprintf(" (%v of it the machine's load, not counted)", o.Stalled.Round(time.Millisecond))
-		}
-		bs = append(bs, Breach{Tier: Generic, Promise: PromiseBudget,
-			Detail: fmt.Sprintf("answered after %v%s, budget %v + tolerance %v%s", o.Latency.Round(time.Millisecond), load, r.Budget, Tolerance, assumed)})
-	}
-	bs = append(bs, s.breaches(s.Expect(o))...)
 	bs = append(bs, o.Breached...)
 	for _, b := range o.Broken {
 		bs = append(bs, s.untyped(b))
