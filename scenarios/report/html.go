@@ -139,7 +139,7 @@ func WriteHTML(w io.Writer, run Run) error {
 			hs.Log = tailOf(r.Log, logTail)
 		}
 		if r.Err != nil {
-			hs.Err = r.Err.Error()
+			hs.Err = fmt.Sprintf("%s: %v", catalogue.EndingOf(r.Observation), r.Err)
 		}
 		if r.Text != "" {
 			hs.Answer = truncate(r.Text, maxAnswer)
@@ -208,7 +208,7 @@ var pageTemplate = template.Must(template.New("report").Parse(`<!DOCTYPE html>
 <div class="reason">{{.Reason}}</div>
 {{- end}}
 {{- if .Err}}
-<div class="reason">error: {{.Err}}</div>
+<div class="reason">ended with {{.Err}}</div>
 {{- end}}
 {{- if not .Breaches}}{{range .Broken}}
 <div class="reason">broken: {{.}}</div>{{end}}

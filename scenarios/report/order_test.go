@@ -2,10 +2,13 @@ package report
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/mcpchaos/mcpchaos/scenarios/catalogue"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
@@ -30,7 +33,7 @@ func actionRun() Run {
 			{Scenario: sc(harness.None{}, "tools/list"), Budget: time.Second, Pass: true},
 			{Scenario: sc(harness.ProxyKill{}, "reconnect"), NotApplicable: "target foreign:plain lacks kill"},
 			{Scenario: sc(harness.Blackhole{}, "small tools/call"), Budget: 1500 * time.Millisecond, BudgetNote: "budget assumed: 1.5s, not declared (request)",
-				Observation: catalogue.Observation{Latency: 4 * time.Second}, Log: log.String(),
+				Observation: catalogue.Observation{Latency: 4 * time.Second, Err: fmt.Errorf("calling: %w", &jsonrpc.Error{Message: "upstream timed out"})}, Log: log.String(),
 				Breaches: []catalogue.Breach{{Tier: catalogue.Generic, Promise: catalogue.PromiseBudget, Detail: long}}},
 			{Scenario: sc(harness.ProxyRestart{}, "reconnect"), NotApplicable: "target foreign:plain lacks sessionAdoption"},
 			{Scenario: sc(harness.ProxyKill{}, "DELETE"), NotApplicable: "target foreign:plain lacks kill"},
@@ -124,6 +127,9 @@ func TestTheHTMLPutsFailuresFirstWithReplayAndLog(t *testing.T) {
 		}
 	}
 	first := text(secs[0])
+	if !strings.Contains(out, "ended with JSON-RPC error: calling: upstream timed out") {
+		t.Error("the page does not say how the failing request ended")
+	}
 	if !strings.Contains(first, "--focus '^blackhole × small tools/call$'") || !strings.Contains(first, "context deadline exceeded") {
 		t.Errorf("the first failure lacks its replay or log: %s", first)
 	}
