@@ -245,3 +245,25 @@ func TestARelayedJSONRPCErrorIsAnAnswer(t *testing.T) {
 		t.Errorf("a cut answer: want [mcp] answered (HTTP-level failure), got %s", r.Reason)
 	}
 }
+
+// On every method, a JSON-RPC error under a fault is an answer; that it
+// carries a trace code in error.data is mcplocal's own promise.
+func TestASurfaceRPCErrorIsAnAnswerItsTraceCodeMcplocals(t *testing.T) {
+	kv := knobs.Defaults()
+	s := byName(t, "blackhole × ping")
+	plainErr := Observation{Latency: time.Millisecond, Err: rpcErr("upstream unreachable")}
+	if r := s.JudgeOn(bare{}, kv, plainErr); !r.Pass {
+		t.Errorf("a JSON-RPC error without a trace code failed a proxy that does not claim traceCode: %s", r.Reason)
+	}
+	if r := s.JudgeOn(nil, kv, plainErr); r.Pass || r.Breaches[0].Tier != Own || r.Breaches[0].Promise != PromiseTraceCode {
+		t.Errorf("mcplocal's JSON-RPC error without a trace code: want [mcplocal] trace code, got %s", r.Reason)
+	}
+	cut := Observation{Latency: time.Millisecond, Err: errors.New("unexpected EOF")}
+	if r := s.JudgeOn(bare{}, kv, cut); r.Pass || r.Breaches[0].Tier != Generic || r.Breaches[0].Promise != PromiseAnswered {
+		t.Errorf("an HTTP-level failure on ping: want [mcp] answered, got %s", r.Reason)
+	}
+	healthy := byName(t, "none × ping")
+	if r := healthy.JudgeOn(bare{}, kv, plainErr); r.Pass || r.Breaches[0].Tier != Generic || r.Breaches[0].Promise != PromiseSuccess {
+		t.Errorf("a JSON-RPC error on a healthy ping: want [mcp] tool result delivered, got %s", r.Reason)
+	}
+}
