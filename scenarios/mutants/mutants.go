@@ -873,6 +873,9 @@ var table = []Mutant{
 	{Name: "na-reason-speaks-of-proxy-new", PatchFile: "311-na-reason-speaks-of-proxy-new.patch",
 		Regression: "a foreign target's N/A reason speaks of an option the test passes to proxy.New.",
 		Kill:       goTest("./scenarios/catalogue", "^TestNotApplicableReasonsSpeakOfTheTarget$")},
+	{Name: "rpc-error-trace-code-held-generically", PatchFile: "312-rpc-error-trace-code-held-generically.patch",
+		Regression: "a JSON-RPC error without a trace code in error.data fails every proxy on the surface rows, though the trace code is mcplocal's own promise.",
+		Kill:       goTest("./scenarios/catalogue", "^TestASurfaceRPCErrorIsAnAnswerItsTraceCodeMcplocals$")},
 }
 
 // All returns every mutant with its patch, in patch order.
