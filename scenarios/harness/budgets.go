@@ -80,3 +80,9 @@ func AssumedBudgetsText(t Target, kv knobs.Values) string {
 	return "not declared by target " + t.Name() + ": " + strings.Join(parts, ", ") +
 		"; a row whose verdict rests on one says so, and a row that needs the proxy to cut a call at one is N/A"
 }
+
+var _ BudgetDeclarer = (*Live)(nil)
+
+// UndeclaredBudgets implements BudgetDeclarer: a proxy already running,
+// named by its URL alone, declares none.
+func (l *Live) UndeclaredBudgets() []string { return BudgetKinds() }
