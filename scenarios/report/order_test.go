@@ -106,6 +106,9 @@ func TestEachFailureHasItsReplayAndTheProxysLog(t *testing.T) {
 			t.Errorf("the JUnit lacks %q", w)
 		}
 	}
+	if recs := Records(run); recs[2].BudgetNote != run.Results[2].BudgetNote {
+		t.Errorf("the JSON record drops the assumed budget: %+v", recs[2])
+	}
 	run.Replay = func(r catalogue.Result) string { return "custom " + r.Scenario.Name() }
 	if got := RowReplay(run, run.Results[2]); got != "custom blackhole × small tools/call" {
 		t.Errorf("the run's own replay is not used: %s", got)
