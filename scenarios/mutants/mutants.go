@@ -876,6 +876,18 @@ var table = []Mutant{
 	{Name: "rpc-error-trace-code-held-generically", PatchFile: "312-rpc-error-trace-code-held-generically.patch",
 		Regression: "a JSON-RPC error without a trace code in error.data fails every proxy on the surface rows, though the trace code is mcplocal's own promise.",
 		Kill:       goTest("./scenarios/catalogue", "^TestASurfaceRPCErrorIsAnAnswerItsTraceCodeMcplocals$")},
+	{Name: "bench-floor-ratio-against-direct", PatchFile: "340-bench-floor-ratio-against-direct.patch",
+		Regression: "the bench's floor section compares each proxy with the upstream called directly instead of the floor, so a proxy is judged against a target no proxy can meet.",
+		Kill:       goTest("./scenarios/bench", "^TestTheTableComparesEveryProxyWithTheFloor$")},
+	{Name: "bench-stateless-refused", PatchFile: "341-bench-stateless-refused.patch",
+		Regression: "mcpchaos bench refuses a target that issues no Mcp-Session-Id ('the server sent no Mcp-Session-Id'), though the MCP spec allows a stateless server.",
+		Kill:       goTest("./scenarios/bench", "^TestRunMeasuresAStatelessTarget$")},
+	{Name: "curve-idle-on-the-measured-process", PatchFile: "342-curve-idle-on-the-measured-process.patch",
+		Regression: "the curve piles its idle sessions on the process the active sweep already grew instead of a fresh one, so the RSS the idle sessions cost is hidden in memory the runtime kept.",
+		Kill:       goTest("./scenarios/bench", "^TestRunCurveMeasuresEachTargetAtEveryStepOfBothSweeps$")},
+	{Name: "curve-overrides-the-users-bound", PatchFile: "343-curve-overrides-the-users-bound.patch",
+		Regression: "the curve raises mcplocal's session bounds over a value the user set in the environment, so a bound chosen on purpose is not the one measured.",
+		Kill:       goTest("./scenarios/bench", "^TestRaisedKnobsRaiseOnlyTheBoundsTheCurveWouldHitAndLeaveTheUsersAlone$")},
 }
 
 // All returns every mutant with its patch, in patch order.
