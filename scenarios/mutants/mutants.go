@@ -885,6 +885,12 @@ var table = []Mutant{
 	{Name: "curve-overrides-the-users-bound", PatchFile: "343-curve-overrides-the-users-bound.patch",
 		Regression: "the curve raises mcplocal's session bounds over a value the user set in the environment, so a bound chosen on purpose is not the one measured.",
 		Kill:       goTest("./scenarios/bench", "^TestRaisedKnobsRaiseOnlyTheBoundsTheCurveWouldHitAndLeaveTheUsersAlone$")},
+	{Name: "canary-reads-a-panicked-spec-as-passed", PatchFile: "380-canary-reads-a-panicked-spec-as-passed.patch",
+		Regression: "the canary fails only a spec in Ginkgo's failed state, so a spec that panicked, timed out, was interrupted or aborted reads as passed on the candidate and a broken SDK exits 0.",
+		Kill:       goTest("./scenarios/canary", "^TestGinkgoRecordsVerdictForEverySpecState$")},
+	{Name: "canary-reads-an-interrupted-suite-as-passed", PatchFile: "381-canary-reads-an-interrupted-suite-as-passed.patch",
+		Regression: "the canary adds a failed suite row only for a suite that ran no spec, so a suite interrupted or timed out between specs reads as passed: the specs before it pass and the rest are skipped.",
+		Kill:       goTest("./scenarios/canary", "^TestGinkgoRecordsASuiteInterruptedBetweenSpecs$")},
 }
 
 // All returns every mutant with its patch, in patch order.
