@@ -891,6 +891,18 @@ var table = []Mutant{
 	{Name: "canary-reads-an-interrupted-suite-as-passed", PatchFile: "381-canary-reads-an-interrupted-suite-as-passed.patch",
 		Regression: "the canary adds a failed suite row only for a suite that ran no spec, so a suite interrupted or timed out between specs reads as passed: the specs before it pass and the rest are skipped.",
 		Kill:       goTest("./scenarios/canary", "^TestGinkgoRecordsASuiteInterruptedBetweenSpecs$")},
+	{Name: "sweep-without-the-minute-cap", PatchFile: "382-sweep-without-the-minute-cap.patch",
+		Regression: "the janitor sweeps every quarter of MCPCTL_SESSION_IDLE_MS with no one-minute cap, so at the 30-minute default an idle session lives up to 7.5 minutes past the knob; compressed idle knobs never reach the cap.",
+		Kill:       goTest("./proxy", "^TestDerivedValuesAtDefaultAndCompressedKnobs$")},
+	{Name: "read-header-without-the-ten-second-cap", PatchFile: "383-read-header-without-the-ten-second-cap.patch",
+		Regression: "reading a request's headers is bounded by the whole read (30 s at the default) instead of at most 10 s, so a client trickling its headers holds a connection three times longer.",
+		Kill:       goTest("./proxy", "^TestDerivedValuesAtDefaultAndCompressedKnobs$")},
+	{Name: "shutdown-margin-uncapped", PatchFile: "384-shutdown-margin-uncapped.patch",
+		Regression: "requests still running at shutdown are answered a quarter of MCPCTL_SHUTDOWN_GRACE_MS before its end with no 250 ms cap, so at the 5 s default they are cut 1.25 s early.",
+		Kill:       goTest("./proxy", "^TestDerivedValuesAtDefaultAndCompressedKnobs$")},
+	{Name: "read-timeout-past-the-deadline", PatchFile: "385-read-timeout-past-the-deadline.patch",
+		Regression: "reading one request is bounded by MCPCTL_READ_TIMEOUT_MS alone, so a deadline shorter than it does not bound the read though reading is part of answering.",
+		Kill:       goTest("./proxy", "^TestDerivedValuesAtDefaultAndCompressedKnobs$")},
 }
 
 // All returns every mutant with its patch, in patch order.
