@@ -903,6 +903,9 @@ var table = []Mutant{
 	{Name: "read-timeout-past-the-deadline", PatchFile: "385-read-timeout-past-the-deadline.patch",
 		Regression: "reading one request is bounded by MCPCTL_READ_TIMEOUT_MS alone, so a deadline shorter than it does not bound the read though reading is part of answering.",
 		Kill:       goTest("./proxy", "^TestDerivedValuesAtDefaultAndCompressedKnobs$")},
+	{Name: "advertise-waits-the-whole-deadline", PatchFile: "386-advertise-waits-the-whole-deadline.patch",
+		Regression: "initialize waits for unseen servers up to all that is left of the request's deadline instead of half of it, so under a deadline shorter than twice the connect knob it has no time left to answer.",
+		Kill:       goTest("./proxy/project", "^TestAdvertiseWaitAtDefaultAndCompressedKnobs$")},
 }
 
 // All returns every mutant with its patch, in patch order.
