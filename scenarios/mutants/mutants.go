@@ -906,6 +906,12 @@ var table = []Mutant{
 	{Name: "advertise-waits-the-whole-deadline", PatchFile: "386-advertise-waits-the-whole-deadline.patch",
 		Regression: "initialize waits for unseen servers up to all that is left of the request's deadline instead of half of it, so under a deadline shorter than twice the connect knob it has no time left to answer.",
 		Kill:       goTest("./proxy/project", "^TestAdvertiseWaitAtDefaultAndCompressedKnobs$")},
+	{Name: "upstream-told-the-client-samples", PatchFile: "387-upstream-told-the-client-samples.patch",
+		Regression: "the upstream client always gets a sampling handler, so the go-sdk tells every upstream the client samples, also a client that offers no sampling; the upstream then asks it and the call fails.",
+		Kill:       goTest("./proxy/project", "^TestUpstreamIsToldExactlyWhatTheClientOffers$")},
+	{Name: "upstream-told-the-client-elicits", PatchFile: "388-upstream-told-the-client-elicits.patch",
+		Regression: "the upstream client always gets an elicitation handler, so every upstream is told the client elicits, also a client that offers no elicitation.",
+		Kill:       goTest("./proxy/project", "^TestUpstreamIsToldExactlyWhatTheClientOffers$")},
 }
 
 // All returns every mutant with its patch, in patch order.
