@@ -948,6 +948,9 @@ var table = []Mutant{
 	{Name: "upstream-told-the-client-elicits", PatchFile: "388-upstream-told-the-client-elicits.patch",
 		Regression: "the upstream client always gets an elicitation handler, so every upstream is told the client elicits, also a client that offers no elicitation.",
 		Kill:       goTest("./proxy/project", "^TestUpstreamIsToldExactlyWhatTheClientOffers$")},
+	{Name: "relay-forgets-a-client-offering-roots", PatchFile: "389-relay-forgets-a-client-offering-roots.patch",
+		Regression: "the relay takes the call of a client that offers roots (and neither sampling nor elicitation) but holds no standalone stream, so an upstream's roots/list during the call has no stream to reach the client.",
+		Kill:       goTest("./proxy/project", "^TestUpstreamIsToldExactlyWhatTheClientOffers$")},
 }
 
 // All returns every mutant with its patch, in patch order.
