@@ -77,7 +77,7 @@ func TestScrubDSN(t *testing.T) {
 }
 
 // Text on row texts: a URL's whole userinfo and query go, keyword secrets go.
-func TestText(t *testing.T) {
+func TestTextRemovesURLCredentials(t *testing.T) {
 	got := Text("Post http://S3CRET-u:S3CRET-p@h:1/v1?k=S3CRET-q: timeout token=S3CRET-t")
 	if s := secretRE.FindAllString(got, -1); len(s) > 0 || !strings.Contains(got, "http://REDACTED@h:1/v1?REDACTED") {
 		t.Errorf("Text = %q", got)

@@ -837,6 +837,15 @@ var table = []Mutant{
 	{Name: "oauth-refusal-unexplained", PatchFile: "261-oauth-refusal-unexplained.patch",
 		Regression: "a subscription OAuth token that Anthropic refuses (401) or denies (403) shows only the provider's raw body: the token explanation comes for 404 and 429 only.",
 		Kill:       goTest("./proxy/llm", "^TestOAuthTokenRefusalsAreExplained$")},
+	{Name: "bundle-keeps-header-values", PatchFile: "360-bundle-keeps-header-values.patch",
+		Regression: "a replay bundle carries the upstream servers' header values (Authorization: Bearer ...) as the config has them.",
+		Kill:       goTest("./proxy/bundle", "^TestScrubRemovesEverySecret$")},
+	{Name: "bundle-keeps-url-user", PatchFile: "361-bundle-keeps-url-user.patch",
+		Regression: "a replay bundle keeps a URL's user name when it has no password (https://TOKEN@host), as the log redaction does.",
+		Kill:       goTest("./proxy/bundle", "^TestTextRemovesURLCredentials$")},
+	{Name: "bundle-not-admin-only", PatchFile: "362-bundle-not-admin-only.patch",
+		Regression: "any user's token gets the proxy's replay context (the whole config's shape and knobs), not only an admin's.",
+		Kill:       goTest("./cmd/mcpctl", "^TestBundleIsAdminOnly$")},
 }
 
 // All returns every mutant with its patch, in patch order.
