@@ -114,6 +114,7 @@ var (
 	bytesRE    = regexp.MustCompile(`\b(\d+) bytes\b`)
 	providerRE = regexp.MustCompile(`\bprovider=(\S+?)[;,]?(\s|$)`)
 	modelRE    = regexp.MustCompile(`\bmodel=(\S+?)[;,]?(\s|$)`)
+	attemptRE  = regexp.MustCompile(`^(\S+) \(([^)]*)\): `)
 )
 
 // urlRE finds URLs inside a text: scheme://, then up to white space or a quote.
@@ -158,10 +159,16 @@ func New(trace string, rows []audit.Row, ctx Context, now time.Time) Bundle {
 			a.Bytes, _ = strconv.Atoi(m[1])
 		}
 		if r.Kind == audit.KindLLMAttempt {
-			if m := providerRE.FindStringSubmatch(r.Detail); m != nil {
+			// The proxy writes "provider (model): outcome after D: detail",
+			// with the provider in Server; "provider=P model=M" is read too.
+			a.Provider = r.Server
+			if m := attemptRE.FindStringSubmatch(r.Detail); m != nil {
+				a.Provider, a.Model = m[1], m[2]
+			}
+			if m := providerRE.FindStringSubmatch(r.Detail); m != nil && a.Provider == "" {
 				a.Provider = m[1]
 			}
-			if m := modelRE.FindStringSubmatch(r.Detail); m != nil {
+			if m := modelRE.FindStringSubmatch(r.Detail); m != nil && a.Model == "" {
 				a.Model = m[1]
 			}
 		}

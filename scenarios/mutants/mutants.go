@@ -849,6 +849,12 @@ var table = []Mutant{
 	{Name: "replay-notice-loss-unnamed", PatchFile: "363-replay-notice-loss-unnamed.patch",
 		Regression: "a replay whose span lost its recorded ⚠ notice is printed without naming the loss, and --expect same passes on it.",
 		Kill:       goTest("./scenarios/replay", "^TestEveryDifferenceIsNamed$")},
+	{Name: "replay-open-attempt-answered", PatchFile: "364-replay-open-attempt-answered.patch",
+		Regression: "a replay plays the LLM attempts a never-answered recording left open as answered, so the seed's hang replays as a fast answer on the very build that hung.",
+		Kill:       goTest("./scenarios/replay", "^TestAnAttemptNeverClosedIsPlayedHung$")},
+	{Name: "replay-429-as-500", PatchFile: "365-replay-429-as-500.patch",
+		Regression: "a replay plays a recorded 429 (rate limited) back as a 500, another failure than the one the provider gave.",
+		Kill:       goTest("./scenarios/replay", "^TestPlanPlaysEachRecordedAnswerBack$")},
 }
 
 // All returns every mutant with its patch, in patch order.

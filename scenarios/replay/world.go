@@ -163,10 +163,14 @@ func llmStep(a bundle.Answer, d time.Duration) fakellm.Step {
 		return fakellm.SlowFor(d)
 	case a.Status == audit.StatusTimeout || a.Status == audit.StatusCancelled:
 		return fakellm.Do(fakellm.HangBeforeHeaders)
-	case strings.Contains(e, "reset"):
-		return fakellm.Do(fakellm.Reset)
 	case strings.Contains(e, "stream"):
 		return fakellm.Do(fakellm.TruncatedStream)
+	case strings.Contains(e, "reset") || strings.Contains(e, ": transport"):
+		return fakellm.Do(fakellm.Reset)
+	case strings.Contains(e, ": empty"):
+		return fakellm.Do(fakellm.Empty)
+	case strings.Contains(e, ": invalid"):
+		return fakellm.Do(fakellm.Malformed)
 	}
 	switch statusRE.FindString(e) {
 	case "404":
