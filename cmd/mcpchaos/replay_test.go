@@ -16,6 +16,7 @@ import (
 	"github.com/mcpchaos/mcpchaos/proxy/audit"
 	"github.com/mcpchaos/mcpchaos/proxy/bundle"
 	"github.com/mcpchaos/mcpchaos/proxy/config"
+	"github.com/mcpchaos/mcpchaos/proxy/trace"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
 	"github.com/mcpchaos/mcpchaos/scenarios/mutants"
 )
@@ -78,18 +79,7 @@ func TestSeedIncidentReplaysFromItsRows(t *testing.T) {
 	if rows, err = env.Audit(ctx, code); err != nil {
 		t.Fatal(err)
 	}
-	rc, err := bundle.NewContext(env.Config, kv, bundle.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := bundle.Marshal(bundle.New(code, rows, rc, time.Now()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	file := filepath.Join(dir, "seed.bundle.json")
-	if err := os.WriteFile(file, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	file := writeBundle(t, env, code, rows)
 	_ = env.Close(context.Background())
 
 	replayOnce := func(target, expect string) (string, error) {
@@ -124,5 +114,73 @@ func TestSeedIncidentReplaysFromItsRows(t *testing.T) {
 	}
 	if _, err := replayOnce("inprocess", "same"); err == nil || !strings.Contains(err.Error(), "verdict fixed, expected same") {
 		t.Errorf("--expect same on the fixed build: %v, want a failure", err)
+	}
+}
+
+// writeBundle bundles the rows of code as mcpctl trace --bundle does, from
+// the world's config and knobs, and returns the file.
+func writeBundle(t *testing.T, env *harness.Env, code string, rows []audit.Row) string {
+	t.Helper()
+	rc, err := bundle.NewContext(env.Config, env.Knobs, bundle.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := bundle.Marshal(bundle.New(code, rows, rc, time.Now()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), code+".bundle.json")
+	if err := os.WriteFile(file, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return file
+}
+
+// A failover chain replays faithfully on the build that recorded it: the
+// primary answering 404 on every attempt and the fallback answering, the
+// replay has the same spans, outcomes and notices (--expect same).
+func TestAFailoverChainReplaysFaithfully(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	kv := harness.CompressBy(100)
+	env, err := harness.NewEnv(ctx, harness.EnvOptions{
+		Target: &harness.InProcess{}, Knobs: &kv, LLM: true, Fallback: true,
+		Pipeline: []config.Stage{{Name: "paginate"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer env.Close(context.Background())
+	if err := env.LLM.Set(fakellm.AnyModel, fakellm.Do(fakellm.NotFound)); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := harness.SDKClient(ctx, env.ProjectURL(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "docmost_search", Arguments: map[string]any{"query": "notes"}})
+	if err != nil || res.IsError {
+		t.Fatalf("the recorded call: %v %s", err, firstText(res))
+	}
+	code, _ := res.Meta[trace.MetaKey].(string)
+	rows, err := env.Audit(ctx, code)
+	if err != nil {
+		t.Fatal(err)
+	}
+	statuses := map[string]int{}
+	for _, r := range rows {
+		if r.Kind == audit.KindLLMAttempt {
+			statuses[r.Server+" "+r.Status]++
+		}
+	}
+	if len(statuses) < 2 {
+		t.Fatalf("the recording holds no failover chain: %v", statuses)
+	}
+	file := writeBundle(t, env, code, rows)
+	_ = env.Close(context.Background())
+	var out, errOut bytes.Buffer
+	if err := run(ctx, []string{"replay", file, "--expect", "same"}, &out, &errOut); err != nil {
+		t.Errorf("replaying a failover chain (%v): %v\n%s%s", statuses, err, out.String(), errOut.String())
 	}
 }

@@ -98,8 +98,12 @@ func Compare(recorded, replayed []audit.Row, scale int, tol Tolerance) []Differe
 			continue
 		}
 		matched[s.key] = true
-		if r.Status != n.Status {
+		ro, no := AttemptOutcome(r.Detail), AttemptOutcome(n.Detail)
+		switch {
+		case r.Status != n.Status:
 			out = append(out, Difference{DifferentOutcome, s.key, fmt.Sprintf("recorded %s, replayed %s", r.Status, n.Status)})
+		case r.Kind == audit.KindLLMAttempt && ro != no:
+			out = append(out, Difference{DifferentOutcome, s.key, fmt.Sprintf("recorded %s, replayed %s", ro, no)})
 		}
 		switch {
 		case r.Degraded && !n.Degraded:

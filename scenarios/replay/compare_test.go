@@ -102,3 +102,21 @@ func TestVerdicts(t *testing.T) {
 		t.Errorf("hung then answered: %v", d)
 	}
 }
+
+// Two LLM attempts that both failed, one with the provider's 404 and one
+// with a malformed answer, are different outcomes.
+func TestAnAttemptsOutcomeIsCompared(t *testing.T) {
+	at := func(detail string) []audit.Row {
+		r := row(audit.KindLLMAttempt, "docmost_search", 0, time.Millisecond, "error")
+		r.Server, r.Detail = "vllm-current", detail
+		return []audit.Row{r}
+	}
+	rec := at("vllm-current (qwen3-32b): HTTP 404 after 1ms: POST /chat/completions: invalid_request_error: no such model")
+	d := Compare(rec, at("vllm-current (qwen3-32b): invalid (HTTP 200) after 2ms: malformed JSON"), 1, DefaultTolerance)
+	if len(d) != 1 || d[0].What != DifferentOutcome || !strings.Contains(d[0].Detail, "recorded HTTP 404, replayed invalid (HTTP 200)") {
+		t.Errorf("differences: %v", d)
+	}
+	if d := Compare(rec, at("vllm-current (qwen3-32b): HTTP 404 after 3ms: other text"), 1, DefaultTolerance); len(d) != 0 {
+		t.Errorf("the same outcome named a difference: %v", d)
+	}
+}

@@ -154,35 +154,65 @@ func upstreamBehavior(status string, d time.Duration) upstream.Behavior {
 }
 
 // llmStep plays one recorded attempt back: answered after its duration,
-// hung until the budget, or the recorded refusal (404, 429, 5xx), reset or
-// cut stream.
+// hung until the budget, or the recorded refusal (HTTP 404, 429, 5xx...),
+// reset, cut stream, empty or malformed answer.
 func llmStep(a bundle.Answer, d time.Duration) fakellm.Step {
-	e := strings.ToLower(a.Error)
-	switch {
-	case a.Status == audit.StatusOK:
+	switch a.Status {
+	case audit.StatusOK:
 		return fakellm.SlowFor(d)
-	case a.Status == audit.StatusTimeout || a.Status == audit.StatusCancelled:
+	case audit.StatusTimeout, audit.StatusCancelled:
 		return fakellm.Do(fakellm.HangBeforeHeaders)
-	case strings.Contains(e, "stream"):
+	}
+	outcome := strings.ToLower(AttemptOutcome(a.Error))
+	if outcome == "" {
+		outcome = strings.ToLower(a.Error)
+	}
+	if strings.HasPrefix(outcome, "http ") {
+		switch statusRE.FindString(outcome) {
+		case "404":
+			return fakellm.Do(fakellm.NotFound)
+		case "429":
+			return fakellm.Do(fakellm.RateLimited)
+		case "401", "403":
+			return fakellm.Do(fakellm.Unauthorized)
+		case "400":
+			return fakellm.Do(fakellm.BadRequest)
+		case "529":
+			return fakellm.Do(fakellm.Overloaded)
+		}
+		return fakellm.Do(fakellm.ServerError)
+	}
+	switch {
+	case strings.Contains(outcome, "stream"):
 		return fakellm.Do(fakellm.TruncatedStream)
-	case strings.Contains(e, "reset") || strings.Contains(e, ": transport"):
+	case strings.HasPrefix(outcome, "transport") || strings.Contains(outcome, "reset"):
 		return fakellm.Do(fakellm.Reset)
-	case strings.Contains(e, ": empty"):
+	case strings.HasPrefix(outcome, "empty"):
 		return fakellm.Do(fakellm.Empty)
-	case strings.Contains(e, ": invalid"):
+	case strings.HasPrefix(outcome, "invalid"):
 		return fakellm.Do(fakellm.Malformed)
 	}
-	switch statusRE.FindString(e) {
+	switch statusRE.FindString(outcome) {
 	case "404":
 		return fakellm.Do(fakellm.NotFound)
 	case "429":
 		return fakellm.Do(fakellm.RateLimited)
-	case "401", "403":
-		return fakellm.Do(fakellm.Unauthorized)
-	case "400":
-		return fakellm.Do(fakellm.BadRequest)
 	}
 	return fakellm.Do(fakellm.ServerError)
+}
+
+// attemptRE reads the proxy's llm_attempt text: "provider (model): OUTCOME
+// after D[: detail]".
+var attemptRE = regexp.MustCompile(`^\S+ \([^)]*\): (.+?) after [0-9.]+[µnmh]?s\b`)
+
+// AttemptOutcome is the outcome an llm_attempt row's text names ("HTTP
+// 404", "timeout", "transport", "invalid (HTTP 200)"), "" when the text is
+// not the proxy's.
+func AttemptOutcome(detail string) string {
+	if m := attemptRE.FindStringSubmatch(detail); m != nil {
+		return m[1]
+	}
+	return ""
 }
 
 // Result is what one replay saw.
@@ -209,12 +239,12 @@ func Run(ctx context.Context, p Plan, target harness.Target) (Result, error) {
 		env.Docmost.Set(tool, b)
 	}
 	if env.LLM != nil && len(p.LLM) > 0 {
-		if err := env.LLM.Set(harness.PrimaryModel, append(p.LLM, p.Env.LLMDefault)...); err != nil {
+		if err := env.LLM.Set(fakellm.AnyModel, append(p.LLM, p.Env.LLMDefault)...); err != nil {
 			return res, err
 		}
 	}
 	if env.Fallback != nil && len(p.Fallback) > 0 {
-		if err := env.Fallback.Set(harness.FallbackModel, append(p.Fallback, p.Env.LLMDefault)...); err != nil {
+		if err := env.Fallback.Set(fakellm.AnyModel, append(p.Fallback, p.Env.LLMDefault)...); err != nil {
 			return res, err
 		}
 	}

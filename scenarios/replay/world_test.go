@@ -46,7 +46,7 @@ func TestPlanPlaysEachRecordedAnswerBack(t *testing.T) {
 	}
 	b := planBundle(t, []audit.Row{root, up,
 		attempt(time.Second, "timeout", "vllm (qwen3-32b): timeout after 1s"),
-		attempt(0, "error", "claude (claude-sonnet-latest): HTTP 404 after 3ms: model not found"),
+		attempt(0, "error", "claude (claude-sonnet-latest): HTTP 404 after 3ms: POST /v1/messages: invalid_request_error: model not found"),
 		attempt(0, "error", "vllm (qwen3-32b): HTTP 429 after 2ms"),
 		attempt(0, "error", "vllm (qwen3-32b): transport after 1ms: read: connection reset by peer"),
 		attempt(0, "error", "provider=claude model=claude-sonnet-latest; error: stream ended without message_stop"),
