@@ -855,6 +855,9 @@ var table = []Mutant{
 	{Name: "replay-429-as-500", PatchFile: "365-replay-429-as-500.patch",
 		Regression: "a replay plays a recorded 429 (rate limited) back as a 500, another failure than the one the provider gave.",
 		Kill:       goTest("./scenarios/replay", "^TestPlanPlaysEachRecordedAnswerBack$")},
+	{Name: "replay-attempt-status-only", PatchFile: "366-replay-attempt-status-only.patch",
+		Regression: "a replay judges an LLM attempt by its status alone, so a recorded 404 replayed as a malformed answer (both 'error') passes for the same.",
+		Kill:       goTest("./scenarios/replay", "^TestAnAttemptsOutcomeIsCompared$")},
 }
 
 // All returns every mutant with its patch, in patch order.
