@@ -184,3 +184,48 @@ func TestAFailoverChainReplaysFaithfully(t *testing.T) {
 		t.Errorf("replaying a failover chain (%v): %v\n%s%s", statuses, err, out.String(), errOut.String())
 	}
 }
+
+// A recreated session replays faithfully: recorded as a call that arrived
+// after a restart with the client's old session id (a session_recreated
+// row and the ⚠ Session state unavailable notice), the replay restarts the
+// proxy between handshake and call and shows the same shape.
+func TestARecreatedSessionReplaysFaithfully(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	kv := harness.CompressBy(100)
+	env, err := harness.NewEnv(ctx, harness.EnvOptions{Target: &harness.InProcess{}, Knobs: &kv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer env.Close(context.Background())
+	cs, err := harness.SDKClient(ctx, env.ProjectURL(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if err := env.Target.Restart(ctx); err != nil {
+		t.Fatal(err)
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "docmost_search", Arguments: map[string]any{"query": "notes"}})
+	if err != nil || res.IsError || !strings.Contains(firstText(res), "⚠ Session state unavailable (") {
+		t.Fatalf("the recorded call after a restart: %v %s", err, firstText(res))
+	}
+	code, _ := res.Meta[trace.MetaKey].(string)
+	rows, err := env.Audit(ctx, code)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recreated := false
+	for _, r := range rows {
+		recreated = recreated || r.Kind == audit.KindSessionRecreated
+	}
+	if !recreated {
+		t.Fatalf("the recording holds no session_recreated row: %v", rows)
+	}
+	file := writeBundle(t, env, code, rows)
+	_ = env.Close(context.Background())
+	var out, errOut bytes.Buffer
+	if err := run(ctx, []string{"replay", file, "--expect", "same"}, &out, &errOut); err != nil || !strings.Contains(out.String(), "⚠ Session state unavailable (") {
+		t.Errorf("replaying a recreated session: %v\n%s%s", err, out.String(), errOut.String())
+	}
+}

@@ -39,6 +39,11 @@ type Plan struct {
 	// LLM and Fallback are the recorded attempts of the primary provider
 	// and of the others, in order.
 	LLM, Fallback []fakellm.Step
+	// Recreate replays the recorded session's sequence: the proxy restarts
+	// between the client's handshake and its call, so the call arrives with
+	// a session id the proxy does not know (the recording holds a
+	// session_recreated row).
+	Recreate bool
 	// Answered says whether the recorded request was answered; an attempt
 	// the recording never closed is played as a hang.
 	Answered bool
@@ -74,6 +79,9 @@ func PlanOf(b bundle.Bundle, compress int) (Plan, error) {
 	for _, r := range b.Rows {
 		if r.ParentID == "" && r.Kind == audit.KindToolCallTrace {
 			p.Tool, project = r.Tool, r.Project
+		}
+		if r.Kind == audit.KindSessionRecreated {
+			p.Recreate = true
 		}
 		if r.Kind == audit.KindUpstreamCall && p.UpstreamTool == "" {
 			p.Server, p.UpstreamTool = r.Server, r.Tool
@@ -256,6 +264,11 @@ func Run(ctx context.Context, p Plan, target harness.Target) (Result, error) {
 	args, err := argumentsFor(ctx, cs, p.Tool)
 	if err != nil {
 		return res, err
+	}
+	if p.Recreate {
+		if err := env.Target.Restart(ctx); err != nil {
+			return res, fmt.Errorf("restarting the proxy before the call, as recorded: %w", err)
+		}
 	}
 	cctx, cancel := context.WithTimeout(ctx, p.ClientTimeout)
 	defer cancel()
