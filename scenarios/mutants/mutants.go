@@ -858,6 +858,9 @@ var table = []Mutant{
 	{Name: "replay-attempt-status-only", PatchFile: "366-replay-attempt-status-only.patch",
 		Regression: "a replay judges an LLM attempt by its status alone, so a recorded 404 replayed as a malformed answer (both 'error') passes for the same.",
 		Kill:       goTest("./scenarios/replay", "^TestAnAttemptsOutcomeIsCompared$")},
+	{Name: "replay-skips-restart", PatchFile: "367-replay-skips-restart.patch",
+		Regression: "a replay of a call that arrived on a recreated session sends it on a fresh session, so the recreation and its ⚠ notice are never replayed.",
+		Kill:       goTest("./cmd/mcpchaos", "^TestARecreatedSessionReplaysFaithfully$")},
 }
 
 // All returns every mutant with its patch, in patch order.
