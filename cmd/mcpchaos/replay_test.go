@@ -229,3 +229,41 @@ func TestARecreatedSessionReplaysFaithfully(t *testing.T) {
 		t.Errorf("replaying a recreated session: %v\n%s%s", err, out.String(), errOut.String())
 	}
 }
+
+// An upstream reset replays faithfully: recorded as a call whose upstream
+// connection was reset (toxiproxy reset_peer on the docmost link), the
+// replay resets the link the same way and shows the same shape.
+func TestAnUpstreamResetReplaysFaithfully(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	kv := harness.CompressBy(100)
+	env, err := harness.NewEnv(ctx, harness.EnvOptions{Target: &harness.InProcess{}, Knobs: &kv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer env.Close(context.Background())
+	cs, err := harness.SDKClient(ctx, env.ProjectURL(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if err := env.Arm(ctx, harness.ResetPeer{}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "docmost_search", Arguments: map[string]any{"query": "notes"}})
+	if err != nil || !res.IsError {
+		t.Fatalf("the recorded call over a reset link: %v %s", err, firstText(res))
+	}
+	code, _ := res.Meta[trace.MetaKey].(string)
+	rows, err := env.Audit(ctx, code)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := writeBundle(t, env, code, rows)
+	_ = env.Close(context.Background())
+	var out, errOut bytes.Buffer
+	err = run(ctx, []string{"replay", file, "--expect", "same"}, &out, &errOut)
+	if _, replayed, _ := strings.Cut(out.String(), "replayed:"); err != nil || !strings.Contains(replayed, "rejected by transport") {
+		t.Errorf("replaying an upstream reset: %v\n%s%s", err, out.String(), errOut.String())
+	}
+}

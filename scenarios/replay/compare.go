@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/mcpchaos/mcpchaos/proxy/audit"
@@ -104,6 +105,8 @@ func Compare(recorded, replayed []audit.Row, scale int, tol Tolerance) []Differe
 			out = append(out, Difference{DifferentOutcome, s.key, fmt.Sprintf("recorded %s, replayed %s", r.Status, n.Status)})
 		case r.Kind == audit.KindLLMAttempt && ro != no:
 			out = append(out, Difference{DifferentOutcome, s.key, fmt.Sprintf("recorded %s, replayed %s", ro, no)})
+		case r.Kind == audit.KindUpstreamCall && r.Status != audit.StatusOK && UpstreamFailure(r.Detail) != UpstreamFailure(n.Detail):
+			out = append(out, Difference{DifferentOutcome, s.key, fmt.Sprintf("recorded %s, replayed %s", UpstreamFailure(r.Detail), UpstreamFailure(n.Detail))})
 		}
 		switch {
 		case r.Degraded && !n.Degraded:
@@ -126,6 +129,27 @@ func Compare(recorded, replayed []audit.Row, scale int, tol Tolerance) []Differe
 		}
 	}
 	return out
+}
+
+// The ways an upstream call fails, as its row's text tells.
+const (
+	FailureNetwork = "a network failure"
+	FailureResult  = "an error result"
+)
+
+// networkWords are what the proxy's text of an upstream call says when the
+// connection failed rather than the tool.
+var networkWords = []string{"rejected by transport", ": eof", "connection reset", "connection refused", "broken pipe", "unexpected eof"}
+
+// UpstreamFailure classifies an upstream call's failure text.
+func UpstreamFailure(detail string) string {
+	d := strings.ToLower(detail)
+	for _, w := range networkWords {
+		if strings.Contains(d, w) {
+			return FailureNetwork
+		}
+	}
+	return FailureResult
 }
 
 // Answered reports whether the rows hold the request's root row (a

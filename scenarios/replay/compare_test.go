@@ -120,3 +120,21 @@ func TestAnAttemptsOutcomeIsCompared(t *testing.T) {
 		t.Errorf("the same outcome named a difference: %v", d)
 	}
 }
+
+// An upstream call that failed in the network and one that returned an
+// error result are different outcomes, though both rows say error.
+func TestAnUpstreamFailuresKindIsCompared(t *testing.T) {
+	up := func(detail string) []audit.Row {
+		r := row(audit.KindUpstreamCall, "search", 0, time.Millisecond, "error")
+		r.Server, r.Detail = "docmost", detail
+		return []audit.Row{r}
+	}
+	reset := up(`upstream docmost: calling "tools/call": sending "tools/call": rejected by transport: Post "http://127.0.0.1:1/mcp": EOF`)
+	d := Compare(reset, up("fake upstream docmost: search failed on purpose"), 1, DefaultTolerance)
+	if len(d) != 1 || d[0].What != DifferentOutcome || !strings.Contains(d[0].Detail, "recorded a network failure, replayed an error result") {
+		t.Errorf("differences: %v", d)
+	}
+	if d := Compare(reset, up("upstream docmost: read tcp: connection reset by peer"), 1, DefaultTolerance); len(d) != 0 {
+		t.Errorf("two network failures named a difference: %v", d)
+	}
+}

@@ -44,6 +44,10 @@ type Plan struct {
 	// a session id the proxy does not know (the recording holds a
 	// session_recreated row).
 	Recreate bool
+	// UpstreamFault, when the recorded upstream call failed in the network
+	// (reset, EOF, refused), is the toxiproxy fault that fails it the same
+	// way on the docmost link, armed after the handshake.
+	UpstreamFault harness.Fault
 	// Answered says whether the recorded request was answered; an attempt
 	// the recording never closed is played as a hang.
 	Answered bool
@@ -125,6 +129,9 @@ func PlanOf(b bundle.Bundle, compress int) (Plan, error) {
 		switch a.Kind {
 		case audit.KindUpstreamCall:
 			p.Upstream[a.Tool] = upstreamBehavior(a.Status, d)
+			if a.Status == audit.StatusError && UpstreamFailure(a.Error) == FailureNetwork {
+				p.UpstreamFault = harness.ResetPeer{Link: harness.LinkDocmost}
+			}
 		case audit.KindLLMAttempt:
 			st := llmStep(a, d)
 			if a.Provider == "" || a.Provider == primary {
@@ -264,6 +271,11 @@ func Run(ctx context.Context, p Plan, target harness.Target) (Result, error) {
 	args, err := argumentsFor(ctx, cs, p.Tool)
 	if err != nil {
 		return res, err
+	}
+	if p.UpstreamFault != nil {
+		if err := env.Arm(ctx, p.UpstreamFault); err != nil {
+			return res, fmt.Errorf("arming %s, as recorded: %w", p.UpstreamFault.Name(), err)
+		}
 	}
 	if p.Recreate {
 		if err := env.Target.Restart(ctx); err != nil {
