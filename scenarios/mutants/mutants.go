@@ -861,6 +861,12 @@ var table = []Mutant{
 	{Name: "replay-skips-restart", PatchFile: "367-replay-skips-restart.patch",
 		Regression: "a replay of a call that arrived on a recreated session sends it on a fresh session, so the recreation and its ⚠ notice are never replayed.",
 		Kill:       goTest("./cmd/mcpchaos", "^TestARecreatedSessionReplaysFaithfully$")},
+	{Name: "replay-upstream-failure-kind-ignored", PatchFile: "368-replay-upstream-failure-kind-ignored.patch",
+		Regression: "a replay judges a failed upstream call by its status alone, so a recorded connection reset replayed as a tool's error result passes for the same.",
+		Kill:       goTest("./scenarios/replay", "^TestAnUpstreamFailuresKindIsCompared$")},
+	{Name: "replay-reset-as-error-result", PatchFile: "369-replay-reset-as-error-result.patch",
+		Regression: "a replay plays an upstream call recorded as a network failure (reset, EOF) as the fake's error result instead of resetting the link.",
+		Kill:       goTest("./cmd/mcpchaos", "^TestAnUpstreamResetReplaysFaithfully$")},
 }
 
 // All returns every mutant with its patch, in patch order.
