@@ -223,7 +223,11 @@ func Beside(w io.Writer, recorded, replayed []audit.Row, scale int) {
 		}
 		return c
 	}
-	fmt.Fprintf(w, "  %-44s %-26s %s\n", "SPAN", "RECORDED", "REPLAYED")
+	width := len("SPAN")
+	for _, s := range append(append([]span(nil), rec...), rep...) {
+		width = max(width, len(s.key))
+	}
+	fmt.Fprintf(w, "  %-*s  %-26s %s\n", width, "SPAN", "RECORDED", "REPLAYED")
 	seen := map[string]bool{}
 	for _, s := range rec {
 		seen[s.key] = true
@@ -231,11 +235,11 @@ func Beside(w io.Writer, recorded, replayed []audit.Row, scale int) {
 		if n, ok := byKey[s.key]; ok {
 			now = cell(n, n.Duration)
 		}
-		fmt.Fprintf(w, "  %-44s %-26s %s\n", s.key, cell(s.row, s.row.Duration/time.Duration(scale)), now)
+		fmt.Fprintf(w, "  %-*s  %-26s %s\n", width, s.key, cell(s.row, s.row.Duration/time.Duration(scale)), now)
 	}
 	for _, s := range rep {
 		if !seen[s.key] {
-			fmt.Fprintf(w, "  %-44s %-26s %s\n", s.key, "—", cell(s.row, s.row.Duration))
+			fmt.Fprintf(w, "  %-*s  %-26s %s\n", width, s.key, "—", cell(s.row, s.row.Duration))
 		}
 	}
 }
