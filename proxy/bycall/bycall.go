@@ -140,7 +140,7 @@ func (t transport) CloseIdleConnections() {
 type stream struct {
 	rc   io.ReadCloser
 	r    *bufio.Reader
-	call *Call // nil: the stream of no tagged call
+	call *Call        // nil: the stream of no tagged call
 	out  bytes.Buffer // rewritten bytes not read yet
 	data []byte       // the data lines of the event being read, joined
 	rest []byte       // its other lines, as they came

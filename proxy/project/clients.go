@@ -36,7 +36,7 @@ type client struct {
 	listening int                           // the client's standalone streams (GET) open at the proxy now
 	active    []*inflight                   // requests being forwarded, oldest first
 	relays    map[string]context.CancelFunc // calls on the raw relay, by the client's JSON-RPC id
-	asks      map[string]chan relay.Message  // the relay's requests to the client awaiting its answer, by their id (ask)
+	asks      map[string]chan relay.Message // the relay's requests to the client awaiting its answer, by their id (ask)
 	closed    bool
 }
 
