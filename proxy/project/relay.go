@@ -26,7 +26,8 @@ import (
 // the way. It keeps what the SDK path keeps: the trace code, the pause, the
 // request deadline and the upstream call timeout with their answers, the
 // audit rows, progress and log messages on the call's stream, sampling,
-// elicitation and roots asked of this client, the client's cancellation.
+// elicitation and roots asked of this client on the call's stream (ask),
+// the client's cancellation.
 //
 // It reports false, having written nothing, when the call must take the SDK
 // path: the proxy's own tools, an unknown tool, a gate not yet opened by
@@ -44,9 +45,8 @@ func (p *Project) RelayCall(w http.ResponseWriter, r *http.Request, id string, r
 		return false
 	}
 	if cl.offersRequests() && !cl.isListening() {
-		// The relay asks the upstream's sampling, elicitation and roots of
-		// the client on its standalone stream; a client without one gets
-		// them on the call's own stream, from the SDK path.
+		// Both paths ask such a client on the call's own stream; its
+		// calls stay on the SDK path, whose answers it was first held to.
 		return false
 	}
 	server, tool, ok := p.internal(rc.Name)
