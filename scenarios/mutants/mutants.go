@@ -837,6 +837,18 @@ var table = []Mutant{
 	{Name: "oauth-refusal-unexplained", PatchFile: "261-oauth-refusal-unexplained.patch",
 		Regression: "a subscription OAuth token that Anthropic refuses (401) or denies (403) shows only the provider's raw body: the token explanation comes for 404 and 429 only.",
 		Kill:       goTest("./proxy/llm", "^TestOAuthTokenRefusalsAreExplained$")},
+	{Name: "route-to-another-call", PatchFile: "240-route-to-another-call.patch",
+		Regression: "what an upstream sends during one of several calls in flight on a session (a log message, a sampling request) is relayed on the stream of another call to that server, not on the stream of the call whose upstream stream carried it.",
+		Kill:       goTest("./proxy/project", "^TestUpstreamMessagesRideTheirOwnCallAmongSeveral$")},
+	{Name: "call-result-overtakes-its-notifications", PatchFile: "241-call-result-overtakes-its-notifications.patch",
+		Regression: "the go-sdk client hands the proxy a call's result before the log messages that came before it on the call's stream, so they go out on the client's standalone stream instead of the call's.",
+		Kill:       inCatalogue("routing")},
+	{Name: "relay-ask-answer-dropped", PatchFile: "242-relay-ask-answer-dropped.patch",
+		Regression: "the client's answer to a sampling request the relay asked on a call's stream never reaches the relay, so the upstream waits for it until the call times out.",
+		Kill:       inCatalogue("routing")},
+	{Name: "upstream-forges-a-call-tag", PatchFile: "243-upstream-forges-a-call-tag.patch",
+		Regression: "a route tag an upstream wrote itself into a message on its standalone stream is kept, so it can steer the message onto any call's stream.",
+		Kill:       goTest("./proxy/bycall", "^TestAnUpstreamCannotForgeATag$")},
 }
 
 // All returns every mutant with its patch, in patch order.
