@@ -18,6 +18,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpchaos/mcpchaos/proxy/bycall"
 	"github.com/mcpchaos/mcpchaos/proxy/knobs"
 	"github.com/mcpchaos/mcpchaos/proxy/session"
 )
@@ -248,6 +249,35 @@ func TestUpstreamMessagesRideTheirOwnCallAmongSeveral(t *testing.T) {
 	} {
 		if got := streams.on(id); strings.Join(got, "|") != strings.Join(want, "|") {
 			t.Errorf("call %s's stream carried %q, want %q", id, got, want)
+		}
+	}
+}
+
+// related finds the call a message from an upstream belongs to by the
+// stream it came on (its tag), else, for one on no call's stream, by its
+// progress token; never by a guess (the newest call, another server's).
+func TestRelatedFindsTheCallByItsStreamElseByItsToken(t *testing.T) {
+	a := &inflight{server: "s", token: "ta", call: bycall.NewCall("1")}
+	b := &inflight{server: "s", token: "tb", call: bycall.NewCall("2")}
+	other := &inflight{server: "t", call: bycall.NewCall("3")}
+	cl := &client{active: []*inflight{a, b, other}}
+	for _, c := range []struct {
+		server, tag string
+		token       any
+		want        *inflight
+	}{
+		{"s", "1", nil, a},
+		{"s", "2", "ta", b}, // the stream decides, whatever the token says
+		{"s", "", "ta", a},
+		{"s", "", "tb", b},
+		{"s", "", nil, nil},  // on no call's stream, no token: the standalone stream
+		{"s", "3", nil, nil}, // another server's call
+		{"t", "1", nil, nil},
+		{"s", "9", nil, nil}, // a call already answered
+	} {
+		got, ok := cl.related(c.server, c.tag, c.token)
+		if got != c.want || ok != (c.want != nil) {
+			t.Errorf("related(%q, %q, %v) = %v, %v; want %v", c.server, c.tag, c.token, got, ok, c.want)
 		}
 	}
 }

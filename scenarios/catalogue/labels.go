@@ -16,7 +16,7 @@ var Labels = []string{
 	"restart", "secrets", "security", "seeded", "sessions", "shape", "shutdown", "slow-client", "stages", "summarize", "surface",
 	"ttl", "upstream",
 	"config", "failpoints", "projects", "readyz", "shared-token",
-	"routing", "relay",
+	"routing",
 }
 
 // CheckLabel says what is wrong with label l ("" when it is one of Labels).

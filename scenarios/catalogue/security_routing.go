@@ -28,7 +28,7 @@ func routingScenarios() []Scenario {
 	relayOff.Everything, relayOff.NoRelay = true, true
 	labels := []string{"security", "routing"}
 	return []Scenario{
-		{Fault: harness.None{}, Operation: RoutingByCallRelayed, Promise: "9 routing is by call", Labels: append(labels, "relay"),
+		{Fault: harness.None{}, Operation: RoutingByCallRelayed, Promise: "9 routing is by call", Labels: labels,
 			Env: relayOn, Budget: requestDeadline, Expect: sessionAnswered, Needs: harness.Needs(harness.CapEverything)},
 		{Fault: harness.None{}, Operation: RoutingByCall, Promise: "9 routing is by call", Labels: labels,
 			Env: relayOff, Budget: requestDeadline, Expect: sessionAnswered, Needs: harness.Needs(harness.CapEverything)},
