@@ -132,6 +132,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Proxy, error) {
 			o.Logger.Warn("servers file names projects the config does not have; ignored", "file", o.ServersFile, "projects", ignored)
 		}
 	}
+	holdSecrets(cfg, o.Getenv)
 	var store audit.Store
 	switch {
 	case o.AuditStore != nil:
@@ -204,6 +205,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Proxy, error) {
 					headers[sn] = http.Header{}
 				}
 				headers[sn].Set(hn, v)
+				redact.Hold(v) // a servers file's headers too, known only now
 			}
 		}
 		p.upHeaders[name] = headers
@@ -480,4 +482,33 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)
+}
+
+// holdSecrets tells proxy/redact every secret value cfg gives the proxy, so
+// that none leaves it in any text, whoever echoes it: the users' tokens, the
+// LLM providers' keys (API keys and OAuth tokens), the upstream servers'
+// header values and URL keys, the audit store's password.
+func holdSecrets(cfg *config.Config, getenv func(string) string) {
+	var vals []string
+	for _, u := range cfg.Users {
+		vals = append(vals, u.Resolve(getenv))
+	}
+	if cfg.LLM != nil {
+		for _, pc := range cfg.LLM.Providers {
+			vals = append(vals, pc.APIKey)
+			if pc.APIKeyEnv != "" {
+				vals = append(vals, getenv(pc.APIKeyEnv))
+			}
+		}
+	}
+	for _, pc := range cfg.Projects {
+		for _, sv := range pc.Servers {
+			vals = append(vals, redact.SecretsOf(sv.URL)...)
+			for _, h := range sv.Headers {
+				vals = append(vals, h.Resolve(getenv))
+			}
+		}
+	}
+	vals = append(vals, redact.SecretsOf(cfg.Audit)...)
+	redact.Hold(vals...)
 }
