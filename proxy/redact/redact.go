@@ -63,7 +63,9 @@ func Hold(values ...string) {
 		all = append(all, v)
 	}
 	// Longest first: a secret that contains another is masked whole.
-	sort.Slice(all, func(i, j int) bool { return len(all[i]) > len(all[j]) || (len(all[i]) == len(all[j]) && all[i] < all[j]) })
+	sort.Slice(all, func(i, j int) bool {
+		return len(all[i]) > len(all[j]) || (len(all[i]) == len(all[j]) && all[i] < all[j])
+	})
 	pairs := make([]string, 0, 2*len(all))
 	for _, v := range all {
 		pairs = append(pairs, v, Mask)
