@@ -421,6 +421,9 @@ func (p *Project) callTool(ctx context.Context, cl *client, req *mcp.CallToolReq
 	c.mu.Unlock()
 
 	res, err := p.upstreamCall(ctx, cl, server, tool, req)
+	if err == nil {
+		maskHeld(res)
+	}
 	if err != nil {
 		res = errorResult(fmt.Sprintf("%v; %s [trace %s]", err, upstream.Advice(err, server), code))
 	} else if !res.IsError && !p.pipeline.Empty() {
@@ -532,4 +535,17 @@ func newUpstreamTransport() *http.Transport {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.MaxIdleConnsPerHost = t.MaxIdleConns
 	return t
+}
+
+// maskHeld masks, in res's texts, every secret value the proxy holds: an
+// upstream may echo one (its own header's key, a token).
+func maskHeld(res *mcp.CallToolResult) {
+	if !redact.Holding() {
+		return
+	}
+	for _, c := range res.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			t.Text = redact.Values(t.Text)
+		}
+	}
 }

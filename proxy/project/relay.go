@@ -280,6 +280,7 @@ func (p *Project) relayUpstream(ctx context.Context, cl *client, conn *upstream.
 					text = r.FirstText() // the row's detail
 				}
 				stamped, err = r.Stamped(trace.MetaKey, code)
+				stamped = redact.ValuesIn(stamped) // an upstream may echo a secret the proxy holds
 			}
 			if err != nil {
 				err = fmt.Errorf("upstream %s: calling \"tools/call\": %w", server, err)

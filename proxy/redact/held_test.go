@@ -38,3 +38,17 @@ func TestSecretsOf(t *testing.T) {
 		t.Errorf("keyword DSN: %q", got)
 	}
 }
+
+// ValuesIn masks held values in an answer's bytes, and hands back the
+// same bytes when there is none.
+func TestValuesInMasksAnswers(t *testing.T) {
+	Hold("sk-answer-98765")
+	in := []byte(`{"content":[{"type":"text","text":"your key is sk-answer-98765"}]}`)
+	if got := string(ValuesIn(in)); got != `{"content":[{"type":"text","text":"your key is REDACTED"}]}` {
+		t.Errorf("ValuesIn = %s", got)
+	}
+	clean := []byte(`{"content":[]}`)
+	if got := ValuesIn(clean); &got[0] != &clean[0] {
+		t.Error("an answer without a held value was copied")
+	}
+}

@@ -9,6 +9,7 @@
 package redact
 
 import (
+	"bytes"
 	"context"
 	"log/slog"
 	"net/url"
@@ -31,8 +32,9 @@ var (
 )
 
 type heldValues struct {
-	set map[string]bool
-	r   *strings.Replacer
+	set  map[string]bool
+	list [][]byte
+	r    *strings.Replacer
 }
 
 // Hold adds secret values the process holds: from then on Text (and so
@@ -67,10 +69,12 @@ func Hold(values ...string) {
 		return len(all[i]) > len(all[j]) || (len(all[i]) == len(all[j]) && all[i] < all[j])
 	})
 	pairs := make([]string, 0, 2*len(all))
+	list := make([][]byte, 0, len(all))
 	for _, v := range all {
 		pairs = append(pairs, v, Mask)
+		list = append(list, []byte(v))
 	}
-	held.Store(&heldValues{set: set, r: strings.NewReplacer(pairs...)})
+	held.Store(&heldValues{set: set, list: list, r: strings.NewReplacer(pairs...)})
 }
 
 // Holding reports whether any secret value is held (Hold): only then does
@@ -83,6 +87,22 @@ func Values(s string) string {
 		return h.r.Replace(s)
 	}
 	return s
+}
+
+// ValuesIn masks every held secret value in b, an answer's bytes on their
+// way out; b itself, not copied, when it holds none (the common case costs
+// one scan per held value, no allocation).
+func ValuesIn(b []byte) []byte {
+	h := held.Load()
+	if h == nil {
+		return b
+	}
+	for _, v := range h.list {
+		if bytes.Contains(b, v) {
+			return []byte(h.r.Replace(string(b)))
+		}
+	}
+	return b
 }
 
 // SecretsOf returns the secret values in a URL or DSN: its userinfo
