@@ -849,6 +849,15 @@ var table = []Mutant{
 	{Name: "upstream-forges-a-call-tag", PatchFile: "243-upstream-forges-a-call-tag.patch",
 		Regression: "a route tag an upstream wrote itself into a message on its standalone stream is kept, so it can steer the message onto any call's stream.",
 		Kill:       goTest("./proxy/bycall", "^TestAnUpstreamCannotForgeATag$")},
+	{Name: "held-values-unmasked", PatchFile: "244-held-values-unmasked.patch",
+		Regression: "redaction knows secret shapes only: a token or key the proxy holds, echoed back by a service in a body, reaches answers, rows and logs as it is.",
+		Kill:       goTest("./proxy/redact", "^TestHeldValuesAreMaskedEverywhere$")},
+	{Name: "chat-answer-unmasked", PatchFile: "245-chat-answer-unmasked.patch",
+		Regression: "a chat turn's failure quotes the provider's 401 body as it came, with the key it echoed.",
+		Kill:       inCatalogue("secrets")},
+	{Name: "llm-keys-not-held", PatchFile: "246-llm-keys-not-held.patch",
+		Regression: "the LLM providers' API keys and OAuth tokens are not among the values the proxy masks, so a provider echoing one puts it in the chat answer and the llm_attempt rows.",
+		Kill:       inCatalogue("secrets")},
 }
 
 // All returns every mutant with its patch, in patch order.
