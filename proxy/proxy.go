@@ -417,11 +417,19 @@ func (p *Proxy) instances() []health.Instance {
 }
 
 // serveInstances answers GET /api/v1/instances: every upstream's health.
+// An upstream's lastError is an operator's: it carries a service's own words
+// (an internal body's excerpt, say), so only an admin (or the one local
+// user of a proxy without users) sees it; any other token holder sees the
+// status.
 func (p *Proxy) serveInstances(w http.ResponseWriter, r *http.Request) {
 	ins := p.instances()
+	admin := callerOf(r.Context()).admin
 	for i := range ins {
 		ins[i].Paused = p.pause.Status(ins[i].Project).Paused
 		ins[i].LastError, ins[i].Note = redact.Text(ins[i].LastError), redact.Text(ins[i].Note)
+		if !admin {
+			ins[i].LastError = ""
+		}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"instances": ins, "paused": p.pausedProjects()})
 }
