@@ -858,6 +858,9 @@ var table = []Mutant{
 	{Name: "llm-keys-not-held", PatchFile: "246-llm-keys-not-held.patch",
 		Regression: "the LLM providers' API keys and OAuth tokens are not among the values the proxy masks, so a provider echoing one puts it in the chat answer and the llm_attempt rows.",
 		Kill:       inCatalogue("secrets")},
+	{Name: "last-error-for-everyone", PatchFile: "247-last-error-for-everyone.patch",
+		Regression: "every token holder reads every upstream's lastError in /api/v1/instances, which may quote an internal service's body.",
+		Kill:       inCatalogue("audit-api")},
 }
 
 // All returns every mutant with its patch, in patch order.
