@@ -86,6 +86,7 @@ type Proxy struct {
 	admins map[string]bool
 	// upHeaders are the resolved upstream headers: project -> server -> headers.
 	upHeaders map[string]map[string]http.Header
+	getenv    func(string) string // resolves the servers API's header references
 
 	serversMu   sync.Mutex // guards cfg.Projects[*].Servers, changed by /api/v1/servers
 	serversFile string
@@ -156,6 +157,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Proxy, error) {
 		pause:       pause.New(kv.PauseMaxWait, kv.PauseQueueMax),
 		admins:      map[string]bool{},
 		upHeaders:   map[string]map[string]http.Header{},
+		getenv:      o.Getenv,
 	}
 	users := map[string]string{}
 	names := make([]string, 0, len(cfg.Users))

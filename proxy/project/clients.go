@@ -130,6 +130,7 @@ func (c *client) upstreams() int {
 func (c *client) conn(server string) (*upstream.Conn, error) {
 	c.p.mu.Lock()
 	url, ok := c.p.servers[server]
+	hdr := c.p.headers[server] // PutServer replaces it: never changed in place
 	c.p.mu.Unlock()
 	if !ok {
 		return nil, fmt.Errorf("project %s has no server %q", c.p.Name, server)
@@ -149,7 +150,7 @@ func (c *client) conn(server string) (*upstream.Conn, error) {
 		Logger:           c.p.logger,
 		Transport:        c.p.transport,
 		MaxResponseBytes: c.p.knobs.UpstreamMaxResponseBytes,
-		Headers:          c.p.headers[server],
+		Headers:          hdr,
 		Limit:            c.p.limit,
 		Standalone:       func() bool { return c.isListening() && c.mayHearUnprompted(server) },
 		Client:           c.clientOptions(server),

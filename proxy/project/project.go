@@ -117,7 +117,7 @@ func New(name string, o Options) *Project {
 	p := &Project{
 		Name:      name,
 		servers:   map[string]string{},
-		headers:   o.Headers,
+		headers:   map[string]http.Header{}, // PutServer changes the project's own
 		prefix:    !(o.NoPrefix && len(o.Servers) == 1),
 		sessions:  o.Sessions,
 		audit:     o.Audit,
@@ -135,6 +135,9 @@ func New(name string, o Options) *Project {
 		caps:      map[string]*mcp.ServerCapabilities{},
 	}
 	p.stopped, p.stop = context.WithCancel(context.Background())
+	for sn, h := range o.Headers {
+		p.headers[sn] = h
+	}
 	for sn, u := range o.Servers {
 		p.servers[sn] = u
 		p.names = append(p.names, sn)

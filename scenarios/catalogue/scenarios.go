@@ -72,6 +72,7 @@ func All() []Scenario {
 	out = append(out, routingScenarios()...)
 	out = append(out, heldSecretScenarios()...)
 	out = append(out, instancesScenarios()...)
+	out = append(out, credentialScenarios()...)
 	out = append(out, processScenarios()...)
 	// Promise 4: LLM-optional pagination is bounded, falls back to numbered
 	// pages and says so, whatever the LLM does; small results are untouched.

@@ -243,6 +243,9 @@ type EnvOptions struct {
 	// LLMKeys gives the fake LLMs' providers API keys (LLMKeyPrimary,
 	// LLMKeyFallback), by apiKeyEnv through the target's environment.
 	LLMKeys bool
+	// UpstreamKey puts UpstreamKeyValue in the proxy's environment as
+	// UpstreamKeyEnv, for servers whose headers name it.
+	UpstreamKey bool
 	// LLMDefault is how the fake LLMs answer until a fault says otherwise;
 	// the zero Step is ok with fakellm.Reply's text.
 	LLMDefault fakellm.Step
@@ -280,6 +283,9 @@ type EnvOptions struct {
 const (
 	LLMKeyPrimary  = "sk-primary-K3Y-0001"
 	LLMKeyFallback = "sk-ant-oat01-FALLBACK-T0KEN"
+	// UpstreamKeyEnv holds UpstreamKeyValue in a world with UpstreamKey.
+	UpstreamKeyEnv   = "MCPCHAOS_UPSTREAM_KEY"
+	UpstreamKeyValue = "upstream-K3Y-7777"
 )
 
 // RelayEnv, set to 0, turns the raw tools/call relay off in every world
@@ -460,6 +466,12 @@ func NewEnv(ctx context.Context, o EnvOptions) (e *Env, err error) {
 				}
 			}
 		}
+	}
+	if o.UpstreamKey {
+		if e.SecretEnv == nil {
+			e.SecretEnv = map[string]string{}
+		}
+		e.SecretEnv[UpstreamKeyEnv] = UpstreamKeyValue
 	}
 	if len(o.Users) > 0 {
 		e.Config.Users = map[string]config.User{}
