@@ -861,6 +861,12 @@ var table = []Mutant{
 	{Name: "last-error-for-everyone", PatchFile: "247-last-error-for-everyone.patch",
 		Regression: "every token holder reads every upstream's lastError in /api/v1/instances, which may quote an internal service's body.",
 		Kill:       inCatalogue("audit-api")},
+	{Name: "credentials-follow-the-url", PatchFile: "248-credentials-follow-the-url.patch",
+		Regression: "replacing a server's URL (mcpctl create server --force, the servers API) keeps its headers, so the old server's API key is sent to the new URL.",
+		Kill:       inCatalogue("secrets")},
+	{Name: "header-references-not-kept", PatchFile: "249-header-references-not-kept.patch",
+		Regression: "a server's headers given through the servers API are not kept in the config nor the servers file, so the next replacement or restart drops them.",
+		Kill:       inCatalogue("secrets")},
 }
 
 // All returns every mutant with its patch, in patch order.
