@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"time"
 
@@ -92,3 +93,21 @@ var LastErrorForAdmins = Operation{Name: "an upstream's lastError in /api/v1/ins
 	o.Latency = clk.stop(Observation{}).Latency
 	return o
 }}
+
+// apiGetWith GETs path from the proxy with token ("" sends none) and
+// returns the status and body.
+func apiGetWith(ctx context.Context, env *harness.Env, token, path string) (int, string, error) {
+	hc := harness.HTTPClient(token)
+	defer hc.CloseIdleConnections()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, env.Target.URL()+path, nil)
+	if err != nil {
+		return 0, "", err
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	return resp.StatusCode, string(b), err
+}
