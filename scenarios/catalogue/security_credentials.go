@@ -132,6 +132,6 @@ var CredentialsStayWithTheirURL = Operation{Name: "a server's header key after i
 	if got := spec(); strings.Contains(got, harness.UpstreamKeyEnv) {
 		o.Broken = append(o.Broken, "8 a server replaced with a new URL and no header still names the old header: "+excerpt(got))
 	}
-	o.Latency = clk.stop(Observation{}).Latency
+	clk.into(&o)
 	return o
 }}

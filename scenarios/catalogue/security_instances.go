@@ -79,6 +79,7 @@ var LastErrorForAdmins = Operation{Name: "an upstream's lastError in /api/v1/ins
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
 			o.Broken = append(o.Broken, "an admin's /api/v1/instances never named the down upstream's lastError: the fault did not strike")
+			clk.into(&o)
 			return o
 		}
 		time.Sleep(50 * time.Millisecond)
@@ -90,7 +91,7 @@ var LastErrorForAdmins = Operation{Name: "an upstream's lastError in /api/v1/ins
 	if le := lastError(user); le != "" {
 		o.Broken = append(o.Broken, "8 a non-admin's /api/v1/instances shows the upstream's lastError: "+excerpt(le))
 	}
-	o.Latency = clk.stop(Observation{}).Latency
+	clk.into(&o)
 	return o
 }}
 

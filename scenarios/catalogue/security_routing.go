@@ -141,7 +141,7 @@ func routingByCall(ctx context.Context, env *harness.Env) Observation {
 		}()
 	}
 	wg.Wait()
-	o.Latency = clk.stop(Observation{}).Latency
+	clk.into(&o)
 	stopListening()
 	<-listened
 	return o

@@ -84,7 +84,7 @@ var KeysEchoedBack = Operation{Name: "an LLM provider's 401 echoing the key it w
 	if lr, ok := env.Target.(harness.LogReader); ok {
 		leaks("the proxy's log", lr.Logs())
 	}
-	o.Latency = clk.stop(Observation{}).Latency
+	clk.into(&o)
 	return o
 }}
 
