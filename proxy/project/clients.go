@@ -373,6 +373,7 @@ func (c *client) clientOptions(server string) *mcp.ClientOptions {
 			c.progress(server, takeTag(&r.Params.Meta), r.Params)
 		},
 		ResourceUpdatedHandler: func(ctx context.Context, r *mcp.ResourceUpdatedNotificationRequest) {
+			takeTag(&r.Params.Meta) // the proxy's own: never relayed
 			_ = c.srv.ResourceUpdated(ctx, r.Params)
 		},
 		ToolListChangedHandler:     func(context.Context, *mcp.ToolListChangedRequest) { c.listChanged("tools") },
