@@ -866,7 +866,7 @@ var table = []Mutant{
 		Kill:       inCatalogue("secrets")},
 	{Name: "header-references-not-kept", PatchFile: "249-header-references-not-kept.patch",
 		Regression: "a server's headers given through the servers API are not kept in the config nor the servers file, so the next replacement or restart drops them.",
-		Kill:       inCatalogue("secrets")},
+		Kill:       goTest("./proxy", "^TestServerHeaderReferencesRoundTrip$")},
 	{Name: "unlisted-server-vanishes", PatchFile: "262-unlisted-server-vanishes.patch",
 		Regression: "a server that cannot list its tools (an L7 proxy's 403 to everything) just disappears from a tools/list the other servers answered, with no notice to the client.",
 		Kill:       goTest("./proxy/project", "^TestAServerThatCannotListIsNotedInToolsList$")},
