@@ -123,6 +123,9 @@ type Values struct {
 	// LogBufferBytes bounds the log lines mcplocal holds for stderr when
 	// stderr is slower than the proxy.
 	LogBufferBytes int64
+	// CallNotifyDrain bounds the wait, after an upstream's result, for the
+	// progress and log messages that came before it on the call's stream.
+	CallNotifyDrain time.Duration
 }
 
 // Table lists every knob, in the order docs/knobs.md shows them.
@@ -185,6 +188,8 @@ var Table = []Knob{
 		func(v *Values) *int64 { return &v.UpstreamMaxResponseBytes }),
 	num("MCPCTL_LOG_BUFFER_BYTES", Bytes, 1<<20, "log lines waiting for stderr, written off the request path (full: a line is dropped, counted, and the count logged)",
 		func(v *Values) *int64 { return &v.LogBufferBytes }),
+	dur("MCPCTL_CALL_NOTIFY_DRAIN_MS", 1*time.Second, "after an upstream's result, relaying the progress and log messages that came before it on the call's stream, on the client's stream of that call (past it: they go out on the client's standalone stream)",
+		func(v *Values) *time.Duration { return &v.CallNotifyDrain }),
 }
 
 // Defaults returns every knob at its default.

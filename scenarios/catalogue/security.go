@@ -895,6 +895,10 @@ var SecretsStayIn = Operation{Name: "an upstream URL's key in errors, audit rows
 	if status, body, err := apiGet(ctx, env, "alice", "/api/v1/instances"); err == nil && strings.Contains(body, upstreamSecret) {
 		o.Broken = append(o.Broken, fmt.Sprintf("/api/v1/instances (%d) carries the upstream URL's key: %s", status, excerpt(body)))
 	}
+	// An admin's view too: only admins read an upstream's lastError.
+	if status, body, err := apiGetWith(ctx, env, env.AdminToken(), "/api/v1/instances"); err == nil && strings.Contains(body, upstreamSecret) {
+		o.Broken = append(o.Broken, fmt.Sprintf("an admin's /api/v1/instances (%d) carries the upstream URL's key: %s", status, excerpt(body)))
+	}
 	o.Broken = append(o.Broken, listsKeepTheKey(ctx, env)...)
 	// The operator's log too, where the harness keeps it (a binary's stderr,
 	// the in-process proxy's logger): the failed call's error is logged.
