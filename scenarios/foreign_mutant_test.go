@@ -2,7 +2,6 @@ package scenarios_test
 
 import (
 	"fmt"
-	"os"
 	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/mcpchaos/mcpchaos/scenarios/catalogue"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
-	"github.com/mcpchaos/mcpchaos/scenarios/mutants"
 )
 
 // A second proxy implementation, described only by a foreign target spec: the
@@ -19,19 +17,18 @@ import (
 var _ = Describe("A foreign proxy built with a mutant", Label("foreign"), Ordered, func() {
 	var spec *harness.ForeignSpec
 
-	BeforeAll(func(ctx SpecContext) {
-		dir, err := os.MkdirTemp("", "mcpchaos-foreign-mutant-")
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(os.RemoveAll, dir)
-		bin, err := mutants.Build(ctx, "delete-empty-json-rejected", dir)
-		Expect(err).NotTo(HaveOccurred())
+	BeforeAll(func() {
+		// The mutant's mcplocal is built before any spec runs (prebuild_test.go).
+		Expect(prebuiltOnce.ForeignErr).To(BeEmpty(), "building mcplocal with mutant "+foreignMutant)
+		Expect(prebuiltOnce.Foreign).NotTo(BeEmpty(), "the mutant was not built: this run's label filter did not select the foreign specs")
+		var err error
 		spec, err = harness.ParseForeign([]byte(fmt.Sprintf(`name: mcplocal-delete-empty-json-rejected
 command: [%q, "serve", "--config", "{{.ConfigFile}}", "--listen", "{{.Listen}}"]
 passKnobs: true
 capabilities: [auditAPI, sessionAdoption]
-`, bin)))
+`, prebuiltOnce.Foreign)))
 		Expect(err).NotTo(HaveOccurred())
-	}, NodeTimeout(catalogue.OperationLimit(0)*6))
+	})
 
 	byName := func(name string) catalogue.Scenario {
 		for _, s := range catalogue.All() {
