@@ -28,7 +28,7 @@ const (
 // testcontainers-go with host networking; the fakes and toxiproxy stay in
 // this process. Docker is started by scripts/docker.sh when it is not
 // running; when it cannot be, these specs FAIL (they never skip).
-var _ = Describe("The fault catalogue against the container target", Label("container"), Ordered, ContinueOnFailure, func() {
+var _ = Describe(containerDescribe, Label("container"), Ordered, ContinueOnFailure, func() {
 	// The images are built before any spec runs (prebuild_test.go); the
 	// first spec fails with why, when they could not be.
 	BeforeAll(func() {
@@ -47,7 +47,7 @@ var _ = Describe("The fault catalogue against the container target", Label("cont
 		if s.NotApplicable(newTarget()) != "" {
 			continue
 		}
-		It(s.Name()+" holds promise "+s.Promise, Label(s.Labels...), func(ctx SpecContext) {
+		It(catalogueSpecText(s), Label(s.Labels...), func(ctx SpecContext) {
 			DeferCleanup(checkNoLeaks())
 			r := s.Run(ctx, newTarget())
 			AddReportEntry("observed", fmt.Sprintf("latency=%v budget=%v trace=%s", r.Latency, r.Budget, r.Trace))
@@ -56,7 +56,7 @@ var _ = Describe("The fault catalogue against the container target", Label("cont
 		}, NodeTimeout(containerSpecBudget), SpecTimeout(specTimeout))
 	}
 
-	It("serves the fake docmost behind toxiproxy from their own images", func(ctx SpecContext) {
+	It(containerServicesSpec, func(ctx SpecContext) {
 		DeferCleanup(checkNoLeaks())
 		stop := func(s *harness.Service) {
 			DeferCleanup(func(ctx context.Context) { Expect(s.Stop(ctx)).To(Succeed()) })

@@ -14,7 +14,7 @@ import (
 // A second proxy implementation, described only by a foreign target spec: the
 // proxy built with a known regression. The catalogue reports the promise it
 // breaks, and holds it to the others.
-var _ = Describe("A foreign proxy built with a mutant", Label("foreign"), Ordered, func() {
+var _ = Describe(foreignMutantDescribe, Label("foreign"), Ordered, func() {
 	var spec *harness.ForeignSpec
 
 	BeforeAll(func() {
@@ -40,7 +40,7 @@ capabilities: [auditAPI, sessionAdoption]
 		return catalogue.Scenario{}
 	}
 
-	It("breaks the DELETE promise, and the report says which", func(ctx SpecContext) {
+	It(foreignMutantSpecs[0], func(ctx SpecContext) {
 		DeferCleanup(checkNoLeaks())
 		r := byName("none × DELETE with empty JSON body").Run(ctx, spec.Target(GinkgoWriter))
 		Expect(r.NotApplicable).To(BeEmpty())
@@ -48,13 +48,13 @@ capabilities: [auditAPI, sessionAdoption]
 		Expect(r.Reason).To(ContainSubstring("DELETE with an empty JSON body answered 400"))
 	}, SpecTimeout(specTimeout))
 
-	It("still keeps the promises the mutant does not touch", func(ctx SpecContext) {
+	It(foreignMutantSpecs[1], func(ctx SpecContext) {
 		DeferCleanup(checkNoLeaks())
 		r := byName("none × small tools/call").Run(ctx, spec.Target(GinkgoWriter))
 		Expect(r.Pass).To(BeTrue(), r.Reason)
 	}, SpecTimeout(specTimeout))
 
-	It("reports scenarios needing capabilities the spec does not claim as not applicable, by name", func(ctx SpecContext) {
+	It(foreignMutantSpecs[2], func(ctx SpecContext) {
 		r := byName("none × begin_session").Run(ctx, spec.Target(GinkgoWriter))
 		Expect(r.Pass).To(BeFalse(), "not applicable is never counted as passed")
 		Expect(r.NotApplicable).To(And(ContainSubstring("foreign:mcplocal-delete-empty-json-rejected"), ContainSubstring("gate")))

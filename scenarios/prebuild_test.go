@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -50,27 +51,77 @@ var (
 	prebuiltOnce    built
 )
 
-// containerSpecLabels are the label sets of the container target's specs
-// (container_test.go): one per catalogue scenario the target runs, and the
-// services spec.
-func containerSpecLabels() [][]string {
-	sets := [][]string{{"container"}}
-	for _, s := range catalogue.All() {
-		if s.NotApplicable(&harness.Container{}) == "" {
-			sets = append(sets, append([]string{"container"}, s.Labels...))
-		}
-	}
-	return sets
+// The texts of the specs whose builds prebuild_test.go makes only when the
+// run selects one of them.
+const (
+	containerDescribe     = "The fault catalogue against the container target"
+	containerServicesSpec = "serves the fake docmost behind toxiproxy from their own images"
+	foreignMutantDescribe = "A foreign proxy built with a mutant"
+)
+
+var foreignMutantSpecs = []string{
+	"breaks the DELETE promise, and the report says which",
+	"still keeps the promises the mutant does not touch",
+	"reports scenarios needing capabilities the spec does not claim as not applicable, by name",
 }
 
-// selected reports whether this run's label filter selects a spec with one
-// of the label sets.
-func selected(sets [][]string) bool {
-	filter := GinkgoLabelFilter()
-	for _, set := range sets {
-		if Label(set...).MatchesLabelFilter(filter) {
-			return true
+// catalogueSpecText is the text of scenario s's spec on a target.
+func catalogueSpecText(s catalogue.Scenario) string {
+	return s.Name() + " holds promise " + s.Promise
+}
+
+// specID is what Ginkgo selects a spec by: its full text (its containers'
+// texts and its own, joined by spaces) and its labels.
+type specID struct {
+	text   string
+	labels []string
+}
+
+// containerSpecs are the container target's specs (container_test.go): one
+// per catalogue scenario the target runs, and the services spec.
+func containerSpecs() []specID {
+	ids := []specID{{containerDescribe + " " + containerServicesSpec, []string{"container"}}}
+	for _, s := range catalogue.All() {
+		if s.NotApplicable(&harness.Container{}) == "" {
+			ids = append(ids, specID{containerDescribe + " " + catalogueSpecText(s), append([]string{"container"}, s.Labels...)})
 		}
+	}
+	return ids
+}
+
+// foreignSpecs are the foreign mutant's specs (foreign_mutant_test.go).
+func foreignSpecs() []specID {
+	var ids []specID
+	for _, t := range foreignMutantSpecs {
+		ids = append(ids, specID{foreignMutantDescribe + " " + t, []string{"foreign"}})
+	}
+	return ids
+}
+
+// selected reports whether this run selects one of specs, as Ginkgo does:
+// by the label filter, the --focus and the --skip regexps.
+func selected(specs []specID) bool {
+	cfg, _ := GinkgoConfiguration()
+	filter := cfg.LabelFilter
+	matches := func(res []string, text string) bool {
+		for _, r := range res {
+			if regexp.MustCompile(r).MatchString(text) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, s := range specs {
+		if !Label(s.labels...).MatchesLabelFilter(filter) {
+			continue
+		}
+		if len(cfg.FocusStrings) > 0 && !matches(cfg.FocusStrings, s.text) {
+			continue
+		}
+		if matches(cfg.SkipStrings, s.text) {
+			continue
+		}
+		return true
 	}
 	return false
 }
@@ -100,7 +151,7 @@ var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
 		_, err = harness.BuildCommand(ctx, dir, "mcpctl")
 		Expect(err).NotTo(HaveOccurred())
 	}
-	if selected([][]string{{"foreign"}}) {
+	if selected(foreignSpecs()) {
 		By("building the foreign mutant's mcplocal (" + foreignMutant + ")")
 		foreign := filepath.Join(dir, "foreign")
 		Expect(os.MkdirAll(foreign, 0o755)).To(Succeed())
@@ -110,7 +161,7 @@ var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
 			b.Foreign = bin
 		}
 	}
-	if selected(containerSpecLabels()) {
+	if selected(containerSpecs()) {
 		b.ImageTag, b.ImageErr = buildImages(ctx)
 	}
 	out, err := json.Marshal(b)
