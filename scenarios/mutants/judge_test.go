@@ -130,16 +130,16 @@ func TestPreparedRunsWhatArgsSays(t *testing.T) {
 		argsStartWith string
 		env           string
 	}{
-		{goTest("./proxy/llm", "^TestX$"), "go test -trimpath -ldflags=-w -c -o T/bin/check.test ./proxy/llm",
+		{goTest("./proxy/llm", "^TestX$"), "go test -ldflags=-w -c -o T/bin/check.test ./proxy/llm",
 			"T/bin/check.test -test.count=1 -test.failfast -test.run ^TestX$", "./proxy/llm", "go test -count=1 -failfast ./proxy/llm -run ^TestX$", ""},
 		// mcplocal and mcpctl are linked once, before the suite, and handed
 		// to it (its BeforeSuite would link them again otherwise): a mutant
 		// that breaks them is an error, never a kill by that build.
-		{Check{Kind: Ginkgo, Label: "health", Focus: "probe"}, "go build -trimpath -ldflags=-w -o T/bin/ ./cmd/mcplocal ./cmd/mcpctl | go test -trimpath -ldflags=-w -c -o T/bin/scenarios.test ./scenarios",
+		{Check{Kind: Ginkgo, Label: "health", Focus: "probe"}, "go build -ldflags=-w -o T/bin/ ./cmd/mcplocal ./cmd/mcpctl | go test -ldflags=-w -c -o T/bin/scenarios.test ./scenarios",
 			"T/bin/scenarios.test --ginkgo.no-color --ginkgo.fail-fast --ginkgo.label-filter=health --ginkgo.focus=probe", "./scenarios",
 			"go run github.com/onsi/ginkgo/v2/ginkgo --no-color --fail-fast --label-filter=health --focus=probe ./scenarios",
 			"MCPCHAOS_MCPLOCAL=T/bin/mcplocal MCPCHAOS_MCPCTL=T/bin/mcpctl"},
-		{inCatalogue("paginate"), "go build -trimpath -ldflags=-w -o T/bin/mcpchaos ./cmd/mcpchaos", "T/bin/mcpchaos run --label paginate", ".",
+		{inCatalogue("paginate"), "go build -ldflags=-w -o T/bin/mcpchaos ./cmd/mcpchaos", "T/bin/mcpchaos run --label paginate", ".",
 			"go run ./cmd/mcpchaos run --label paginate", ""},
 	} {
 		build, run, dir, env := c.check.prepared("T")

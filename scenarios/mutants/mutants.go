@@ -115,17 +115,12 @@ func (c Check) Args() []string {
 	return nil
 }
 
-// linkFlags are the build flags of every binary a check builds.
-// -trimpath: without it the go command keys each compiled package of the
-// main module on its directory too, and every mutant's copy has its own, so
-// each mutant compiled the whole module again; with it, a copy's unchanged
-// packages come from the build cache (warmed once per run, see Run), and
-// only the patched package and its importers compile. -w: no DWARF; the
-// link is then most of a mutant's build (each binary links in whole), and
-// DWARF is about a third of the link's CPU. Stack traces keep their
-// function names and lines (the symbol table stays), so no check loses
-// what it reads; file names in them are module paths, not directories.
-var linkFlags = []string{"-trimpath", "-ldflags=-w"}
+// linkFlags are the build flags of every binary a check builds: no DWARF
+// (-w). The link is most of a mutant's build (the patched package and its
+// importers compile in seconds; each binary links in whole), and DWARF is
+// about a third of the link's CPU. Stack traces keep their function names
+// and lines (the symbol table stays), so no check loses what it reads.
+var linkFlags = []string{"-ldflags=-w"}
 
 // prepared is how judge runs the check in a copy whose scratch directory is
 // tmp: the commands that build it (each must exit 0, or the mutant does not

@@ -341,8 +341,6 @@ func Run(ctx context.Context, opts Options) []Outcome {
 		broken = control(ctx, m, muts, opts, p)
 	}
 
-	warm(ctx, m, opts, p)
-
 	out := make([]Outcome, len(muts))
 	sem := make(chan struct{}, opts.Parallel)
 	var wg sync.WaitGroup
@@ -370,26 +368,6 @@ func Run(ctx context.Context, opts Options) []Outcome {
 	}
 	wg.Wait()
 	return out
-}
-
-// warm compiles every package of the unpatched module once, with the
-// checks' build flags, into the build cache the copies share: each copy
-// then compiles only what its patch changed (see linkFlags), and the first
-// mutants do not compile the whole module side by side. A failure here is
-// only reported: each mutant's own build still judges whether it builds.
-func warm(ctx context.Context, m *module, opts Options, p *progress) {
-	args := append(append([]string{"go", "build"}, linkFlags...), "./...")
-	start := time.Now()
-	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
-	cmd.Dir = m.root
-	cmd.WaitDelay = 5 * time.Second
-	if out, err := cmd.CombinedOutput(); err != nil {
-		p.printf("warm: %s failed (%v), each mutant compiles alone:\n%s\n", strings.Join(args, " "), err, clip(string(out)))
-		return
-	}
-	p.printf("warm: %s took %v\n", strings.Join(args, " "), time.Since(start).Round(100*time.Millisecond))
 }
 
 // dispatchOrder is the order Run starts muts in, as indexes: the slowest
