@@ -391,7 +391,7 @@ var table = []Mutant{
 		Kill:       Check{Kind: Ginkgo, Label: "sessions", Focus: "DELETE after a restart"}},
 	{Name: "pagination-reads-gate-timeout", PatchFile: "62-pagination-reads-gate-timeout.patch",
 		Regression: "paginate reads the gate's timeout knob instead of its own; the compressed test knobs give both 400 ms.",
-		Kill:       Check{Kind: Ginkgo, Label: "knobs", Focus: "MCPCTL_PAGINATION_LLM_TIMEOUT_MS"}},
+		Kill:       goTest("./proxy/stage", "^TestPaginationTitlesWaitOnlyTheirOwnKnob$")},
 	{Name: "stage-budget-capped-at-knob", PatchFile: "63-stage-budget-capped-at-knob.patch",
 		Regression: "a stage's own budgetMs is capped at MCPCTL_STAGE_LLM_BUDGET_MS, so a budget above the default is silently cut.",
 		Kill:       goTest("./proxy/stage", "^TestPipelineRunWholeShape$")},
