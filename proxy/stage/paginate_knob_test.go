@@ -3,10 +3,12 @@ package stage
 import (
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/mcpchaos/mcpchaos/proxy/llm"
+	"github.com/mcpchaos/mcpchaos/proxy/llm/llmtest"
 )
 
 // TestPaginationTitlesWaitOnlyTheirOwnKnob: paginate's page titles wait for
@@ -45,5 +47,26 @@ func TestPaginationTitlesWaitOnlyTheirOwnKnob(t *testing.T) {
 	}
 	if len(out.Degradations) != 1 || out.Degradations[0].Feature != TitlesFeature {
 		t.Errorf("degradations %+v; want the titles' one", out.Degradations)
+	}
+}
+
+// TestAFallbackIsNeverCachedAsTheLLMsAnswer: titles the LLM failed to give
+// degrade to numbered pages, and that fallback is not cached: once the LLM
+// answers again, the same document gets its titles, not the numbers.
+func TestAFallbackIsNeverCachedAsTheLLMsAnswer(t *testing.T) {
+	sh, f, _ := fakeShared(t, llmtest.Answer{Status: 500})
+	p := &Paginate{ThresholdBytes: 8192, PageBytes: 4096}
+	doc := searchText("recovers")
+	if out := runOne(sh, p, time.Second, doc); len(out.Degradations) != 1 {
+		t.Fatalf("a failing LLM: degradations %+v; want the titles' one", out.Degradations)
+	}
+	f.Set(llmtest.Answer{Text: "One\nTwo\nThree\nFour\nFive"})
+	calls := len(f.Requests())
+	out := runOne(sh, p, time.Second, doc)
+	if len(out.Degradations) > 0 || !strings.Contains(out.Text, "1. One\n") {
+		t.Errorf("after the LLM recovered: degradations %+v, text %q…; want its titles", out.Degradations, out.Text[:min(200, len(out.Text))])
+	}
+	if len(f.Requests()) == calls {
+		t.Error("the recovered LLM was not asked: the fallback was served from the cache")
 	}
 }
