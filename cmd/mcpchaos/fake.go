@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/mcpchaos/mcpchaos/fakes/floor"
 	fakellm "github.com/mcpchaos/mcpchaos/fakes/llm"
 	"github.com/mcpchaos/mcpchaos/fakes/plainproxy"
 	"github.com/mcpchaos/mcpchaos/fakes/upstream"
@@ -31,6 +32,10 @@ const fakeUsage = `usage:
         upstream's tools under their own names, no health path, no trace codes,
         no session adoption, protocol errors on upstream failures; a foreign
         target for the harness (docs/targets.md); --api-key: 401 without X-Api-Key: K
+  mcpchaos fake floor --upstream URL [--listen ADDR]
+        the floor of the benchmark (fakes/floor): a plain reverse proxy (Go's
+        httputil) forwarding every path to the upstream's host, streams flushed,
+        understanding nothing of MCP
 `
 
 func runFake(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -41,6 +46,8 @@ func runFake(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return fakeLLM(ctx, args[1:], stdout, stderr)
 	case len(args) >= 1 && args[0] == "proxy":
 		return plainproxy.Main(ctx, args[1:], stdout, stderr)
+	case len(args) >= 1 && args[0] == "floor":
+		return floor.Main(ctx, args[1:], stdout, stderr)
 	}
 	fmt.Fprint(stderr, fakeUsage)
 	return exitError(2)

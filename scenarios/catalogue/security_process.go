@@ -54,10 +54,13 @@ func twinnable(t harness.Target) string {
 // productionBinary says why a target cannot show what the production binary
 // does with failpoints in its environment.
 func productionBinary(t harness.Target) string {
-	if _, ok := t.(*harness.Binary); !ok {
+	switch t.(type) {
+	case *harness.Binary:
+		return ""
+	case *harness.InProcess:
 		return "only a binary reads failpoints from its environment: in process they are an option the test passes to proxy.New, with no production switch to guard"
 	}
-	return ""
+	return "a check of mcplocal's own release binary (failpoints in its environment ignored without their switch): target " + t.Name() + " is not that binary"
 }
 
 // logsKept says why a target's proxy log cannot be read.
@@ -75,6 +78,12 @@ func logsKept(t harness.Target) string {
 // answering.
 func auditStallable(t harness.Target) string {
 	if _, ok := t.(harness.AuditStaller); !ok {
+		if why := harness.Lacks(t, harness.CapAuditAPI); why != "" {
+			return why + ": it has no audit store the harness knows of, to stall"
+		}
+		if _, ok := t.(*harness.Binary); !ok {
+			return "target " + t.Name() + "'s audit store cannot be stalled from outside its process"
+		}
 		return "its audit store cannot be stalled from outside the process: a binary's SQLite file in WAL mode takes no lock another process could hold to block its reads, and a store that can be cut (Postgres behind a toxiproxy link) needs Docker"
 	}
 	return ""
