@@ -25,7 +25,7 @@ import (
 // prebuildTimeout bounds the builds themselves (cold CGO_ENABLED=0 compiles of
 // three commands among them), far past what they take on a loaded machine:
 // it is no spec's budget.
-const prebuildTimeout = 20 * time.Minute
+const prebuildTimeout = 30 * time.Minute
 
 // foreignMutant is the known regression the foreign-mutant specs run as a
 // foreign proxy.
