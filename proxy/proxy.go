@@ -251,6 +251,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Proxy, error) {
 	mux.HandleFunc("PUT /api/v1/servers/{project}/{server}", p.serveServers)
 	mux.HandleFunc("DELETE /api/v1/servers/{project}/{server}", p.serveServers)
 	mux.HandleFunc("POST /api/v1/servers/{project}/{server}/check", p.serveServerCheck)
+	mux.HandleFunc("GET /api/v1/replay/context", p.serveReplayContext)
 	hosts := slices.Clone(cfg.AllowedHosts)
 	if h, _, err := net.SplitHostPort(cfg.Listen); err == nil && h != "" && !net.ParseIP(h).IsUnspecified() {
 		hosts = append(hosts, h)
