@@ -25,7 +25,6 @@ import (
 	"slices"
 	"sort"
 	"sync"
-	"time"
 
 	"github.com/mcpchaos/mcpchaos/proxy/audit"
 	"github.com/mcpchaos/mcpchaos/proxy/bound"
@@ -88,6 +87,7 @@ type Proxy struct {
 	admins map[string]bool
 	// upHeaders are the resolved upstream headers: project -> server -> headers.
 	upHeaders map[string]map[string]http.Header
+	getenv    func(string) string // resolves the servers API's header references
 
 	serversMu   sync.Mutex // guards cfg.Projects[*].Servers, changed by /api/v1/servers
 	serversFile string
@@ -143,6 +143,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Proxy, error) {
 			o.Logger.Warn("servers file names projects the config does not have; ignored", "file", o.ServersFile, "projects", ignored)
 		}
 	}
+	holdSecrets(cfg, o.Getenv)
 	var store audit.Store
 	switch {
 	case o.AuditStore != nil:
@@ -166,6 +167,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Proxy, error) {
 		pause:       pause.New(kv.PauseMaxWait, kv.PauseQueueMax),
 		admins:      map[string]bool{},
 		upHeaders:   map[string]map[string]http.Header{},
+		getenv:      o.Getenv,
 	}
 	users := map[string]string{}
 	names := make([]string, 0, len(cfg.Users))
@@ -215,6 +217,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Proxy, error) {
 					headers[sn] = http.Header{}
 				}
 				headers[sn].Set(hn, v)
+				redact.Hold(v) // a servers file's headers too, known only now
 			}
 		}
 		p.upHeaders[name] = headers
@@ -263,6 +266,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Proxy, error) {
 	mux.HandleFunc("PUT /api/v1/servers/{project}/{server}", p.serveServers)
 	mux.HandleFunc("DELETE /api/v1/servers/{project}/{server}", p.serveServers)
 	mux.HandleFunc("POST /api/v1/servers/{project}/{server}/check", p.serveServerCheck)
+	mux.HandleFunc("GET /api/v1/replay/context", p.serveReplayContext)
 	hosts := slices.Clone(cfg.AllowedHosts)
 	if h, _, err := net.SplitHostPort(cfg.Listen); err == nil && h != "" && !net.ParseIP(h).IsUnspecified() {
 		hosts = append(hosts, h)
@@ -314,13 +318,13 @@ func (p *Proxy) Start(addr string) error {
 	}
 	// A connection reaches the server with its first byte: until then it is
 	// idle, not slow (proxy/lazyaccept; found by the 100,000-request soak).
-	readHeader := min(10*time.Second, p.knobs.ReadTimeout, p.knobs.RequestDeadline)
+	readHeader := readHeaderTimeout(p.knobs)
 	ln := lazyaccept.New(inner, lazyaccept.Options{Idle: p.knobs.IdleConnTimeout, Max: int(p.knobs.ConnsMax),
 		Evict: readHeader, Refusal: refuseConn(p.knobs.ConnsMax, p.logger)})
 	srv := &http.Server{
 		Handler:           p.handler,
 		ReadHeaderTimeout: readHeader,
-		ReadTimeout:       min(p.knobs.ReadTimeout, p.knobs.RequestDeadline), // reading is part of answering
+		ReadTimeout:       readTimeout(p.knobs),
 		IdleTimeout:       p.knobs.IdleConnTimeout,
 		MaxHeaderBytes:    int(p.knobs.MaxHeaderBytes),
 		ErrorLog:          slog.NewLogLogger(p.logger.Handler(), slog.LevelDebug),
@@ -378,7 +382,7 @@ func (p *Proxy) Close(ctx context.Context) error {
 		// nearly spent are answered ("shutting down") before the connections
 		// close, so no client meets an EOF and their rows say so.
 		grace := p.knobs.ShutdownGrace
-		margin := min(grace/4, 250*time.Millisecond)
+		margin := shutdownMargin(grace)
 		sctx, cancel := context.WithTimeout(ctx, grace-margin)
 		err := srv.Shutdown(sctx)
 		cancel()
@@ -434,11 +438,19 @@ func (p *Proxy) instances() []health.Instance {
 }
 
 // serveInstances answers GET /api/v1/instances: every upstream's health.
+// An upstream's lastError is an operator's: it carries a service's own words
+// (an internal body's excerpt, say), so only an admin (or the one local
+// user of a proxy without users) sees it; any other token holder sees the
+// status.
 func (p *Proxy) serveInstances(w http.ResponseWriter, r *http.Request) {
 	ins := p.instances()
+	admin := callerOf(r.Context()).admin
 	for i := range ins {
 		ins[i].Paused = p.pause.Status(ins[i].Project).Paused
 		ins[i].LastError, ins[i].Note = redact.Text(ins[i].LastError), redact.Text(ins[i].Note)
+		if !admin {
+			ins[i].LastError = ""
+		}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"instances": ins, "paused": p.pausedProjects()})
 }
@@ -499,4 +511,33 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)
+}
+
+// holdSecrets tells proxy/redact every secret value cfg gives the proxy, so
+// that none leaves it in any text, whoever echoes it: the users' tokens, the
+// LLM providers' keys (API keys and OAuth tokens), the upstream servers'
+// header values and URL keys, the audit store's password.
+func holdSecrets(cfg *config.Config, getenv func(string) string) {
+	var vals []string
+	for _, u := range cfg.Users {
+		vals = append(vals, u.Resolve(getenv))
+	}
+	if cfg.LLM != nil {
+		for _, pc := range cfg.LLM.Providers {
+			vals = append(vals, pc.APIKey)
+			if pc.APIKeyEnv != "" {
+				vals = append(vals, getenv(pc.APIKeyEnv))
+			}
+		}
+	}
+	for _, pc := range cfg.Projects {
+		for _, sv := range pc.Servers {
+			vals = append(vals, redact.SecretsOf(sv.URL)...)
+			for _, h := range sv.Headers {
+				vals = append(vals, h.Resolve(getenv))
+			}
+		}
+	}
+	vals = append(vals, redact.SecretsOf(cfg.Audit)...)
+	redact.Hold(vals...)
 }

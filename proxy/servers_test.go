@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -327,5 +328,37 @@ func TestAdminAPIsRefuseAUserWithoutAdmin(t *testing.T) {
 	}
 	if _, body := w.api(http.MethodGet, "/readyz", ""); !strings.Contains(body, `"paused":[]`) {
 		t.Errorf("a refused pause paused the project: %s", body)
+	}
+}
+
+// A server's header given by reference through the servers API survives a
+// restart: the servers file and GET keep the reference (valueEnv), never
+// the value (create, restart, get).
+func TestServerHeaderReferencesRoundTrip(t *testing.T) {
+	const env, value = "MCPCHAOS_ROUND_TRIP_KEY", "round-trip-K3Y-31337"
+	t.Setenv(env, value)
+	w := newServersWorld(t)
+	spec := w.extraSpec()
+	spec.HealthCheck = nil
+	spec.Headers = map[string]config.HeaderRef{"X-Api-Key": {ValueEnv: env}}
+	if code, body := w.api(http.MethodPost, "/api/v1/servers", spec); code != http.StatusCreated {
+		t.Fatalf("create: %d %s", code, body)
+	}
+	w.start()
+	var got *config.ServerSpec
+	for _, s := range w.list() {
+		if s.Name == spec.Name {
+			got = &s
+		}
+	}
+	if got == nil || !reflect.DeepEqual(got.Headers, spec.Headers) {
+		t.Errorf("after a restart the server is %+v, want its header reference %v", got, spec.Headers)
+	}
+	b, err := os.ReadFile(w.file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), env) || strings.Contains(string(b), value) {
+		t.Errorf("the servers file must keep the reference, never the value:\n%s", b)
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcpchaos/mcpchaos/proxy/config"
 	"github.com/mcpchaos/mcpchaos/proxy/health"
+	"github.com/mcpchaos/mcpchaos/proxy/redact"
 	"github.com/mcpchaos/mcpchaos/proxy/upstream"
 )
 
@@ -118,6 +119,22 @@ func (p *Proxy) putServer(ctx context.Context, spec config.ServerSpec, force boo
 		return http.StatusConflict, "", fmt.Errorf("server %s already exists in project %s; replace it with --force (or mcpctl apply)", spec.Name, spec.Project)
 	}
 	srv := &config.Server{URL: spec.URL, HealthCheck: spec.HealthCheck}
+	// Credentials are bound to their server's URL: a spec keeps the old
+	// headers only when it keeps the URL and names none; a new URL gets
+	// exactly the headers the spec names (none: none).
+	switch {
+	case spec.Headers != nil:
+		srv.Headers = map[string]config.Header{}
+		for n, h := range spec.Headers {
+			srv.Headers[n] = config.Header{ValueEnv: h.ValueEnv}
+		}
+	case old != nil && old.URL == spec.URL:
+		srv.Headers = old.Headers
+	}
+	hdr, err := p.resolveHeaders(srv.Headers)
+	if err != nil {
+		return http.StatusUnprocessableEntity, "", err
+	}
 	cand := p.candidate(spec.Project, func(m map[string]*config.Server) { m[spec.Name] = srv })
 	if err := cand.Validate(); err != nil {
 		return http.StatusUnprocessableEntity, "", err
@@ -131,8 +148,14 @@ func (p *Proxy) putServer(ctx context.Context, spec config.ServerSpec, force boo
 	if err := p.commitServers(cand); err != nil {
 		return http.StatusInternalServerError, "", err
 	}
-	p.projects[spec.Project].PutServer(spec.Name, spec.URL)
-	p.probeServer(health.Target{Project: spec.Project, Server: spec.Name, URL: spec.URL, Check: spec.HealthCheck})
+	p.mu.Lock()
+	if p.upHeaders[spec.Project] == nil {
+		p.upHeaders[spec.Project] = map[string]http.Header{}
+	}
+	p.upHeaders[spec.Project][spec.Name] = hdr
+	p.mu.Unlock()
+	p.projects[spec.Project].PutServer(spec.Name, spec.URL, hdr)
+	p.probeServer(health.Target{Project: spec.Project, Server: spec.Name, URL: spec.URL, Check: spec.HealthCheck, Headers: hdr})
 	if old == nil {
 		return http.StatusCreated, outcomeCreated, nil
 	}
@@ -235,4 +258,26 @@ func (p *Proxy) verifyProbe(ctx context.Context, spec config.ServerSpec) error {
 		return fmt.Errorf("healthCheck.tool: %q is not a tool of server %s (it has: %s); a probe on it could never pass", h.Tool, spec.Name, strings.Join(names, ", "))
 	}
 	return nil
+}
+
+// resolveHeaders reads the values of a server's headers from the proxy's
+// environment; a header whose variable is unset, or given inline, is an
+// error naming it (the servers file keeps references, never values).
+func (p *Proxy) resolveHeaders(hs map[string]config.Header) (http.Header, error) {
+	if len(hs) == 0 {
+		return nil, nil
+	}
+	out := http.Header{}
+	for n, h := range hs {
+		if h.ValueEnv == "" {
+			return nil, fmt.Errorf("headers.%s: valueEnv is required (the servers file keeps the variable's name, never a value)", n)
+		}
+		v := p.getenv(h.ValueEnv)
+		if v == "" {
+			return nil, fmt.Errorf("headers.%s: $%s is not set in the proxy's environment", n, h.ValueEnv)
+		}
+		redact.Hold(v)
+		out.Set(n, v)
+	}
+	return out, nil
 }

@@ -19,25 +19,39 @@ import (
 
 // TestShutdownAnswersRequestsStillRunning: a tools/call still running when
 // the shutdown grace is nearly spent is answered with an isError saying the
-// proxy is shutting down (not an EOF), within the grace, and its audit row
-// says so.
+// proxy is shutting down (not an EOF, not an empty answer), within the
+// grace, and its audit row says so; on the go-sdk path and on the raw relay.
 func TestShutdownAnswersRequestsStillRunning(t *testing.T) {
-	shutdownWithACallRunning(t, false)
+	for _, relay := range []bool{false, true} {
+		t.Run(pathName(relay), func(t *testing.T) { shutdownWithACallRunning(t, relay, false) })
+	}
 }
 
 // TestShutdownEndsABegunSSEStreamWithAnAnswer: a tools/call whose answer
 // had begun (an SSE stream carrying its progress) when the grace is nearly
 // spent cannot get another HTTP answer; it gets, as the last event of its
 // stream, the isError result saying the proxy is shutting down, and its
-// row says so, instead of an EOF in the middle of the stream.
+// row says so, instead of an EOF in the middle of the stream; on the go-sdk
+// path and on the raw relay.
 func TestShutdownEndsABegunSSEStreamWithAnAnswer(t *testing.T) {
-	shutdownWithACallRunning(t, true)
+	for _, relay := range []bool{false, true} {
+		t.Run(pathName(relay), func(t *testing.T) { shutdownWithACallRunning(t, relay, true) })
+	}
+}
+
+// pathName names the path a plain tools/call takes with the relay on or off.
+func pathName(relay bool) string {
+	if relay {
+		return "relay"
+	}
+	return "sdk-path"
 }
 
 // shutdownWithACallRunning closes the proxy while a tools/call blocks
 // upstream (after a progress notification, which begins the SSE stream of
-// its answer, when progress is set) and checks the answer and the rows.
-func shutdownWithACallRunning(t *testing.T, progress bool) {
+// its answer, when progress is set), on the path relay chooses, and checks
+// the answer and the rows.
+func shutdownWithACallRunning(t *testing.T, relay, progress bool) {
 	entered := make(chan struct{}, 1)
 	// The upstream's call ends when it is cancelled or when the test ends.
 	// The proxy cancels it upstream at shutdown
@@ -65,8 +79,10 @@ func shutdownWithACallRunning(t *testing.T, progress bool) {
 	defer upSrv.Close()
 	defer close(testDone) // runs before upSrv.Close: the call lets go first
 
-	p, dsn, kv := startInFrontOf(t, upSrv.URL, nil)
+	p, dsn, kv := startInFrontOf(t, upSrv.URL, &relay)
 	progressed := make(chan struct{}, 1)
+	// A go-sdk client offers roots: without its standalone stream (where
+	// the relay would ask for them) its calls stay off the relay.
 	copts := &mcp.ClientOptions{ProgressNotificationHandler: func(context.Context, *mcp.ProgressNotificationClientRequest) {
 		select {
 		case progressed <- struct{}{}:
@@ -74,8 +90,13 @@ func shutdownWithACallRunning(t *testing.T, progress bool) {
 		}
 	}}
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "0"}, copts).Connect(context.Background(),
-		&mcp.StreamableClientTransport{Endpoint: "http://" + p.Addr() + "/projects/p/mcp", DisableStandaloneSSE: true, MaxRetries: -1}, nil)
+		&mcp.StreamableClientTransport{Endpoint: "http://" + p.Addr() + "/projects/p/mcp", DisableStandaloneSSE: !relay, MaxRetries: -1}, nil)
 	if err != nil {
+		t.Fatal(err)
+	}
+	// A first call connects the upstream session, so the relay (which
+	// sends on a session the Conn holds) takes the call, when it is on.
+	if _, err := cs.ListTools(context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}
 	type answer struct {
@@ -95,6 +116,9 @@ func shutdownWithACallRunning(t *testing.T, progress bool) {
 	<-entered
 	if progress {
 		<-progressed // the answer's SSE stream has begun
+	}
+	if relayed := p.projects["p"].Relayed() != 0; relayed != relay {
+		t.Fatalf("the call was relayed: %v; this case is the %s's", relayed, pathName(relay))
 	}
 	start := time.Now()
 	closed := make(chan struct{})

@@ -2,8 +2,6 @@ package scenarios_test
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -13,45 +11,6 @@ import (
 	"github.com/mcpchaos/mcpchaos/scenarios/catalogue"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
 )
-
-// mcplocalPath is the mcplocal binary built once for the whole suite.
-var mcplocalPath, mcpctlPath string
-
-var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
-	dir, err := os.MkdirTemp("", "mcpchaos-bin-")
-	Expect(err).NotTo(HaveOccurred())
-	path := filepath.Join(dir, "mcplocal")
-	if prebuilt := os.Getenv("MCPCHAOS_MCPLOCAL"); prebuilt != "" {
-		// mcpchaos canary runs these specs against a proxy built elsewhere
-		// (the baseline's, while the clients here run on a candidate SDK).
-		b, err := os.ReadFile(prebuilt)
-		Expect(err).NotTo(HaveOccurred(), "MCPCHAOS_MCPLOCAL")
-		Expect(os.WriteFile(path, b, 0o755)).To(Succeed())
-	} else {
-		_, err = harness.BuildMcplocal(ctx, dir)
-		Expect(err).NotTo(HaveOccurred())
-	}
-	if prebuilt := os.Getenv("MCPCHAOS_MCPCTL"); prebuilt != "" {
-		// mcpchaos mutants builds both binaries before the suite (a mutant
-		// that breaks them is an error of its run, not a kill).
-		b, err := os.ReadFile(prebuilt)
-		Expect(err).NotTo(HaveOccurred(), "MCPCHAOS_MCPCTL")
-		Expect(os.WriteFile(filepath.Join(dir, "mcpctl"), b, 0o755)).To(Succeed())
-	} else {
-		_, err = harness.BuildCommand(ctx, dir, "mcpctl")
-		Expect(err).NotTo(HaveOccurred())
-	}
-	return []byte(path)
-}, func(path []byte) {
-	mcplocalPath = string(path)
-	mcpctlPath = filepath.Join(filepath.Dir(mcplocalPath), "mcpctl")
-}, NodeTimeout(5*time.Minute))
-
-var _ = SynchronizedAfterSuite(func() {}, func() {
-	if mcplocalPath != "" {
-		_ = os.RemoveAll(filepath.Dir(mcplocalPath))
-	}
-})
 
 // targets are the places the catalogue runs the proxy under test.
 var targets = []struct {

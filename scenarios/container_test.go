@@ -19,8 +19,6 @@ import (
 
 // Bounds of the container specs.
 const (
-	dockerStartTimeout  = 4 * time.Minute  // scripts/docker.sh start: apt-get install docker.io + dockerd
-	imageBuildTimeout   = 6 * time.Minute  // three static go builds + three FROM scratch images
 	dockerCleanup       = 2 * time.Minute  // removing the images, stopping our dockerd
 	containerSpecBudget = 45 * time.Second // one catalogue scenario in a container
 	serviceSpecBudget   = time.Minute      // the fakes and toxiproxy images
@@ -30,54 +28,42 @@ const (
 // testcontainers-go with host networking; the fakes and toxiproxy stay in
 // this process. Docker is started by scripts/docker.sh when it is not
 // running; when it cannot be, these specs FAIL (they never skip).
-var _ = Describe("The fault catalogue against the container target", Label("container"), Ordered, ContinueOnFailure, func() {
-	// This run's images, under a tag of its own: another suite run on the same
-	// Docker daemon builds and removes its own.
-	images := harness.NewImageSet()
-	BeforeAll(func(ctx SpecContext) {
-		By("making sure Docker runs (scripts/docker.sh start)")
-		started, err := harness.EnsureDocker(ctx, GinkgoWriter)
-		Expect(err).NotTo(HaveOccurred(), "the container specs need Docker and never skip")
-		if started {
-			DeferCleanup(func(ctx SpecContext) {
-				Expect(harness.StopDocker(ctx, GinkgoWriter)).To(Succeed())
-			}, NodeTimeout(dockerCleanup))
-		}
-		Expect(harness.DockerAvailable(ctx)).To(Succeed())
-
-		By("building the images FROM scratch from static binaries (nothing pulled), tagged " + images.Tag())
-		start := time.Now()
-		DeferCleanup(func(ctx SpecContext) {
-			Expect(images.Remove(ctx)).To(Succeed())
-		}, NodeTimeout(dockerCleanup))
-		Expect(images.Build(ctx, GinkgoWriter)).To(Succeed())
-		AddReportEntry("image build", time.Since(start).Round(time.Millisecond).String())
-	}, NodeTimeout(dockerStartTimeout+imageBuildTimeout))
+var _ = Describe(containerDescribe, Label("container"), Ordered, ContinueOnFailure, func() {
+	// The images are built before any spec runs (prebuild_test.go); the
+	// first spec fails with why, when they could not be.
+	BeforeAll(func() {
+		Expect(prebuiltOnce.ImageErr).To(BeEmpty(), "building the container target's images")
+		Expect(containerImages).NotTo(BeNil(), "the images were not built: this run's label filter did not select the container specs")
+	})
 
 	newTarget := func() harness.Target {
-		return &harness.Container{Image: images.Mcplocal(), Stderr: GinkgoWriter}
+		image := ""
+		if containerImages != nil { // nil while the spec tree is built
+			image = containerImages.Mcplocal()
+		}
+		return &harness.Container{Image: image, Stderr: GinkgoWriter}
 	}
 	for _, s := range catalogue.All() {
 		if s.NotApplicable(newTarget()) != "" {
 			continue
 		}
-		It(s.Name()+" holds promise "+s.Promise, Label(s.Labels...), func(ctx SpecContext) {
+		It(catalogueSpecText(s), Label(s.Labels...), func(ctx SpecContext) {
 			DeferCleanup(checkNoLeaks())
 			r := s.Run(ctx, newTarget())
 			AddReportEntry("observed", fmt.Sprintf("latency=%v budget=%v trace=%s", r.Latency, r.Budget, r.Trace))
 			Expect(r.NotApplicable).To(BeEmpty())
 			Expect(r.Pass).To(BeTrue(), "%s: %s (%s)", s.Name(), r.Reason, strings.TrimSpace(s.Fault.Params()))
-		}, NodeTimeout(containerSpecBudget), SpecTimeout(specTimeout)) // not SpecTimeout: the first spec would also bound BeforeAll's build
+		}, NodeTimeout(containerSpecBudget), SpecTimeout(specTimeout))
 	}
 
-	It("serves the fake docmost behind toxiproxy from their own images", func(ctx SpecContext) {
+	It(containerServicesSpec, func(ctx SpecContext) {
 		DeferCleanup(checkNoLeaks())
 		stop := func(s *harness.Service) {
 			DeferCleanup(func(ctx context.Context) { Expect(s.Stop(ctx)).To(Succeed()) })
 		}
 		fakeAddr, err := harness.FreeLoopbackAddr()
 		Expect(err).NotTo(HaveOccurred())
-		fake, err := harness.StartService(ctx, images.Mcpchaos(),
+		fake, err := harness.StartService(ctx, containerImages.Mcpchaos(),
 			[]string{"fake", "upstream", "docmost", "--listen", fakeAddr}, fakeAddr, "/_fake/calls", GinkgoWriter)
 		Expect(err).NotTo(HaveOccurred())
 		stop(fake)
@@ -85,7 +71,7 @@ var _ = Describe("The fault catalogue against the container target", Label("cont
 		toxiAddr, err := harness.FreeLoopbackAddr()
 		Expect(err).NotTo(HaveOccurred())
 		host, port, _ := strings.Cut(toxiAddr, ":")
-		toxi, err := harness.StartService(ctx, images.Toxiproxy(), []string{"-host", host, "-port", port}, toxiAddr, "/version", GinkgoWriter)
+		toxi, err := harness.StartService(ctx, containerImages.Toxiproxy(), []string{"-host", host, "-port", port}, toxiAddr, "/version", GinkgoWriter)
 		Expect(err).NotTo(HaveOccurred())
 		stop(toxi)
 

@@ -2,7 +2,6 @@ package scenarios_test
 
 import (
 	"fmt"
-	"os"
 	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -10,28 +9,26 @@ import (
 
 	"github.com/mcpchaos/mcpchaos/scenarios/catalogue"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
-	"github.com/mcpchaos/mcpchaos/scenarios/mutants"
 )
 
 // A second proxy implementation, described only by a foreign target spec: the
 // proxy built with a known regression. The catalogue reports the promise it
 // breaks, and holds it to the others.
-var _ = Describe("A foreign proxy built with a mutant", Label("foreign"), Ordered, func() {
+var _ = Describe(foreignMutantDescribe, Label("foreign"), Ordered, func() {
 	var spec *harness.ForeignSpec
 
-	BeforeAll(func(ctx SpecContext) {
-		dir, err := os.MkdirTemp("", "mcpchaos-foreign-mutant-")
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(os.RemoveAll, dir)
-		bin, err := mutants.Build(ctx, "delete-empty-json-rejected", dir)
-		Expect(err).NotTo(HaveOccurred())
+	BeforeAll(func() {
+		// The mutant's mcplocal is built before any spec runs (prebuild_test.go).
+		Expect(prebuiltOnce.ForeignErr).To(BeEmpty(), "building mcplocal with mutant "+foreignMutant)
+		Expect(prebuiltOnce.Foreign).NotTo(BeEmpty(), "the mutant was not built: this run's label filter did not select the foreign specs")
+		var err error
 		spec, err = harness.ParseForeign([]byte(fmt.Sprintf(`name: mcplocal-delete-empty-json-rejected
 command: [%q, "serve", "--config", "{{.ConfigFile}}", "--listen", "{{.Listen}}"]
 passKnobs: true
 capabilities: [auditAPI, sessionAdoption]
-`, bin)))
+`, prebuiltOnce.Foreign)))
 		Expect(err).NotTo(HaveOccurred())
-	}, NodeTimeout(catalogue.OperationLimit(0)*6))
+	})
 
 	byName := func(name string) catalogue.Scenario {
 		for _, s := range catalogue.All() {
@@ -43,7 +40,7 @@ capabilities: [auditAPI, sessionAdoption]
 		return catalogue.Scenario{}
 	}
 
-	It("breaks the DELETE promise, and the report says which", func(ctx SpecContext) {
+	It(foreignMutantSpecs[0], func(ctx SpecContext) {
 		DeferCleanup(checkNoLeaks())
 		r := byName("none × DELETE with empty JSON body").Run(ctx, spec.Target(GinkgoWriter))
 		Expect(r.NotApplicable).To(BeEmpty())
@@ -51,13 +48,13 @@ capabilities: [auditAPI, sessionAdoption]
 		Expect(r.Reason).To(ContainSubstring("DELETE with an empty JSON body answered 400"))
 	}, SpecTimeout(specTimeout))
 
-	It("still keeps the promises the mutant does not touch", func(ctx SpecContext) {
+	It(foreignMutantSpecs[1], func(ctx SpecContext) {
 		DeferCleanup(checkNoLeaks())
 		r := byName("none × small tools/call").Run(ctx, spec.Target(GinkgoWriter))
 		Expect(r.Pass).To(BeTrue(), r.Reason)
 	}, SpecTimeout(specTimeout))
 
-	It("reports scenarios needing capabilities the spec does not claim as not applicable, by name", func(ctx SpecContext) {
+	It(foreignMutantSpecs[2], func(ctx SpecContext) {
 		r := byName("none × begin_session").Run(ctx, spec.Target(GinkgoWriter))
 		Expect(r.Pass).To(BeFalse(), "not applicable is never counted as passed")
 		Expect(r.NotApplicable).To(And(ContainSubstring("foreign:mcplocal-delete-empty-json-rejected"), ContainSubstring("gate")))

@@ -25,7 +25,8 @@ var stdin io.Reader = os.Stdin
 const serversUsage = `mcpctl create server NAME [--project P] [--server-url U]
         [--health-check-tool T] [--health-check-arguments JSON]
         [--health-check-interval S] [--health-check-timeout S]
-        [--health-check-failure-threshold N] [--force] [--wait D]
+        [--health-check-failure-threshold N] [--header NAME=env:VAR]...
+        [--force] [--wait D]
 mcpctl get servers [--project P] [-o table|yaml|json]
 mcpctl delete server NAME [--project P]
 mcpctl apply -f FILE        (FILE "-" reads standard input)
@@ -46,6 +47,14 @@ probe (tools/call on that tool, which must round-trip to the server's own
 upstream); omit it to keep a liveness probe (tools/list) while still tuning
 the timings. A tool the server does not expose is refused at create time.
 Intervals and timeouts are in seconds.
+
+--header NAME=env:VAR (repeatable) sends header NAME with every request to
+the server, its value read from the proxy's environment variable VAR (the
+proxy refuses a VAR it does not have). The servers file keeps the
+reference, never the value. Credentials are bound to their URL: with --force,
+a server keeping its URL keeps its headers unless --header is given; a
+server given a new --server-url gets only the headers given now (none
+without --header), so its old key never reaches the new URL.
 
 create server then has the proxy run the server's probe once (initialize,
 tools/list and, for a readiness probe, tools/call of its tool) and says what
@@ -195,6 +204,8 @@ func runCreate(args []string, stdout io.Writer, getenv func(string) string) erro
 	timeout := fs.Float64("health-check-timeout", 0, "seconds one probe may take")
 	threshold := fs.Int("health-check-failure-threshold", 0, "failures in a row that make the server unhealthy")
 	force := fs.Bool("force", false, "replace the server if it exists")
+	var headers headerFlags
+	fs.Var(&headers, "header", "NAME=env:VAR: header NAME's value from the proxy's environment variable VAR (repeatable)")
 	wait := fs.Duration("wait", 0, "check the server again until it answers, for at most this long")
 	pos, helped, err := parseServerFlags("create", a, fs, args[1:], stdout)
 	if helped || err != nil {
@@ -214,7 +225,7 @@ func runCreate(args []string, stdout io.Writer, getenv func(string) string) erro
 			healthSet = true
 		}
 	})
-	spec := config.ServerSpec{Name: pos[0], Project: *project, URL: *url}
+	spec := config.ServerSpec{Name: pos[0], Project: *project, URL: *url, Headers: headers.refs}
 	if healthSet {
 		spec.HealthCheck = &config.HealthCheck{Tool: *tool, IntervalSeconds: *interval, TimeoutSeconds: *timeout, FailureThreshold: *threshold}
 		if *argsJSON != "" {
@@ -483,5 +494,23 @@ func runApply(args []string, stdout io.Writer, getenv func(string) string) error
 	if len(failed) > 0 {
 		return fmt.Errorf("apply: %d of %d refused:\n  %s", len(failed), len(specs), strings.Join(failed, "\n  "))
 	}
+	return nil
+}
+
+// headerFlags collects --header NAME=env:VAR flags.
+type headerFlags struct{ refs map[string]config.HeaderRef }
+
+func (h *headerFlags) String() string { return "" }
+
+func (h *headerFlags) Set(v string) error {
+	name, ref, ok := strings.Cut(v, "=")
+	env, isEnv := strings.CutPrefix(ref, "env:")
+	if !ok || name == "" || !isEnv || env == "" {
+		return fmt.Errorf("want NAME=env:VAR (the value is read from the proxy's environment variable VAR), got %q", v)
+	}
+	if h.refs == nil {
+		h.refs = map[string]config.HeaderRef{}
+	}
+	h.refs[name] = config.HeaderRef{ValueEnv: env}
 	return nil
 }

@@ -42,6 +42,10 @@ const (
 	BadRequest Kind = "bad_request"
 	// Unauthorized answers 401: the API key is invalid.
 	Unauthorized Kind = "unauthorized"
+	// EchoCredentials answers 401 like Unauthorized, its error message
+	// quoting the credentials the request carried (its Authorization and
+	// x-api-key headers), as some gateways and providers do.
+	EchoCredentials Kind = "unauthorized_echo"
 	// RateLimited answers 429 with retry-after and retry-after-ms headers of
 	// Step.Delay (default 1s).
 	RateLimited Kind = "rate_limited"
@@ -82,6 +86,7 @@ var catalogue = []KindInfo{
 	{NotFound, "404: the model does not exist", ""},
 	{BadRequest, "400 invalid_request_error", ""},
 	{Unauthorized, "401: invalid API key", ""},
+	{EchoCredentials, "401 whose error message quotes the request's Authorization and x-api-key headers", ""},
 	{RateLimited, "429 with retry-after / retry-after-ms", "advertised retry-after (default 1s)"},
 	{ServerError, "500 (anthropic api_error, openai server_error)", ""},
 	{Overloaded, "529 overloaded_error (anthropic) or 503 (openai)", ""},

@@ -194,6 +194,9 @@ func (s *Server) handleCompletion(c *gin.Context) {
 			step = s.step(ch.Model)
 		}
 	}
+	if step.Kind == EchoCredentials {
+		step = Step{Kind: Unauthorized, Text: echoed(c.Request.Header)}
+	}
 	seq := s.begin(c, Request{
 		Time: start, Method: c.Request.Method, Path: c.Request.URL.Path,
 		Model: ch.Model, Stream: ch.Stream, Step: step, Prompt: excerpt(ch.Prompt),
@@ -438,4 +441,9 @@ func sleep(ctx context.Context, d time.Duration) bool {
 	case <-ctx.Done():
 		return false
 	}
+}
+
+// echoed is EchoCredentials' error message: the credentials h carried.
+func echoed(h http.Header) string {
+	return fmt.Sprintf("invalid credentials: Authorization=%q x-api-key=%q", h.Get("Authorization"), h.Get("X-Api-Key"))
 }

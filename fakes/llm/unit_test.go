@@ -176,12 +176,12 @@ func TestCatalogueCoversEveryKindOnce(t *testing.T) {
 		seen[info.Kind] = true
 	}
 	for _, k := range []Kind{OK, Slow, HangBeforeHeaders, HangAfterHeaders, StallMidStream, TruncatedStream, StreamError,
-		NotFound, BadRequest, Unauthorized, RateLimited, ServerError, Overloaded, Empty, Malformed, Reset} {
+		NotFound, BadRequest, Unauthorized, EchoCredentials, RateLimited, ServerError, Overloaded, Empty, Malformed, Reset} {
 		if !seen[k] {
 			t.Errorf("%s missing from the catalogue", k)
 		}
 	}
-	if len(seen) != 16 {
-		t.Errorf("catalogue has %d kinds, want 16", len(seen))
+	if len(seen) != 17 {
+		t.Errorf("catalogue has %d kinds, want 17", len(seen))
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/mcpchaos/mcpchaos/proxy/audit"
 	"github.com/mcpchaos/mcpchaos/proxy/audit/llmrows"
 	"github.com/mcpchaos/mcpchaos/proxy/llm"
+	"github.com/mcpchaos/mcpchaos/proxy/redact"
 	"github.com/mcpchaos/mcpchaos/proxy/trace"
 )
 
@@ -148,8 +149,11 @@ func (h *Handler) record(row audit.Row, resp llm.Response, err error) {
 }
 
 // Explain says why a chat turn failed, naming the last model tried with its
-// upstream status and body excerpt.
-func Explain(err error) string {
+// upstream status and body excerpt, with every secret the proxy holds
+// masked (a provider's body may quote the key it was sent).
+func Explain(err error) string { return redact.Text(explain(err)) }
+
+func explain(err error) string {
 	var ce *llm.ChainError
 	if !errors.As(err, &ce) || len(ce.Attempts) == 0 {
 		return err.Error()

@@ -20,6 +20,15 @@ type ServerSpec struct {
 	Project     string       `yaml:"project" json:"project"`
 	URL         string       `yaml:"url" json:"url"`
 	HealthCheck *HealthCheck `yaml:"healthCheck,omitempty" json:"healthCheck,omitempty"`
+	// Headers are the server's credentials, by reference only: the
+	// environment variable holding each value (never the value). A spec
+	// that replaces a server's URL carries only the headers it names.
+	Headers map[string]HeaderRef `yaml:"headers,omitempty" json:"headers,omitempty"`
+}
+
+// HeaderRef names the environment variable of a header's value.
+type HeaderRef struct {
+	ValueEnv string `yaml:"valueEnv" json:"valueEnv"`
 }
 
 // ParseServerSpecs reads what 'mcpctl get servers -o yaml' writes: a YAML
@@ -144,9 +153,25 @@ func (c *Config) Specs(project string) []ServerSpec {
 		}
 		for _, sn := range sortedKeys(c.Projects[pn].Servers) {
 			s := c.Projects[pn].Servers[sn]
-			out = append(out, ServerSpec{Name: sn, Project: pn, URL: s.URL, HealthCheck: s.HealthCheck})
+			out = append(out, ServerSpec{Name: sn, Project: pn, URL: s.URL, HealthCheck: s.HealthCheck, Headers: s.HeaderRefs()})
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Project < out[j].Project })
+	return out
+}
+
+// HeaderRefs are the server's headers given by reference (valueEnv), as a
+// spec shows them; nil when it has none. Inline values are never shown.
+func (s *Server) HeaderRefs() map[string]HeaderRef {
+	var out map[string]HeaderRef
+	for n, h := range s.Headers {
+		if h.ValueEnv == "" {
+			continue
+		}
+		if out == nil {
+			out = map[string]HeaderRef{}
+		}
+		out[n] = HeaderRef{ValueEnv: h.ValueEnv}
+	}
 	return out
 }

@@ -3,6 +3,7 @@ package deadline
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -68,6 +69,10 @@ var outcomes = []outcomeCase{
 			<-ctx.Done()
 			return nil, ctx.Err()
 		}},
+	{name: "the stop's own error", outcome: Cancelled, detail: StoppedText, text: StoppedText,
+		work: func(context.Context, func(), <-chan struct{}) (mcp.Result, error) {
+			return nil, fmt.Errorf("upstream s: %w", ErrStopped) // work that saw the project close before the guard did
+		}},
 	{name: "arriving after the stop", stopFirst: true, outcome: Cancelled, detail: StoppedText, text: StoppedText,
 		work: func(context.Context, func(), <-chan struct{}) (mcp.Result, error) {
 			panic("a request that arrived after the stop was run")
@@ -103,8 +108,8 @@ var guardPaths = []guardPath{
 
 // TestEveryPathIsAnsweredByTheOneGuard: the go-sdk path and the raw relay
 // answer every way a call can end (a result, an isError result, an error,
-// a panic, no result, a hang, the stop while it runs, the stop before it
-// came) as the one outcome table says, under the trace code its HTTP
+// a panic, no result, a hang, the stop while it runs, the stop's error,
+// the stop before it came) as the one outcome table says, under the trace code its HTTP
 // header carries.
 func TestEveryPathIsAnsweredByTheOneGuard(t *testing.T) {
 	code := trace.New()
@@ -119,10 +124,31 @@ func TestEveryPathIsAnsweredByTheOneGuard(t *testing.T) {
 					stopNow()
 				}
 				var got Answer
-				o := Options{Deadline: 100 * time.Millisecond, Stop: stop, OnAnswer: func(_ context.Context, a Answer) { got = a }}
-				res, err := path.run(context.Background(), o, code, func(ctx context.Context) (mcp.Result, error) {
-					return c.work(ctx, stopNow, release)
-				})
+				const deadline = 100 * time.Millisecond
+				o := Options{Deadline: deadline, Stop: stop, OnAnswer: func(_ context.Context, a Answer) { got = a }}
+				type answer struct {
+					res mcp.Result
+					err error
+				}
+				answered := make(chan answer, 1)
+				go func() {
+					res, err := path.run(context.Background(), o, code, func(ctx context.Context) (mcp.Result, error) {
+						return c.work(ctx, stopNow, release)
+					})
+					answered <- answer{res, err}
+				}()
+				// The guard answers by the deadline whatever the work does;
+				// the watchdog's margin only keeps a guard that does not from
+				// hanging the test.
+				const watchdog = deadline + 5*time.Second
+				var res mcp.Result
+				var err error
+				select {
+				case a := <-answered:
+					res, err = a.res, a.err
+				case <-time.After(watchdog):
+					t.Fatalf("no answer %v after the call began, with a %v deadline: the guard left it unanswered", watchdog, deadline)
+				}
 				if err != nil {
 					t.Fatalf("a tools/call answered the error %v; want a result", err)
 				}

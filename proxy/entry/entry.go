@@ -311,8 +311,10 @@ func (h *Handler) tombstone(ctx context.Context, pr Project, id, user string) {
 // false when the SDK does not know the session (nothing was written then).
 func (h *Handler) serveLive(w http.ResponseWriter, r *http.Request, pr Project, sdk http.Handler, id string, body []byte, rd rpcread.Reading) bool {
 	relaying := pr.P.Relaying() // config `relay: true`: plain tools/calls skip the go-sdk (project.RelayCall)
-	if relaying && body != nil && pr.P.CancelRelayed(id, body) {
-		w.WriteHeader(http.StatusAccepted) // the client's notifications/cancelled of a relayed call
+	if relaying && body != nil && (pr.P.CancelRelayed(id, body) || pr.P.AnswerRelayed(id, body)) {
+		// the client's notifications/cancelled of a relayed call, or its
+		// answer to a request the relay asked of it on a call's stream
+		w.WriteHeader(http.StatusAccepted)
 		return true
 	}
 	f, tr, untrack := h.track(w, r, rd)

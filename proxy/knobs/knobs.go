@@ -123,6 +123,9 @@ type Values struct {
 	// LogBufferBytes bounds the log lines mcplocal holds for stderr when
 	// stderr is slower than the proxy.
 	LogBufferBytes int64
+	// CallNotifyDrain bounds the wait, after an upstream's result, for the
+	// progress and log messages that came before it on the call's stream.
+	CallNotifyDrain time.Duration
 	// BatchMax bounds the messages of one JSON-RPC batch.
 	BatchMax int64
 	// MaxNameBytes bounds a tool's or prompt's name in a request (the MCP
@@ -194,6 +197,8 @@ var Table = []Knob{
 		func(v *Values) *int64 { return &v.UpstreamMaxResponseBytes }),
 	num("MCPCTL_LOG_BUFFER_BYTES", Bytes, 1<<20, "log lines waiting for stderr, written off the request path (full: a line is dropped, counted, and the count logged)",
 		func(v *Values) *int64 { return &v.LogBufferBytes }),
+	dur("MCPCTL_CALL_NOTIFY_DRAIN_MS", 1*time.Second, "after an upstream's result, relaying the progress and log messages that came before it on the call's stream, on the client's stream of that call (past it: they go out on the client's standalone stream)",
+		func(v *Values) *time.Duration { return &v.CallNotifyDrain }),
 	num("MCPCTL_BATCH_MAX", Count, 32, "messages in one JSON-RPC batch, where the protocol version allows batches (more: a JSON-RPC error naming this knob; a batch is refused whole in 2025-06-18 and later, and whenever it holds an initialize)",
 		func(v *Values) *int64 { return &v.BatchMax }),
 	num("MCPCTL_MAX_NAME_BYTES", Bytes, 128, "a tool's or prompt's name in a request (the MCP spec's tool-name limit; tool names are also held to its characters A-Z a-z 0-9 _ - .); longer: a JSON-RPC error naming this knob",

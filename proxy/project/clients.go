@@ -4,10 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpchaos/mcpchaos/proxy/bycall"
+	"github.com/mcpchaos/mcpchaos/proxy/relay"
 	"github.com/mcpchaos/mcpchaos/proxy/trace"
 	"github.com/mcpchaos/mcpchaos/proxy/upstream"
 )
@@ -32,6 +36,7 @@ type client struct {
 	listening int                           // the client's standalone streams (GET) open at the proxy now
 	active    []*inflight                   // requests being forwarded, oldest first
 	relays    map[string]context.CancelFunc // calls on the raw relay, by the client's JSON-RPC id
+	asks      map[string]chan relay.Message // the relay's requests to the client awaiting its answer, by their id (ask)
 	closed    bool
 }
 
@@ -41,8 +46,13 @@ type client struct {
 type inflight struct {
 	ctx    context.Context
 	server string
-	token  any // the client's progressToken, if it gave one
+	token  any          // the client's progressToken, if it gave one
+	call   *bycall.Call // what the upstream sends on this request's stream carries its tag
 }
+
+// inflightKey is the context key of a request's inflight, for the relay,
+// which reads the upstream's messages itself.
+type inflightKey struct{}
 
 func (p *Project) newClient(id string, srv *mcp.Server, ss *mcp.ServerSession) *client {
 	c := &client{p: p, id: id, srv: srv, ss: ss, conns: map[string]*upstream.Conn{},
@@ -120,6 +130,7 @@ func (c *client) upstreams() int {
 func (c *client) conn(server string) (*upstream.Conn, error) {
 	c.p.mu.Lock()
 	url, ok := c.p.servers[server]
+	hdr := c.p.headers[server] // PutServer replaces it: never changed in place
 	c.p.mu.Unlock()
 	if !ok {
 		return nil, fmt.Errorf("project %s has no server %q", c.p.Name, server)
@@ -139,7 +150,7 @@ func (c *client) conn(server string) (*upstream.Conn, error) {
 		Logger:           c.p.logger,
 		Transport:        c.p.transport,
 		MaxResponseBytes: c.p.knobs.UpstreamMaxResponseBytes,
-		Headers:          c.p.headers[server],
+		Headers:          hdr,
 		Limit:            c.p.limit,
 		Standalone:       func() bool { return c.isListening() && c.mayHearUnprompted(server) },
 		Client:           c.clientOptions(server),
@@ -269,17 +280,28 @@ func (c *client) do(ctx context.Context, server string, token any, f func(contex
 	if err != nil {
 		return err
 	}
-	done := c.begin(ctx, server, token)
+	in, done := c.begin(ctx, server, token)
 	defer done()
-	return f(ctx, conn)
+	err = f(bycall.With(ctx, in.call), conn)
+	// The result may have overtaken the call's last progress and log
+	// messages inside the go-sdk client: they go out first, on the call's
+	// stream, before its answer ends it.
+	in.call.Drain(ctx, c.p.knobs.CallNotifyDrain)
+	return err
 }
 
-func (c *client) begin(ctx context.Context, server string, token any) func() {
-	in := &inflight{ctx: ctx, server: server, token: token}
+// tags numbers the requests in flight to upstreams, so that each has a tag
+// of its own (proxy/bycall).
+var tags atomic.Uint64
+
+// begin registers the request ctx to server as in flight until the
+// returned func is called.
+func (c *client) begin(ctx context.Context, server string, token any) (*inflight, func()) {
+	in := &inflight{ctx: ctx, server: server, token: token, call: bycall.NewCall(strconv.FormatUint(tags.Add(1), 36))}
 	c.mu.Lock()
 	c.active = append(c.active, in)
 	c.mu.Unlock()
-	return func() {
+	return in, func() {
 		c.mu.Lock()
 		for i, a := range c.active {
 			if a == in {
@@ -292,25 +314,37 @@ func (c *client) begin(ctx context.Context, server string, token any) func() {
 }
 
 // related returns the context of the client request that what server just
-// sent belongs to: the one with the progress token, else the newest request
-// in flight to that server. ok is false when none is in flight; the message
-// then goes to the client's standalone stream.
-func (c *client) related(server string, token any) (context.Context, bool) {
+// sent belongs to: the one whose upstream stream carried it (tag, see
+// proxy/route), else the one with the progress token. ok is false when none
+// is in flight (the message came on the upstream's standalone stream, or
+// after its request was answered); it then goes to the client's standalone
+// stream. Never a guess: a message of one call is never relayed on another
+// call's stream (promise 9).
+func (c *client) related(server string, tag string, token any) (*inflight, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if token != nil {
-		for _, a := range c.active {
-			if a.server == server && sameToken(a.token, token) {
-				return a.ctx, true
-			}
+	for _, a := range c.active {
+		if a.server != server {
+			continue
+		}
+		if (tag != "" && a.call.Tag == tag) || (tag == "" && token != nil && sameToken(a.token, token)) {
+			return a, true
 		}
 	}
-	for i := len(c.active) - 1; i >= 0; i-- {
-		if c.active[i].server == server {
-			return c.active[i].ctx, true
-		}
+	return nil, false
+}
+
+// takeTag removes the route tag from an upstream message's _meta (nil
+// when nothing else is left in it) and returns it.
+func takeTag(meta *mcp.Meta) string {
+	if *meta == nil {
+		return ""
 	}
-	return context.Background(), false
+	tag := bycall.Take(*meta)
+	if len(*meta) == 0 {
+		*meta = nil
+	}
+	return tag
 }
 
 // sameToken compares progress tokens as JSON does: 7 and 7.0 are one token.
@@ -333,12 +367,13 @@ func (c *client) clientOptions(server string) *mcp.ClientOptions {
 	o := &mcp.ClientOptions{
 		Capabilities: caps,
 		LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) {
-			c.log(server, r.Params)
+			c.log(server, takeTag(&r.Params.Meta), r.Params)
 		},
 		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
-			c.progress(server, r.Params)
+			c.progress(server, takeTag(&r.Params.Meta), r.Params)
 		},
 		ResourceUpdatedHandler: func(ctx context.Context, r *mcp.ResourceUpdatedNotificationRequest) {
+			takeTag(&r.Params.Meta) // the proxy's own: never relayed
 			_ = c.srv.ResourceUpdated(ctx, r.Params)
 		},
 		ToolListChangedHandler:     func(context.Context, *mcp.ToolListChangedRequest) { c.listChanged("tools") },
@@ -347,14 +382,14 @@ func (c *client) clientOptions(server string) *mcp.ClientOptions {
 	}
 	if caps.Sampling != nil {
 		o.CreateMessageHandler = func(ctx context.Context, r *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
-			rel, cancel := c.toClient(ctx, server)
+			rel, cancel := c.toClient(ctx, server, takeTag(&r.Params.Meta))
 			defer cancel()
 			return c.ss.CreateMessage(rel, r.Params)
 		}
 	}
 	if caps.Elicitation != nil {
 		o.ElicitationHandler = func(ctx context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-			rel, cancel := c.toClient(ctx, server)
+			rel, cancel := c.toClient(ctx, server, takeTag(&r.Params.Meta))
 			defer cancel()
 			return c.ss.Elicit(rel, r.Params)
 		}
@@ -369,40 +404,49 @@ func (c *client) clientOptions(server string) *mcp.ClientOptions {
 // request between finding it in flight and writing the message; the SDK then
 // refuses the write on the request's closed stream, and the message goes out
 // of band instead of being lost.
-func (c *client) log(server string, p *mcp.LoggingMessageParams) {
-	c.outOfBandIfLate(server, nil, func(ctx context.Context) error { return c.ss.Log(ctx, p) })
+func (c *client) log(server, tag string, p *mcp.LoggingMessageParams) {
+	c.outOfBandIfLate(server, tag, nil, func(ctx context.Context) error { return c.ss.Log(ctx, p) })
 }
 
 // progress relays a progress notification from server to the client, on
 // the stream of the request whose token it carries while that request is in
 // flight, else on the standalone stream; like log, out of band when the
 // request was answered between finding it and writing.
-func (c *client) progress(server string, p *mcp.ProgressNotificationParams) {
-	c.outOfBandIfLate(server, p.ProgressToken, func(ctx context.Context) error { return c.ss.NotifyProgress(ctx, p) })
+func (c *client) progress(server, tag string, p *mcp.ProgressNotificationParams) {
+	c.outOfBandIfLate(server, tag, p.ProgressToken, func(ctx context.Context) error { return c.ss.NotifyProgress(ctx, p) })
 }
 
 // outOfBandIfLate writes an upstream's notification with the context of
-// the client request it belongs to (by token, else the newest in flight to
-// server), and again on the standalone stream if the SDK refused the first
-// write because that request was answered in between.
-func (c *client) outOfBandIfLate(server string, token any, write func(context.Context) error) {
-	ctx, related := c.related(server, token)
-	if err := write(ctx); err != nil && related {
+// the client request it belongs to (by the stream it came on, else by
+// token; see related), and again on the standalone stream if the SDK
+// refused the first write because that request was answered in between.
+func (c *client) outOfBandIfLate(server, tag string, token any, write func(context.Context) error) {
+	in, related := c.related(server, tag, token)
+	if !related {
 		_ = write(context.Background())
+		return
+	}
+	if err := write(in.ctx); err != nil {
+		_ = write(context.Background())
+	}
+	if tag != "" {
+		in.call.Handled()
 	}
 }
 
-// toClient is the context of a server-to-client request relayed from server:
-// related to the client request in flight (so it rides its stream), ended
-// by that request's deadline, or by the upstream's cancel, or by the request
-// deadline knob when nothing is in flight.
-func (c *client) toClient(upstreamCtx context.Context, server string) (context.Context, context.CancelFunc) {
-	rel, ok := c.related(server, nil)
+// toClient is the context of a server-to-client request relayed from
+// server, which came on the stream of the request tagged tag (see related):
+// related to that client request while it is in flight (so it rides its
+// stream), ended by that request's deadline, or by the upstream's cancel,
+// or by the request deadline knob when it is not in flight.
+func (c *client) toClient(upstreamCtx context.Context, server, tag string) (context.Context, context.CancelFunc) {
+	in, ok := c.related(server, tag, nil)
+	var rel context.Context
 	var cancel context.CancelFunc
 	if ok {
-		rel, cancel = context.WithCancel(rel)
+		rel, cancel = context.WithCancel(in.ctx)
 	} else {
-		rel, cancel = context.WithTimeout(rel, c.p.knobs.RequestDeadline)
+		rel, cancel = context.WithTimeout(context.Background(), c.p.knobs.RequestDeadline)
 	}
 	stop := context.AfterFunc(upstreamCtx, cancel)
 	return rel, func() { stop(); cancel() }
@@ -418,7 +462,7 @@ func (c *client) rootsMiddleware(server string) mcp.Middleware {
 				// Straight to the client: the SDK client would first re-check
 				// the schema against its own reading of it, and refuse forms
 				// (titled enums) the client itself accepts.
-				rel, cancel := c.toClient(ctx, server)
+				rel, cancel := c.toClient(ctx, server, takeTag(&r.Params.Meta))
 				defer cancel()
 				return c.ss.Elicit(rel, r.Params)
 			}
@@ -428,12 +472,14 @@ func (c *client) rootsMiddleware(server string) mcp.Middleware {
 			if c.caps == nil || c.caps.RootsV2 == nil {
 				return nil, errors.New("the client behind this proxy offers no roots")
 			}
-			rel, cancel := c.toClient(ctx, server)
-			defer cancel()
 			var params *mcp.ListRootsParams
-			if r, ok := req.(*mcp.ListRootsRequest); ok {
+			tag := ""
+			if r, ok := req.(*mcp.ListRootsRequest); ok && r.Params != nil {
 				params = r.Params
+				tag = takeTag(&params.Meta)
 			}
+			rel, cancel := c.toClient(ctx, server, tag)
+			defer cancel()
 			return c.ss.ListRoots(rel, params)
 		}
 	}

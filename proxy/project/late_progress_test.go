@@ -53,7 +53,7 @@ func TestAProgressLateForItsRequestsStreamGoesOutOfBand(t *testing.T) {
 	// The proxy's client state, with that request still listed in flight,
 	// as it is for an instant after the upstream's result came back.
 	cl := &client{ss: ss, active: []*inflight{{ctx: reqCtx, server: "s", token: "tok"}}}
-	cl.progress("s", &mcp.ProgressNotificationParams{ProgressToken: "tok", Progress: 1, Total: 2})
+	cl.progress("s", "", &mcp.ProgressNotificationParams{ProgressToken: "tok", Progress: 1, Total: 2})
 	select {
 	case p := <-got:
 		if p != 1 {

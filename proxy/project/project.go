@@ -117,7 +117,7 @@ func New(name string, o Options) *Project {
 	p := &Project{
 		Name:      name,
 		servers:   map[string]string{},
-		headers:   o.Headers,
+		headers:   map[string]http.Header{}, // PutServer changes the project's own
 		prefix:    !(o.NoPrefix && len(o.Servers) == 1),
 		sessions:  o.Sessions,
 		audit:     o.Audit,
@@ -135,6 +135,9 @@ func New(name string, o Options) *Project {
 		caps:      map[string]*mcp.ServerCapabilities{},
 	}
 	p.stopped, p.stop = context.WithCancel(context.Background())
+	for sn, h := range o.Headers {
+		p.headers[sn] = h
+	}
 	for sn, u := range o.Servers {
 		p.servers[sn] = u
 		p.names = append(p.names, sn)
@@ -444,6 +447,9 @@ func (p *Project) callTool(ctx context.Context, cl *client, req *mcp.CallToolReq
 	c.mu.Unlock()
 
 	res, err := p.upstreamCall(ctx, cl, server, tool, req)
+	if err == nil {
+		maskHeld(res)
+	}
 	if err != nil {
 		res = errorResult(fmt.Sprintf("%v; %s [trace %s]", err, upstream.Advice(err, server), code))
 	} else if !res.IsError && !p.pipeline.Empty() {
@@ -555,4 +561,17 @@ func newUpstreamTransport() *http.Transport {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.MaxIdleConnsPerHost = t.MaxIdleConns
 	return t
+}
+
+// maskHeld masks, in res's texts, every secret value the proxy holds: an
+// upstream may echo one (its own header's key, a token).
+func maskHeld(res *mcp.CallToolResult) {
+	if !redact.Holding() {
+		return
+	}
+	for _, c := range res.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			t.Text = redact.Values(t.Text)
+		}
+	}
 }

@@ -26,7 +26,8 @@ import (
 // the way. It keeps what the SDK path keeps: the trace code, the pause, the
 // request deadline and the upstream call timeout with their answers, the
 // audit rows, progress and log messages on the call's stream, sampling,
-// elicitation and roots asked of this client, the client's cancellation.
+// elicitation and roots asked of this client on the call's stream (ask),
+// the client's cancellation.
 //
 // It reports false, having written nothing, when the call must take the SDK
 // path: the proxy's own tools, an unknown tool, a gate not yet opened by
@@ -44,9 +45,8 @@ func (p *Project) RelayCall(w http.ResponseWriter, r *http.Request, id string, r
 		return false
 	}
 	if cl.offersRequests() && !cl.isListening() {
-		// The relay asks the upstream's sampling, elicitation and roots of
-		// the client on its standalone stream; a client without one gets
-		// them on the call's own stream, from the SDK path.
+		// Both paths ask such a client on the call's own stream; its
+		// calls stay on the SDK path, whose answers it was first held to.
 		return false
 	}
 	server, tool, ok := p.internal(rc.Name)
@@ -255,7 +255,7 @@ func (p *Project) relayUpstream(ctx context.Context, cl *client, conn *upstream.
 	after := conn.CallTimeout()
 	uctx, cancel := context.WithTimeoutCause(ctx, after, &upstream.TimeoutError{Server: server, After: after})
 	defer cancel()
-	done := cl.begin(uctx, server, rc.Progress)
+	_, done := cl.begin(uctx, server, rc.Progress)
 	defer done()
 
 	id := relay.NewID()
@@ -280,6 +280,7 @@ func (p *Project) relayUpstream(ctx context.Context, cl *client, conn *upstream.
 					text = r.FirstText() // the row's detail
 				}
 				stamped, err = r.Stamped(trace.MetaKey, code)
+				stamped = redact.ValuesIn(stamped) // an upstream may echo a secret the proxy holds
 			}
 			if err != nil {
 				err = fmt.Errorf("upstream %s: calling \"tools/call\": %w", server, err)
@@ -379,7 +380,7 @@ func (p *Project) relayRound(ctx context.Context, cl *client, conn *upstream.Con
 		case relay.Notify:
 			cl.relayNotification(ctx, server, m, b, out)
 		case relay.ServerCall:
-			resp := cl.relayServerCall(ctx, server, m)
+			resp := cl.relayServerCall(ctx, server, m, out)
 			if st2, err := rawSession(*rs).Post(ctx, resp); err == nil {
 				st2.Close()
 			}
@@ -490,47 +491,91 @@ func logRank(l mcp.LoggingLevel) int {
 	return -1
 }
 
-// relayServerCall answers a request the upstream sent during the call, by
-// asking this client session (as the SDK client's handlers do), and returns
-// the response to post upstream.
-func (c *client) relayServerCall(ctx context.Context, server string, m relay.Message) []byte {
-	var res any
-	var err error
-	rel, cancel := c.toClient(ctx, server)
-	defer cancel()
+// relayServerCall answers a request the upstream sent during the call and
+// returns the response to post upstream: ping by the proxy; roots,
+// sampling and elicitation, when the client offers them, by asking the
+// client on the call's own stream (out) under an id of the proxy's, and
+// passing its answer back as it came (AnswerRelayed delivers it); what the
+// client does not offer with the error the SDK path gives.
+func (c *client) relayServerCall(ctx context.Context, server string, m relay.Message, out *relayOut) []byte {
+	k := c.caps
+	offered := k != nil && ((m.Method == "roots/list" && k.RootsV2 != nil) ||
+		(m.Method == "sampling/createMessage" && k.Sampling != nil) ||
+		(m.Method == "elicitation/create" && k.Elicitation != nil))
 	switch {
 	case m.Method == "ping":
-		res = map[string]any{}
-	case m.Method == "roots/list" && c.caps != nil && c.caps.RootsV2 != nil:
-		var params mcp.ListRootsParams
-		_ = json.Unmarshal(m.Params, &params)
-		res, err = c.ss.ListRoots(rel, &params)
+		return relay.Response(m.ID, json.RawMessage(`{}`), nil)
+	case offered:
+		res, errObj := c.ask(ctx, m, out)
+		return relay.Response(m.ID, res, errObj)
 	case m.Method == "roots/list":
-		err = errors.New("the client behind this proxy offers no roots")
-	case m.Method == "sampling/createMessage" && c.caps != nil && c.caps.Sampling != nil:
-		var params mcp.CreateMessageParams
-		if err = json.Unmarshal(m.Params, &params); err == nil {
-			res, err = c.ss.CreateMessage(rel, &params)
+		return relayError(m.ID, -32603, "the client behind this proxy offers no roots")
+	}
+	return relayError(m.ID, -32601, fmt.Sprintf("method %q not supported by this client", m.Method))
+}
+
+func relayError(id json.RawMessage, code int64, msg string) []byte {
+	b, _ := json.Marshal(relay.WireError{Code: code, Message: msg})
+	return relay.Response(id, nil, b)
+}
+
+// ask sends the upstream's request m to the client on the call's stream
+// and waits, bounded by the call's ctx, for the client's answer: its result
+// or its error object.
+func (c *client) ask(ctx context.Context, m relay.Message, out *relayOut) (result, errObj json.RawMessage) {
+	id := relay.NewAskID()
+	answer := make(chan relay.Message, 1)
+	c.mu.Lock()
+	if c.asks == nil {
+		c.asks = map[string]chan relay.Message{}
+	}
+	c.asks[string(id)] = answer
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		delete(c.asks, string(id))
+		c.mu.Unlock()
+	}()
+	out.event(relay.Ask(id, m.Method, m.Params))
+	select {
+	case a := <-answer:
+		if a.Error != nil {
+			return nil, a.Error
 		}
-	case m.Method == "elicitation/create" && c.caps != nil && c.caps.Elicitation != nil:
-		var params mcp.ElicitParams
-		if err = json.Unmarshal(m.Params, &params); err == nil {
-			res, err = c.ss.Elicit(rel, &params)
-		}
-	default:
-		b, _ := json.Marshal(relay.WireError{Code: -32601, Message: fmt.Sprintf("method %q not supported by this client", m.Method)})
-		return relay.Response(m.ID, nil, b)
+		return a.Result, nil
+	case <-ctx.Done():
+		out.event(relay.Cancelled(id, "the call ended"))
+		b, _ := json.Marshal(relay.WireError{Code: -32603, Message: fmt.Sprintf("%s: the client did not answer within the call: %v", m.Method, context.Cause(ctx))})
+		return nil, b
 	}
-	if err != nil {
-		b, _ := json.Marshal(relay.WireError{Code: -32603, Message: err.Error()})
-		return relay.Response(m.ID, nil, b)
+}
+
+// AnswerRelayed delivers a client's answer (body, one JSON-RPC response)
+// to the request the relay asked of it on session id (ask); it reports
+// false when body is no answer to such a request (the SDK then handles it).
+func (p *Project) AnswerRelayed(id string, body []byte) bool {
+	if !relay.IsAskAnswer(body) {
+		return false
 	}
-	b, merr := json.Marshal(res)
-	if merr != nil {
-		eb, _ := json.Marshal(relay.WireError{Code: -32603, Message: merr.Error()})
-		return relay.Response(m.ID, nil, eb)
+	m := relay.Classify(body)
+	if m.Kind != relay.Answer {
+		return false
 	}
-	return relay.Response(m.ID, b, nil)
+	p.mu.Lock()
+	cl := p.clients[id]
+	p.mu.Unlock()
+	if cl == nil {
+		return false
+	}
+	cl.mu.Lock()
+	answer := cl.asks[string(m.ID)]
+	delete(cl.asks, string(m.ID))
+	cl.mu.Unlock()
+	if answer == nil {
+		return false
+	}
+	answer <- m // buffered for one, and the entry is gone: never blocks
+	return true
 }
 
 // relaying registers a relayed call of the client under its JSON-RPC id,

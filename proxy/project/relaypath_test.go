@@ -48,7 +48,7 @@ func serveRelaying(t *testing.T, p *Project) string {
 				return
 			}
 			r.Body = io.NopCloser(bytes.NewReader(body))
-			if p.CancelRelayed(id, body) {
+			if p.CancelRelayed(id, body) || p.AnswerRelayed(id, body) {
 				w.WriteHeader(http.StatusAccepted)
 				return
 			}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpchaos/mcpchaos/proxy/bycall"
 	"github.com/mcpchaos/mcpchaos/proxy/knobs"
 	"github.com/mcpchaos/mcpchaos/proxy/session"
 )
@@ -160,10 +161,10 @@ func (u *scriptedUpstream) serve(t *testing.T) string {
 }
 
 // With several calls in flight, what an upstream sends while it works goes
-// on the stream of the call it belongs to: progress on the call whose token
-// it carries; a log message (no token) on the newest call in flight to the
-// server that sent it, never on a call to another server; when that is the
-// only call left, still on it.
+// on the stream of the call it belongs to (promise 9, routing by call):
+// progress and log messages alike on the call whose upstream stream carried
+// them, never on another call to the same server or to another server;
+// when that is the only call left, still on it.
 func TestUpstreamMessagesRideTheirOwnCallAmongSeveral(t *testing.T) {
 	up := &scriptedUpstream{arrived: make(chan string, 8), quit: make(chan struct{}), cmds: map[string]chan string{}}
 	p := New("p", Options{Servers: map[string]string{"s1": up.serve(t), "s2": up.serve(t)}, Sessions: session.NewTable(), Audit: discardRows{}, Knobs: knobs.Defaults(), Logger: slog.New(slog.DiscardHandler)})
@@ -227,8 +228,7 @@ func TestUpstreamMessagesRideTheirOwnCallAmongSeveral(t *testing.T) {
 	call("C", "s1") // in flight, oldest first: A (s1), B (s2), C (s1)
 
 	up.commands("A") <- "say"
-	expect("A says", "A", "progress tok-A")
-	expect("A says", "C", "log A") // the newest call to s1
+	expect("A says", "A", "progress tok-A", "log A") // not C's, the newest call to s1
 	up.commands("C") <- "say"
 	expect("C says", "C", "progress tok-C", "log C")
 	up.commands("B") <- "say"
@@ -243,12 +243,41 @@ func TestUpstreamMessagesRideTheirOwnCallAmongSeveral(t *testing.T) {
 	end("B")
 
 	for id, want := range map[string][]string{
-		"A": {"progress tok-A"},
+		"A": {"log A", "progress tok-A"},
 		"B": {"log B", "log B", "progress tok-B", "progress tok-B"},
-		"C": {"log A", "log C", "progress tok-C"},
+		"C": {"log C", "progress tok-C"},
 	} {
 		if got := streams.on(id); strings.Join(got, "|") != strings.Join(want, "|") {
 			t.Errorf("call %s's stream carried %q, want %q", id, got, want)
+		}
+	}
+}
+
+// related finds the call a message from an upstream belongs to by the
+// stream it came on (its tag), else, for one on no call's stream, by its
+// progress token; never by a guess (the newest call, another server's).
+func TestRelatedFindsTheCallByItsStreamElseByItsToken(t *testing.T) {
+	a := &inflight{server: "s", token: "ta", call: bycall.NewCall("1")}
+	b := &inflight{server: "s", token: "tb", call: bycall.NewCall("2")}
+	other := &inflight{server: "t", call: bycall.NewCall("3")}
+	cl := &client{active: []*inflight{a, b, other}}
+	for _, c := range []struct {
+		server, tag string
+		token       any
+		want        *inflight
+	}{
+		{"s", "1", nil, a},
+		{"s", "2", "ta", b}, // the stream decides, whatever the token says
+		{"s", "", "ta", a},
+		{"s", "", "tb", b},
+		{"s", "", nil, nil},  // on no call's stream, no token: the standalone stream
+		{"s", "3", nil, nil}, // another server's call
+		{"t", "1", nil, nil},
+		{"s", "9", nil, nil}, // a call already answered
+	} {
+		got, ok := cl.related(c.server, c.tag, c.token)
+		if got != c.want || ok != (c.want != nil) {
+			t.Errorf("related(%q, %q, %v) = %v, %v; want %v", c.server, c.tag, c.token, got, ok, c.want)
 		}
 	}
 }

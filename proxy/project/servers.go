@@ -1,6 +1,8 @@
 package project
 
 import (
+	"net/http"
+	"reflect"
 	"slices"
 )
 
@@ -27,15 +29,22 @@ func (p *Project) Servers() map[string]string {
 // serves. A replaced server's upstream sessions are closed (each client
 // reconnects to the new URL on its next use), and every client session of
 // the project is sent tools, prompts and resources list_changed, so it lists
-// again and sees the new tools. Putting a server unchanged does nothing.
-func (p *Project) PutServer(name, url string) {
+// again and sees the new tools. Headers are the server's credentials from
+// now on: the ones given, none when nil, never the replaced server's.
+// Putting a server unchanged does nothing.
+func (p *Project) PutServer(name, url string, headers http.Header) {
 	p.mu.Lock()
 	old, had := p.servers[name]
-	if had && old == url {
+	if had && old == url && reflect.DeepEqual(p.headers[name], headers) {
 		p.mu.Unlock()
 		return
 	}
 	p.servers[name] = url
+	if len(headers) == 0 {
+		delete(p.headers, name)
+	} else {
+		p.headers[name] = headers.Clone()
+	}
 	if !had {
 		names := append(slices.Clone(p.names), name) // readers hold the old slice
 		slices.Sort(names)

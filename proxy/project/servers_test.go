@@ -80,7 +80,7 @@ func TestServersChangeWhileServing(t *testing.T) {
 		}
 	}
 
-	p.PutServer("b", bURL)
+	p.PutServer("b", bURL, nil)
 	told("adding b")
 	if got := fmt.Sprint(p.Servers()); got != fmt.Sprintf("map[a:%s b:%s]", aURL, bURL) {
 		t.Errorf("Servers() = %s", got)
@@ -94,11 +94,11 @@ func TestServersChangeWhileServing(t *testing.T) {
 	if want := "conn a,conn b,mem://a/doc=a,mem://a/items/{id}=a,mem://b/doc=b,mem://b/items/{id}=b"; before != want {
 		t.Fatalf("the session routes %s, want %s", before, want)
 	}
-	p.PutServer("a", aURL) // unchanged
+	p.PutServer("a", aURL, nil) // unchanged
 	if got := routes(); got != before {
 		t.Errorf("putting a unchanged changed the routes to %s", got)
 	}
-	p.PutServer("a", a2URL)
+	p.PutServer("a", a2URL, nil)
 	told("replacing a")
 	if got, want := routes(), "conn b,mem://b/doc=b,mem://b/items/{id}=b"; got != want {
 		t.Errorf("after a was replaced the session routes %s, want %s", got, want)
@@ -126,7 +126,7 @@ func TestServersChangeWhileServing(t *testing.T) {
 	if got := fmt.Sprint(p.Servers()); got != fmt.Sprintf("map[a:%s]", a2URL) || strings.Join(p.serverNames(), ",") != "a" {
 		t.Errorf("after removing b: %s, names %v", got, p.serverNames())
 	}
-	p.PutServer("0", bURL)
+	p.PutServer("0", bURL, nil)
 	told("adding 0")
 	if got := strings.Join(p.serverNames(), ","); got != "0,a" {
 		t.Errorf("server names %s, want them sorted: 0,a", got)

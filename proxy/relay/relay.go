@@ -108,6 +108,29 @@ func NewID() json.RawMessage {
 	return json.RawMessage(strconv.Quote("mcplocal-relay-" + strconv.FormatUint(seq.Add(1), 10)))
 }
 
+// askPrefix begins the ids of the requests the relay asks of a client on
+// its behalf of an upstream (NewAskID).
+const askPrefix = "mcplocal-ask-"
+
+// NewAskID is an id for a request the relay makes of the client during a
+// call (an upstream's sampling, elicitation or roots): a string no go-sdk
+// server session numbers its own requests with.
+func NewAskID() json.RawMessage {
+	return json.RawMessage(strconv.Quote(askPrefix + strconv.FormatUint(seq.Add(1), 10)))
+}
+
+// IsAskAnswer reports, cheaply, whether body may be the client's answer to
+// a request with a NewAskID id (Classify then reads it).
+func IsAskAnswer(body []byte) bool {
+	return bytes.Contains(body, []byte(`"`+askPrefix)) && !bytes.Contains(body, []byte(`"method"`))
+}
+
+// Ask is a request of the relay's own to the client: method with params,
+// as an upstream sent them, under id.
+func Ask(id json.RawMessage, method string, params json.RawMessage) []byte {
+	return message(id, method, params, nil, nil)
+}
+
 // Request is the upstream's tools/call, as the go-sdk client would send
 // the SDK path's call: meta as given (nil: no _meta), the upstream's tool
 // name, the client's arguments ({} when it sent none).

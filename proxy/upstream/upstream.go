@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpchaos/mcpchaos/proxy/bycall"
 )
 
 // ProtocolVersion is the MCP version the proxy speaks to upstreams.
@@ -126,7 +128,8 @@ func New(name, url string, o Options) *Conn {
 		lock:           make(chan struct{}, 1),
 	}
 	c.httpClient = &http.Client{Transport: tracking{
-		base:  Shape(LimitResponses(WithHeaders(abortable{base: base, closing: closing}, o.Headers), o.MaxResponseBytes)),
+		// route: what arrives on a call's stream is tagged with the call.
+		base:  bycall.Transport(Shape(LimitResponses(WithHeaders(abortable{base: base, closing: closing}, o.Headers), o.MaxResponseBytes))),
 		calls: &c.pending,
 	}}
 	return c

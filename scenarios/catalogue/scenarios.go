@@ -69,6 +69,10 @@ func All() []Scenario {
 			Labels: []string{"sessions", "delete"}, Env: users, Budget: requestDeadline, Expect: sessionAnswered},
 	)
 	out = append(out, securityScenarios()...)
+	out = append(out, routingScenarios()...)
+	out = append(out, heldSecretScenarios()...)
+	out = append(out, instancesScenarios()...)
+	out = append(out, credentialScenarios()...)
 	out = append(out, processScenarios()...)
 	out = append(out, readingScenarios()...)
 	// Promise 4: LLM-optional pagination is bounded, falls back to numbered

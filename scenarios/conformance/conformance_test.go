@@ -1,6 +1,7 @@
 package conformance_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -24,6 +25,56 @@ const (
 	runTimeout   = conformance.RunTimeout + 30*time.Second
 )
 
+// suiteBinaries are what the specs run, built before any of them starts, so
+// a spec's timeout bounds only the run it checks, never a cold compile.
+type suiteBinaries struct{ Fixture, Mcplocal, Dir, Err string }
+
+var binaries suiteBinaries
+
+var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
+	var b suiteBinaries
+	if Label("conformance").MatchesLabelFilter(GinkgoLabelFilter()) {
+		b = buildBinaries(ctx)
+	}
+	out, err := json.Marshal(b)
+	Expect(err).NotTo(HaveOccurred())
+	return out
+}, func(data []byte) {
+	Expect(json.Unmarshal(data, &binaries)).To(Succeed())
+}, NodeTimeout(buildTimeout))
+
+var _ = SynchronizedAfterSuite(func() {}, func() {
+	if binaries.Dir != "" {
+		_ = os.RemoveAll(binaries.Dir)
+	}
+})
+
+// buildBinaries builds go-sdk's everything-server from the module cache and
+// mcplocal (or takes the prebuilt one McplocalEnv names).
+func buildBinaries(ctx SpecContext) (b suiteBinaries) {
+	root, err := conformance.ModuleRoot()
+	if err != nil {
+		return suiteBinaries{Err: err.Error()}
+	}
+	if b.Dir, err = os.MkdirTemp("", "mcpchaos-conformance-"); err != nil {
+		return suiteBinaries{Err: err.Error()}
+	}
+	By("building go-sdk's conformance everything-server from the module cache")
+	if b.Fixture, err = conformance.Build(ctx, root, conformance.FixturePackage, b.Dir); err != nil {
+		b.Err = err.Error()
+		return b
+	}
+	if b.Mcplocal = os.Getenv(McplocalEnv); b.Mcplocal != "" {
+		By("using the prebuilt mcplocal at " + b.Mcplocal)
+		return b
+	}
+	By("building mcplocal")
+	if b.Mcplocal, err = conformance.Build(ctx, root, "./cmd/mcplocal", b.Dir); err != nil {
+		b.Err = err.Error()
+	}
+	return b
+}
+
 // BaselineFile is the ratchet, relative to the module root.
 var BaselineFile = filepath.Join("tools", "conformance", "baseline.yml")
 
@@ -46,18 +97,11 @@ var _ = Describe("The official MCP conformance suite", Label("conformance"), Ord
 		baseline, err = conformance.LoadBaseline(filepath.Join(root, BaselineFile))
 		Expect(err).NotTo(HaveOccurred())
 
-		dir := GinkgoT().TempDir()
-		By("building go-sdk's conformance everything-server from the module cache")
-		fixtureBin, err = conformance.Build(ctx, root, conformance.FixturePackage, dir)
-		Expect(err).NotTo(HaveOccurred())
-		if mcplocalBin = os.Getenv(McplocalEnv); mcplocalBin != "" {
-			By("using the prebuilt mcplocal at " + mcplocalBin)
-		} else {
-			By("building mcplocal")
-			mcplocalBin, err = conformance.Build(ctx, root, "./cmd/mcplocal", dir)
-			Expect(err).NotTo(HaveOccurred())
-		}
-	}, NodeTimeout(buildTimeout))
+		// Built before any spec runs (the SynchronizedBeforeSuite above).
+		Expect(binaries.Err).To(BeEmpty(), "building the fixture and mcplocal")
+		fixtureBin, mcplocalBin = binaries.Fixture, binaries.Mcplocal
+		Expect(fixtureBin).NotTo(BeEmpty(), "the fixture was not built: this run's label filter did not select the conformance specs")
+	})
 
 	It("passes against go-sdk's everything-server directly, as the baseline says", func(ctx SpecContext) {
 		fixture, url, err := conformance.StartFixture(ctx, fixtureBin)

@@ -34,6 +34,9 @@ type Spec struct {
 	Config     *config.Config
 	Knobs      knobs.Values
 	Failpoints *failpoint.Set
+	// Env are environment variables the proxy reads (the secrets the
+	// config names by tokenEnv, apiKeyEnv, valueEnv).
+	Env map[string]string
 }
 
 // InProcess runs the proxy inside the test process. Its log goes to Logger
@@ -71,7 +74,7 @@ func (t *InProcess) startLocked(ctx context.Context, addr string) error {
 	}
 	p, err := proxy.New(ctx, t.spec.Config, proxy.Options{
 		Knobs: &t.spec.Knobs, Logger: t.logger(), Failpoints: t.spec.Failpoints,
-		Getenv: func(string) string { return "" }, AuditStore: store,
+		Getenv: func(k string) string { return t.spec.Env[k] }, AuditStore: store,
 	})
 	if err != nil {
 		if store != nil {

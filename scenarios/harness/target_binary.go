@@ -259,6 +259,9 @@ func (b *Binary) environLocked() []string {
 			env = append(env, "MCPLOCAL_ENABLE_FAILPOINTS=1") // mcplocal ignores failpoints without it
 		}
 	}
+	for k, v := range b.spec.Env {
+		env = append(env, k+"="+v)
+	}
 	return append(env, b.Env...)
 }
 

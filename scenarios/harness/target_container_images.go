@@ -38,7 +38,7 @@ const (
 
 // Bounds of the Docker plumbing.
 const (
-	imageBuildCap    = 5 * time.Minute      // go build of three commands + three docker builds
+	imageBuildCap    = 15 * time.Minute     // a hang guard on the go build of three commands + three docker builds (a cold one took over 5 min at load 20)
 	dockerScriptCap  = 3 * time.Minute      // scripts/docker.sh start: apt-get install + dockerd start
 	imageLabel       = "org.mcpchaos.image" // which command the image runs
 	imageRunLabel    = "org.mcpchaos.run"   // the tag of the ImageSet that built it

@@ -47,6 +47,9 @@ type Env struct {
 	Users map[string]string
 	// Failpoints armed in the proxy under test (in-process and binary targets).
 	Failpoints *failpoint.Set
+	// SecretEnv are the variables the config's *Env fields name (LLMKeys),
+	// given to the proxy's environment.
+	SecretEnv map[string]string
 	// LLM is the primary fake LLM (OpenAI wire format, model PrimaryModel)
 	// behind LLMLink; Fallback the Anthropic fake after it. Nil unless asked for.
 	LLM      *fakellm.Server
@@ -237,6 +240,12 @@ type EnvOptions struct {
 	// LLM starts a fake LLM as the proxy's primary provider; Fallback adds a
 	// second (Anthropic) after it. Without LLM the proxy has no LLM configured.
 	LLM, Fallback bool
+	// LLMKeys gives the fake LLMs' providers API keys (LLMKeyPrimary,
+	// LLMKeyFallback), by apiKeyEnv through the target's environment.
+	LLMKeys bool
+	// UpstreamKey puts UpstreamKeyValue in the proxy's environment as
+	// UpstreamKeyEnv, for servers whose headers name it.
+	UpstreamKey bool
 	// LLMDefault is how the fake LLMs answer until a fault says otherwise;
 	// the zero Step is ok with fakellm.Reply's text.
 	LLMDefault fakellm.Step
@@ -272,6 +281,15 @@ type EnvOptions struct {
 	// (requireAuth: false), for scenarios about a wrong token there.
 	SecondProjectOpen bool
 }
+
+// The API keys of the fake LLMs' providers in a world with LLMKeys.
+const (
+	LLMKeyPrimary  = "sk-primary-K3Y-0001"
+	LLMKeyFallback = "sk-ant-oat01-FALLBACK-T0KEN"
+	// UpstreamKeyEnv holds UpstreamKeyValue in a world with UpstreamKey.
+	UpstreamKeyEnv   = "MCPCHAOS_UPSTREAM_KEY"
+	UpstreamKeyValue = "upstream-K3Y-7777"
+)
 
 // RelayEnv, set to 0, turns the raw tools/call relay off in every world
 // whose options choose neither Relay nor NoRelay (to run the specs on the
@@ -445,6 +463,22 @@ func NewEnv(ctx context.Context, o EnvOptions) (e *Env, err error) {
 			e.Config.LLM.Providers["vllm-current"] = p
 			e.Config.LLM.Providers["anthropic-fallback"] = llm.ProviderConfig{Kind: llm.KindAnthropic, URL: e.Fallback.URL(), Model: FallbackModel}
 		}
+		if o.LLMKeys {
+			e.SecretEnv = map[string]string{}
+			for name, key := range map[string]string{"vllm-current": LLMKeyPrimary, "anthropic-fallback": LLMKeyFallback} {
+				if pc, ok := e.Config.LLM.Providers[name]; ok {
+					pc.APIKeyEnv = "MCPCHAOS_KEY_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
+					e.Config.LLM.Providers[name] = pc
+					e.SecretEnv[pc.APIKeyEnv] = key
+				}
+			}
+		}
+	}
+	if o.UpstreamKey {
+		if e.SecretEnv == nil {
+			e.SecretEnv = map[string]string{}
+		}
+		e.SecretEnv[UpstreamKeyEnv] = UpstreamKeyValue
 	}
 	if len(o.Users) > 0 {
 		e.Config.Users = map[string]config.User{}
@@ -463,7 +497,7 @@ func NewEnv(ctx context.Context, o EnvOptions) (e *Env, err error) {
 		}
 		e.armed, e.struck = o.Fault, true
 	}
-	if err = e.Target.Start(ctx, Spec{Config: e.Config, Knobs: e.Knobs, Failpoints: e.Failpoints}); err != nil {
+	if err = e.Target.Start(ctx, Spec{Config: e.Config, Knobs: e.Knobs, Failpoints: e.Failpoints, Env: e.SecretEnv}); err != nil {
 		return e, fmt.Errorf("target %s: %w", e.Target.Name(), err)
 	}
 	if o.Fault != nil && o.Fault.Strikes() != StrikeBeforeStart {

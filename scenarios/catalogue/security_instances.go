@@ -1,0 +1,114 @@
+package catalogue
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/mcpchaos/mcpchaos/proxy/config"
+	"github.com/mcpchaos/mcpchaos/proxy/knobs"
+	"github.com/mcpchaos/mcpchaos/scenarios/harness"
+)
+
+// instancesScenarios: what /api/v1/instances shows to whom.
+func instancesScenarios() []Scenario {
+	env := twoUsers
+	env.DocmostHealth = &config.HealthCheck{IntervalSeconds: 0.1, TimeoutSeconds: 0.5, FailureThreshold: 1}
+	return []Scenario{
+		{Fault: harness.LinkDown{}, Operation: LastErrorForAdmins, Promise: "8 secrets never leave",
+			Labels: []string{"security", "secrets", "audit-api"}, Env: env, Budget: func(knobs.Values) time.Duration { return lastErrorWait }, Expect: sessionAnswered,
+			Needs: ownsSessions},
+	}
+}
+
+// lastErrorWait bounds the wait for the health prober to see the upstream
+// down.
+const lastErrorWait = 5 * time.Second
+
+type instancesBody struct {
+	Instances []struct {
+		Server    string `json:"server"`
+		Status    string `json:"status"`
+		LastError string `json:"lastError"`
+	} `json:"instances"`
+}
+
+// LastErrorForAdmins: with the upstream down, an admin's GET
+// /api/v1/instances names its last error (a service's words, which may
+// quote an internal body); any other token holder's shows its status only.
+var LastErrorForAdmins = Operation{Name: "an upstream's lastError in /api/v1/instances, for an admin and for a user", Do: func(ctx context.Context, env *harness.Env) Observation {
+	clk := startClock()
+	get := func(token string) (instancesBody, error) {
+		var b instancesBody
+		hc := harness.HTTPClient(token)
+		defer hc.CloseIdleConnections()
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, env.Target.URL()+"/api/v1/instances", nil)
+		if err != nil {
+			return b, err
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			return b, err
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return b, fmt.Errorf("/api/v1/instances answered %d", resp.StatusCode)
+		}
+		return b, json.NewDecoder(resp.Body).Decode(&b)
+	}
+	lastError := func(b instancesBody) string {
+		for _, in := range b.Instances {
+			if in.Server == "docmost" {
+				return in.LastError
+			}
+		}
+		return ""
+	}
+	var o Observation
+	deadline := time.Now().Add(lastErrorWait)
+	for {
+		admin, err := get(env.AdminToken())
+		if err != nil {
+			return clk.stop(Observation{Err: err})
+		}
+		if lastError(admin) != "" {
+			break
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			o.Broken = append(o.Broken, "an admin's /api/v1/instances never named the down upstream's lastError: the fault did not strike")
+			clk.into(&o)
+			return o
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	user, err := get(env.Token("alice"))
+	if err != nil {
+		return clk.stop(Observation{Err: err})
+	}
+	if le := lastError(user); le != "" {
+		o.Broken = append(o.Broken, "8 a non-admin's /api/v1/instances shows the upstream's lastError: "+excerpt(le))
+	}
+	clk.into(&o)
+	return o
+}}
+
+// apiGetWith GETs path from the proxy with token ("" sends none) and
+// returns the status and body.
+func apiGetWith(ctx context.Context, env *harness.Env, token, path string) (int, string, error) {
+	hc := harness.HTTPClient(token)
+	defer hc.CloseIdleConnections()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, env.Target.URL()+path, nil)
+	if err != nil {
+		return 0, "", err
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	return resp.StatusCode, string(b), err
+}
