@@ -69,6 +69,10 @@ func (s Scenario) Name() string {
 type Operation struct {
 	Name string
 	Do   func(ctx context.Context, env *harness.Env) Observation
+	// Forwards lists the MCP methods beyond tools the operation needs the
+	// proxy to forward (harness.ForwardableMethods), against the everything
+	// fake: a generic scenario that applies to every proxy claiming them.
+	Forwards []string
 }
 
 // Observation is what an operation saw.
@@ -213,7 +217,9 @@ func (s Scenario) Requires() []string {
 	if s.Env.Gate {
 		caps = append(caps, harness.CapGate, harness.CapAuditAPI)
 	}
-	if s.Env.Everything {
+	if s.Env.Everything && len(s.Operation.Forwards) == 0 {
+		// The everything fake for a check of mcplocal's own (its upstream
+		// sessions), not for a method a proxy forwards.
 		caps = append(caps, harness.CapEverything)
 	}
 	for _, n := range s.Fault.Requires() {
@@ -232,6 +238,9 @@ func (s Scenario) NotApplicable(target harness.Target) string {
 		return ro.ReadOnly()
 	}
 	if why := harness.Lacks(target, s.Requires()...); why != "" {
+		return why
+	}
+	if why := harness.Unforwarded(target, s.Operation.Forwards...); why != "" {
 		return why
 	}
 	if why := harness.Unmet(target, s.Env, s.Fault.Requires()...); why != "" {

@@ -66,7 +66,7 @@ func All() []Scenario {
 		Scenario{Fault: harness.ProxyKill{}, Operation: Reconnect, Promise: "2 stale session recreated",
 			Labels: []string{"sessions", "restart", "kill"}, Env: users, Budget: requestDeadline, Expect: sessionAnswered},
 		Scenario{Fault: harness.None{}, Operation: DeleteEmptyJSON, Promise: "3 DELETE closes, 2 deleted id not adopted",
-			Labels: []string{"sessions", "delete"}, Env: users, Budget: requestDeadline, Expect: sessionAnswered},
+			Labels: []string{"sessions", "delete"}, Env: users, Budget: requestDeadline, Expect: sessionAnswered, Needs: harness.NeedsSessions},
 	)
 	out = append(out, securityScenarios()...)
 	out = append(out, processScenarios()...)
@@ -114,6 +114,7 @@ func All() []Scenario {
 	}
 	// Promise 7: every method family, healthy and under network faults.
 	out = append(out, surfaceScenarios()...)
+	out = append(out, genericSecurityScenarios()...)
 	return out
 }
 
