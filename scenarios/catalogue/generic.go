@@ -108,8 +108,8 @@ func rawMCP(ctx context.Context, env *harness.Env, edit func(*http.Request), ses
 func genericSecurityScenarios() []Scenario {
 	return []Scenario{
 		{Fault: harness.None{}, Operation: ForeignOrigin, Promise: "8 Origin and Host are checked (MCP spec: DNS rebinding)",
-			Labels: []string{"security", "origin", "generic"}, Budget: requestDeadline, Expect: sessionAnswered},
+			Labels: []string{"security", "origin"}, Budget: requestDeadline, Expect: sessionAnswered},
 		{Fault: harness.None{}, Operation: MalformedSessionIDs, Promise: "8 a malformed session id is answered and cleanly refused",
-			Labels: []string{"security", "ids", "generic"}, Budget: requestDeadline, Expect: sessionAnswered, Needs: harness.NeedsSessions},
+			Labels: []string{"security", "ids"}, Budget: requestDeadline, Expect: sessionAnswered, Needs: harness.NeedsSessions},
 	}
 }
