@@ -248,9 +248,23 @@ func (f *front) failed(ss *mcp.ServerSession, b *backend, u *upSession, err erro
 
 // do runs one forwarded request on ss's session with b, bounded, with ctx
 // as the stream for what the upstream sends meanwhile.
+// Whatever the upstream does (a link that swallows bytes, a close that
+// waits), the answer comes at the bound: the work goes on aside.
 func (f *front) do(ctx context.Context, ss *mcp.ServerSession, b *backend, call func(context.Context, *mcp.ClientSession) error) error {
 	ctx, cancel := f.bounded(ctx)
 	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- f.forward(ctx, ss, b, call) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return fmt.Errorf("%s did not answer: %w", b.name, ctx.Err())
+	}
+}
+
+// forward is do without its bound.
+func (f *front) forward(ctx context.Context, ss *mcp.ServerSession, b *backend, call func(context.Context, *mcp.ClientSession) error) error {
 	u, err := f.upstream(ctx, ss, b)
 	if err != nil {
 		return err
@@ -284,7 +298,10 @@ func (f *front) getPrompt(b *backend, name string) mcp.PromptHandler {
 			res, err = cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: name, Arguments: req.Params.Arguments, Meta: req.Params.Meta})
 			return err
 		})
-		return res, err
+		if err != nil {
+			return nil, err
+		}
+		return res, nil
 	}
 }
 
@@ -294,7 +311,10 @@ func (f *front) read(b *backend) mcp.ResourceHandler {
 			res, err = cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: req.Params.URI, Meta: req.Params.Meta})
 			return err
 		})
-		return res, err
+		if err != nil {
+			return nil, err
+		}
+		return res, nil
 	}
 }
 
@@ -353,7 +373,10 @@ func (f *front) complete(ctx context.Context, req *mcp.CompleteRequest) (res *mc
 		res, err = cs.Complete(ctx, &p)
 		return err
 	})
-	return res, err
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
 }
 
 // handler serves the front over Streamable HTTP, refusing cross-origin

@@ -38,6 +38,9 @@ type Scenario struct {
 	Budget func(knobs.Values) time.Duration
 	// Expect checks what the operation observed; nil means the promise held.
 	Expect func(Observation) error
+	// Claims are capabilities of mcplocal's own that the scenario's checks
+	// are about (adoption after a restart): a target must claim them.
+	Claims []string
 	// Needs, if set, says why a target cannot run this scenario ("" if it can).
 	// Such a result is reported as not applicable, by name, never as passed.
 	Needs func(harness.Target) string
@@ -222,6 +225,7 @@ func (s Scenario) Requires() []string {
 		// sessions), not for a method a proxy forwards.
 		caps = append(caps, harness.CapEverything)
 	}
+	caps = append(caps, s.Claims...)
 	for _, n := range s.Fault.Requires() {
 		if slices.Contains(harness.AllCapabilities, n) {
 			caps = append(caps, n)

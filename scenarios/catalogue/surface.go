@@ -114,7 +114,8 @@ var (
 )
 
 // SurfaceOperations are the surface operations, in catalogue order.
-var SurfaceOperations = []Operation{Ping, ReadResource, GetPrompt, Complete, SetLevelAndLog, ProgressCall, Sampling, Elicitation, SubscribeUpdate}
+var SurfaceOperations = []Operation{Ping, ReadResource, GetPrompt, Complete, SetLevelAndLog, ProgressCall, Sampling, Elicitation, SubscribeUpdate,
+	ListResources, ReadTemplate, ListPrompts, Roots, Cancel}
 
 // samplingReply is what the catalogue's client answers to sampling and
 // elicitation.
@@ -195,7 +196,7 @@ func surfaceOp(name string, forwards []string, f func(context.Context, *surfaceS
 				s.mu.Unlock()
 			},
 		}
-		cs, err := env.ConnectWith(ctx, "alice", env.ServerURL("everything"), opts)
+		cs, err := env.ConnectWith(ctx, "alice", env.ServerURL("everything"), opts, &mcp.Root{URI: catalogueRoot, Name: "catalogue"})
 		if err != nil {
 			return Observation{Err: err}
 		}

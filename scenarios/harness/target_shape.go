@@ -26,12 +26,19 @@ const (
 	MethodProgress  = "notifications/progress"
 	MethodSampling  = "sampling/createMessage"
 	MethodElicit    = "elicitation/create"
+
+	MethodListResources = "resources/list"
+	MethodListTemplates = "resources/templates/list"
+	MethodListPrompts   = "prompts/list"
+	MethodRoots         = "roots/list"
+	MethodCancel        = "notifications/cancelled"
 )
 
 // ForwardableMethods lists every method a spec's forwards: may name, in the
 // order docs/targets.md gives them.
-var ForwardableMethods = []string{MethodPing, MethodRead, MethodSubscribe, MethodPrompt, MethodComplete,
-	MethodSetLevel, MethodProgress, MethodSampling, MethodElicit}
+var ForwardableMethods = []string{MethodPing, MethodListResources, MethodListTemplates, MethodRead, MethodSubscribe,
+	MethodListPrompts, MethodPrompt, MethodComplete, MethodSetLevel, MethodProgress, MethodCancel, MethodSampling,
+	MethodElicit, MethodRoots}
 
 // Forwarder is implemented by targets whose proxy forwards only some MCP
 // methods beyond tools (a foreign proxy's forwards:).
