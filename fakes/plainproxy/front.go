@@ -34,9 +34,10 @@ type backend struct {
 
 // front is one MCP endpoint: an mcp.Server over one or more backends.
 type front struct {
-	srv      *mcp.Server
-	backends []*backend
-	timeout  time.Duration
+	srv       *mcp.Server
+	backends  []*backend
+	timeout   time.Duration
+	stateless bool // no session to ask for roots
 
 	mu       sync.Mutex
 	sessions map[*mcp.ServerSession]map[*backend]*upSession
@@ -82,8 +83,8 @@ func (u *upSession) enter(ctx context.Context) func() {
 
 // newFront lists each backend's tools, prompts and resources (one session
 // each, closed after) and serves them under their backend's prefix.
-func newFront(ctx context.Context, backends []*backend, timeout time.Duration) (*front, error) {
-	f := &front{backends: backends, timeout: timeout, sessions: map[*mcp.ServerSession]map[*backend]*upSession{}}
+func newFront(ctx context.Context, backends []*backend, timeout time.Duration, stateless bool) (*front, error) {
+	f := &front{backends: backends, timeout: timeout, stateless: stateless, sessions: map[*mcp.ServerSession]map[*backend]*upSession{}}
 	f.srv = mcp.NewServer(&mcp.Implementation{Name: "plainproxy", Version: "0.2.0"}, &mcp.ServerOptions{
 		Capabilities:      &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}, Completions: &mcp.CompletionCapabilities{}},
 		CompletionHandler: f.complete,
@@ -191,6 +192,14 @@ func (f *front) upstream(ctx context.Context, ss *mcp.ServerSession, b *backend)
 			_ = f.srv.ResourceUpdated(u.callCtx(), r.Params)
 		},
 	})
+	if p := ss.InitializeParams(); !f.stateless && p != nil && p.Capabilities != nil && p.Capabilities.RootsV2 != nil {
+		// The upstream asks this proxy for roots: it answers with the client's.
+		roots, err := ss.ListRoots(ctx, nil)
+		if err != nil {
+			return nil, fmt.Errorf("roots of the client: %w", err)
+		}
+		c.AddRoots(roots.Roots...)
+	}
 	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: b.url, MaxRetries: -1}, nil)
 	if err != nil {
 		return nil, fmt.Errorf("connect to %s: %w", b.name, err)
@@ -382,7 +391,7 @@ func (f *front) complete(ctx context.Context, req *mcp.CompleteRequest) (res *mc
 // handler serves the front over Streamable HTTP, refusing cross-origin
 // requests (the MCP spec's DNS-rebinding MUST; the SDK refuses a foreign
 // Host on a loopback listener itself).
-func (f *front) handler(stateless bool) http.Handler {
+func (f *front) handler() http.Handler {
 	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return f.srv },
-		&mcp.StreamableHTTPOptions{Stateless: stateless, CrossOriginProtection: http.NewCrossOriginProtection()})
+		&mcp.StreamableHTTPOptions{Stateless: f.stateless, CrossOriginProtection: http.NewCrossOriginProtection()})
 }

@@ -165,18 +165,18 @@ func startFronts(ctx context.Context, o Options) (*Proxy, error) {
 			shared = append(shared, b)
 			continue
 		}
-		f, err := newFront(ctx, []*backend{b}, o.Timeout)
+		f, err := newFront(ctx, []*backend{b}, o.Timeout, o.Stateless)
 		if err != nil {
 			return nil, err
 		}
-		mux.Handle(strings.ReplaceAll(path, "{server}", n), keyedIf(o.APIKey, f.handler(o.Stateless)))
+		mux.Handle(strings.ReplaceAll(path, "{server}", n), keyedIf(o.APIKey, f.handler()))
 	}
 	if !perServer {
-		f, err := newFront(ctx, shared, o.Timeout)
+		f, err := newFront(ctx, shared, o.Timeout, o.Stateless)
 		if err != nil {
 			return nil, err
 		}
-		mux.Handle(path, keyedIf(o.APIKey, f.handler(o.Stateless)))
+		mux.Handle(path, keyedIf(o.APIKey, f.handler()))
 	}
 	ln, err := net.Listen("tcp", o.Addr)
 	if err != nil {
