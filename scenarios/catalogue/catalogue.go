@@ -238,13 +238,13 @@ func (s Scenario) Requires() []string {
 // capability, what its fault requires of the target or the world, or the
 // scenario's own Needs.
 func (s Scenario) NotApplicable(target harness.Target) string {
+	if why := harness.Unforwarded(target, s.Operation.Forwards...); why != "" {
+		return why
+	}
 	if ro, ok := target.(harness.ReadOnly); ok && !s.readOnly() {
 		return ro.ReadOnly()
 	}
 	if why := harness.Lacks(target, s.Requires()...); why != "" {
-		return why
-	}
-	if why := harness.Unforwarded(target, s.Operation.Forwards...); why != "" {
 		return why
 	}
 	if why := harness.Unmet(target, s.Env, s.Fault.Requires()...); why != "" {
