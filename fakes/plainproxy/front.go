@@ -48,9 +48,21 @@ type front struct {
 // what the upstream sends back.
 type upSession struct {
 	cs *mcp.ClientSession
+	// gone is closed when cs has ended (its upstream restarted, say).
+	gone chan struct{}
 
 	mu    sync.Mutex
 	calls []context.Context
+}
+
+// ended reports whether the upstream session has ended.
+func (u *upSession) ended() bool {
+	select {
+	case <-u.gone:
+		return true
+	default:
+		return false
+	}
 }
 
 // callCtx is the context of the newest client request in flight, so that
@@ -170,11 +182,15 @@ func (f *front) upstream(ctx context.Context, ss *mcp.ServerSession, b *backend)
 		go f.release(ss)
 	}
 	u := m[b]
+	if u != nil && u.ended() {
+		delete(m, b) // the upstream ended it: open another
+		u = nil
+	}
 	f.mu.Unlock()
 	if u != nil {
 		return u, nil
 	}
-	u = &upSession{}
+	u = &upSession{gone: make(chan struct{})}
 	c := mcp.NewClient(&mcp.Implementation{Name: "plainproxy", Version: "0.2.0"}, &mcp.ClientOptions{
 		CreateMessageHandler: func(_ context.Context, r *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
 			return ss.CreateMessage(u.callCtx(), r.Params)
@@ -205,6 +221,10 @@ func (f *front) upstream(ctx context.Context, ss *mcp.ServerSession, b *backend)
 		return nil, fmt.Errorf("connect to %s: %w", b.name, err)
 	}
 	u.cs = cs
+	go func() {
+		_ = cs.Wait()
+		close(u.gone)
+	}()
 	if caps := cs.InitializeResult().Capabilities; caps.Logging != nil {
 		// Every message comes up; the client's own level filters what goes down.
 		if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
@@ -242,7 +262,7 @@ func (f *front) release(ss *mcp.ServerSession) {
 // restarted, the link broke), and the next request opens another.
 func (f *front) failed(ss *mcp.ServerSession, b *backend, u *upSession, err error) {
 	var werr *jsonrpc.Error
-	if errors.As(err, &werr) {
+	if errors.As(err, &werr) && !errors.Is(err, mcp.ErrConnectionClosed) && !u.ended() {
 		return
 	}
 	f.mu.Lock()
