@@ -216,7 +216,9 @@ func (f *front) upstream(ctx context.Context, ss *mcp.ServerSession, b *backend)
 		}
 		c.AddRoots(roots.Roots...)
 	}
-	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: b.url, MaxRetries: -1}, nil)
+	// A stateless front's upstream session lives for one request: it needs
+	// no stream of its own for what the upstream sends outside a request.
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: b.url, MaxRetries: -1, DisableStandaloneSSE: f.stateless}, nil)
 	if err != nil {
 		return nil, fmt.Errorf("connect to %s: %w", b.name, err)
 	}
