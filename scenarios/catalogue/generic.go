@@ -28,10 +28,10 @@ var ForeignOrigin = Operation{Name: "an initialize from a foreign Origin or Host
 	if err != nil {
 		return o
 	}
-	if status != http.StatusForbidden {
+	switch {
+	case status != http.StatusForbidden:
 		o.Broken = append(o.Broken, fmt.Sprintf("an initialize from Origin http://evil.example answered %d, want 403: %s", status, excerpt(body)))
-	}
-	if sid != "" {
+	case sid != "":
 		o.Broken = append(o.Broken, "an initialize from Origin http://evil.example opened session "+excerpt(sid))
 	}
 	status, sid, body, err = rawMCP(ctx, env, func(r *http.Request) { r.Host = "evil.example" }, "", initialize)
