@@ -32,7 +32,7 @@ const (
 // running; when it cannot be, these specs FAIL (they never skip).
 var _ = Describe("The fault catalogue against the container target", Label("container"), Ordered, ContinueOnFailure, func() {
 	// This run's images, under a tag of its own: another suite run on the same
-	// Docker daemon builds and removes its own (issue 17).
+	// Docker daemon builds and removes its own.
 	images := harness.NewImageSet()
 	BeforeAll(func(ctx SpecContext) {
 		By("making sure Docker runs (scripts/docker.sh start)")

@@ -23,7 +23,7 @@ type lockedBuffer = syncbuf.Buffer
 // shows up matters.
 const pgSecret = "PGSECRET-startup-4242"
 
-// Issue 12's reproduction "the Postgres DSN with its password is printed at
+// The threat model's reproduction "the Postgres DSN with its password is printed at
 // startup", as an operator sees it: the real mcplocal binary, a real
 // PostgreSQL audit store, the startup line on stderr.
 var _ = Describe("mcplocal's startup line with a Postgres audit store", Label("security", "secrets", "binary", "postgres"), func() {

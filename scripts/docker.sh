@@ -29,7 +29,7 @@
 # hold $STATE/lock (flock), so that a start never meets a stop halfway.
 #
 # Where neither a working Docker nor a way to start one exists, start fails with
-# a message saying why and what to do. See DESIGN.md, "The machine".
+# a message saying why and what to do. See docs/targets.md, "Containers".
 set -euo pipefail
 
 STATE=${MCPCHAOS_DOCKER_STATE:-/var/lib/mcpchaos-docker}

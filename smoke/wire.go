@@ -1,7 +1,7 @@
 package smoke
 
 // The wire contract smoke checks, written down here rather than imported
-// from the proxy: smoke judges a deployed proxy by DESIGN.md's promises, so
+// from the proxy: smoke judges a deployed proxy by the generic promises (docs/design.md), so
 // a change to the proxy's own constants must not silently change what smoke
 // accepts. A test in scenarios/harness keeps the two in step.
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -21,7 +22,10 @@ import (
 const benchUsage = `Usage: mcpchaos bench [flags]
 
 Measure MCP targets side by side in one run: the upstream called directly
-(the baseline), mcplocal in front of it (its default config: plain
+(the baseline, target direct), the floor (target floor: a plain reverse
+proxy, Go's httputil with streams flushed, understanding nothing of MCP,
+started as its own process with 'mcpchaos fake floor'; --no-floor leaves it
+out), mcplocal in front of it (its default config: plain
 tools/calls take the raw relay), with --sdk-path a second mcplocal whose
 config says relay: false (target mcplocal-sdk: every call on the go-sdk
 path), and any --target you add (another proxy in front of the same
@@ -30,7 +34,12 @@ Streamable HTTP load client and the same tools/call; rounds alternate
 between targets so a busy machine slows them alike.
 
 Reported per target and concurrency: calls, errors, p50/p90/p99, req/s, and
-against the baseline: added p50, req/s ratio, p99 ratio. Then RSS and
+against the baseline: added p50, req/s ratio, p99 ratio; then every proxy
+against the floor: added p50, req/s and p99 as a ratio of the floor's, and
+mcplocal's goal at that concurrency met or missed (1 session: at most
+0.1 ms added p50; 64 sessions: at least 95% of the floor's req/s, p99 at
+most 1.1 x the floor's). A target that issues no Mcp-Session-Id (a
+stateless server) is measured like any other. Then RSS and
 goroutines before and after (mcplocal: from /proc and its --pprof port;
 n/a for targets the bench did not start), and the memory of an idle
 session: --idle sessions opened with one call each, the growth of the
@@ -39,6 +48,19 @@ measured twice: clients that hold no standalone stream of their own
 ("no stream": a raw client), then clients that hold theirs open ("stream
 held": a GET, as the go-sdk and TypeScript clients open right after
 initialize), each kind on a fresh mcplocal process.
+
+With --curve, how cost grows instead: p50, p99, req/s and RSS of the
+floor and mcplocal (and any --target; not direct, whose RSS is the
+bench's own) along two sweeps, one --duration turn per target per step:
+--curve-active sessions calling in a loop, then, on a fresh process of
+each target, idle sessions piled up to each --curve-idle step beside
+--curve-idle-active calling ones (with --curve-stream each idle session
+holds its standalone stream: every held stream is a file descriptor in
+the bench and, in a proxy, two). mcplocal's bounds on sessions and
+connections are raised for the curve where their defaults are below what
+it opens (unless set in the environment). Writes PREFIX.svg (the picture) and
+PREFIX.json (the data) for --curve-out PREFIX; the whole curve is bounded
+by --curve-timeout.
 
 Upstream: an in-process fake docmost server (tool update_page; with
 --quiet-upstream it advertises nothing it could send unprompted) unless
@@ -57,7 +79,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	argsJSON := fs.String("args", "", `the tool's arguments as a JSON object (default {"page_id":"p1","content":"bench"} with the fake, {} otherwise)`)
 	mcplocalPath := fs.String("mcplocal", "", "mcplocal binary to put in front of the upstream (default: build ./cmd/mcplocal of this module)")
 	quiet := fs.Bool("quiet-upstream", false, "the in-process fake docmost advertises nothing it could send unprompted (tools without listChanged, no logging; the go-sdk's default advertises both)")
-	noMcplocal := fs.Bool("no-mcplocal", false, "do not start mcplocal; measure only the upstream and --target")
+	noMcplocal := fs.Bool("no-mcplocal", false, "do not start mcplocal; measure only the upstream, the floor and --target")
+	noFloor := fs.Bool("no-floor", false, "do not start the floor (a plain reverse proxy in front of the upstream)")
 	sdkPath := fs.Bool("sdk-path", false, "also start a second mcplocal with the raw tools/call relay off (config relay: false: every call on the go-sdk path), target mcplocal-sdk, measured side by side with mcplocal (the default config: relay on)")
 	var extra []bench.Target
 	fs.Func("target", "another target: NAME=URL[#TOOL] (TOOL defaults to --tool); repeatable", func(v string) error {
@@ -74,6 +97,13 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	duration := fs.Duration("duration", 2*time.Second, "one target's turn in one round")
 	idle := fs.Int("idle", 1000, "idle sessions opened to measure memory per session (0: skip)")
 	asJSON := fs.Bool("json", false, "print the report as JSON instead of a table")
+	curve := fs.Bool("curve", false, "measure how cost grows (see above) instead of the side-by-side table")
+	curveActive := fs.String("curve-active", "1,16,64,256", "--curve: active sessions at each step of the active sweep")
+	curveIdle := fs.String("curve-idle", "0,1000,10000", "--curve: idle sessions at each step of the idle sweep, ascending (empty: no idle sweep)")
+	curveIdleActive := fs.Int("curve-idle-active", 16, "--curve: sessions calling in a loop beside the idle ones")
+	curveStream := fs.Bool("curve-stream", false, "--curve: each idle session holds its standalone stream")
+	curveOut := fs.String("curve-out", "docs/performance-curve", "--curve: write PREFIX.svg and PREFIX.json")
+	curveTimeout := fs.Duration("curve-timeout", 15*time.Minute, "--curve: bound on the whole curve")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -81,13 +111,24 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fs.Usage()
 		return fmt.Errorf("bench: unexpected argument %q", fs.Arg(0))
 	}
-	var levels []int
-	for _, f := range strings.Split(*sessions, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n <= 0 {
-			return fmt.Errorf("bench: --sessions %q: want positive whole numbers separated by commas", *sessions)
+	levels, err := counts("--sessions", *sessions, 1)
+	if err != nil {
+		return err
+	}
+	var co bench.CurveOptions
+	if *curve {
+		if co.Active, err = counts("--curve-active", *curveActive, 1); err != nil {
+			return err
 		}
-		levels = append(levels, n)
+		if strings.TrimSpace(*curveIdle) != "" {
+			if co.Idle, err = counts("--curve-idle", *curveIdle, 0); err != nil {
+				return err
+			}
+		}
+		co.IdleActive, co.Stream, co.Duration, co.Openers = *curveIdleActive, *curveStream, *duration, 16
+		if *curveOut == "" {
+			return fmt.Errorf("bench: --curve-out is empty")
+		}
 	}
 	o := bench.Options{Sessions: levels, Rounds: *rounds, Duration: *duration, Idle: *idle, Progress: stderr}
 
@@ -120,7 +161,15 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := json.Unmarshal([]byte(*argsJSON), &o.Args); err != nil {
 		return fmt.Errorf("bench: --args: %w", err)
 	}
-	targets := []bench.Target{{Name: "direct", URL: url, Tool: *tool}}
+	targets := []bench.Target{{Name: bench.Direct, URL: url, Tool: *tool}}
+	if !*noFloor {
+		t, stop, err := floorTarget(ctx, url, *tool)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		targets = append(targets, t)
+	}
 	if !*noMcplocal {
 		path := *mcplocalPath
 		if path == "" {
@@ -134,7 +183,17 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 				return fmt.Errorf("bench: build mcplocal (run from inside the module, or pass --mcplocal): %w", err)
 			}
 		}
-		m, err := bench.StartMcplocal(ctx, path, url, nil)
+		// A curve's idle sessions may pass mcplocal's default bounds on
+		// sessions: those are raised for it (a bound set in the environment wins).
+		var env []string
+		if *curve {
+			need := slices.Max(append([]int{0}, co.Idle...)) + max(slices.Max(co.Active), co.IdleActive) + 64
+			env = bench.RaisedKnobs(need, os.Getenv)
+		}
+		start := func(ctx context.Context) (*bench.Mcplocal, error) {
+			return bench.StartMcplocalOpts(ctx, path, url, bench.McplocalOptions{Env: env})
+		}
+		m, err := start(ctx)
 		if err != nil {
 			return fmt.Errorf("bench: start mcplocal: %w", err)
 		}
@@ -144,7 +203,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		t := target(m)
 		t.Fresh = func(ctx context.Context) (bench.Target, func(), error) {
-			f, err := bench.StartMcplocal(ctx, path, url, nil)
+			f, err := start(ctx)
 			if err != nil {
 				return bench.Target{}, nil, err
 			}
@@ -180,6 +239,16 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		targets = append(targets, t)
 	}
+	if *curve {
+		co.Args, co.Progress = o.Args, stderr
+		var measured []bench.Target
+		for _, t := range targets {
+			if t.Name != bench.Direct {
+				measured = append(measured, t)
+			}
+		}
+		return writeCurve(ctx, measured, co, *curveTimeout, *curveOut, stdout)
+	}
 	rep, err := bench.Run(ctx, targets, o)
 	if err != nil {
 		return err
@@ -190,4 +259,68 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return enc.Encode(rep)
 	}
 	return bench.WriteTable(stdout, rep)
+}
+
+// floorTarget starts the floor in front of upstreamURL as a process of this
+// very binary (`mcpchaos fake floor`), so that its RSS is measured apart;
+// each kind of idle session gets a fresh one, as mcplocal does.
+func floorTarget(ctx context.Context, upstreamURL, tool string) (bench.Target, func(), error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return bench.Target{}, nil, fmt.Errorf("bench: the floor runs as this binary: %w", err)
+	}
+	start := func(ctx context.Context) (bench.Target, func(), error) {
+		f, err := bench.StartFloor(ctx, exe, upstreamURL, nil)
+		if err != nil {
+			return bench.Target{}, nil, fmt.Errorf("bench: start the floor: %w", err)
+		}
+		return bench.Target{Name: bench.Floor, URL: f.URL, Tool: tool, PID: f.PID()}, f.Stop, nil
+	}
+	t, stop, err := start(ctx)
+	if err != nil {
+		return bench.Target{}, nil, err
+	}
+	t.Fresh = start
+	return t, stop, nil
+}
+
+// counts parses a comma-separated list of whole numbers of at least least.
+func counts(flagName, v string, least int) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(v, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < least {
+			return nil, fmt.Errorf("bench: %s %q: want whole numbers of at least %d separated by commas", flagName, v, least)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// writeCurve runs the curve within timeout and writes prefix.json and
+// prefix.svg; a curve cut short by an error is still written, then the
+// error returned.
+func writeCurve(ctx context.Context, targets []bench.Target, o bench.CurveOptions, timeout time.Duration, prefix string, stdout io.Writer) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	c, runErr := bench.RunCurve(ctx, targets, o)
+	if c == nil {
+		return runErr
+	}
+	doc, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(prefix+".json", append(doc, '\n'), 0o644); err != nil {
+		return fmt.Errorf("bench: %w", err)
+	}
+	var svg strings.Builder
+	if err := bench.WriteCurveSVG(&svg, c); err != nil {
+		return err
+	}
+	if err := os.WriteFile(prefix+".svg", []byte(svg.String()), 0o644); err != nil {
+		return fmt.Errorf("bench: %w", err)
+	}
+	fmt.Fprintf(stdout, "curve: wrote %s.svg and %s.json (machine: %s; load at the end %s)\n", prefix, prefix, c.Machine, c.LoadAtEnd)
+	return runErr
 }

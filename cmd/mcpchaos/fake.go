@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/mcpchaos/mcpchaos/fakes/floor"
 	fakellm "github.com/mcpchaos/mcpchaos/fakes/llm"
 	"github.com/mcpchaos/mcpchaos/fakes/plainproxy"
 	"github.com/mcpchaos/mcpchaos/fakes/upstream"
@@ -36,6 +37,10 @@ const fakeUsage = `usage:
         session that caused it, tool failures as isError results: each server on
         its own path (--path /{server}/mcp) or all on one, named SERVER+SEP+NAME
         (--aggregate SEP); --stateless: no Mcp-Session-Id (docs/targets.md, Proxy shapes)
+  mcpchaos fake floor --upstream URL [--listen ADDR]
+        the floor of the benchmark (fakes/floor): a plain reverse proxy (Go's
+        httputil) forwarding every path to the upstream's host, streams flushed,
+        understanding nothing of MCP
 `
 
 func runFake(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -46,6 +51,8 @@ func runFake(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return fakeLLM(ctx, args[1:], stdout, stderr)
 	case len(args) >= 1 && args[0] == "proxy":
 		return plainproxy.Main(ctx, args[1:], stdout, stderr)
+	case len(args) >= 1 && args[0] == "floor":
+		return floor.Main(ctx, args[1:], stdout, stderr)
 	}
 	fmt.Fprint(stderr, fakeUsage)
 	return exitError(2)

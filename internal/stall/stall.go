@@ -1,5 +1,5 @@
 // Package stall measures how long this process was kept from running: the
-// time a loaded machine gave to other jobs. Timing checks (the scenarios'
+// time a loaded machine gave to other processes. Timing checks (the scenarios'
 // budget verdicts, the proxy's own timing unit tests) subtract it from a wall
 // clock, so that they judge a bound and not the machine's load, and still fail
 // on code that ignores its bound: that code is late by its own doing, which

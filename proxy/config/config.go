@@ -35,7 +35,7 @@ type Config struct {
 	// the listen address: the proxy's name when reached through a DNS name.
 	AllowedHosts []string `yaml:"allowedHosts"`
 	// Relay forwards a plain tools/call (an upstream tool whose call the
-	// relay can take, see docs/performance.md "Fourth part") as raw JSON-RPC
+	// relay can take, see docs/design.md "The request path") as raw JSON-RPC
 	// instead of through the go-sdk on both hops (proxy/relay). On by
 	// default (nil); `relay: false` keeps every call on the go-sdk path.
 	// Read it through RelayOn.

@@ -15,7 +15,7 @@ import "runtime/debug"
 // a collection when the heap has grown by this percentage of the live heap
 // since the last one. Measured on the bench (docs/performance.md, "Idle
 // sessions"): CPU per forwarded call at 64 sessions 0.78-0.81 ms
-// at 100, 0.54-0.73 at 200, 0.46-0.60 at 400; RSS per idle session 41, 51
+// at 100, 0.54-0.73 at 200, 0.46-0.60 at 400; RSS per idle session: 41, 51
 // and 74-79 KiB. 200 keeps most of the CPU saving over 100 and holds the
 // 64 KiB idle-session target, which 400 misses by 10-15 KiB of GC headroom.
 const DefaultPercent = 200

@@ -29,7 +29,7 @@ const tolerance = 60 * time.Millisecond
 type timing struct{ wall, stalled time.Duration }
 
 // watch times a part of a test and meters its stalls: the time the scheduler
-// ran other jobs instead of this test and the stubs and adapter it drives.
+// ran other processes instead of this test and the stubs and adapter it drives.
 type watch struct {
 	start time.Time
 	m     *stall.Meter

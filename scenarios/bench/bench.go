@@ -114,11 +114,16 @@ type Idle struct {
 
 // Report is a whole run.
 type Report struct {
-	Started  time.Time      `json:"started"`
-	Rounds   int            `json:"rounds"`
-	Duration time.Duration  `json:"turnDurationNs"`
-	Machine  string         `json:"machine"`
-	Targets  []TargetReport `json:"targets"`
+	Started  time.Time     `json:"started"`
+	Rounds   int           `json:"rounds"`
+	Duration time.Duration `json:"turnDurationNs"`
+	Machine  string        `json:"machine"`
+	// LoadAtEnd is the load average when the run ended.
+	LoadAtEnd string         `json:"loadAtEnd"`
+	Targets   []TargetReport `json:"targets"`
+	// AgainstFloor is every target but direct and the floor against the
+	// floor, with the goal met or missed; empty when the run has no floor.
+	AgainstFloor []Judged `json:"againstFloor,omitempty"`
 }
 
 // Run measures every target.
@@ -149,7 +154,7 @@ func Run(ctx context.Context, targets []Target, o Options) (*Report, error) {
 				i := (k + round) % len(targets) // rotate who goes first
 				t := targets[i]
 				fmt.Fprintf(o.Progress, "bench: %d sessions, round %d/%d, %s ...", n, round+1, o.Rounds, t.Name)
-				lat, nerr, ferr, took, err := turn(ctx, hc, t, n, o)
+				lat, nerr, ferr, took, err := turn(ctx, hc, t, n, o, nil)
 				if err != nil {
 					fmt.Fprintln(o.Progress)
 					return rep, fmt.Errorf("bench %s at %d sessions: %w", t.Name, n, err)
@@ -190,15 +195,25 @@ func Run(ctx context.Context, targets []Target, o Options) (*Report, error) {
 		hc.CloseIdleConnections()
 		rep.Targets[i].After = Snapshot(ctx, hc, t)
 	}
+	rep.LoadAtEnd = loadAverage()
+	rep.AgainstFloor = judgeAgainstFloor(rep)
 	return rep, nil
 }
 
+// newSession is a load client session on t. A target that issues no
+// Mcp-Session-Id (a stateless server, which the MCP spec allows) is
+// measured like any other.
+func newSession(hc *http.Client, t Target) *load.Session {
+	return &load.Session{HTTP: hc, URL: t.URL, Stateless: true}
+}
+
 // turn runs n sessions calling the target's tool in a loop for o.Duration.
-// Sessions are opened (and closed) outside the timed part.
-func turn(ctx context.Context, hc *http.Client, t Target, n int, o Options) (lat []time.Duration, nerr int, first string, took time.Duration, err error) {
+// Sessions are opened (and closed) outside the timed part; atEnd, if set,
+// runs once the timed part is over, while the sessions are still open.
+func turn(ctx context.Context, hc *http.Client, t Target, n int, o Options, atEnd func()) (lat []time.Duration, nerr int, first string, took time.Duration, err error) {
 	sessions := make([]*load.Session, n)
 	for i := range sessions {
-		s := &load.Session{HTTP: hc, URL: t.URL}
+		s := newSession(hc, t)
 		if err := s.Initialize(ctx); err != nil {
 			return nil, 0, "", 0, err
 		}
@@ -255,7 +270,11 @@ func turn(ctx context.Context, hc *http.Client, t Target, n int, o Options) (lat
 		})
 	}
 	wg.Wait()
-	return lat, nerr, first, time.Since(start), ctx.Err()
+	took = time.Since(start)
+	if atEnd != nil {
+		atEnd()
+	}
+	return lat, nerr, first, took, ctx.Err()
 }
 
 func summarize(n int, lat []time.Duration, nerr int, first string, busy time.Duration) Latency {
@@ -292,18 +311,8 @@ func idle(ctx context.Context, hc *http.Client, t Target, o Options, kind string
 		}
 	}()
 	for range o.Idle {
-		s := &load.Session{HTTP: hc, URL: t.URL}
-		err := s.Initialize(ctx)
-		if err == nil && kind == IdleStream {
-			err = s.Listen(ctx)
-		}
-		if err == nil {
-			_, err = s.CallTool(ctx, t.Tool, o.Args)
-		}
+		s, err := openIdle(ctx, hc, t, o.Args, kind == IdleStream)
 		if err != nil {
-			cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			_ = s.Close(cctx)
-			cancel()
 			r.FirstError = err.Error()
 			break
 		}
@@ -326,6 +335,27 @@ func idle(ctx context.Context, hc *http.Client, t Target, o Options, kind string
 		r.GoroutinesPerSession = float64(after.Goroutines-before.Goroutines) / float64(n)
 	}
 	return r
+}
+
+// openIdle opens one session on t with one call (so that any upstream
+// session behind it exists), holding its standalone stream when stream is
+// set; a session that fails is closed again.
+func openIdle(ctx context.Context, hc *http.Client, t Target, args map[string]any, stream bool) (*load.Session, error) {
+	s := newSession(hc, t)
+	err := s.Initialize(ctx)
+	if err == nil && stream {
+		err = s.Listen(ctx)
+	}
+	if err == nil {
+		_, err = s.CallTool(ctx, t.Tool, args)
+	}
+	if err != nil {
+		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_ = s.Close(cctx)
+		cancel()
+		return nil, err
+	}
+	return s, nil
 }
 
 // Snapshot reads the target's RSS (from /proc, when PID is known) and its
@@ -414,8 +444,17 @@ func Machine() string {
 			parts = append(parts, fmt.Sprintf("%.0f GiB", float64(kb)/(1<<20)))
 		}
 	}
-	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
-		parts = append(parts, "load "+strings.Join(strings.Fields(string(b))[:3], " "))
+	if l := loadAverage(); l != "" {
+		parts = append(parts, "load "+l)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// loadAverage is the 1, 5 and 15 minute load average, "" when unknown.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(b)); err == nil && len(f) >= 3 {
+		return strings.Join(f[:3], " ")
+	}
+	return ""
 }

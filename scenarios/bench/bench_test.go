@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/mcpchaos/mcpchaos/fakes/upstream"
 )
 
@@ -148,5 +150,32 @@ func TestPercentileIsNearestRank(t *testing.T) {
 		if got := pct(s, p); got != want {
 			t.Errorf("p%d = %v, want %v", p, got, want)
 		}
+	}
+}
+
+// A server that issues no Mcp-Session-Id (stateless, which the MCP spec
+// allows) is measured like any other target.
+func TestRunMeasuresAStatelessTarget(t *testing.T) {
+	s := mcp.NewServer(&mcp.Implementation{Name: "stateless", Version: "1"}, nil)
+	mcp.AddTool(s, &mcp.Tool{Name: "echo"}, func(_ context.Context, _ *mcp.CallToolRequest, in struct {
+		Text string `json:"text"`
+	}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Text}}}, nil, nil
+	})
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s },
+		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true}))
+	defer srv.Close()
+	rep, err := Run(context.Background(), []Target{{Name: "stateless", URL: srv.URL, Tool: "echo"}}, Options{
+		Args: map[string]any{"text": "hi"}, Sessions: []int{2}, Rounds: 1, Duration: 100 * time.Millisecond, Idle: 3,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := rep.Targets[0]
+	if l := tr.Latency[0]; l.Calls == 0 || l.Errors != 0 {
+		t.Errorf("stateless target at 2 sessions: %+v", l)
+	}
+	if id := tr.Idle[0]; id.Kind != IdleNoStream || id.Opened != 3 {
+		t.Errorf("stateless target, idle sessions without a stream: %+v", id)
 	}
 }

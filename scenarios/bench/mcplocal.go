@@ -43,6 +43,23 @@ func StartMcplocal(ctx context.Context, path, upstreamURL string, stderr io.Writ
 // leaves the key out (the default: the raw tools/call relay on), false
 // keeps every call on the go-sdk path.
 func StartMcplocalWith(ctx context.Context, path, upstreamURL string, stderr io.Writer, relay *bool) (*Mcplocal, error) {
+	return StartMcplocalOpts(ctx, path, upstreamURL, McplocalOptions{Stderr: stderr, Relay: relay})
+}
+
+// McplocalOptions shape a started mcplocal.
+type McplocalOptions struct {
+	// Stderr gets the process's log (nil discards).
+	Stderr io.Writer
+	// Relay sets the config's relay (nil: the default, on).
+	Relay *bool
+	// Env is added to the process's environment (this process's own), e.g.
+	// knobs: "MCPCTL_SESSIONS_MAX=20000".
+	Env []string
+}
+
+// StartMcplocalOpts is StartMcplocal shaped by o.
+func StartMcplocalOpts(ctx context.Context, path, upstreamURL string, o McplocalOptions) (*Mcplocal, error) {
+	stderr, relay := o.Stderr, o.Relay
 	dir, err := os.MkdirTemp("", "mcpchaos-bench-")
 	if err != nil {
 		return nil, err
@@ -80,7 +97,7 @@ func StartMcplocalWith(ctx context.Context, path, upstreamURL string, stderr io.
 		stderr = io.Discard
 	}
 	m.cmd = exec.Command(path, "serve", "--config", cfgPath, "--listen", listen, "--pprof", pprofAddr)
-	m.cmd.Env = os.Environ()
+	m.cmd.Env = append(os.Environ(), o.Env...)
 	m.cmd.Stdout, m.cmd.Stderr = stderr, stderr
 	m.cmd.WaitDelay = 2 * time.Second
 	if err := m.cmd.Start(); err != nil {

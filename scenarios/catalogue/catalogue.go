@@ -28,7 +28,7 @@ const Tolerance = harness.Tolerance
 type Scenario struct {
 	Fault     harness.Fault
 	Operation Operation
-	// Promise is the DESIGN.md promise held, e.g. "1 every request answered".
+	// Promise is the promise held (docs/design.md, The promises), e.g. "1 every request answered".
 	Promise string
 	// Labels select scenarios (ginkgo --label-filter, mutant runs).
 	Labels []string

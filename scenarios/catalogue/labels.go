@@ -7,8 +7,8 @@ import (
 )
 
 // Labels is every label a scenario may carry, frozen: a new label is added
-// here (and to docs/scenarios.md's text if it names a new family) or the
-// catalogue's test fails. `mcpchaos run --label` and mutant checks select by
+// here and to docs/scenarios.md's catalogue families, or the catalogue's
+// tests fail. `mcpchaos run --label` and mutant checks select by
 // these; a typo there is an error, not an empty run.
 var Labels = []string{
 	"audit-api", "baseline", "bounded-io", "caps", "deadline", "delete", "failover", "gate", "hang", "idle",

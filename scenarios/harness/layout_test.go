@@ -16,7 +16,7 @@ import (
 
 const module = "github.com/mcpchaos/mcpchaos/"
 
-// forbidden are the layout's import rules (DESIGN.md's layout): the proxy
+// forbidden are the layout's import rules (docs/design.md, The packages and their imports): the proxy
 // knows nothing of the harness; fakes and smoke know nothing of the proxy,
 // so they judge it from the outside. Rules hold for test files too.
 var forbidden = []struct{ from, to string }{

@@ -14,7 +14,7 @@ import (
 )
 
 // Target is where the proxy under test runs. Implementations: InProcess
-// (default, nothing to install); a built binary and a container come later.
+// (default, nothing to install), Binary, Container, Foreign and Live.
 type Target interface {
 	// Name identifies the target in reports ("inprocess", "binary:PATH", ...).
 	Name() string

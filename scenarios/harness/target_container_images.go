@@ -146,7 +146,7 @@ func dockerProvider(ctx context.Context, log io.Writer) (*testcontainers.DockerP
 		}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("Docker is not available (%v): start it with %s start (see DESIGN.md, The machine)", err, dockerScriptPath)
+		return nil, fmt.Errorf("Docker is not available (%v): start it with %s start (see docs/targets.md, Containers)", err, dockerScriptPath)
 	}
 	return p, nil
 }

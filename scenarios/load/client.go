@@ -49,7 +49,11 @@ type Session struct {
 	URL   string // the MCP endpoint
 	Token string // bearer token; "" sends none
 	ID    string // Mcp-Session-Id, set by Initialize
-	next  atomic.Int64
+	// Stateless accepts a server that issues no Mcp-Session-Id (the MCP
+	// spec allows it): Initialize succeeds and requests carry no id.
+	// Otherwise a missing id fails Initialize.
+	Stateless bool
+	next      atomic.Int64
 	// stopListening ends the standalone stream Listen opened.
 	stopListening context.CancelFunc
 }
@@ -104,7 +108,7 @@ func (s *Session) Initialize(ctx context.Context) error {
 	if _, _, err := s.rpc(ctx, "initialize", params, true); err != nil {
 		return fmt.Errorf("initialize: %w", err)
 	}
-	if s.ID == "" {
+	if s.ID == "" && !s.Stateless {
 		return errors.New("initialize: the server sent no Mcp-Session-Id")
 	}
 	if _, _, err := s.rpc(ctx, "notifications/initialized", nil, false); err != nil {

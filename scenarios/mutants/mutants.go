@@ -861,6 +861,18 @@ var table = []Mutant{
 	{Name: "forwards-unchecked", PatchFile: "327-forwards-unchecked.patch",
 		Regression: "a foreign spec's forwards: is not checked: a surface row about a method the proxy never claimed runs and fails instead of being N/A, by name.",
 		Kill:       goTest("./scenarios/harness", "^TestForeignShapeFieldsAreHonoured$")},
+	{Name: "bench-floor-ratio-against-direct", PatchFile: "340-bench-floor-ratio-against-direct.patch",
+		Regression: "the bench's floor section compares each proxy with the upstream called directly instead of the floor, so a proxy is judged against a target no proxy can meet.",
+		Kill:       goTest("./scenarios/bench", "^TestTheTableComparesEveryProxyWithTheFloor$")},
+	{Name: "bench-stateless-refused", PatchFile: "341-bench-stateless-refused.patch",
+		Regression: "mcpchaos bench refuses a target that issues no Mcp-Session-Id ('the server sent no Mcp-Session-Id'), though the MCP spec allows a stateless server.",
+		Kill:       goTest("./scenarios/bench", "^TestRunMeasuresAStatelessTarget$")},
+	{Name: "curve-idle-on-the-measured-process", PatchFile: "342-curve-idle-on-the-measured-process.patch",
+		Regression: "the curve piles its idle sessions on the process the active sweep already grew instead of a fresh one, so the RSS the idle sessions cost is hidden in memory the runtime kept.",
+		Kill:       goTest("./scenarios/bench", "^TestRunCurveMeasuresEachTargetAtEveryStepOfBothSweeps$")},
+	{Name: "curve-overrides-the-users-bound", PatchFile: "343-curve-overrides-the-users-bound.patch",
+		Regression: "the curve raises mcplocal's session bounds over a value the user set in the environment, so a bound chosen on purpose is not the one measured.",
+		Kill:       goTest("./scenarios/bench", "^TestRaisedKnobsRaiseOnlyTheBoundsTheCurveWouldHitAndLeaveTheUsersAlone$")},
 }
 
 // All returns every mutant with its patch, in patch order.
