@@ -44,8 +44,8 @@ const (
 	// (the target is then a Killer).
 	CapKill = "kill"
 	// CapEverything: the proxy fronts the everything fake ({{.EverythingURL}})
-	// as server "everything" beside docmost, naming its tools, prompts and
-	// resource templates everything_NAME.
+	// as server "everything" beside docmost and forwards every method of
+	// ForwardableMethods, under the spec's names (default everything_NAME).
 	CapEverything = "everything"
 	// CapTraceCode: every result carries a trace code in _meta (mcplocal's
 	// "traceCode"), and an isError result's text quotes it. A target that
