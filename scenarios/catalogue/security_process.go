@@ -50,7 +50,7 @@ func processScenarios() []Scenario {
 // claims); "" for mcplocal's own targets.
 func notMcplocal(t harness.Target, what string) string {
 	if _, ok := t.(harness.Capabilities); ok {
-		return fmt.Sprintf("target %s: the check needs mcplocal's own evidence (%s)", t.Name(), what)
+		return fmt.Sprintf("target %s: the check needs what only mcplocal's in-process or binary target gives (%s)", t.Name(), what)
 	}
 	return ""
 }
