@@ -250,6 +250,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Proxy, error) {
 	mux.HandleFunc("POST /api/v1/servers", p.serveServers)
 	mux.HandleFunc("PUT /api/v1/servers/{project}/{server}", p.serveServers)
 	mux.HandleFunc("DELETE /api/v1/servers/{project}/{server}", p.serveServers)
+	mux.HandleFunc("POST /api/v1/servers/{project}/{server}/check", p.serveServerCheck)
 	hosts := slices.Clone(cfg.AllowedHosts)
 	if h, _, err := net.SplitHostPort(cfg.Listen); err == nil && h != "" && !net.ParseIP(h).IsUnspecified() {
 		hosts = append(hosts, h)

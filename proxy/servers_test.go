@@ -297,6 +297,9 @@ func TestServersAPIIsAdminOnly(t *testing.T) {
 	if code, body := w.api(http.MethodDelete, "/api/v1/servers/docmost/docmost", ""); code != http.StatusUnauthorized {
 		t.Errorf("DELETE without a token: %d %s", code, body)
 	}
+	if code, body := w.api(http.MethodPost, "/api/v1/servers/docmost/docmost/check", ""); code != http.StatusUnauthorized {
+		t.Errorf("a check without a token: %d %s", code, body)
+	}
 	if code, body := w.api(http.MethodGet, "/api/v1/servers", w.token); code != http.StatusOK || !strings.Contains(body, `"name":"docmost"`) {
 		t.Errorf("GET with the admin token: %d %s", code, body)
 	}
@@ -311,6 +314,7 @@ func TestAdminAPIsRefuseAUserWithoutAdmin(t *testing.T) {
 		{http.MethodGet, "/api/v1/servers"},
 		{http.MethodPost, "/api/v1/servers"},
 		{http.MethodDelete, "/api/v1/servers/docmost/docmost"},
+		{http.MethodPost, "/api/v1/servers/docmost/docmost/check"},
 		{http.MethodPost, "/api/v1/projects/docmost/pause"},
 		{http.MethodPost, "/api/v1/projects/docmost/resume"},
 	} {

@@ -75,6 +75,15 @@ func runCatalogue(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	r := rand.New(rand.NewPCG(*seed, *seed))
 	r.Shuffle(len(todo), func(i, j int) { todo[i], todo[j] = todo[j], todo[i] })
 	fmt.Fprintf(stderr, "mcpchaos run: %d scenarios, target %s, seed %d\nreplay: %s\n", len(todo), *target, *seed, replay)
+	sample := newTarget()
+	assumed := harness.AssumedBudgetsText(sample, harness.Compressed())
+	if assumed != "" {
+		fmt.Fprintf(stderr, "budgets: %s\n", assumed)
+	}
+	noAudit := ""
+	if why := harness.Lacks(sample, harness.CapAuditAPI); why != "" {
+		noAudit = fmt.Sprintf("target %s offers no audit API (it does not claim %s): its rows have no waterfalls", sample.Name(), harness.CapAuditAPI)
+	}
 
 	results := make([]catalogue.Result, 0, len(todo))
 	start := time.Now()
@@ -98,17 +107,16 @@ func runCatalogue(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		}
 	}
 	took := time.Since(start)
-	run := report.Run{Seed: *seed, Target: *target, Started: start, Duration: took, Tolerance: catalogue.Tolerance, Results: results}
-	_ = report.WriteTable(stdout, run)
-	for _, res := range results {
-		switch {
-		case res.NotApplicable != "":
-			fmt.Fprintf(stdout, "N/A  %s: %s\n", res.Scenario.Name(), res.NotApplicable)
-		case !res.Pass:
-			fmt.Fprintf(stdout, "FAIL %s: %s\n", res.Scenario.Name(), res.Reason)
-			fmt.Fprintf(stdout, "     replay: %s\n", replayCommand(*target, *seed, *label, "^"+regexp.QuoteMeta(res.Scenario.Name())+"$", *faultSpec))
-		}
+	run := report.Run{Seed: *seed, Target: *target, Started: start, Duration: took, Tolerance: catalogue.Tolerance, Results: results,
+		BudgetsAssumed: assumed, NoAudit: noAudit,
+		Replay: func(res catalogue.Result) string {
+			return replayCommand(*target, *seed, *label, "^"+regexp.QuoteMeta(res.Scenario.Name())+"$", *faultSpec)
+		}}
+	if assumed != "" {
+		fmt.Fprintln(stdout, strings.Join(report.Wrap("budgets: "+assumed, "  "), "\n"))
 	}
+	_ = report.WriteTable(stdout, run)
+	_ = report.WriteFailures(stdout, run)
 	fmt.Fprintf(stdout, "%d passed, %d failed, %d not applicable (seed %d, %v, tolerance %v)\n", len(results)-failed-na, failed, na, *seed,
 		took.Round(time.Millisecond), catalogue.Tolerance)
 	if *reportDir != "" {
@@ -118,7 +126,6 @@ func runCatalogue(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		fmt.Fprintf(stderr, "report: %s, %s\n", filepath.Join(*reportDir, report.HTMLFile), filepath.Join(*reportDir, report.JUnitFile))
 	}
 	if *jsonPath != "" {
-		run := report.Run{Seed: *seed, Target: *target, Started: start, Duration: took, Tolerance: catalogue.Tolerance, Results: results}
 		if err := report.WriteJSON(*jsonPath, run); err != nil {
 			return err
 		}

@@ -56,7 +56,8 @@ func (r *recorder) seen() []string {
 // TestEveryCommandTakesTheSameConnectionFlags: every command reaches the
 // proxy named by --url, else $MCPCTL_URL, and sends the bearer token of
 // --token, else --token-file, else $MCPCTL_TOKEN, else the file named by
-// $MCPCTL_TOKEN_FILE; its help says so, and so does mcpctl's own.
+// $MCPCTL_TOKEN_FILE; its help says so, and mcpctl help (or --help, -h)
+// describes the convention once.
 func TestEveryCommandTakesTheSameConnectionFlags(t *testing.T) {
 	dir := t.TempDir()
 	specs := filepath.Join(dir, "servers.yaml")
@@ -137,13 +138,18 @@ func TestEveryCommandTakesTheSameConnectionFlags(t *testing.T) {
 			}
 		}
 	}
-	var out strings.Builder
-	if err := run([]string{"help"}, &out, &out); err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range conventions {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("mcpctl help does not say %q", want)
+	for _, top := range [][]string{{"help"}, {"--help"}, {"-h"}} {
+		var out strings.Builder
+		if err := run(top, &out, &out); err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range conventions {
+			if !strings.Contains(out.String(), want) {
+				t.Errorf("mcpctl %s does not say %q", top[0], want)
+			}
+		}
+		if n := strings.Count(out.String(), "--token-file PATH  "); n != 1 {
+			t.Errorf("mcpctl %s describes the connection flags %d times, want once:\n%s", top[0], n, out.String())
 		}
 	}
 }

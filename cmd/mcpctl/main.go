@@ -95,13 +95,15 @@ Usage (every command also takes the connection flags below):
   mcpctl create server NAME [--project P] [--server-url U]
         [--health-check-tool T
         --health-check-interval S --health-check-timeout S
-        --health-check-failure-threshold N] [--force]
+        --health-check-failure-threshold N] [--force] [--wait D]
   mcpctl get servers [-o table|yaml|json]
   mcpctl delete server NAME | mcpctl apply -f FILE
         Manage a project's upstream servers and their probes while the
         proxy runs; changes persist beside its config and reach connected
         clients as tools/list_changed. 'get servers -o yaml | apply -f -'
-        round-trips. See 'mcpctl help create'.
+        round-trips. create server then runs the server's probe once
+        (initialize, tools/list, a readiness tool) and says what it found;
+        --wait D waits (at most D) until it passes. See 'mcpctl help create'.
 
   mcpctl help [COMMAND]
         Show this help, or one command's help.

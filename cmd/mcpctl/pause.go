@@ -16,12 +16,16 @@ const pauseUsage = `mcpctl pause PROJECT [--url URL] [--token T | --token-file P
 mcpctl resume PROJECT [--url URL] [--token T | --token-file PATH] [--timeout D]
 
 pause holds every new request to PROJECT in the proxy's pause queue
-(POST URL/api/v1/projects/PROJECT/pause); resume lets them run
+(POST URL/api/v1/projects/PROJECT/pause), initialize too: a client
+connecting to a paused project waits as well; resume lets them run
 (POST .../resume). A held request's deadline clock is suspended while it
 waits: after resume it gets the deadline it had left. A request left waiting
 longer than MCPCTL_PAUSE_MAX_WAIT_MS is answered with "project PROJECT paused
 for longer than …" and its trace code. Requests already running are not
 held. /readyz and 'mcpctl get instances' show a paused project as paused.
+To see the bound answer sooner, start mcplocal with MCPCTL_PAUSE_MAX_WAIT_MS
+lowered; MCPCTL_REQUEST_DEADLINE_MS lowered alone stops mcplocal at start
+(MCPCTL_UPSTREAM_CALL_TIMEOUT_MS, 30 s, must not exceed it): lower both.
 
 When the proxy has users, an admin bearer token is required. Pausing a
 paused project (or resuming a running one) is harmless and says so.

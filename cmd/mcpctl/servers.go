@@ -12,6 +12,7 @@ import (
 	"os"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"gopkg.in/yaml.v3"
 
@@ -24,7 +25,7 @@ var stdin io.Reader = os.Stdin
 const serversUsage = `mcpctl create server NAME [--project P] [--server-url U]
         [--health-check-tool T] [--health-check-arguments JSON]
         [--health-check-interval S] [--health-check-timeout S]
-        [--health-check-failure-threshold N] [--force]
+        [--health-check-failure-threshold N] [--force] [--wait D]
 mcpctl get servers [--project P] [-o table|yaml|json]
 mcpctl delete server NAME [--project P]
 mcpctl apply -f FILE        (FILE "-" reads standard input)
@@ -45,6 +46,15 @@ probe (tools/call on that tool, which must round-trip to the server's own
 upstream); omit it to keep a liveness probe (tools/list) while still tuning
 the timings. A tool the server does not expose is refused at create time.
 Intervals and timeouts are in seconds.
+
+create server then has the proxy run the server's probe once (initialize,
+tools/list and, for a readiness probe, tools/call of its tool) and says what
+it found:
+  check: docmost/wiki answered initialize and tools/list: 3 tools
+or, exit 1, the error (connection refused, an L7 proxy's 403, a readiness
+tool answering isError, ...): the server stays configured and probed either
+way. --wait D checks again every 0.5s until the probe passes, for at most D
+(e.g. --wait 30s), then exits 1 with the last error.
 
 get servers: -o yaml writes the specs in the form apply -f reads back, so
   mcpctl get servers -o yaml > servers.yaml; mcpctl apply -f servers.yaml
@@ -74,6 +84,11 @@ func (a *adminClient) flags(fs *flag.FlagSet) { a.conn.flags(fs, defaultTimeout)
 // do sends one request to the servers API and decodes a 2xx answer into
 // out; an error answer becomes an error carrying the proxy's own message.
 func (a *adminClient) do(method, path string, body any, out any) (int, error) {
+	return a.doCtx(context.Background(), method, path, body, out)
+}
+
+// doCtx is do under parent as well as the --timeout bound.
+func (a *adminClient) doCtx(parent context.Context, method, path string, body any, out any) (int, error) {
 	u, err := a.endpoint(path)
 	if err != nil {
 		return 0, usagef("", "%v", err)
@@ -90,7 +105,7 @@ func (a *adminClient) do(method, path string, body any, out any) (int, error) {
 		}
 		rd = bytes.NewReader(b)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), a.timeout)
+	ctx, cancel := context.WithTimeout(parent, a.timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, method, u.String(), rd)
 	if err != nil {
@@ -180,9 +195,15 @@ func runCreate(args []string, stdout io.Writer, getenv func(string) string) erro
 	timeout := fs.Float64("health-check-timeout", 0, "seconds one probe may take")
 	threshold := fs.Int("health-check-failure-threshold", 0, "failures in a row that make the server unhealthy")
 	force := fs.Bool("force", false, "replace the server if it exists")
+	wait := fs.Duration("wait", 0, "check the server again until it answers, for at most this long")
 	pos, helped, err := parseServerFlags("create", a, fs, args[1:], stdout)
 	if helped || err != nil {
 		return err
+	}
+	waitSet := false
+	fs.Visit(func(f *flag.Flag) { waitSet = waitSet || f.Name == "wait" })
+	if waitSet && *wait <= 0 {
+		return usagef("create", "create server: --wait must be positive, got %v", *wait)
 	}
 	if len(pos) != 1 || strings.ContainsAny(pos[0], "/?#") {
 		return usagef("create", "create server: want exactly one server NAME, got %q", strings.Join(pos, " "))
@@ -212,7 +233,74 @@ func runCreate(args []string, stdout io.Writer, getenv func(string) string) erro
 		return fmt.Errorf("create server %s: %w", spec.Name, err)
 	}
 	fmt.Fprintf(stdout, "server %s/%s %s (%s)\n", spec.Project, spec.Name, outcome, probeText(spec.HealthCheck))
-	return nil
+	return a.checkServer(spec, *wait, stdout)
+}
+
+// waitPoll is how long create server --wait lets pass between two checks.
+const waitPoll = 500 * time.Millisecond
+
+// serverCheck is the proxy's answer to POST .../check (proxy/servercheck.go).
+type serverCheck struct {
+	Answered bool   `json:"answered"`
+	Tools    int    `json:"tools"`
+	Probe    string `json:"probe"`
+	Healthy  bool   `json:"healthy"`
+	Error    string `json:"error"`
+}
+
+// checkServer has the proxy run spec's server's probe once (initialize,
+// tools/list, a readiness probe's tools/call) and says what it found: its
+// tools and the probe passed, or an error. With wait > 0 it checks again
+// every waitPoll until the probe passes or wait has passed; each check is
+// bounded by --timeout and by what is left of wait.
+func (a *adminClient) checkServer(spec config.ServerSpec, wait time.Duration, stdout io.Writer) error {
+	ctx := context.Background()
+	if wait > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, wait)
+		defer cancel()
+	}
+	id := spec.Project + "/" + spec.Name
+	again := "wait for it with --wait D"
+	if wait > 0 {
+		again = "wait longer with a larger --wait"
+	}
+	stays := fmt.Sprintf("it stays configured and probed: %s, or remove it with mcpctl delete server %s --project %s", again, spec.Name, spec.Project)
+	last := "was not checked in time"
+	for checks := 1; ; checks++ {
+		var c serverCheck
+		_, err := a.doCtx(ctx, http.MethodPost, "/api/v1/servers/"+spec.Project+"/"+spec.Name+"/check", nil, &c)
+		switch {
+		case err != nil && ctx.Err() == nil:
+			return fmt.Errorf("server %s is configured, but the proxy could not check it: %w", id, err)
+		case err == nil && c.Healthy:
+			fmt.Fprintf(stdout, "check: %s answered initialize and tools/list: %d %s", id, c.Tools, plural(c.Tools, "tool", "tools"))
+			if strings.HasPrefix(c.Probe, "readiness") {
+				fmt.Fprintf(stdout, "; %s passed", c.Probe)
+			}
+			fmt.Fprintln(stdout)
+			return nil
+		case err == nil && c.Answered:
+			last = fmt.Sprintf("answered initialize and tools/list (%d %s), but its probe (%s) failed: %s", c.Tools, plural(c.Tools, "tool", "tools"), c.Probe, c.Error)
+		case err == nil:
+			last = "did not answer the check (initialize, tools/list): " + c.Error
+		}
+		if wait <= 0 {
+			return fmt.Errorf("server %s %s; %s", id, last, stays)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("server %s did not pass its check within %v (%d %s); at the last it %s; %s", id, wait, checks, plural(checks, "check", "checks"), last, stays)
+		case <-time.After(waitPoll):
+		}
+	}
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // complete fills what create's flags left out: the project when the server

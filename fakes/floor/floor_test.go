@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/mcpchaos/mcpchaos/fakes/upstream"
-	"github.com/mcpchaos/mcpchaos/scenarios/load"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // The floor carries a whole MCP session (initialize, the session id, a
@@ -30,18 +30,19 @@ func TestTheFloorCarriesAnMCPSessionUnchanged(t *testing.T) {
 	defer srv.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	s := &load.Session{HTTP: load.NewHTTPClient(2), URL: srv.URL + u.Path}
-	if err := s.Initialize(ctx); err != nil {
+	client := mcp.NewClient(&mcp.Implementation{Name: "floor-test", Version: "1"}, nil)
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL + u.Path}, nil)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if s.ID == "" {
+	if cs.ID() == "" {
 		t.Fatal("the upstream's Mcp-Session-Id did not come through the floor")
 	}
-	r, err := s.CallTool(ctx, "update_page", map[string]any{"page_id": "p1", "content": "x"})
+	r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "update_page", Arguments: map[string]any{"page_id": "p1", "content": "x"}})
 	if err != nil || r.IsError {
 		t.Fatalf("tools/call through the floor: %+v, %v", r, err)
 	}
-	if err := s.Close(ctx); err != nil {
+	if err := cs.Close(); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -186,10 +186,32 @@ func (p *Prober) probe(parent context.Context, t Target, conn *upstream.Conn) {
 var errMisconfigured = errors.New("configuration error")
 
 func run(ctx context.Context, t Target, conn *upstream.Conn) error {
+	_, err := Once(ctx, t, conn)
+	return err
+}
+
+// ProbeName names t's probe: "liveness: tools/list" or
+// "readiness: tools/call TOOL".
+func ProbeName(t Target) string { return probeName(t.Check) }
+
+// Once runs t's probe once on conn, as the prober does: tools/list, then,
+// for a readiness probe, tools/call of its tool. It returns how many tools
+// the server listed (-1 when tools/list failed) and the probe's error; nil
+// is a passing probe.
+func Once(ctx context.Context, t Target, conn *upstream.Conn) (int, error) {
 	tools, err := conn.ListTools(ctx)
-	if err != nil || t.Check == nil || t.Check.Tool == "" {
-		return err
+	if err != nil {
+		return -1, err
 	}
+	if t.Check == nil || t.Check.Tool == "" {
+		return len(tools), nil
+	}
+	return len(tools), ready(ctx, t, conn, tools)
+}
+
+// ready is a readiness probe's tools/call of its tool, on a server that
+// listed tools.
+func ready(ctx context.Context, t Target, conn *upstream.Conn, tools []*mcp.Tool) error {
 	names := make([]string, len(tools))
 	for i, tl := range tools {
 		names[i] = tl.Name

@@ -386,9 +386,29 @@ func (p *Project) listTools(ctx context.Context, cl *client) (*mcp.ListToolsResu
 	if len(out) == 0 && err != nil {
 		return nil, fmt.Errorf("no upstream server of project %s answered tools/list: %w", p.Name, err) // each redacted it
 	}
+	for _, se := range serverErrors(err) {
+		out = append(out, p.unavailableTool(ctx, se))
+	}
 	out = append(out, p.listProxyTools().Tools...)
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return &mcp.ListToolsResult{Tools: out}, nil
+}
+
+// unavailableTool is the ⚠ notice, in a tools/list the other servers
+// answered, for a server that could not list its tools: a tool named
+// <server>_unavailable whose description says why and what to do, so the
+// server's tools do not just vanish. Calling it reaches the server and
+// answers with its error as it is then. The request's row is degraded.
+func (p *Project) unavailableTool(ctx context.Context, se *serverError) *mcp.Tool {
+	code := trace.From(ctx)
+	callFrom(ctx).degrade(fmt.Sprintf("server %s unavailable: tools/list: %v", se.server, se.err))
+	return &mcp.Tool{
+		Name: se.server + "_unavailable",
+		Description: fmt.Sprintf("⚠ Server %s unavailable (tools/list: %v): its tools are missing from this list; %s. "+
+			"They are listed again by the first tools/list after it answers. [trace %s]",
+			se.server, se.err, upstream.Advice(se.err, se.server), code),
+		InputSchema: map[string]any{"type": "object", "properties": map[string]any{}},
+	}
 }
 
 func (p *Project) callTool(ctx context.Context, cl *client, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {

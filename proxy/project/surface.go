@@ -164,12 +164,36 @@ func (p *Project) each(ctx context.Context, cl *client, method string, want func
 				// an upstream's URL may carry a key in its query (?apikey=...).
 				errs[i] = redact.Error(errs[i])
 				p.logger.Warn(method+": upstream failed", "trace", trace.From(ctx), "server", sn, "err", errs[i])
-				errs[i] = fmt.Errorf("%s: %v", sn, errs[i]) // text: the answer's code is the proxy's
+				errs[i] = &serverError{server: sn, err: errs[i]} // text: the answer's code is the proxy's
 			}
 		}()
 	}
 	wg.Wait()
 	return errors.Join(errs...)
+}
+
+// serverError is one server's failure in a method each sent to every
+// server: "server: error" as text, the error itself kept for what is told
+// about it (upstream.Advice) but not unwrapped, so that the answer's code is
+// the proxy's, never an upstream's or the SDK's.
+type serverError struct {
+	server string
+	err    error
+}
+
+func (e *serverError) Error() string { return e.server + ": " + e.err.Error() }
+
+// serverErrors lists the servers' failures in err, as each returned it.
+func serverErrors(err error) []*serverError {
+	var out []*serverError
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range j.Unwrap() {
+			if se, ok := e.(*serverError); ok {
+				out = append(out, se)
+			}
+		}
+	}
+	return out
 }
 
 // onOne runs f on server's upstream session for the session cl. A JSON-RPC

@@ -157,7 +157,8 @@ func TestServersAreTakenInNameOrder(t *testing.T) {
 }
 
 // tools/list answers with the tools of the servers that answered when
-// another cannot be reached.
+// another cannot be reached, and the ⚠ notice of the one that did not
+// (<server>_unavailable, TestAServerThatCannotListIsNotedInToolsList).
 func TestToolsListLeavesOutAnUnreachableServer(t *testing.T) {
 	p := New("p", Options{Servers: map[string]string{"up": newCountingUpstream(t).url, "down": "http://127.0.0.1:1/mcp"},
 		Sessions: session.NewTable(), Audit: discardRows{}, Knobs: knobs.Defaults(), Logger: (&logLines{}).logger()})
@@ -172,8 +173,8 @@ func TestToolsListLeavesOutAnUnreachableServer(t *testing.T) {
 	for _, tl := range res.Tools {
 		names = append(names, tl.Name)
 	}
-	if got := strings.Join(names, ","); got != "up_block,up_t" {
-		t.Errorf("tools %s, want up_block,up_t", got)
+	if got := strings.Join(names, ","); got != "down_unavailable,up_block,up_t" {
+		t.Errorf("tools %s, want down_unavailable,up_block,up_t", got)
 	}
 }
 

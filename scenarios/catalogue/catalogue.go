@@ -95,6 +95,9 @@ type Observation struct {
 	// Broken lists promises a multi-step operation saw broken (a missing
 	// notice, a leaked session); empty when all held.
 	Broken []string
+	// Breached lists breaches a multi-step operation saw, typed with their
+	// tier and promise (Broken's are classified by the scenario).
+	Breached []Breach
 }
 
 // Result is a scenario's verdict.
@@ -113,6 +116,13 @@ type Result struct {
 	// Draws are what the world's random plans drew, in order (the fake
 	// LLMs' steps): the same --seed gives the same draws.
 	Draws []string
+	// BudgetNote, when the verdict rests on a budget the target did not
+	// declare, says so: "budget assumed: 1.5s, not declared (request)".
+	BudgetNote string
+	// Log is the tail of the proxy process's own output around the
+	// scenario, kept for a failing row of a target whose log the harness
+	// reads.
+	Log string
 }
 
 // Judge gives the verdict on one observation, holding the proxy to every
@@ -124,20 +134,31 @@ func (s Scenario) Judge(kv knobs.Values, o Observation) Result { return s.JudgeO
 // (see Breach). The Reason lists them all, not only the first.
 func (s Scenario) JudgeOn(target harness.Target, kv knobs.Values, o Observation) Result {
 	r := Result{Scenario: s, Budget: s.Budget(kv), Observation: o}
+	assumed := ""
+	if target != nil {
+		if kinds := harness.AssumedBudgets(target, kv, s.Budget); len(kinds) > 0 {
+			r.BudgetNote = fmt.Sprintf("budget assumed: %v, not declared (%s)", r.Budget, strings.Join(kinds, ", "))
+			assumed = " (" + r.BudgetNote + ")"
+		}
+	}
 	var bs []Breach
-	if errors.Is(o.Err, context.DeadlineExceeded) {
+	if EndingOf(o) == EndNoAnswer {
+		// One cause, one breach: a request the client gave up on was neither
+		// late nor answered in the wrong shape, it was not answered.
 		bs = append(bs, Breach{Tier: Generic, Promise: PromiseAnswered,
 			Detail: fmt.Sprintf("never answered: the client gave up after %v (budget %v)", o.Latency.Round(time.Millisecond), r.Budget)})
-	}
-	if harness.Unstalled(o.Latency, o.Stalled) > r.Budget+Tolerance {
-		load := ""
-		if o.Stalled > 0 {
-			load = fmt.Sprintf(" (%v of it the machine's load, not counted)", o.Stalled.Round(time.Millisecond))
+	} else {
+		if harness.Unstalled(o.Latency, o.Stalled) > r.Budget+Tolerance {
+			load := ""
+			if o.Stalled > 0 {
+				load = fmt.Sprintf(" (%v of it the machine's load, not counted)", o.Stalled.Round(time.Millisecond))
+			}
+			bs = append(bs, Breach{Tier: Generic, Promise: PromiseBudget,
+				Detail: fmt.Sprintf("answered after %v%s, budget %v + tolerance %v%s", o.Latency.Round(time.Millisecond), load, r.Budget, Tolerance, assumed)})
 		}
-		bs = append(bs, Breach{Tier: Generic, Promise: PromiseBudget,
-			Detail: fmt.Sprintf("answered after %v%s, budget %v + tolerance %v", o.Latency.Round(time.Millisecond), load, r.Budget, Tolerance)})
+		bs = append(bs, s.breaches(s.Expect(o))...)
 	}
-	bs = append(bs, s.breaches(s.Expect(o))...)
+	bs = append(bs, o.Breached...)
 	for _, b := range o.Broken {
 		bs = append(bs, s.untyped(b))
 	}
@@ -169,7 +190,7 @@ func (s Scenario) RunSeeded(ctx context.Context, target harness.Target, seed uin
 	o.Fault, o.Seed = s.Fault, harness.SeedFor(seed, s.Name())
 	env, err := harness.NewEnv(ctx, o)
 	if err != nil {
-		return Result{Scenario: s, Pass: false, Reason: "setup: " + err.Error()}
+		return Result{Scenario: s, Pass: false, Reason: "setup: " + err.Error(), Log: proxyLog(target)}
 	}
 	defer env.Close(context.Background())
 	// The client gives up long after the budget, so a proxy that never
@@ -196,7 +217,35 @@ func (s Scenario) RunSeeded(ctx context.Context, target harness.Target, seed uin
 		r.Pass = false
 		r.Reason = reasonOf(r.Breaches)
 	}
+	if !r.Pass {
+		// Read before the world (and a container with its log) is torn down.
+		r.Log = proxyLog(target)
+	}
 	return r
+}
+
+// proxyLog is the end of the proxy's own output, for a failing row of a
+// target whose log the harness keeps ("" otherwise).
+func proxyLog(target harness.Target) string {
+	if lr, ok := target.(harness.LogReader); ok {
+		return lastBytes(lr.Logs(), keptLog)
+	}
+	return ""
+}
+
+// keptLog is how much of the proxy's output a failing result keeps.
+const keptLog = 4 << 10
+
+// lastBytes is the end of s, at most n bytes, from a line boundary.
+func lastBytes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	s = s[len(s)-n:]
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[i+1:]
+	}
+	return s
 }
 
 // WithFault is s with its fault replaced by f (`mcpchaos run --fault`); its
@@ -251,9 +300,31 @@ func (s Scenario) NotApplicable(target harness.Target) string {
 		return "fault " + s.Fault.Name() + ": " + why
 	}
 	if s.Needs != nil {
-		return s.Needs(target)
+		if why := s.Needs(target); why != "" {
+			return why
+		}
+	}
+	if s.Cuts() {
+		if kinds := harness.AssumedBudgets(target, knobs.Defaults(), s.Budget); len(kinds) > 0 {
+			return fmt.Sprintf("needs the proxy to cut the call at its %s budget, which target %s does not declare (budgets: in its spec)",
+				strings.Join(kinds, ", "), target.Name())
+		}
 	}
 	return ""
+}
+
+// Cuts reports whether s's verdict needs the proxy to cut a call at its
+// budget: its fault leaves the call unanswered upstream (a blackholed or
+// stalled link, a hung or too slow tool, a hung handler), so only the
+// proxy's own budget can answer it in time.
+func (s Scenario) Cuts() bool {
+	switch f := s.Fault.(type) {
+	case harness.Blackhole, harness.ToolHang, harness.ToolSlow, harness.HandlerHang:
+		return true
+	case harness.Bandwidth:
+		return f.KBps == 0
+	}
+	return false
 }
 
 // readOnly reports whether s injects no fault and its operation only reads
@@ -289,8 +360,11 @@ func requestDeadline(k knobs.Values) time.Duration { return k.RequestDeadline }
 
 // answeredOK: the call succeeded and carries a trace code.
 func answeredOK(o Observation) error {
-	if o.Err != nil {
-		return broke(PromiseAnswered, "not answered: %v", o.Err)
+	if err := unanswered(o); err != nil {
+		return err
+	}
+	if EndingOf(o) == EndRPCError {
+		return broke(PromiseSuccess, "answered with a JSON-RPC error instead of the result: %s", rpcText(o.Err))
 	}
 	var errs []error
 	if o.IsError {
@@ -302,12 +376,16 @@ func answeredOK(o Observation) error {
 	return errors.Join(errs...)
 }
 
-// answeredWithRecovery: the call failed, but as a readable isError result
-// (generic) that quotes its trace code (mcplocal's own), the promise for
-// tools/call failures.
+// answeredWithRecovery: the call failed, but was answered (generic): as a
+// readable isError result, not a JSON-RPC error (mcplocal's error shapes),
+// that quotes its trace code (mcplocal's own), the promise for tools/call
+// failures.
 func answeredWithRecovery(o Observation) error {
-	if o.Err != nil {
-		return broke(PromiseIsError, "answered with a protocol error instead of an isError result: %v", o.Err)
+	if err := unanswered(o); err != nil {
+		return err
+	}
+	if EndingOf(o) == EndRPCError {
+		return brokeOwn(harness.CapErrorShapes, PromiseIsError, "answered with a JSON-RPC error instead of an isError result: %s", rpcText(o.Err))
 	}
 	if !o.IsError {
 		return broke(PromiseIsError, "expected an isError result, got success")

@@ -10,11 +10,11 @@ import (
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
 )
 
-// shape is a foreign target of the given shape that claims none of
-// mcplocal's capabilities.
+// shape is a foreign target of the given shape, with a declared request
+// budget, that claims none of mcplocal's capabilities.
 func shape(t *testing.T, doc string) harness.Target {
 	t.Helper()
-	s, err := harness.ParseForeign([]byte("name: shape\ncommand: [x, \"{{.DocmostURL}}\", \"{{.EverythingURL}}\"]\n" + doc))
+	s, err := harness.ParseForeign([]byte("name: shape\ncommand: [x, \"{{.DocmostURL}}\", \"{{.EverythingURL}}\"]\nbudgets: {request: 2s}\n" + doc))
 	if err != nil {
 		t.Fatal(err)
 	}

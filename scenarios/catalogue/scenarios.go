@@ -152,10 +152,11 @@ func titlesEitherWay(o Observation) error {
 	return smartTitles(o)
 }
 
-// answeredEitherWay: the call got its result, or an isError result that
-// quotes its trace code; never a protocol failure or silence.
+// answeredEitherWay: the call got its result, or a failure as an isError
+// result that quotes its trace code (a JSON-RPC error there breaks only
+// mcplocal's error shapes); never an HTTP-level failure or silence.
 func answeredEitherWay(o Observation) error {
-	if o.IsError {
+	if o.IsError || EndingOf(o) == EndRPCError {
 		return answeredWithRecovery(o)
 	}
 	return answeredOK(o)
@@ -164,9 +165,12 @@ func answeredEitherWay(o Observation) error {
 // isErrorPassedThrough: the upstream's own isError result reaches the client
 // with the proxy's trace code in _meta.
 func isErrorPassedThrough(o Observation) error {
+	if err := unanswered(o); err != nil {
+		return err
+	}
 	switch {
 	case o.Err != nil:
-		return broke(PromiseAnswered, "not answered: %v", o.Err)
+		return broke(PromisePassThrough, "the upstream's isError result arrived as a JSON-RPC error: %s", rpcText(o.Err))
 	case !o.IsError:
 		return broke(PromisePassThrough, "the upstream's isError result arrived as a success")
 	case !trace.Valid(o.Trace):

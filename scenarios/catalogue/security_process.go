@@ -45,21 +45,8 @@ func processScenarios() []Scenario {
 	}
 }
 
-// notMcplocal says why a check of what only mcplocal has cannot run on
-// target t, a proxy that is not mcplocal (it says which capabilities it
-// claims); "" for mcplocal's own targets.
-func notMcplocal(t harness.Target, what string) string {
-	if _, ok := t.(harness.Capabilities); ok {
-		return fmt.Sprintf("target %s: the check needs what only mcplocal's in-process or binary target gives (%s)", t.Name(), what)
-	}
-	return ""
-}
-
 // twinnable says why a target cannot start a second proxy of its own.
 func twinnable(t harness.Target) string {
-	if why := notMcplocal(t, "a second proxy started from mcplocal's config"); why != "" {
-		return why
-	}
 	_, why := harness.Twin(t)
 	return why
 }
@@ -67,13 +54,13 @@ func twinnable(t harness.Target) string {
 // productionBinary says why a target cannot show what the production binary
 // does with failpoints in its environment.
 func productionBinary(t harness.Target) string {
-	if why := notMcplocal(t, "the production binary's refusal of failpoints"); why != "" {
-		return why
-	}
-	if _, ok := t.(*harness.Binary); !ok {
+	switch t.(type) {
+	case *harness.Binary:
+		return ""
+	case *harness.InProcess:
 		return "only a binary reads failpoints from its environment: in process they are an option the test passes to proxy.New, with no production switch to guard"
 	}
-	return ""
+	return "a check of mcplocal's own release binary (failpoints in its environment ignored without their switch): target " + t.Name() + " is not that binary"
 }
 
 // logsKept says why a target's proxy log cannot be read.
@@ -90,10 +77,13 @@ func logsKept(t harness.Target) string {
 // auditStallable says why a target's audit store cannot be made to stop
 // answering.
 func auditStallable(t harness.Target) string {
-	if why := notMcplocal(t, "an audit store made to stop answering"); why != "" {
-		return why
-	}
 	if _, ok := t.(harness.AuditStaller); !ok {
+		if why := harness.Lacks(t, harness.CapAuditAPI); why != "" {
+			return why + ": it has no audit store the harness knows of, to stall"
+		}
+		if _, ok := t.(*harness.Binary); !ok {
+			return "target " + t.Name() + "'s audit store cannot be stalled from outside its process"
+		}
 		return "its audit store cannot be stalled from outside the process: a binary's SQLite file in WAL mode takes no lock another process could hold to block its reads, and a store that can be cut (Postgres behind a toxiproxy link) needs Docker"
 	}
 	return ""

@@ -88,9 +88,13 @@ var DeleteEmptyJSON = Operation{Name: "DELETE with empty JSON body", Do: func(ct
 		return Observation{Err: err}
 	}
 	id := cs.ID()
-	before, counted := env.LiveSessions()
 	hc := env.HTTPClient("alice")
 	defer hc.CloseIdleConnections()
+	if id == "" {
+		defer cs.Close()
+		return statelessDelete(ctx, env, hc)
+	}
+	before, counted := env.LiveSessions()
 
 	clk := startClock()
 	status, body, err := rawRequest(ctx, hc, http.MethodDelete, env.ProjectURL(), id, "")
@@ -116,12 +120,10 @@ var DeleteEmptyJSON = Operation{Name: "DELETE with empty JSON body", Do: func(ct
 				Message string `json:"message"`
 			} `json:"error"`
 		}
-		// The MCP spec asks for the 404 alone; its JSON-RPC body is part of
-		// mcplocal's promise about ids it will not adopt.
 		if json.Unmarshal([]byte(body), &e) != nil || e.JSONRPC != "2.0" || e.Error == nil {
-			if harness.Lacks(env.Target, harness.CapSessionAdoption) == "" {
-				o.Broken = append(o.Broken, "the 404 body is not a JSON-RPC error: "+excerpt(body))
-			}
+			// The MCP spec asks for the 404 only; its body is mcplocal's choice.
+			o.Breached = append(o.Breached, Breach{Tier: Own, Promise: PromiseDelete, Capability: harness.CapErrorShapes,
+				Detail: "the 404 body is not a JSON-RPC error: " + excerpt(body)})
 		} else {
 			o.Text = e.Error.Message
 		}
@@ -134,6 +136,31 @@ var DeleteEmptyJSON = Operation{Name: "DELETE with empty JSON body", Do: func(ct
 	return o
 }}
 
+// statelessDelete holds a proxy that issued no Mcp-Session-Id (stateless,
+// as the MCP spec allows) to the stateless promises: there is no session to
+// end, so its DELETE is answered (2xx, or 405 as the spec lets a server
+// refuse it) and a request after it is served as before.
+func statelessDelete(ctx context.Context, env *harness.Env, hc *http.Client) Observation {
+	clk := startClock()
+	status, body, err := rawRequest(ctx, hc, http.MethodDelete, env.ProjectURL(), "", "")
+	o := clk.stop(Observation{Err: err})
+	if err != nil {
+		return o
+	}
+	if status/100 != 2 && status != http.StatusMethodNotAllowed {
+		o.Broken = append(o.Broken, fmt.Sprintf("stateless: DELETE with an empty JSON body answered %d, want 2xx or 405: %s", status, excerpt(body)))
+	}
+	o.Text = fmt.Sprintf("stateless (no Mcp-Session-Id issued): DELETE answered %d", status)
+	status, body, err = rawRequest(ctx, hc, http.MethodPost, env.ProjectURL(), "", `{"jsonrpc":"2.0","id":7,"method":"ping"}`)
+	switch {
+	case err != nil:
+		o.Broken = append(o.Broken, "stateless: a request after the DELETE: "+err.Error())
+	case status/100 != 2:
+		o.Broken = append(o.Broken, fmt.Sprintf("stateless: a request after the DELETE answered %d: %s", status, excerpt(body)))
+	}
+	return o
+}
+
 // rawRequest sends one MCP HTTP request with a session id and returns the
 // status and body. A POST body is sent as JSON; DELETE gets Content-Type:
 // application/json and an empty body, as some clients send it.
@@ -144,7 +171,9 @@ func rawRequest(ctx context.Context, hc *http.Client, method, url, session, body
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Session-Id", session)
+	if session != "" {
+		req.Header.Set("Mcp-Session-Id", session)
+	}
 	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
 	resp, err := hc.Do(req)
 	if err != nil {
@@ -157,8 +186,11 @@ func rawRequest(ctx context.Context, hc *http.Client, method, url, session, body
 
 // sessionAnswered: the operation answered and every promise it checked held.
 func sessionAnswered(o Observation) error {
+	if err := unanswered(o); err != nil {
+		return err
+	}
 	if o.Err != nil {
-		return fmt.Errorf("not answered: %v", o.Err)
+		return fmt.Errorf("answered with a JSON-RPC error: %s", rpcText(o.Err))
 	}
 	return nil
 }

@@ -224,12 +224,15 @@ func dead(ctx context.Context, env *harness.Env) string {
 	return ""
 }
 
-// answeredOrRPCError: the request succeeded with a trace code where the
-// result has a _meta, or failed as the promise says: a tools/call as an
-// isError result quoting its trace code, any other method as a JSON-RPC error
-// carrying the trace code in error.data. Never silence, never a transport
+// answeredOrRPCError: the request was answered (generic): it succeeded, or
+// failed as the promise says: a tools/call as an isError result quoting its
+// trace code, any other method as a JSON-RPC error carrying the trace code in
+// error.data (mcplocal's trace codes). Never silence, never an HTTP-level
 // failure.
 func answeredOrRPCError(o Observation) error {
+	if err := unanswered(o); err != nil {
+		return err
+	}
 	if o.Err == nil {
 		if o.IsError {
 			return answeredWithRecovery(o)
@@ -250,14 +253,18 @@ func answeredOrRPCError(o Observation) error {
 	return nil
 }
 
-// answeredWithTrace: the request succeeded; results that carry a _meta
-// carry the trace code (ping's empty result has none).
+// answeredWithTrace: the request was answered (generic) and succeeded;
+// results that carry a _meta carry the trace code (ping's empty result has
+// none).
 func answeredWithTrace(o Observation) error {
+	if err := unanswered(o); err != nil {
+		return err
+	}
 	if o.Err != nil {
-		return fmt.Errorf("not answered: %v", o.Err)
+		return broke(PromiseSuccess, "answered with a JSON-RPC error instead of the result: %s", rpcText(o.Err))
 	}
 	if o.IsError {
-		return fmt.Errorf("isError result: %s", excerpt(o.Text))
+		return broke(PromiseSuccess, "isError result: %s", excerpt(o.Text))
 	}
 	return nil
 }

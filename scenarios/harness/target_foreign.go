@@ -51,10 +51,15 @@ const (
 	// "traceCode"), and an isError result's text quotes it. A target that
 	// does not claim it is not held to it (see catalogue.Breach).
 	CapTraceCode = "traceCode"
+	// CapErrorShapes: mcplocal's error shapes: a tools/call whose upstream is
+	// down, hung or reset is answered with an isError result (not a JSON-RPC
+	// error), and a refused session id's 404 carries a JSON-RPC error body.
+	// A target that does not claim it is held only to an answer.
+	CapErrorShapes = "errorShapes"
 )
 
 // AllCapabilities lists every capability, in the order docs/targets.md gives them.
-var AllCapabilities = []string{CapLLMStages, CapAuditAPI, CapSessionAdoption, CapGate, CapFailpoints, CapKill, CapEverything, CapTraceCode}
+var AllCapabilities = []string{CapLLMStages, CapAuditAPI, CapSessionAdoption, CapGate, CapFailpoints, CapKill, CapEverything, CapTraceCode, CapErrorShapes}
 
 // Capabilities is implemented by targets whose proxy claims only some
 // features (a foreign proxy). Targets that do not implement it run mcplocal

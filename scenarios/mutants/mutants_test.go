@@ -70,13 +70,13 @@ func TestEveryMutantIsComplete(t *testing.T) {
 			// on its verdict): its verdict logic may be mutated too. So is the
 			// harness's, for a foreign proxy (verdicts, targets, reports):
 			// users gate their own proxies on it; its unit tests notice.
-			// The operator CLI (mcpctl) and the incident repro's verdicts are
-			// what users read: they may be mutated too. So are the bench's
-			// figures and verdicts (a proxy against the floor, goals met):
-			// users judge a proxy's cost by them.
+			// The operator CLI (mcpctl), the incident repro's verdicts and the
+			// fakes' help are what users read: they may be mutated too. So are
+			// the bench's figures and verdicts (a proxy against the floor,
+			// goals met): users judge a proxy's cost by them.
 			bench := strings.HasPrefix(f, "scenarios/bench/")
 			harness := strings.HasPrefix(f, "scenarios/catalogue/") || strings.HasPrefix(f, "scenarios/harness/") || strings.HasPrefix(f, "scenarios/report/")
-			cli := strings.HasPrefix(f, "cmd/mcpctl/") || f == "cmd/mcpchaos/repro.go"
+			cli := strings.HasPrefix(f, "cmd/mcpctl/") || f == "cmd/mcpchaos/repro.go" || f == "cmd/mcpchaos/fake.go"
 			if strings.HasSuffix(f, "_test.go") || !strings.HasSuffix(f, ".go") ||
 				!(strings.HasPrefix(f, "proxy/") || strings.HasPrefix(f, "cmd/mcplocal/") || strings.HasPrefix(f, "scenarios/canary/") || harness || cli || bench) {
 				t.Errorf("%s: the patch changes %s; mutants change the proxy's production code only", m.Name, f)

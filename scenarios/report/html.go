@@ -23,7 +23,25 @@ type htmlPage struct {
 	Replay    string
 	Counts    counts
 	Status    string // pass, fail or na: the page's overall colour
-	Scenarios []htmlScenario
+	// Scenarios are the rows that ran: the failures first, then the passes.
+	Scenarios      []htmlScenario
+	NAGroups       []htmlNAGroup
+	Tiers          []string
+	BudgetsAssumed string
+	NoAudit        string
+}
+
+// htmlNAGroup is the rows that did not apply for one reason: one section.
+type htmlNAGroup struct {
+	Anchor string
+	Reason string
+	Rows   []htmlNARow
+}
+
+type htmlNARow struct {
+	Anchor string
+	Index  int
+	Name   string
 }
 
 type htmlScenario struct {
@@ -49,6 +67,10 @@ type htmlScenario struct {
 	Answer        string
 	AnswerCut     bool
 	Waterfall     *waterfall
+	BudgetNote    string
+	Replay        string // failing rows: the command that replays this row alone
+	Log           string // failing rows: the proxy's own output around it
+	NoAudit       bool   // the target offers no audit rows: no "no audit rows" line
 }
 
 // WriteHTML writes run as one self-contained HTML page: no external style
@@ -67,6 +89,10 @@ func WriteHTML(w io.Writer, run Run) error {
 		Replay:    ReplayCommand(run),
 		Counts:    c,
 		Status:    "pass",
+		Tiers:     TierSummary(run),
+
+		BudgetsAssumed: run.BudgetsAssumed,
+		NoAudit:        run.NoAudit,
 	}
 	switch {
 	case c.Failed > 0:
@@ -74,7 +100,16 @@ func WriteHTML(w io.Writer, run Run) error {
 	case c.Passed == 0:
 		p.Status = "na"
 	}
-	for i, r := range run.Results {
+	fails, passes, na := ordered(run.Results)
+	for gi, g := range na {
+		hg := htmlNAGroup{Anchor: fmt.Sprintf("na%d", gi+1), Reason: g.Reason}
+		for _, x := range g.Rows {
+			hg.Rows = append(hg.Rows, htmlNARow{Anchor: fmt.Sprintf("s%d", x.N), Index: x.N, Name: scenarioName(x.Scenario)})
+		}
+		p.NAGroups = append(p.NAGroups, hg)
+	}
+	for _, x := range append(fails, passes...) {
+		r, i := x.Result, x.N-1
 		s := r.Scenario
 		v := verdictOf(r)
 		hs := htmlScenario{
@@ -96,9 +131,15 @@ func WriteHTML(w io.Writer, run Run) error {
 			Broken:        r.Broken,
 			Breaches:      breachTexts(r),
 			IsError:       r.IsError,
+			BudgetNote:    r.BudgetNote,
+			NoAudit:       run.NoAudit != "",
+		}
+		if v == verdictFail {
+			hs.Replay = RowReplay(run, r)
+			hs.Log = tailOf(r.Log, logTail)
 		}
 		if r.Err != nil {
-			hs.Err = r.Err.Error()
+			hs.Err = fmt.Sprintf("%s: %v", catalogue.EndingOf(r.Observation), r.Err)
 		}
 		if r.Text != "" {
 			hs.Answer = truncate(r.Text, maxAnswer)
@@ -132,6 +173,13 @@ var pageTemplate = template.Must(template.New("report").Parse(`<!DOCTYPE html>
 <dt>started</dt><dd>{{.Started}}</dd>
 <dt>duration</dt><dd>{{.Duration}} (tolerance {{.Tolerance}} beyond each budget)</dd>
 <dt>replay</dt><dd><code class="replay">{{.Replay}}</code></dd>
+{{- if .BudgetsAssumed}}
+<dt>budgets</dt><dd class="assumed">{{.BudgetsAssumed}}</dd>
+{{- end}}
+{{- if .NoAudit}}
+<dt>evidence</dt><dd>{{.NoAudit}}</dd>
+{{- end}}
+<dt>by tier</dt><dd><ul class="tiers">{{range .Tiers}}<li>{{.}}</li>{{end}}</ul></dd>
 </dl>
 </header>
 
@@ -139,14 +187,17 @@ var pageTemplate = template.Must(template.New("report").Parse(`<!DOCTYPE html>
 <thead><tr><th>#</th><th>fault</th><th>params</th><th>operation</th><th>budget</th><th>observed</th><th>verdict</th><th>trace</th></tr></thead>
 <tbody>
 {{- range .Scenarios}}
-<tr><td class="num"><a href="#{{.Anchor}}">{{.Index}}</a></td><td>{{.Fault}}</td><td class="mono">{{.Params}}</td><td>{{.Operation}}</td><td class="num">{{.Budget}}</td><td class="num">{{.Observed}}</td><td><span class="verdict {{.VerdictClass}}">{{.Verdict}}</span></td><td class="mono">{{if .Trace}}{{.Trace}}{{else}}-{{end}}</td></tr>
+<tr><td class="num"><a href="#{{.Anchor}}">{{.Index}}</a></td><td>{{.Fault}}</td><td class="mono">{{.Params}}</td><td>{{.Operation}}</td><td class="num">{{.Budget}}{{if .BudgetNote}}*{{end}}</td><td class="num">{{.Observed}}</td><td><span class="verdict {{.VerdictClass}}">{{.Verdict}}</span></td><td class="mono">{{if .Trace}}{{.Trace}}{{else}}-{{end}}</td></tr>
+{{- end}}
+{{- range .NAGroups}}
+<tr class="na-group"><td class="num"><a href="#{{.Anchor}}">×{{len .Rows}}</a></td><td colspan="5">{{.Reason}}</td><td><span class="verdict na">N/A</span></td><td></td></tr>
 {{- end}}
 </tbody>
 </table>
 {{range .Scenarios}}
 <section class="scenario {{.VerdictClass}}" id="{{.Anchor}}">
 <h2>{{.Index}}. <span class="verdict {{.VerdictClass}}">{{.Verdict}}</span> {{.Name}}</h2>
-<p class="facts"><span>promise: {{.Promise}}</span><span>fault: {{.Fault}} <span class="mono">{{.Params}}</span></span><span>budget {{.Budget}}</span><span>observed {{.Observed}}</span><span>trace <span class="mono">{{if .Trace}}{{.Trace}}{{else}}-{{end}}</span></span>{{if .Labels}}<span>labels: {{.Labels}}</span>{{end}}</p>
+<p class="facts">{{if .BudgetNote}}<span class="assumed">{{.BudgetNote}}</span>{{end}}<span>promise: {{.Promise}}</span><span>fault: {{.Fault}} <span class="mono">{{.Params}}</span></span><span>budget {{.Budget}}</span><span>observed {{.Observed}}</span><span>trace <span class="mono">{{if .Trace}}{{.Trace}}{{else}}-{{end}}</span></span>{{if .Labels}}<span>labels: {{.Labels}}</span>{{end}}</p>
 {{- if .NotApplicable}}
 <div class="reason na">not applicable: {{.NotApplicable}}</div>
 {{- else if .Breaches}}
@@ -157,22 +208,42 @@ var pageTemplate = template.Must(template.New("report").Parse(`<!DOCTYPE html>
 <div class="reason">{{.Reason}}</div>
 {{- end}}
 {{- if .Err}}
-<div class="reason">error: {{.Err}}</div>
+<div class="reason">ended with {{.Err}}</div>
 {{- end}}
 {{- if not .Breaches}}{{range .Broken}}
 <div class="reason">broken: {{.}}</div>{{end}}
 {{- end}}
+{{- if .Replay}}
+<p class="caption">replay this row alone:</p>
+<code class="replay">{{.Replay}}</code>
+{{- end}}
 {{- if .NotApplicable}}
 {{- else if .Waterfall}}
 {{- template "waterfall" .Waterfall}}
-{{- else}}
+{{- else if not .NoAudit}}
 <p class="empty">{{if .Trace}}no audit rows for trace <span class="mono">{{.Trace}}</span>{{else}}no audit rows (no trace code){{end}}</p>
+{{- end}}
+{{- if .Log}}
+<details open><summary>the proxy's own output around it (last {{len .Log}} bytes)</summary>
+<pre class="log">{{.Log}}</pre>
+</details>
 {{- end}}
 {{- if .Answer}}
 <details><summary>answer{{if .IsError}} (isError){{end}}{{if .AnswerCut}}, cut{{end}}</summary>
 <pre>{{.Answer}}</pre>
 </details>
 {{- end}}
+</section>
+{{end}}
+{{- range .NAGroups}}
+<section class="scenario na" id="{{.Anchor}}">
+<h2><span class="verdict na">N/A</span> ×{{len .Rows}}: {{.Reason}}</h2>
+<div class="reason na">not applicable: {{.Reason}}</div>
+<ul class="na-rows">
+{{- range .Rows}}
+<li id="{{.Anchor}}">{{.Index}}. {{.Name}}</li>
+{{- end}}
+</ul>
 </section>
 {{end}}
 </body>
@@ -210,6 +281,10 @@ section.scenario.pass { border-left: 6px solid var(--ok); }
 .facts > span { display: inline-block; margin-right: 14px; }
 .reason { margin: 6px 0; padding: 6px 10px; background: #fdecea; border-radius: 4px; white-space: pre-wrap; }
 .reason.na { background: var(--band); }
+.assumed { color: #7a5a00; font-weight: 600; }
+ul.tiers { margin: 0; padding-left: 18px; }
+pre.log { white-space: pre-wrap; word-break: break-word; background: #1d232a; color: #e8eaed; padding: 8px; border-radius: 4px; max-height: 320px; overflow: auto; }
+section .replay { display: block; margin: 2px 0 8px; white-space: pre-wrap; word-break: break-all; }
 .caption { color: var(--muted); margin: 8px 0 2px; }
 .empty { color: var(--muted); font-style: italic; margin: 8px 0; }
 ul.notes { margin: 4px 0 0; padding-left: 18px; }

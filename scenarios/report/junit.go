@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"time"
 
 	"github.com/mcpchaos/mcpchaos/scenarios/catalogue"
 )
@@ -69,7 +68,9 @@ type junitSkipped struct {
 // testcase per scenario, in run order. A failed scenario carries its reason
 // in <failure>; a not-applicable one is <skipped> with the reason it could
 // not run, never counted as passed. Each testcase's <system-out> names its
-// trace code, budget and observed latency.
+// trace code, budget (and whether it was assumed) and observed latency; a
+// failed one's also the command that replays it alone and the tail of the
+// proxy's own output around it.
 func WriteJUnit(w io.Writer, run Run) error {
 	c := tally(run.Results)
 	suite := junitSuite{
@@ -89,7 +90,7 @@ func WriteJUnit(w io.Writer, run Run) error {
 		suite.Timestamp = run.Started.UTC().Format("2006-01-02T15:04:05")
 	}
 	for _, r := range run.Results {
-		suite.Cases = append(suite.Cases, junitCaseOf(r, run.Tolerance))
+		suite.Cases = append(suite.Cases, junitCaseOf(run, r))
 	}
 	doc := junitSuites{Name: "mcpchaos", Tests: suite.Tests, Failures: suite.Failures,
 		Skipped: suite.Skipped, Time: suite.Time, Suites: []junitSuite{suite}}
@@ -109,7 +110,7 @@ func WriteJUnit(w io.Writer, run Run) error {
 	return err
 }
 
-func junitCaseOf(r catalogue.Result, tolerance time.Duration) junitCase {
+func junitCaseOf(run Run, r catalogue.Result) junitCase {
 	s := r.Scenario
 	tc := junitCase{
 		Name:      scenarioName(s),
@@ -129,9 +130,18 @@ func junitCaseOf(r catalogue.Result, tolerance time.Duration) junitCase {
 	fmt.Fprintf(&out, "fault: %s %s\n", faultName(s), faultParams(s))
 	fmt.Fprintf(&out, "operation: %s\n", s.Operation.Name)
 	fmt.Fprintf(&out, "trace: %s\n", dash(r.Trace))
-	fmt.Fprintf(&out, "budget: %s\n", BudgetText(r, tolerance))
+	fmt.Fprintf(&out, "budget: %s\n", BudgetText(r, run.Tolerance))
+	if r.BudgetNote != "" {
+		fmt.Fprintf(&out, "%s\n", r.BudgetNote)
+	}
 	fmt.Fprintf(&out, "observed: %s\n", observed(r))
 	fmt.Fprintf(&out, "audit rows: %d\n", len(r.Rows))
+	if verdictOf(r) == verdictFail {
+		fmt.Fprintf(&out, "replay: %s\n", RowReplay(run, r))
+		if r.Log != "" {
+			fmt.Fprintf(&out, "the proxy's own output around it:\n%s\n", tailOf(r.Log, logTail))
+		}
+	}
 	tc.SystemOut = &junitText{Text: xmlSafe(out.String())}
 	return tc
 }

@@ -20,9 +20,11 @@ type Record struct {
 	Verdict string        `json:"verdict"`
 	Latency time.Duration `json:"latencyNs"`
 	Budget  time.Duration `json:"budgetNs,omitempty"`
-	Promise string        `json:"promise,omitempty"`
-	Labels  []string      `json:"labels,omitempty"`
-	Trace   string        `json:"trace,omitempty"`
+	// BudgetNote says the budget was assumed, not declared by the target.
+	BudgetNote string   `json:"budgetNote,omitempty"`
+	Promise    string   `json:"promise,omitempty"`
+	Labels     []string `json:"labels,omitempty"`
+	Trace      string   `json:"trace,omitempty"`
 	// Reason says why it failed, or why it did not apply.
 	Reason string `json:"reason,omitempty"`
 	// Broken names every promise a failed scenario broke, "tier:promise"
@@ -44,7 +46,7 @@ func Records(run Run) []Record {
 		rec := Record{
 			Name: scenarioName(r.Scenario), Source: "catalogue", Verdict: string(verdictOf(r)),
 			Latency: r.Latency, Budget: r.Budget, Promise: r.Scenario.Promise, Labels: r.Scenario.Labels,
-			Trace: r.Trace, Rows: r.Rows, Draws: r.Draws,
+			Trace: r.Trace, Rows: r.Rows, Draws: r.Draws, BudgetNote: r.BudgetNote,
 		}
 		switch verdictOf(r) {
 		case verdictNA:

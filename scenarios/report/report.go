@@ -31,6 +31,15 @@ type Run struct {
 	Tolerance time.Duration
 	// Results are in run order.
 	Results []catalogue.Result
+	// Replay, if set, is the command that replays one result alone (the
+	// run's selection focused on it); nil: the seed and target, focused.
+	Replay func(catalogue.Result) string
+	// BudgetsAssumed, when the target left budgets undeclared, says which
+	// and what the run assumed instead, for the report's header.
+	BudgetsAssumed string
+	// NoAudit, when the target offers no audit rows (no waterfalls), says
+	// so once, for the header, instead of on every row.
+	NoAudit string
 }
 
 // File names Write creates inside its directory.

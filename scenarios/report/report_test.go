@@ -444,7 +444,10 @@ func TestDegradedRowShowsItsReason(t *testing.T) {
 
 func TestNotApplicableIsRenderedAsSuch(t *testing.T) {
 	_, doc := render(t, sampleRun())
-	s := section(t, doc, "s3")
+	s := section(t, doc, "na1") // the one reason's group, with row 3 in it
+	if li := all(s, elem("li")); len(li) != 1 || attr(li[0], "id") != "s3" {
+		t.Fatalf("the N/A group lists %d rows, want row s3", len(li))
+	}
 	got := strings.Join(strings.Fields(text(s)), " ")
 	if !strings.Contains(got, "N/A") || !strings.Contains(got, "not applicable: target inprocess is not a process that can be SIGKILLed") {
 		t.Errorf("N/A section reads: %s", got)
