@@ -15,8 +15,7 @@ const RecordPruneEvery = time.Hour
 // until ctx ends. It closes done when it returns.
 func (p *Proxy) janitor(ctx context.Context, done chan<- struct{}) {
 	defer close(done)
-	every := min(max(p.knobs.SessionIdle/4, 10*time.Millisecond), time.Minute)
-	tick := time.NewTicker(every)
+	tick := time.NewTicker(sweepEvery(p.knobs.SessionIdle))
 	defer tick.Stop()
 	lastPrune := time.Now() // Start pruned before serving
 	for {

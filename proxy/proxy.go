@@ -25,7 +25,6 @@ import (
 	"slices"
 	"sort"
 	"sync"
-	"time"
 
 	"github.com/mcpchaos/mcpchaos/proxy/audit"
 	"github.com/mcpchaos/mcpchaos/proxy/chat"
@@ -251,6 +250,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Proxy, error) {
 	mux.HandleFunc("PUT /api/v1/servers/{project}/{server}", p.serveServers)
 	mux.HandleFunc("DELETE /api/v1/servers/{project}/{server}", p.serveServers)
 	mux.HandleFunc("POST /api/v1/servers/{project}/{server}/check", p.serveServerCheck)
+	mux.HandleFunc("GET /api/v1/replay/context", p.serveReplayContext)
 	hosts := slices.Clone(cfg.AllowedHosts)
 	if h, _, err := net.SplitHostPort(cfg.Listen); err == nil && h != "" && !net.ParseIP(h).IsUnspecified() {
 		hosts = append(hosts, h)
@@ -297,13 +297,13 @@ func (p *Proxy) Start(addr string) error {
 	}
 	// A connection reaches the server with its first byte: until then it is
 	// idle, not slow (proxy/lazyaccept; found by the 100,000-request soak).
-	readHeader := min(10*time.Second, p.knobs.ReadTimeout, p.knobs.RequestDeadline)
+	readHeader := readHeaderTimeout(p.knobs)
 	ln := lazyaccept.New(inner, lazyaccept.Options{Idle: p.knobs.IdleConnTimeout, Max: int(p.knobs.ConnsMax),
 		Evict: readHeader, Refusal: refuseConn(p.knobs.ConnsMax)})
 	srv := &http.Server{
 		Handler:           p.handler,
 		ReadHeaderTimeout: readHeader,
-		ReadTimeout:       min(p.knobs.ReadTimeout, p.knobs.RequestDeadline), // reading is part of answering
+		ReadTimeout:       readTimeout(p.knobs),
 		IdleTimeout:       p.knobs.IdleConnTimeout,
 		MaxHeaderBytes:    int(p.knobs.MaxHeaderBytes),
 		ErrorLog:          slog.NewLogLogger(p.logger.Handler(), slog.LevelDebug),
@@ -360,7 +360,7 @@ func (p *Proxy) Close(ctx context.Context) error {
 		// nearly spent are answered ("shutting down") before the connections
 		// close, so no client meets an EOF and their rows say so.
 		grace := p.knobs.ShutdownGrace
-		margin := min(grace/4, 250*time.Millisecond)
+		margin := shutdownMargin(grace)
 		sctx, cancel := context.WithTimeout(ctx, grace-margin)
 		err := srv.Shutdown(sctx)
 		cancel()

@@ -50,7 +50,7 @@ func (p *Proxy) serveServerCheck(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, map[string]string{"error": "project " + project + " has no server \"" + name + "\""})
 		return
 	}
-	bound := p.knobs.UpstreamConnect + srv.HealthCheck.Timeout()
+	bound := serverCheckBound(p.knobs.UpstreamConnect, srv.HealthCheck.Timeout())
 	ctx, cancel := context.WithTimeout(r.Context(), bound)
 	defer cancel()
 	conn := upstream.New(name, url, upstream.Options{Headers: p.upHeaders[project][name],

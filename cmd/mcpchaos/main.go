@@ -48,6 +48,10 @@ Usage:
         The seed's incident, time-compressed: the paginating call against a
         proxy with the unbounded-pagination bug (never answered within the
         client's timeout) and against mcplocal (bounded, with a ⚠ notice).
+  mcpchaos replay FILE [--target T] [--compress N] [--expect same|fixed]
+        Replay the request recorded in a bundle (mcpctl trace CODE
+        --bundle FILE) against fakes playing back what it recorded; print
+        the new waterfall beside the recorded one, each difference named.
   mcpchaos mutants [--only NAME,...] [--parallel N]
         Apply each known regression to a copy of the tree and show that the
         suite kills it.
@@ -90,6 +94,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runMutants(ctx, args[1:], stdout, stderr)
 	case "repro":
 		return runRepro(ctx, args[1:], stdout, stderr)
+	case "replay":
+		return runReplay(ctx, args[1:], stdout, stderr)
 	case "bench":
 		return runBench(ctx, args[1:], stdout, stderr)
 	case "soak":

@@ -68,14 +68,15 @@ func report(err error, stderr io.Writer) int {
 const usage = `mcpctl — operator CLI for the mcplocal MCP proxy.
 
 Usage (every command also takes the connection flags below):
-  mcpctl trace CODE [--json]
+  mcpctl trace CODE [--json | --bundle FILE [--private]]
         Show the waterfall of one request from the proxy's audit rows:
         every span (tool call, pipeline, stages, gate, LLM attempts,
         upstream call) nested under its parent, with status, duration and a
         bar to scale; the slowest span marked; degradations (⚠) with their
         reasons and failures (✗) with their detail.
         CODE is the 8-character trace code quoted in errors, ⚠ notices,
-        result _meta and the proxy's log.
+        result _meta and the proxy's log. --bundle writes what
+        'mcpchaos replay' needs instead (an admin's, secrets removed).
 
   mcpctl get instances [--json]
         The upstream servers with their health: healthy (readiness probe

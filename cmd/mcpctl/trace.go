@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcpchaos/mcpchaos/proxy/audit"
 	"github.com/mcpchaos/mcpchaos/proxy/audit/waterfall"
+	"github.com/mcpchaos/mcpchaos/proxy/bundle"
 	"github.com/mcpchaos/mcpchaos/proxy/trace"
 )
 
@@ -34,6 +35,8 @@ func runTrace(args []string, stdout io.Writer, getenv func(string) string) error
 	c := &conn{getenv: getenv}
 	c.flags(fs, defaultTimeout)
 	asJSON := fs.Bool("json", false, "print rows as JSON")
+	bundleFile := fs.String("bundle", "", "write a replay bundle to this file (admin)")
+	private := fs.Bool("private", false, "with --bundle: keep private texts (prompts, health-check arguments)")
 	pos, err := parseInterleaved(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Fprint(stdout, traceUsage)
@@ -52,6 +55,9 @@ func runTrace(args []string, stdout io.Writer, getenv func(string) string) error
 	if err != nil {
 		return usagef("trace", "trace: %v", err)
 	}
+	if *private && *bundleFile == "" {
+		return usagef("trace", "trace: --private only applies with --bundle FILE")
+	}
 	if err := c.resolve("trace"); err != nil {
 		return err
 	}
@@ -64,12 +70,21 @@ func runTrace(args []string, stdout io.Writer, getenv func(string) string) error
 
 	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
 	defer cancel()
+	var rc *bundle.Context
+	if *bundleFile != "" { // the admin's part first: a refusal costs no audit query
+		if rc, err = fetchContext(ctx, c, *private); err != nil {
+			return err
+		}
+	}
 	rows, err := fetchRows(ctx, c, endpoint)
 	if err != nil {
 		return err
 	}
 	if len(rows) == 0 {
 		return fmt.Errorf("no audit rows for trace %s at %s", code, strings.TrimSuffix(strings.TrimSuffix(endpoint, "?"+u.RawQuery), "/api/v1/audit"))
+	}
+	if rc != nil {
+		return writeBundle(code, rows, *rc, *bundleFile, stdout)
 	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)

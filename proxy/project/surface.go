@@ -465,6 +465,16 @@ func (p *Project) complete(ctx context.Context, cl *client, req *mcp.CompleteReq
 	})
 }
 
+// advertiseWait is how long initialize waits for servers not yet seen: the
+// connect knob (MCPCTL_UPSTREAM_CONNECT_TIMEOUT_MS), and at most half of
+// what is left of the request's deadline when it has one.
+func advertiseWait(connect, left time.Duration, hasDeadline bool) time.Duration {
+	if hasDeadline && left/2 < connect {
+		return left / 2
+	}
+	return connect
+}
+
 // advertise is what the session is told the proxy can do: the union of what
 // its upstreams advertise, plus the proxy's own tools, never more. Servers
 // not yet seen are connected now, on this session's own upstream sessions
@@ -473,10 +483,8 @@ func (p *Project) advertise(ctx context.Context, cl *client) *mcp.ServerCapabili
 	// The wait is bounded by the connect knob and by half of what is left of
 	// the request's deadline: initialize is answered in time whatever the
 	// upstreams do (a connect still running goes on in the background).
-	wait := p.knobs.UpstreamConnect
-	if dl, ok := ctx.Deadline(); ok && time.Until(dl)/2 < wait {
-		wait = time.Until(dl) / 2
-	}
+	dl, hasDeadline := ctx.Deadline()
+	wait := advertiseWait(p.knobs.UpstreamConnect, time.Until(dl), hasDeadline)
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), p.knobs.UpstreamConnect)
 	var wg sync.WaitGroup
 	for _, sn := range p.serverNames() {

@@ -527,8 +527,10 @@ func ginkgoSuites(dir string) ([]string, error) {
 const mainSuite = "Scenarios"
 
 // GinkgoRecords turns a Ginkgo JSON report into records: one per spec that
-// ran (skipped and pending ones are left out), plus any failed suite-level
-// node (a failed BeforeSuite fails every spec it skipped).
+// ran (skipped and pending ones are left out; only a passed spec passes),
+// plus any failed suite-level node (a failed BeforeSuite fails every spec
+// it skipped), plus a failed row for a suite that did not succeed without
+// any failed spec (interrupted or timed out between specs).
 func GinkgoRecords(b []byte) ([]report.Record, error) {
 	var reports []types.Report
 	if err := json.Unmarshal(b, &reports); err != nil {
@@ -536,16 +538,17 @@ func GinkgoRecords(b []byte) ([]report.Record, error) {
 	}
 	var out []report.Record
 	for _, rep := range reports {
+		suite := rep.SuiteDescription
+		if suite == "" { // the path differs between the sides: its last element does not
+			suite = filepath.Base(rep.SuitePath)
+		}
 		if !rep.SuiteSucceeded && len(rep.SpecReports) == 0 {
 			// It did not even run (a compile failure): say so in a row.
-			name := rep.SuiteDescription
-			if name == "" { // the path differs between the sides: its last element does not
-				name = filepath.Base(rep.SuitePath)
-			}
-			out = append(out, report.Record{Name: name + ": the suite", Source: "ginkgo", Verdict: "FAIL",
+			out = append(out, report.Record{Name: suite + ": the suite", Source: "ginkgo", Verdict: "FAIL",
 				Reason: "the suite did not run: " + strings.Join(rep.SpecialSuiteFailureReasons, "; ")})
 			continue
 		}
+		failed := false
 		for _, sr := range rep.SpecReports {
 			if sr.State.Is(types.SpecStateSkipped | types.SpecStatePending) {
 				continue
@@ -562,11 +565,20 @@ func GinkgoRecords(b []byte) ([]report.Record, error) {
 				name = rep.SuiteDescription + ": " + name
 			}
 			rec := report.Record{Name: name, Source: "ginkgo", Verdict: "PASS", Latency: sr.RunTime, Labels: sr.Labels()}
-			if sr.State.Is(types.SpecStateFailureStates) {
+			// Only a passed spec passes: every failure state, and a state
+			// this canary does not know, is a failure naming the state.
+			if sr.State != types.SpecStatePassed {
 				rec.Verdict = "FAIL"
 				rec.Reason = strings.TrimSpace(sr.State.String() + ": " + sr.Failure.Message)
+				failed = true
 			}
 			out = append(out, rec)
+		}
+		if !rep.SuiteSucceeded && !failed {
+			// Interrupted or timed out between specs (the rest skipped):
+			// the specs that passed before must not make the suite read as passed.
+			out = append(out, report.Record{Name: suite + ": the suite", Source: "ginkgo", Verdict: "FAIL",
+				Reason: strings.TrimSpace("the suite did not succeed: " + strings.Join(rep.SpecialSuiteFailureReasons, "; "))})
 		}
 	}
 	return out, nil

@@ -91,7 +91,7 @@ func TestGinkgoSuitesFindsEverySuiteUnderScenarios(t *testing.T) {
 // Specs of another suite than ./scenarios carry its name, so two suites'
 // specs never share a row.
 func TestGinkgoRecordsNameOtherSuites(t *testing.T) {
-	b, _ := json.Marshal([]types.Report{{SuiteDescription: "Conformance", SpecReports: types.SpecReports{
+	b, _ := json.Marshal([]types.Report{{SuiteDescription: "Conformance", SuiteSucceeded: true, SpecReports: types.SpecReports{
 		{LeafNodeType: types.NodeTypeIt, ContainerHierarchyTexts: []string{"The official MCP conformance suite"}, LeafNodeText: "passes through mcplocal", State: types.SpecStatePassed},
 	}}})
 	recs, err := GinkgoRecords(b)
@@ -107,5 +107,80 @@ func TestGinkgoRecordsASuiteThatDidNotRun(t *testing.T) {
 	recs, err := GinkgoRecords(b)
 	if err != nil || len(recs) != 1 || recs[0].Verdict != "FAIL" || recs[0].Name != "conformance: the suite" || recs[0].Reason != "the suite did not run: Failed to compile conformance:" {
 		t.Errorf("records %+v %v", recs, err)
+	}
+}
+
+// The canary's verdict for every state Ginkgo can leave a spec in: only a
+// passed spec reads as passed; every failure state (and a state the canary
+// does not know) is a failure that names the state; a skipped or pending
+// spec has no row, so a spec that passed on the baseline and is skipped on
+// the candidate shows as having no result.
+func TestGinkgoRecordsVerdictForEverySpecState(t *testing.T) {
+	for _, tc := range []struct {
+		state   types.SpecState
+		verdict string // "" for no row
+		reason  string
+	}{
+		{types.SpecStatePassed, "PASS", ""},
+		{types.SpecStateFailed, "FAIL", "failed: boom"},
+		{types.SpecStatePanicked, "FAIL", "panicked: boom"},
+		{types.SpecStateTimedout, "FAIL", "timedout: boom"},
+		{types.SpecStateInterrupted, "FAIL", "interrupted: boom"},
+		{types.SpecStateAborted, "FAIL", "aborted: boom"},
+		{types.SpecStateSkipped, "", ""},
+		{types.SpecStatePending, "", ""},
+		{types.SpecStateInvalid, "FAIL", "INVALID SPEC STATE: boom"},
+	} {
+		t.Run(tc.state.String(), func(t *testing.T) {
+			sr := types.SpecReport{LeafNodeType: types.NodeTypeIt, ContainerHierarchyTexts: []string{"Relay"}, LeafNodeText: "relays",
+				State: tc.state, RunTime: 5 * time.Millisecond}
+			if tc.state != types.SpecStatePassed {
+				sr.Failure = types.Failure{Message: "boom"}
+			}
+			b, err := json.Marshal([]types.Report{{SuiteDescription: "Scenarios", SuiteSucceeded: !tc.state.Is(types.SpecStateFailureStates), SpecReports: types.SpecReports{sr}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			recs, err := GinkgoRecords(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.verdict == "" {
+				if len(recs) != 0 {
+					t.Fatalf("a %s spec: records %+v, want none", tc.state, recs)
+				}
+				return
+			}
+			if len(recs) != 1 || recs[0].Name != "Relay relays" || recs[0].Verdict != tc.verdict || recs[0].Reason != tc.reason {
+				t.Fatalf("a %s spec: records %+v, want one %s row with reason %q", tc.state, recs, tc.verdict, tc.reason)
+			}
+		})
+	}
+}
+
+// A suite that did not succeed although none of its specs reads as failed
+// (interrupted or timed out between specs, the rest skipped) is a failed
+// row of its own: the passed specs before it must not make the run read as
+// passed.
+func TestGinkgoRecordsASuiteInterruptedBetweenSpecs(t *testing.T) {
+	b, _ := json.Marshal([]types.Report{{SuiteDescription: "Scenarios", SuitePath: "/src/scenarios", SuiteSucceeded: false,
+		SpecialSuiteFailureReasons: []string{"Interrupted by Timeout"}, SpecReports: types.SpecReports{
+			{LeafNodeType: types.NodeTypeIt, LeafNodeText: "first", State: types.SpecStatePassed},
+			{LeafNodeType: types.NodeTypeIt, LeafNodeText: "second", State: types.SpecStateSkipped},
+		}}})
+	recs, err := GinkgoRecords(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 2 || recs[0].Verdict != "PASS" || recs[1].Verdict != "FAIL" || recs[1].Name != "Scenarios: the suite" ||
+		recs[1].Reason != "the suite did not succeed: Interrupted by Timeout" {
+		t.Fatalf("records %+v, want the passed spec and a failed suite row", recs)
+	}
+	// A suite whose failure is already a failed spec's row gets no second row.
+	b, _ = json.Marshal([]types.Report{{SuiteDescription: "Scenarios", SuiteSucceeded: false, SpecReports: types.SpecReports{
+		{LeafNodeType: types.NodeTypeIt, LeafNodeText: "first", State: types.SpecStatePanicked, Failure: types.Failure{Message: "Test Panicked"}},
+	}}})
+	if recs, err := GinkgoRecords(b); err != nil || len(recs) != 1 || recs[0].Verdict != "FAIL" {
+		t.Fatalf("records %+v %v, want the panicked spec's row alone", recs, err)
 	}
 }

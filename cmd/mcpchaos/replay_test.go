@@ -1,0 +1,269 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	fakellm "github.com/mcpchaos/mcpchaos/fakes/llm"
+	"github.com/mcpchaos/mcpchaos/proxy/audit"
+	"github.com/mcpchaos/mcpchaos/proxy/bundle"
+	"github.com/mcpchaos/mcpchaos/proxy/config"
+	"github.com/mcpchaos/mcpchaos/proxy/trace"
+	"github.com/mcpchaos/mcpchaos/scenarios/harness"
+	"github.com/mcpchaos/mcpchaos/scenarios/mutants"
+)
+
+// TestSeedIncidentReplaysFromItsRows: the seed's hang, recorded on the
+// build with the unbounded-pagination bug (time compressed 300×: the
+// client gives up after 6 s, the incident's 1800 s), bundled from the rows
+// of the hanging docmost_search, and replayed: against the buggy build it
+// has the same shape (never answered; --expect same passes), against
+// mcplocal it is fixed (answered within budget with the ⚠ notice, every
+// row joined by one trace code; --expect fixed passes, --expect same
+// fails).
+func TestSeedIncidentReplaysFromItsRows(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	buggy, err := mutants.BuildWith(ctx, []string{"unbounded-paginate"}, dir)
+	if err != nil {
+		t.Fatalf("building the buggy mcplocal: %v", err)
+	}
+	const clientTimeout = 6 * time.Second
+	kv := harness.CompressBy(300)
+	kv.UpstreamConnect, kv.UpstreamCallTimeout = kv.RequestDeadline, kv.RequestDeadline
+	kv.RequestDeadline = 10 * clientTimeout // the seed's proxy had no outer deadline
+
+	// The incident, recorded.
+	env, err := harness.NewEnv(ctx, harness.EnvOptions{
+		Target: &harness.Binary{Path: buggy}, Knobs: &kv, LLM: true,
+		LLMDefault: fakellm.Step{Kind: fakellm.HangBeforeHeaders},
+		Pipeline:   []config.Stage{{Name: "paginate"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer env.Close(context.Background())
+	cs, err := harness.SDKClient(ctx, env.ProjectURL(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	cctx, ccancel := context.WithTimeout(ctx, clientTimeout)
+	_, err = cs.CallTool(cctx, &mcp.CallToolParams{Name: "docmost_search", Arguments: map[string]any{"query": "notes"}})
+	ccancel()
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("the buggy build answered docmost_search (%v): no incident to record", err)
+	}
+	rows, err := env.AuditSession(ctx, cs.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	code := ""
+	for _, r := range rows {
+		if r.Kind == audit.KindUpstreamCall && r.Tool == "search" {
+			code = r.CorrelationID
+		}
+	}
+	if code == "" {
+		t.Fatalf("no upstream_call row of the hanging docmost_search among %d rows", len(rows))
+	}
+	if rows, err = env.Audit(ctx, code); err != nil {
+		t.Fatal(err)
+	}
+	file := writeBundle(t, env, code, rows)
+	_ = env.Close(context.Background())
+
+	replayOnce := func(target, expect string) (string, error) {
+		var out, errOut bytes.Buffer
+		err := run(ctx, []string{"replay", file, "--target", target, "--client-timeout", clientTimeout.String(), "--expect", expect}, &out, &errOut)
+		return out.String() + errOut.String(), err
+	}
+	out, err := replayOnce("binary:"+buggy, "same")
+	if err != nil || !strings.Contains(out, "NO ANSWER: the client gave up after 6") || !strings.Contains(out, "verdict: same") {
+		t.Errorf("replayed against the buggy build: %v\n%s", err, out)
+	}
+	out, err = replayOnce("inprocess", "fixed")
+	if err != nil || !strings.Contains(out, "⚠ Smart page titles unavailable (") || !strings.Contains(out, "verdict: fixed") || !strings.Contains(out, "tool_call_trace docmost docmost_search: recorded cancelled, replayed ok") || !strings.Contains(out, "notice gained") {
+		t.Errorf("replayed against mcplocal: %v\n%s", err, out)
+	}
+	// One trace code joins the rows: the replayed trace holds the pipeline,
+	// the stage that degraded and the LLM attempt it bounded.
+	for _, span := range []string{"span added         pipeline_execution", "span added         stage_execution docmost docmost_search paginate", "span added         llm_attempt"} {
+		if !strings.Contains(out, span) {
+			t.Errorf("the replayed trace lacks %q:\n%s", span, out)
+		}
+	}
+	// Answered within budget.
+	var answered time.Duration
+	for _, l := range strings.Split(out, "\n") {
+		if s, ok := strings.CutPrefix(l, "answered in "); ok {
+			answered, _ = time.ParseDuration(strings.TrimSuffix(strings.Fields(s)[0], ","))
+		}
+	}
+	if budget := kv.PaginationLLMTimeout + kv.UpstreamCallTimeout + time.Second; answered <= 0 || answered > budget {
+		t.Errorf("mcplocal answered in %v, want within %v", answered, budget)
+	}
+	if _, err := replayOnce("inprocess", "same"); err == nil || !strings.Contains(err.Error(), "verdict fixed, expected same") {
+		t.Errorf("--expect same on the fixed build: %v, want a failure", err)
+	}
+}
+
+// writeBundle bundles the rows of code as mcpctl trace --bundle does, from
+// the world's config and knobs, and returns the file.
+func writeBundle(t *testing.T, env *harness.Env, code string, rows []audit.Row) string {
+	t.Helper()
+	rc, err := bundle.NewContext(env.Config, env.Knobs, bundle.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := bundle.Marshal(bundle.New(code, rows, rc, time.Now()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), code+".bundle.json")
+	if err := os.WriteFile(file, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return file
+}
+
+// A failover chain replays faithfully on the build that recorded it: the
+// primary answering 404 on every attempt and the fallback answering, the
+// replay has the same spans, outcomes and notices (--expect same).
+func TestAFailoverChainReplaysFaithfully(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	kv := harness.CompressBy(100)
+	env, err := harness.NewEnv(ctx, harness.EnvOptions{
+		Target: &harness.InProcess{}, Knobs: &kv, LLM: true, Fallback: true,
+		Pipeline: []config.Stage{{Name: "paginate"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer env.Close(context.Background())
+	if err := env.LLM.Set(fakellm.AnyModel, fakellm.Do(fakellm.NotFound)); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := harness.SDKClient(ctx, env.ProjectURL(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "docmost_search", Arguments: map[string]any{"query": "notes"}})
+	if err != nil || res.IsError {
+		t.Fatalf("the recorded call: %v %s", err, firstText(res))
+	}
+	code, _ := res.Meta[trace.MetaKey].(string)
+	rows, err := env.Audit(ctx, code)
+	if err != nil {
+		t.Fatal(err)
+	}
+	statuses := map[string]int{}
+	for _, r := range rows {
+		if r.Kind == audit.KindLLMAttempt {
+			statuses[r.Server+" "+r.Status]++
+		}
+	}
+	if len(statuses) < 2 {
+		t.Fatalf("the recording holds no failover chain: %v", statuses)
+	}
+	file := writeBundle(t, env, code, rows)
+	_ = env.Close(context.Background())
+	var out, errOut bytes.Buffer
+	if err := run(ctx, []string{"replay", file, "--expect", "same"}, &out, &errOut); err != nil {
+		t.Errorf("replaying a failover chain (%v): %v\n%s%s", statuses, err, out.String(), errOut.String())
+	}
+}
+
+// A recreated session replays faithfully: recorded as a call that arrived
+// after a restart with the client's old session id (a session_recreated
+// row and the ⚠ Session state unavailable notice), the replay restarts the
+// proxy between handshake and call and shows the same shape.
+func TestARecreatedSessionReplaysFaithfully(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	kv := harness.CompressBy(100)
+	env, err := harness.NewEnv(ctx, harness.EnvOptions{Target: &harness.InProcess{}, Knobs: &kv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer env.Close(context.Background())
+	cs, err := harness.SDKClient(ctx, env.ProjectURL(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if err := env.Target.Restart(ctx); err != nil {
+		t.Fatal(err)
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "docmost_search", Arguments: map[string]any{"query": "notes"}})
+	if err != nil || res.IsError || !strings.Contains(firstText(res), "⚠ Session state unavailable (") {
+		t.Fatalf("the recorded call after a restart: %v %s", err, firstText(res))
+	}
+	code, _ := res.Meta[trace.MetaKey].(string)
+	rows, err := env.Audit(ctx, code)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recreated := false
+	for _, r := range rows {
+		recreated = recreated || r.Kind == audit.KindSessionRecreated
+	}
+	if !recreated {
+		t.Fatalf("the recording holds no session_recreated row: %v", rows)
+	}
+	file := writeBundle(t, env, code, rows)
+	_ = env.Close(context.Background())
+	var out, errOut bytes.Buffer
+	if err := run(ctx, []string{"replay", file, "--expect", "same"}, &out, &errOut); err != nil || !strings.Contains(out.String(), "⚠ Session state unavailable (") {
+		t.Errorf("replaying a recreated session: %v\n%s%s", err, out.String(), errOut.String())
+	}
+}
+
+// An upstream reset replays faithfully: recorded as a call whose upstream
+// connection was reset (toxiproxy reset_peer on the docmost link), the
+// replay resets the link the same way and shows the same shape.
+func TestAnUpstreamResetReplaysFaithfully(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	kv := harness.CompressBy(100)
+	env, err := harness.NewEnv(ctx, harness.EnvOptions{Target: &harness.InProcess{}, Knobs: &kv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer env.Close(context.Background())
+	cs, err := harness.SDKClient(ctx, env.ProjectURL(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if err := env.Arm(ctx, harness.ResetPeer{}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "docmost_search", Arguments: map[string]any{"query": "notes"}})
+	if err != nil || !res.IsError {
+		t.Fatalf("the recorded call over a reset link: %v %s", err, firstText(res))
+	}
+	code, _ := res.Meta[trace.MetaKey].(string)
+	rows, err := env.Audit(ctx, code)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := writeBundle(t, env, code, rows)
+	_ = env.Close(context.Background())
+	var out, errOut bytes.Buffer
+	err = run(ctx, []string{"replay", file, "--expect", "same"}, &out, &errOut)
+	if _, replayed, _ := strings.Cut(out.String(), "replayed:"); err != nil || !strings.Contains(replayed, "rejected by transport") {
+		t.Errorf("replaying an upstream reset: %v\n%s%s", err, out.String(), errOut.String())
+	}
+}
