@@ -32,6 +32,11 @@ const fakeUsage = `usage:
         upstream's tools under their own names, no health path, no trace codes,
         no session adoption, protocol errors on upstream failures; a foreign
         target for the harness (docs/targets.md); --api-key: 401 without X-Api-Key: K
+  mcpchaos fake proxy --server NAME=URL... [--path P] [--aggregate SEP] [--stateless] [...]
+        the same proxy forwarding every MCP method of each server to the client
+        session that caused it, tool failures as isError results: each server on
+        its own path (--path /{server}/mcp) or all on one, named SERVER+SEP+NAME
+        (--aggregate SEP); --stateless: no Mcp-Session-Id (docs/targets.md, Proxy shapes)
   mcpchaos fake floor --upstream URL [--listen ADDR]
         the floor of the benchmark (fakes/floor): a plain reverse proxy (Go's
         httputil) forwarding every path to the upstream's host, streams flushed,

@@ -123,7 +123,7 @@ func TestFaultsListsTheRegistry(t *testing.T) {
 		"FAULT":         {"PARAMETERS (defaults)", "STRIKES", "REQUIRES"},
 		"latency":       {"link=docmost,latencyMs=100", "before the call", "toxiproxy"},
 		"handler-panic": {"tool=docmost_update_page", "before start", "failpoints"},
-		"proxy-kill":    {"midway", "kill, sessionAdoption, auditAPI"},
+		"proxy-kill":    {"midway", "kill"},
 		"none":          {"never"},
 		"llm-slow":      {"delay=5s", "LLM fake"},
 		"llm-random":    {"choices=ok+hang_before_headers+not_found+overloaded", "LLM fake"},

@@ -7,6 +7,12 @@
 // result. It opens one upstream session at start and never reopens it, so it
 // does not survive an upstream restart. Nothing here is a bug to fix: it is
 // the kind of proxy the harness must judge fairly.
+//
+// Given Servers instead of one Upstream, it is a whole-surface proxy of
+// another shape (see front.go): one path per server (Path with {server}) or
+// one aggregated endpoint naming each server's tools and prompts
+// SERVER+Separator+NAME, stateful or Stateless, forwarding every method,
+// with tool failures as isError results.
 package plainproxy
 
 import (
@@ -17,6 +23,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"sort"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -33,18 +41,33 @@ type Options struct {
 	// APIKey, if set, must come in every request's X-Api-Key header; a
 	// request without it is answered 401.
 	APIKey string
+	// Servers, instead of Upstream, are the upstreams by name (name → MCP
+	// endpoint), each forwarded with its whole surface.
+	Servers map[string]string
+	// Path is where Servers are served: /mcp by default; with {server} in
+	// it, each server on its own path under its own names.
+	Path string
+	// Separator, for Servers on one path, names each server's tools and
+	// prompts SERVER+Separator+NAME.
+	Separator string
+	// Stateless serves without sessions (no Mcp-Session-Id).
+	Stateless bool
 }
 
 // Proxy is a running plain proxy.
 type Proxy struct {
 	ln       net.Listener
 	srv      *http.Server
-	upstream *mcp.ClientSession
+	upstream *mcp.ClientSession // nil with Servers
+	path     string
 }
 
 // Start connects to the upstream, lists its tools and serves them at
 // http://ADDR/mcp.
 func Start(ctx context.Context, o Options) (*Proxy, error) {
+	if len(o.Servers) > 0 {
+		return startFronts(ctx, o)
+	}
 	if o.Upstream == "" {
 		return nil, errors.New("plainproxy: no upstream")
 	}
@@ -73,7 +96,7 @@ func Start(ctx context.Context, o Options) (*Proxy, error) {
 		h = keyed(o.APIKey, h)
 	}
 	mux.Handle("/mcp", h)
-	p := &Proxy{ln: ln, srv: &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}, upstream: up}
+	p := &Proxy{ln: ln, srv: &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}, upstream: up, path: "/mcp"}
 	go func() { _ = p.srv.Serve(ln) }()
 	return p, nil
 }
@@ -102,12 +125,90 @@ func forward(up *mcp.ClientSession, timeout time.Duration) mcp.ToolHandler {
 	}
 }
 
-// URL is the proxy's MCP endpoint.
-func (p *Proxy) URL() string { return "http://" + p.ln.Addr().String() + "/mcp" }
+// URL is the proxy's MCP endpoint (with one path per server, its path
+// pattern, {server} left in).
+func (p *Proxy) URL() string { return "http://" + p.ln.Addr().String() + p.path }
 
 // Close stops serving and closes the upstream session.
 func (p *Proxy) Close(ctx context.Context) error {
-	return errors.Join(p.srv.Shutdown(ctx), p.upstream.Close())
+	err := p.srv.Shutdown(ctx)
+	if p.upstream != nil {
+		err = errors.Join(err, p.upstream.Close())
+	}
+	return err
+}
+
+// startFronts serves o.Servers with their whole surface: one front per
+// path, each server on its own path or all on one.
+func startFronts(ctx context.Context, o Options) (*Proxy, error) {
+	path := o.Path
+	if path == "" {
+		path = "/mcp"
+	}
+	perServer := strings.Contains(path, "{server}")
+	if !perServer && len(o.Servers) > 1 && o.Separator == "" {
+		return nil, errors.New("plainproxy: several servers on one path need a separator to name their tools apart")
+	}
+	names := make([]string, 0, len(o.Servers))
+	for n := range o.Servers {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	mux := http.NewServeMux()
+	var shared []*backend
+	for _, n := range names {
+		b := &backend{name: n, url: o.Servers[n]}
+		if !perServer {
+			if o.Separator != "" {
+				b.prefix = n + o.Separator
+			}
+			shared = append(shared, b)
+			continue
+		}
+		f, err := newFront(ctx, []*backend{b}, o.Timeout, o.Stateless)
+		if err != nil {
+			return nil, err
+		}
+		mux.Handle(strings.ReplaceAll(path, "{server}", n), keyedIf(o.APIKey, f.handler()))
+	}
+	if !perServer {
+		f, err := newFront(ctx, shared, o.Timeout, o.Stateless)
+		if err != nil {
+			return nil, err
+		}
+		mux.Handle(path, keyedIf(o.APIKey, f.handler()))
+	}
+	ln, err := net.Listen("tcp", o.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("plainproxy: %w", err)
+	}
+	p := &Proxy{ln: ln, srv: &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}, path: path}
+	go func() { _ = p.srv.Serve(ln) }()
+	return p, nil
+}
+
+// keyedIf is keyed when key is set, h otherwise.
+func keyedIf(key string, h http.Handler) http.Handler {
+	if key == "" {
+		return h
+	}
+	return keyed(key, h)
+}
+
+// serverFlags collects repeated --server NAME=URL flags.
+type serverFlags map[string]string
+
+func (s serverFlags) String() string { return fmt.Sprint(map[string]string(s)) }
+
+func (s serverFlags) Set(v string) error {
+	n, u, ok := strings.Cut(v, "=")
+	if !ok || n == "" {
+		return fmt.Errorf("want NAME=URL, got %q", v)
+	}
+	if u != "" { // NAME= serves nothing: a spec passes a URL the world may not have
+		s[n] = u
+	}
+	return nil
 }
 
 // Main is `mcpchaos fake proxy ARGS`: it serves until ctx ends.
@@ -118,10 +219,19 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	up := fs.String("upstream", "", "the upstream's Streamable HTTP MCP endpoint (required)")
 	timeout := fs.Duration("timeout", 0, "bound of one forwarded call (0: none)")
 	key := fs.String("api-key", "", "require this X-Api-Key header on every request (401 without it)")
+	servers := serverFlags{}
+	fs.Var(servers, "server", "NAME=URL: an upstream forwarded with its whole surface (repeatable; instead of --upstream; an empty URL is skipped)")
+	path := fs.String("path", "/mcp", "with --server: where to serve; {server} in it serves each server on its own path")
+	sep := fs.String("aggregate", "", "with --server on one path: name each server's tools and prompts SERVER+SEP+NAME")
+	stateless := fs.Bool("stateless", false, "with --server: serve without sessions (no Mcp-Session-Id)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	p, err := Start(ctx, Options{Addr: *listen, Upstream: *up, Timeout: *timeout, APIKey: *key})
+	if (*up == "") == (len(servers) == 0) {
+		return errors.New("fake proxy: want exactly one of --upstream and --server")
+	}
+	p, err := Start(ctx, Options{Addr: *listen, Upstream: *up, Timeout: *timeout, APIKey: *key,
+		Servers: servers, Path: *path, Separator: *sep, Stateless: *stateless})
 	if err != nil {
 		return err
 	}

@@ -38,6 +38,9 @@ type Scenario struct {
 	Budget func(knobs.Values) time.Duration
 	// Expect checks what the operation observed; nil means the promise held.
 	Expect func(Observation) error
+	// Claims are capabilities of mcplocal's own that the scenario's checks
+	// are about (adoption after a restart): a target must claim them.
+	Claims []string
 	// Needs, if set, says why a target cannot run this scenario ("" if it can).
 	// Such a result is reported as not applicable, by name, never as passed.
 	Needs func(harness.Target) string
@@ -69,6 +72,10 @@ func (s Scenario) Name() string {
 type Operation struct {
 	Name string
 	Do   func(ctx context.Context, env *harness.Env) Observation
+	// Forwards lists the MCP methods beyond tools the operation needs the
+	// proxy to forward (harness.ForwardableMethods), against the everything
+	// fake: a generic scenario that applies to every proxy claiming them.
+	Forwards []string
 }
 
 // Observation is what an operation saw.
@@ -262,9 +269,12 @@ func (s Scenario) Requires() []string {
 	if s.Env.Gate {
 		caps = append(caps, harness.CapGate, harness.CapAuditAPI)
 	}
-	if s.Env.Everything {
+	if s.Env.Everything && len(s.Operation.Forwards) == 0 {
+		// The everything fake for a check of mcplocal's own (its upstream
+		// sessions), not for a method a proxy forwards.
 		caps = append(caps, harness.CapEverything)
 	}
+	caps = append(caps, s.Claims...)
 	for _, n := range s.Fault.Requires() {
 		if slices.Contains(harness.AllCapabilities, n) {
 			caps = append(caps, n)
@@ -277,6 +287,9 @@ func (s Scenario) Requires() []string {
 // capability, what its fault requires of the target or the world, or the
 // scenario's own Needs.
 func (s Scenario) NotApplicable(target harness.Target) string {
+	if why := harness.Unforwarded(target, s.Operation.Forwards...); why != "" {
+		return why
+	}
 	if ro, ok := target.(harness.ReadOnly); ok && !s.readOnly() {
 		return ro.ReadOnly()
 	}

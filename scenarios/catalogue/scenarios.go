@@ -62,11 +62,13 @@ func All() []Scenario {
 	users := harness.EnvOptions{Users: map[string]string{"alice": "alice-token"}}
 	out = append(out,
 		Scenario{Fault: harness.ProxyRestart{}, Operation: Reconnect, Promise: "2 stale session recreated",
-			Labels: []string{"sessions", "restart"}, Env: users, Budget: requestDeadline, Expect: sessionAnswered},
+			Labels: []string{"sessions", "restart"}, Env: users, Budget: requestDeadline, Expect: sessionAnswered,
+			Claims: []string{harness.CapSessionAdoption, harness.CapAuditAPI}},
 		Scenario{Fault: harness.ProxyKill{}, Operation: Reconnect, Promise: "2 stale session recreated",
-			Labels: []string{"sessions", "restart", "kill"}, Env: users, Budget: requestDeadline, Expect: sessionAnswered},
+			Labels: []string{"sessions", "restart", "kill"}, Env: users, Budget: requestDeadline, Expect: sessionAnswered,
+			Claims: []string{harness.CapSessionAdoption, harness.CapAuditAPI}},
 		Scenario{Fault: harness.None{}, Operation: DeleteEmptyJSON, Promise: "3 DELETE closes, 2 deleted id not adopted",
-			Labels: []string{"sessions", "delete"}, Env: users, Budget: requestDeadline, Expect: sessionAnswered},
+			Labels: []string{"sessions", "delete"}, Env: users, Budget: requestDeadline, Expect: sessionAnswered, Needs: harness.NeedsSessions},
 	)
 	out = append(out, securityScenarios()...)
 	out = append(out, routingScenarios()...)
@@ -119,6 +121,8 @@ func All() []Scenario {
 	}
 	// Promise 7: every method family, healthy and under network faults.
 	out = append(out, surfaceScenarios()...)
+	out = append(out, genericSecurityScenarios()...)
+	out = append(out, genericScenarios()...)
 	return out
 }
 

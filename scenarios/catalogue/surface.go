@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 	"sync"
 	"time"
@@ -22,12 +21,12 @@ import (
 // everything fake (server "everything" of the project). Every one checks
 // afterwards that the proxy process still serves.
 var (
-	Ping = surfaceOp("ping", func(ctx context.Context, s *surfaceSession) Observation {
+	Ping = surfaceOp("ping", []string{harness.MethodPing}, func(ctx context.Context, s *surfaceSession) Observation {
 		clk := startClock()
 		err := s.cs.Ping(ctx, nil)
 		return clk.stop(Observation{Err: err})
 	})
-	ReadResource = surfaceOp("resources/read", func(ctx context.Context, s *surfaceSession) Observation {
+	ReadResource = surfaceOp("resources/read", []string{harness.MethodRead}, func(ctx context.Context, s *surfaceSession) Observation {
 		clk := startClock()
 		res, err := s.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: upstream.ReadmeURI})
 		o := clk.stop(Observation{Err: err})
@@ -39,9 +38,9 @@ var (
 		}
 		return o
 	})
-	GetPrompt = surfaceOp("prompts/get", func(ctx context.Context, s *surfaceSession) Observation {
+	GetPrompt = surfaceOp("prompts/get", []string{harness.MethodPrompt}, func(ctx context.Context, s *surfaceSession) Observation {
 		clk := startClock()
-		res, err := s.cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "everything_greet", Arguments: map[string]string{"name": "ana"}})
+		res, err := s.cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: s.env.EverythingPrompt(upstream.GreetPrompt), Arguments: map[string]string{"name": "ana"}})
 		o := clk.stop(Observation{Err: err})
 		if err == nil {
 			o.Trace, _ = res.Meta[trace.MetaKey].(string)
@@ -51,9 +50,9 @@ var (
 		}
 		return o
 	})
-	Complete = surfaceOp("completion/complete", func(ctx context.Context, s *surfaceSession) Observation {
+	Complete = surfaceOp("completion/complete", []string{harness.MethodComplete}, func(ctx context.Context, s *surfaceSession) Observation {
 		clk := startClock()
-		res, err := s.cs.Complete(ctx, &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/prompt", Name: "everything_greet"},
+		res, err := s.cs.Complete(ctx, &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/prompt", Name: s.env.EverythingPrompt(upstream.GreetPrompt)},
 			Argument: mcp.CompleteParamsArgument{Name: "name", Value: "b"}})
 		o := clk.stop(Observation{Err: err})
 		if err == nil {
@@ -64,20 +63,20 @@ var (
 		}
 		return o
 	})
-	SetLevelAndLog = surfaceOp("logging/setLevel + a log message", func(ctx context.Context, s *surfaceSession) Observation {
+	SetLevelAndLog = surfaceOp("logging/setLevel + a log message", []string{harness.MethodSetLevel}, func(ctx context.Context, s *surfaceSession) Observation {
 		clk := startClock()
 		if err := s.cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "error"}); err != nil {
 			return clk.stop(Observation{Err: err})
 		}
-		o := s.timedCall(ctx, clk, "everything_log", map[string]any{"text": "catalogue"})
+		o := s.timedCall(ctx, clk, s.env.EverythingTool("log"), map[string]any{"text": "catalogue"})
 		if o.Err == nil && !o.IsError && !s.waitFor(ctx, func() bool { return len(s.logs) > 0 }) {
 			o.Broken = append(o.Broken, "7 the error-level log message never reached the client")
 		}
 		return o
 	})
-	ProgressCall = surfaceOp("tools/call with progress", func(ctx context.Context, s *surfaceSession) Observation {
+	ProgressCall = surfaceOp("tools/call with progress", []string{harness.MethodProgress}, func(ctx context.Context, s *surfaceSession) Observation {
 		clk := startClock()
-		res, err := s.cs.CallTool(ctx, &mcp.CallToolParams{Name: "everything_progress", Arguments: map[string]any{}, Meta: mcp.Meta{"progressToken": "cat"}})
+		res, err := s.cs.CallTool(ctx, &mcp.CallToolParams{Name: s.env.EverythingTool("progress"), Arguments: map[string]any{}, Meta: mcp.Meta{"progressToken": "cat"}})
 		o := observeCall(clk, res, err)
 		s.mu.Lock()
 		n := s.progress
@@ -87,26 +86,26 @@ var (
 		}
 		return o
 	})
-	Sampling = surfaceOp("sampling round trip", func(ctx context.Context, s *surfaceSession) Observation {
-		o := s.timedCall(ctx, startClock(), "everything_sample", map[string]any{"prompt": "hi"})
+	Sampling = surfaceOp("sampling round trip", []string{harness.MethodSampling}, func(ctx context.Context, s *surfaceSession) Observation {
+		o := s.timedCall(ctx, startClock(), s.env.EverythingTool("sample"), map[string]any{"prompt": "hi"})
 		if o.Err == nil && !o.IsError && o.Text != "sampled: "+samplingReply {
 			o.Broken = append(o.Broken, "7 the sampling answer did not come back: "+excerpt(o.Text))
 		}
 		return o
 	})
-	Elicitation = surfaceOp("elicitation round trip", func(ctx context.Context, s *surfaceSession) Observation {
-		o := s.timedCall(ctx, startClock(), "everything_elicit", map[string]any{"question": "name?"})
+	Elicitation = surfaceOp("elicitation round trip", []string{harness.MethodElicit}, func(ctx context.Context, s *surfaceSession) Observation {
+		o := s.timedCall(ctx, startClock(), s.env.EverythingTool("elicit"), map[string]any{"question": "name?"})
 		if o.Err == nil && !o.IsError && o.Text != "elicited: accept "+samplingReply {
 			o.Broken = append(o.Broken, "7 the elicitation answer did not come back: "+excerpt(o.Text))
 		}
 		return o
 	})
-	SubscribeUpdate = surfaceOp("resources/subscribe + update", func(ctx context.Context, s *surfaceSession) Observation {
+	SubscribeUpdate = surfaceOp("resources/subscribe + update", []string{harness.MethodSubscribe}, func(ctx context.Context, s *surfaceSession) Observation {
 		clk := startClock()
 		if err := s.cs.Subscribe(ctx, &mcp.SubscribeParams{URI: upstream.ReadmeURI}); err != nil {
 			return clk.stop(Observation{Err: err})
 		}
-		o := s.timedCall(ctx, clk, "everything_touch", map[string]any{"uri": upstream.ReadmeURI})
+		o := s.timedCall(ctx, clk, s.env.EverythingTool("touch"), map[string]any{"uri": upstream.ReadmeURI})
 		if o.Err == nil && !o.IsError && !s.waitFor(ctx, func() bool { return s.updated > 0 }) {
 			o.Broken = append(o.Broken, "7 notifications/resources/updated never reached the subscriber")
 		}
@@ -115,7 +114,8 @@ var (
 )
 
 // SurfaceOperations are the surface operations, in catalogue order.
-var SurfaceOperations = []Operation{Ping, ReadResource, GetPrompt, Complete, SetLevelAndLog, ProgressCall, Sampling, Elicitation, SubscribeUpdate}
+var SurfaceOperations = []Operation{Ping, ReadResource, GetPrompt, Complete, SetLevelAndLog, ProgressCall, Sampling, Elicitation, SubscribeUpdate,
+	ListResources, ReadTemplate, ListPrompts, Roots, Cancel}
 
 // samplingReply is what the catalogue's client answers to sampling and
 // elicitation.
@@ -128,7 +128,8 @@ const notifyWait = time.Second
 // surfaceSession is a client session with handlers for everything the
 // upstream may send through the proxy, counting what arrived.
 type surfaceSession struct {
-	cs *mcp.ClientSession
+	cs  *mcp.ClientSession
+	env *harness.Env
 
 	mu       sync.Mutex
 	progress int
@@ -166,10 +167,12 @@ func observeCall(clk *clock, res *mcp.CallToolResult, err error) Observation {
 }
 
 // surfaceOp wraps f: a session with every client handler is opened
-// (untimed), f runs, and the proxy must still answer /healthz afterwards.
-func surfaceOp(name string, f func(context.Context, *surfaceSession) Observation) Operation {
-	return Operation{Name: name, Do: func(ctx context.Context, env *harness.Env) Observation {
-		s := &surfaceSession{}
+// (untimed) on the endpoint that reaches the everything fake, f runs, and
+// the proxy must still serve afterwards. forwards are the methods f needs
+// the proxy to forward.
+func surfaceOp(name string, forwards []string, f func(context.Context, *surfaceSession) Observation) Operation {
+	return Operation{Name: name, Forwards: forwards, Do: func(ctx context.Context, env *harness.Env) Observation {
+		s := &surfaceSession{env: env}
 		opts := &mcp.ClientOptions{
 			CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
 				return &mcp.CreateMessageResult{Role: "assistant", Model: "catalogue", Content: &mcp.TextContent{Text: samplingReply}}, nil
@@ -193,7 +196,7 @@ func surfaceOp(name string, f func(context.Context, *surfaceSession) Observation
 				s.mu.Unlock()
 			},
 		}
-		cs, err := harness.SDKClientWith(ctx, env.ProjectURL(), env.Token("alice"), opts)
+		cs, err := env.ConnectWith(ctx, "alice", env.ServerURL("everything"), opts, &mcp.Root{URI: catalogueRoot, Name: "catalogue"})
 		if err != nil {
 			return Observation{Err: err}
 		}
@@ -207,25 +210,17 @@ func surfaceOp(name string, f func(context.Context, *surfaceSession) Observation
 	}}
 }
 
-// dead says why the proxy no longer serves ("" when it does): /healthz
-// answers 200 within the request deadline.
+// dead says why the proxy no longer serves ("" when it does): a fresh
+// client's initialize on the project's endpoint is answered within the
+// request deadline, as any MCP proxy answers it.
 func dead(ctx context.Context, env *harness.Env) string {
 	ctx, cancel := context.WithTimeout(ctx, env.Knobs.RequestDeadline)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, env.Target.URL()+"/healthz", nil)
+	cs, err := env.Connect(ctx, "alice")
 	if err != nil {
-		return err.Error()
+		return "1 the proxy no longer answers an initialize after the operation: " + err.Error()
 	}
-	hc := harness.HTTPClient("")
-	defer hc.CloseIdleConnections()
-	resp, err := hc.Do(req)
-	if err != nil {
-		return "1 the proxy no longer answers /healthz after the operation: " + err.Error()
-	}
-	_ = resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Sprintf("1 /healthz answered %d after the operation", resp.StatusCode)
-	}
+	_ = cs.Close()
 	return ""
 }
 

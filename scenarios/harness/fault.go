@@ -244,8 +244,8 @@ func (LLMFault) Requires() []string         { return []string{NeedLLM} }
 func (LLMRandom) Requires() []string        { return []string{NeedLLM} }
 func (HandlerPanic) Requires() []string     { return []string{CapFailpoints} }
 func (HandlerHang) Requires() []string      { return []string{CapFailpoints} }
-func (ProxyRestart) Requires() []string     { return []string{CapSessionAdoption, CapAuditAPI} }
-func (ProxyKill) Requires() []string        { return []string{CapKill, CapSessionAdoption, CapAuditAPI} }
+func (ProxyRestart) Requires() []string     { return nil } // any target restarts; what a scenario checks after it is its own Needs
+func (ProxyKill) Requires() []string        { return []string{CapKill} }
 func (f ToolHang) Requires() []string {
 	if f.Server == LinkEverything {
 		return []string{NeedUpstreamFake, NeedEverything}

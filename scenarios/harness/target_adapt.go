@@ -65,3 +65,17 @@ func (e *Env) Connect(ctx context.Context, user string) (*mcp.ClientSession, err
 		MaxRetries:           -1,
 	}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 }
+
+// ConnectWith connects the go-sdk client with opts (handlers for sampling,
+// elicitation, logging, progress, ...) to endpoint as user, with the
+// target's headers. It opens the standalone SSE stream, for what the server
+// sends outside any request (resources/updated, list_changed).
+func (e *Env) ConnectWith(ctx context.Context, user, endpoint string, opts *mcp.ClientOptions, roots ...*mcp.Root) (*mcp.ClientSession, error) {
+	c := mcp.NewClient(&mcp.Implementation{Name: "mcpchaos-sdk", Version: "0.1.0"}, opts)
+	c.AddRoots(roots...)
+	return c.Connect(ctx, &mcp.StreamableClientTransport{
+		Endpoint:   endpoint,
+		HTTPClient: e.HTTPClient(user),
+		MaxRetries: -1,
+	}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+}

@@ -44,8 +44,8 @@ const (
 	// (the target is then a Killer).
 	CapKill = "kill"
 	// CapEverything: the proxy fronts the everything fake ({{.EverythingURL}})
-	// as server "everything" beside docmost, naming its tools, prompts and
-	// resource templates everything_NAME.
+	// as server "everything" beside docmost and forwards every method of
+	// ForwardableMethods, under the spec's names (default everything_NAME).
 	CapEverything = "everything"
 	// CapTraceCode: every result carries a trace code in _meta (mcplocal's
 	// "traceCode"), and an isError result's text quotes it. A target that
@@ -133,6 +133,8 @@ type ForeignSpec struct {
 	// is a file's path. Files may use every variable but Files.
 	Files map[string]string `yaml:"files"`
 	// Endpoint is the MCP endpoint path; default /projects/{{.Project}}/mcp.
+	// A proxy with one path per upstream server names it with {{.Server}}
+	// (/{{.Server}}/mcp): the harness then reaches each fake on its own path.
 	Endpoint string `yaml:"endpoint"`
 	// Health is a path answering 200 once the proxy is ready: the older
 	// spelling of Ready: /PATH.
@@ -146,6 +148,18 @@ type ForeignSpec struct {
 	// the rest (default mcplocal's {{.Server}}_{{.Tool}}).
 	Tools    map[string]string `yaml:"tools"`
 	ToolName string            `yaml:"toolName"`
+	// PromptName, a template over .Server and .Prompt, is the proxy's name
+	// for an upstream's prompt; default the toolName template with the
+	// prompt as .Tool.
+	PromptName string `yaml:"promptName"`
+	// Stateless says the proxy issues no Mcp-Session-Id: the scenarios about
+	// a session's lifecycle do not apply to it.
+	Stateless bool `yaml:"stateless"`
+	// Forwards lists the MCP methods beyond tools the proxy claims to
+	// forward (ForwardableMethods); the proxy then fronts the everything
+	// fake ({{.EverythingURL}}) as server "everything". The capability
+	// everything claims them all.
+	Forwards []string `yaml:"forwards"`
 	// Budgets are the proxy's own budgets per scenario kind (BudgetKinds),
 	// as Go durations, for a proxy that does not read the harness's knobs;
 	// a kind not given keeps the knob's value.
@@ -175,6 +189,9 @@ type ForeignVars struct {
 	Port    string // PORT
 	URL     string // http://Listen
 	Project string // the project the scenarios talk to
+	// Server is the upstream server whose endpoint is rendered ("docmost",
+	// "everything"), for a proxy with one path per server.
+	Server string
 	// DocmostURL is the fake docmost upstream's MCP endpoint, through its
 	// toxiproxy link (http://127.0.0.1:P/mcp).
 	DocmostURL string
@@ -246,6 +263,15 @@ func ParseForeign(doc []byte) (*ForeignSpec, error) {
 	if s.ToolName == "" {
 		s.ToolName = "{{.Server}}_{{.Tool}}"
 	}
+	if err := checkForwards(s.Forwards); err != nil {
+		errs = append(errs, err)
+	}
+	if len(s.Forwards) > 0 && !slices.ContainsFunc(s.templates(), func(t string) bool { return strings.Contains(t, ".EverythingURL") }) {
+		errs = append(errs, errors.New("forwards: the proxy must front the everything fake: no template uses {{.EverythingURL}}"))
+	}
+	if s.Has(CapEverything) && len(s.Forwards) > 0 {
+		errs = append(errs, errors.New("want at most one of forwards and the capability everything (which forwards every method)"))
+	}
 	for k := range s.Tools {
 		if srv, tool, ok := strings.Cut(k, "/"); !ok || srv == "" || tool == "" {
 			errs = append(errs, fmt.Errorf("tools: key %q: want SERVER/TOOL, e.g. docmost/search", k))
@@ -290,7 +316,7 @@ func ParseForeign(doc []byte) (*ForeignSpec, error) {
 }
 
 func (s *ForeignSpec) templates() []string {
-	out := append(append(append([]string{}, s.Command...), s.Args...), s.Endpoint, s.Ready, s.Image, s.ToolName)
+	out := append(append(append([]string{}, s.Command...), s.Args...), s.Endpoint, s.Ready, s.Image, s.ToolName, s.PromptName)
 	for _, v := range s.Env {
 		out = append(out, v)
 	}
@@ -340,10 +366,14 @@ type Foreign struct {
 type killableForeign struct{ *Foreign }
 
 var (
-	_ Target       = (*Foreign)(nil)
-	_ Capabilities = (*Foreign)(nil)
-	_ Endpointer   = (*Foreign)(nil)
-	_ Killer       = (*killableForeign)(nil)
+	_ Target           = (*Foreign)(nil)
+	_ Capabilities     = (*Foreign)(nil)
+	_ Endpointer       = (*Foreign)(nil)
+	_ ServerEndpointer = (*Foreign)(nil)
+	_ Forwarder        = (*Foreign)(nil)
+	_ PromptNamer      = (*Foreign)(nil)
+	_ Stateless        = (*Foreign)(nil)
+	_ Killer           = (*killableForeign)(nil)
 )
 
 // Name implements Target.
@@ -351,6 +381,15 @@ func (f *Foreign) Name() string { return "foreign:" + f.Spec.Name }
 
 // Has implements Capabilities.
 func (f *Foreign) Has(c string) bool { return f.Spec.Has(c) }
+
+// Forwards implements Forwarder: the spec's forwards:, or every method for
+// a spec claiming the capability everything.
+func (f *Foreign) Forwards(method string) bool {
+	return f.Spec.Has(CapEverything) || slices.Contains(f.Spec.Forwards, method)
+}
+
+// Stateless implements Stateless: the spec's stateless:.
+func (f *Foreign) Stateless() bool { return f.Spec.Stateless }
 
 // URL implements Target.
 func (f *Foreign) URL() string {
@@ -367,8 +406,21 @@ func (f *Foreign) Endpoint(project string) string {
 	return f.endpointFor(vars, project)
 }
 
+// ServerEndpoint implements ServerEndpointer: the spec's endpoint for
+// server in project (the same for every server unless it names {{.Server}}).
+func (f *Foreign) ServerEndpoint(project, server string) string {
+	f.mu.Lock()
+	vars := f.vars
+	f.mu.Unlock()
+	vars.Server = server
+	return f.endpointFor(vars, project)
+}
+
 func (f *Foreign) endpointFor(vars ForeignVars, project string) string {
 	vars.Project = project
+	if vars.Server == "" {
+		vars.Server = "docmost"
+	}
 	p, err := render(f.Spec.Endpoint, vars)
 	if err != nil {
 		p = "/projects/" + project + "/mcp"

@@ -75,6 +75,24 @@ func (f *Foreign) ToolName(server, tool string) string {
 	return b.String()
 }
 
+// PromptName implements PromptNamer: the spec's promptName template, else
+// its toolName template with the prompt as the tool.
+func (f *Foreign) PromptName(server, prompt string) string {
+	text, data := f.Spec.ToolName, any(struct{ Server, Tool string }{server, prompt})
+	if f.Spec.PromptName != "" {
+		text, data = f.Spec.PromptName, struct{ Server, Prompt string }{server, prompt}
+	}
+	var b strings.Builder
+	t, err := newTemplate(text)
+	if err == nil {
+		err = t.Execute(&b, data)
+	}
+	if err != nil {
+		return server + "_" + prompt
+	}
+	return b.String()
+}
+
 // Budgets implements Budgeter: the spec's budgets in place of the knobs.
 func (f *Foreign) Budgets(kv knobs.Values) knobs.Values {
 	for k, d := range f.Spec.budgets {

@@ -150,5 +150,5 @@ func Twin(t Target) (Target, string) {
 	case *Binary:
 		return &Binary{Path: t.Path, Stderr: t.Stderr, Env: t.Env, MaxLog: t.MaxLog}, ""
 	}
-	return nil, "the scenario starts a second proxy of its own, which only the inprocess and binary targets can"
+	return nil, "the scenario starts a second mcplocal of its own config, which only mcplocal's inprocess and binary targets can: target " + t.Name() + " cannot"
 }

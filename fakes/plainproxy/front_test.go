@@ -1,0 +1,138 @@
+package plainproxy
+
+import (
+	"context"
+	"net/http"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpchaos/mcpchaos/fakes/upstream"
+)
+
+// fakes starts the docmost and everything fakes.
+func fakes(t *testing.T) map[string]string {
+	t.Helper()
+	doc, err := upstream.NewDocmost(upstream.Options{Addr: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = doc.Close() })
+	every, err := upstream.NewEverything(upstream.Options{Addr: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = every.Close() })
+	return map[string]string{"docmost": doc.URL(), "everything": every.URL()}
+}
+
+// An aggregating front names each server's tools SERVER__NAME and carries
+// what the upstream sends during a call (progress, sampling) back to the
+// client session that made it.
+func TestAggregateForwardsEachServerUnderItsPrefix(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	p, err := Start(ctx, Options{Addr: "127.0.0.1:0", Servers: fakes(t), Separator: "__", Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close(context.Background())
+	var progress atomic.Int32
+	c := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "0"}, &mcp.ClientOptions{
+		ProgressNotificationHandler: func(context.Context, *mcp.ProgressNotificationClientRequest) { progress.Add(1) },
+		CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			return &mcp.CreateMessageResult{Role: "assistant", Model: "t", Content: &mcp.TextContent{Text: "yes"}}, nil
+		},
+	})
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: p.URL(), MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	var names []string
+	for tool, err := range cs.Tools(ctx, nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, tool.Name)
+	}
+	for _, want := range []string{"docmost__search", "docmost__update_page", "everything__echo", "everything__sample"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("tools %v lack %s", names, want)
+		}
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "everything__progress", Arguments: map[string]any{}, Meta: mcp.Meta{"progressToken": "t"}})
+	if err != nil || res.IsError {
+		t.Fatalf("progress: %v %v", err, res)
+	}
+	if n := progress.Load(); n != upstream.ProgressSteps {
+		t.Errorf("%d progress notifications before the result, want %d", n, upstream.ProgressSteps)
+	}
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "everything__sample", Arguments: map[string]any{"prompt": "hi"}})
+	if err != nil || res.IsError || res.Content[0].(*mcp.TextContent).Text != "sampled: yes" {
+		t.Errorf("sampling round trip: %v %+v", err, res)
+	}
+	g, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "everything__" + upstream.GreetPrompt, Arguments: map[string]string{"name": "ana"}})
+	if err != nil || len(g.Messages) == 0 {
+		t.Errorf("prompt: %v", err)
+	}
+}
+
+// One path per server, stateless: each server under its own unprefixed
+// names, no session id issued, a foreign Origin refused.
+func TestStatelessPathsServeEachServerOnItsOwnPath(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	p, err := Start(ctx, Options{Addr: "127.0.0.1:0", Servers: fakes(t), Path: "/{server}/mcp", Stateless: true, Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close(context.Background())
+	base := strings.TrimSuffix(p.URL(), "/{server}/mcp")
+	post := func(path, origin, body string) (*http.Response, error) {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+path, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if origin != "" {
+			req.Header.Set("Origin", origin)
+		}
+		return http.DefaultClient.Do(req)
+	}
+	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}`
+	resp, err := post("/docmost/mcp", "", init)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Mcp-Session-Id") != "" {
+		t.Errorf("initialize: %d, session id %q; want 200 and none", resp.StatusCode, resp.Header.Get("Mcp-Session-Id"))
+	}
+	if resp, err := post("/docmost/mcp", "http://evil.example", init); err != nil || resp.StatusCode != http.StatusForbidden {
+		t.Errorf("a foreign Origin: %v %v, want 403", err, resp.StatusCode)
+	}
+	for path, tool := range map[string]string{"/docmost/mcp": "search", "/everything/mcp": "echo"} {
+		c := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "0"}, nil)
+		cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + path, DisableStandaloneSSE: true, MaxRetries: -1}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for tl, err := range cs.Tools(ctx, nil) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			names = append(names, tl.Name)
+		}
+		prefixed := slices.ContainsFunc(names, func(n string) bool {
+			return strings.HasPrefix(n, "docmost") || strings.HasPrefix(n, "everything")
+		})
+		if !slices.Contains(names, tool) || prefixed {
+			t.Errorf("%s serves %v: want %s, unprefixed", path, names, tool)
+		}
+		_ = cs.Close()
+	}
+}

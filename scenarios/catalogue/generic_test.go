@@ -1,0 +1,93 @@
+package catalogue
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/mcpchaos/mcpchaos/scenarios/harness"
+)
+
+// shape is a foreign target of the given shape, with a declared request
+// budget, that claims none of mcplocal's capabilities.
+func shape(t *testing.T, doc string) harness.Target {
+	t.Helper()
+	s, err := harness.ParseForeign([]byte("name: shape\ncommand: [x, \"{{.DocmostURL}}\", \"{{.EverythingURL}}\"]\nbudgets: {request: 2s}\n" + doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.Target(nil)
+}
+
+// Every generic row applies to a proxy that claims its methods, whatever its
+// paths and names: only rows about mcplocal's own evidence are N/A, and they
+// are at most a third of the catalogue.
+func TestEveryGenericRowAppliesToAProxyClaimingItsMethods(t *testing.T) {
+	target := shape(t, "endpoint: \"/{{.Server}}/mcp\"\ntoolName: \"{{.Tool}}\"\nforwards: ["+strings.Join(harness.ForwardableMethods, ", ")+"]\n")
+	na := 0
+	for _, s := range All() {
+		why := s.NotApplicable(target)
+		if why != "" {
+			na++
+		}
+		generic := len(s.Operation.Forwards) > 0
+		for _, op := range []Operation{ForeignOrigin, MalformedSessionIDs, MalformedRequests, ConcurrentCalls, FreshAfterRestart, DeleteEmptyJSON, ListTools, CallAcrossFault} {
+			generic = generic || s.Operation.Name == op.Name
+		}
+		if generic && why != "" {
+			t.Errorf("%s: a generic row is N/A on a proxy claiming what it needs: %s", s.Name(), why)
+		}
+	}
+	if total := len(All()); 3*na > total {
+		t.Errorf("%d of %d rows N/A, want at most a third", na, total)
+	}
+}
+
+// A stateless proxy is spared the rows about a session's lifecycle, and
+// only those, saying why.
+func TestAStatelessProxyIsSparedOnlySessionRows(t *testing.T) {
+	stateful := shape(t, "")
+	stateless := shape(t, "stateless: true\n")
+	for _, s := range All() {
+		a, b := s.NotApplicable(stateful), s.NotApplicable(stateless)
+		switch {
+		case a == "" && b != "" && !strings.Contains(b, "target foreign:shape is stateless"):
+			t.Errorf("%s: N/A on the stateless proxy only, for another reason: %s", s.Name(), b)
+		case a != "" && b == "":
+			t.Errorf("%s: applies on the stateless proxy only", s.Name())
+		}
+	}
+	for _, op := range []Operation{DeleteEmptyJSON, MalformedSessionIDs} {
+		for _, s := range All() {
+			if s.Operation.Name == op.Name && s.NotApplicable(stateless) == "" {
+				t.Errorf("%s: applies to a stateless proxy, which issues no session", s.Name())
+			}
+		}
+	}
+}
+
+// A relayed JSON-RPC error without mcplocal's trace code answers a method
+// that is not tools/call, for a proxy that does not claim trace codes.
+func TestAnRPCErrorNeedsNoTraceCodeFromAProxyNotClaimingThem(t *testing.T) {
+	var row Scenario
+	for _, s := range All() {
+		if s.Name() == "down × prompts/get" {
+			row = s
+		}
+	}
+	if row.Expect == nil {
+		t.Fatal("no row down × prompts/get")
+	}
+	o := Observation{Err: &jsonrpc.Error{Code: -32603, Message: "upstream down"}}
+	if r := row.JudgeOn(shape(t, "forwards: [prompts/get]\n"), harness.Compressed(), o); !r.Pass {
+		t.Errorf("held to a trace code it never claimed: %s", r.Reason)
+	}
+	if r := row.JudgeOn(nil, harness.Compressed(), o); r.Pass {
+		t.Error("mcplocal's own JSON-RPC error without a trace code passed")
+	}
+	if r := row.JudgeOn(shape(t, "forwards: [prompts/get]\n"), harness.Compressed(), Observation{Err: errors.New("connection reset")}); r.Pass {
+		t.Error("a transport failure passed as an answer")
+	}
+}
