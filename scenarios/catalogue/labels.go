@@ -16,7 +16,7 @@ var Labels = []string{
 	"restart", "secrets", "security", "seeded", "sessions", "shape", "shutdown", "slow-client", "stages", "summarize", "surface",
 	"ttl", "upstream",
 	"config", "failpoints", "projects", "readyz", "shared-token",
-	"routing",
+	"routing", "reading", "batch", "names", "refusals", "auth",
 }
 
 // CheckLabel says what is wrong with label l ("" when it is one of Labels).
