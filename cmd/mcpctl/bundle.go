@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -39,24 +38,9 @@ func fetchContext(ctx context.Context, c *conn, private bool) (*bundle.Context, 
 		u.RawQuery = url.Values{"private": {"true"}}.Encode()
 	}
 	endpoint := u.String()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, endpoint, nil)
+	resp, body, err := c.get(ctx, endpoint)
 	if err != nil {
 		return nil, err
-	}
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set("User-Agent", "mcpctl")
-	c.authorize(req)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		if errors.Is(err, context.DeadlineExceeded) {
-			return nil, fmt.Errorf("GET %s: no answer within %v (raise --timeout?)", endpoint, c.timeout)
-		}
-		return nil, fmt.Errorf("cannot reach the proxy: %v", err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
-	if err != nil {
-		return nil, fmt.Errorf("GET %s: reading the answer: %v", endpoint, err)
 	}
 	if resp.StatusCode != http.StatusOK {
 		var e struct {

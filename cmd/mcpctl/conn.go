@@ -1,8 +1,11 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -89,4 +92,35 @@ func (c *conn) authorize(req *http.Request) {
 	if c.token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.token)
 	}
+}
+
+// get GETs endpoint with the connection's token, asking for JSON, and
+// returns the answer's status and its body (at most maxBody bytes). A proxy
+// that cannot be reached, or does not answer within ctx (the --timeout), is
+// an error that says so; any answer, refusals included, is returned for the
+// caller to judge.
+func (c *conn) get(ctx context.Context, endpoint string) (*http.Response, []byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, endpoint, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("User-Agent", "mcpctl")
+	c.authorize(req)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			return nil, nil, fmt.Errorf("GET %s: no answer within %v (raise --timeout?)", endpoint, c.timeout)
+		}
+		return nil, nil, fmt.Errorf("cannot reach the proxy: %v", err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
+	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			return nil, nil, fmt.Errorf("GET %s: answer not complete within %v (raise --timeout?)", endpoint, c.timeout)
+		}
+		return nil, nil, fmt.Errorf("GET %s: reading the answer: %v", endpoint, err)
+	}
+	return resp, body, nil
 }

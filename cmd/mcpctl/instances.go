@@ -67,19 +67,9 @@ func runGet(args []string, stdout io.Writer, getenv func(string) string) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	resp, body, err := c.get(ctx, u.String())
 	if err != nil {
 		return err
-	}
-	c.authorize(req)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return fmt.Errorf("cannot reach the proxy: %v", err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
-	if err != nil {
-		return fmt.Errorf("GET %s: %v", u, err)
 	}
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("GET %s: proxy answered %s: %s", u, resp.Status, bodyExcerpt(body))

@@ -111,28 +111,9 @@ func parseCode(s string) (string, error) {
 // fetchRows GETs endpoint and decodes {"rows":[...]}; a non-200 answer
 // becomes an error quoting the proxy's {"error":"..."} (or the body's start).
 func fetchRows(ctx context.Context, c *conn, endpoint string) ([]audit.Row, error) {
-	timeout := c.timeout
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, endpoint, nil)
+	resp, body, err := c.get(ctx, endpoint)
 	if err != nil {
 		return nil, err
-	}
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set("User-Agent", "mcpctl")
-	c.authorize(req)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		if errors.Is(err, context.DeadlineExceeded) {
-			return nil, fmt.Errorf("GET %s: no answer within %v (raise --timeout?)", endpoint, timeout)
-		}
-		return nil, fmt.Errorf("cannot reach the proxy: %v", err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
-	if err != nil {
-		if errors.Is(err, context.DeadlineExceeded) {
-			return nil, fmt.Errorf("GET %s: answer not complete within %v (raise --timeout?)", endpoint, timeout)
-		}
-		return nil, fmt.Errorf("GET %s: reading the answer: %v", endpoint, err)
 	}
 	var out struct {
 		Rows  json.RawMessage `json:"rows"`
