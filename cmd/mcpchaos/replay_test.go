@@ -76,8 +76,24 @@ func TestSeedIncidentReplaysFromItsRows(t *testing.T) {
 	if code == "" {
 		t.Fatalf("no upstream_call row of the hanging docmost_search among %d rows", len(rows))
 	}
-	if rows, err = env.Audit(ctx, code); err != nil {
-		t.Fatal(err)
+	// The bundle is made as an engineer would make it, after the fact: once
+	// the proxy has written the row of the call the client gave up on (it
+	// does so when it sees the client leave, a moment after the timeout).
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		if rows, err = env.Audit(ctx, code); err != nil {
+			t.Fatal(err)
+		}
+		if hasToolCallRow(rows) || time.Now().After(deadline) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatal(ctx.Err())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	if !hasToolCallRow(rows) {
+		t.Fatalf("the buggy build wrote no tool_call_trace row for the call the client gave up on, within 10s: %d rows", len(rows))
 	}
 	file := writeBundle(t, env, code, rows)
 	_ = env.Close(context.Background())
@@ -266,4 +282,14 @@ func TestAnUpstreamResetReplaysFaithfully(t *testing.T) {
 	if _, replayed, _ := strings.Cut(out.String(), "replayed:"); err != nil || !strings.Contains(replayed, "rejected by transport") {
 		t.Errorf("replaying an upstream reset: %v\n%s%s", err, out.String(), errOut.String())
 	}
+}
+
+// hasToolCallRow reports whether rows hold the request's own tool_call_trace row.
+func hasToolCallRow(rows []audit.Row) bool {
+	for _, r := range rows {
+		if r.Kind == audit.KindToolCallTrace {
+			return true
+		}
+	}
+	return false
 }
