@@ -22,7 +22,8 @@ func heldSecretScenarios() []Scenario {
 	env.LLM, env.Fallback, env.LLMKeys = true, true, true
 	return []Scenario{
 		{Fault: harness.LLMFault{Step: fakellm.Do(fakellm.EchoCredentials)}, Operation: KeysEchoedBack, Promise: "8 secrets never leave",
-			Labels: []string{"security", "secrets"}, Env: env, Budget: func(k knobs.Values) time.Duration { return 2 * k.ChatBudget }, Expect: sessionAnswered},
+			Labels: []string{"security", "secrets"}, Env: env, Budget: func(k knobs.Values) time.Duration { return 2 * k.ChatBudget }, Expect: sessionAnswered,
+			Needs: harness.Needs(harness.CapAuditAPI)}, // mcplocal's chat API and its llm_attempt rows
 	}
 }
 

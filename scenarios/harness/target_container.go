@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -435,6 +437,11 @@ func specEnv(spec Spec) []string {
 	env := spec.Knobs.Environ()
 	if fp := spec.Failpoints.String(); fp != "" { // nil-safe
 		env = append(env, failpointsEnv+"="+fp, "MCPLOCAL_ENABLE_FAILPOINTS=1") // mcplocal ignores failpoints without it
+	}
+	// The variables the spec's config names (tokenEnv, apiKeyEnv, a server
+	// header's valueEnv), as the binary target passes them.
+	for _, k := range slices.Sorted(maps.Keys(spec.Env)) {
+		env = append(env, k+"="+spec.Env[k])
 	}
 	return env
 }
