@@ -277,7 +277,7 @@ var Batches = Operation{Name: "MCPCTL_BATCH_MAX decides: batches past it, with a
 // with a JSON-RPC error naming the knob; a 64 KiB method name and a 64 KiB
 // string id are answered, and no audit row of the session, nor the proxy's
 // log where the harness keeps it, holds either whole.
-var LongNames = Operation{Name: "MCPCTL_MAX_NAME_BYTES decides: longer tool names are refused; stored strings are cut", Do: func(ctx context.Context, env *harness.Env) Observation {
+var LongNames = Operation{Name: "MCPCTL_MAX_NAME_BYTES and MCPCTL_MAX_STORED_STRING_BYTES decide: longer tool names are refused; stored strings are cut", Do: func(ctx context.Context, env *harness.Env) Observation {
 	id, err := openSession(ctx, env, "alice", "2025-11-25")
 	if err != nil {
 		return Observation{Err: err}
