@@ -26,7 +26,7 @@ import (
 // Timing bounds of the container targets.
 const (
 	containerErrLogBytes = 16 << 10               // container log excerpt in errors
-	containerConfigFile  = "mcplocal-target.yaml" // in the target's temp dir, bind-mounted read-only
+	containerConfigFile  = "mcplocal-target.yaml" // in the target's temp dir, bind-mounted (writable: servers changed live are kept beside the config)
 	targetLabel          = "org.mcpchaos.target"
 )
 
@@ -125,7 +125,7 @@ func (c *Container) Start(ctx context.Context, spec Spec) (err error) {
 	if err := os.WriteFile(cfgPath, doc, 0o644); err != nil {
 		return fmt.Errorf("%s: %w", c.Name(), err)
 	}
-	binds = append(binds, c.dir+":"+c.dir+":ro")
+	binds = append(binds, c.dir+":"+c.dir) // the servers API writes its file beside the config, as in production
 	env := append(specEnv(spec), c.Env...)
 	grace := shutdownGrace(spec.Knobs)
 	err = startFresh(func(addr string) error {
