@@ -197,6 +197,13 @@ func (h *Handler) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	if m, ok := rd.Single(); ok {
 		pe.id = m.ID
 	}
+	if pv := r.Header.Get("Mcp-Protocol-Version"); r.Method == http.MethodPost && pv != "" && !slices.Contains(project.ProtocolVersions, pv) && !rd.HasMethod("initialize") {
+		// MCP Streamable HTTP: an invalid or unsupported protocol version
+		// header MUST be answered 400 (an initialize negotiates in its body).
+		writeRPCError(w, http.StatusBadRequest, CodeInvalidRequest, trace.New(),
+			fmt.Sprintf("unsupported MCP-Protocol-Version %.40q (supported: %s)", pv, strings.Join(project.ProtocolVersions, ", ")))
+		return
+	}
 	if id == "" {
 		if r.Method == http.MethodPost && !h.admit(w, rd, servedVersion(r, "")) {
 			return

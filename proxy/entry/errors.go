@@ -26,13 +26,23 @@ func writeError(w http.ResponseWriter, status int, code, msg string) {
 // writeRPCError writes a JSON-RPC error body with id null, error code rpc
 // and the trace code in the message and in error.data.
 func writeRPCError(w http.ResponseWriter, status, rpc int, code, msg string) {
+	writeRPCErrorTo(w, status, rpc, nil, code, msg)
+}
+
+// writeRPCErrorTo is writeRPCError answering the request whose id is id
+// (JSON-RPC 2.0: the id is null only where it could not be read).
+func writeRPCErrorTo(w http.ResponseWriter, status, rpc int, id json.RawMessage, code, msg string) {
+	var rid any // null
+	if len(id) > 0 {
+		rid = id
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Del("Content-Length")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(map[string]any{
 		"jsonrpc": "2.0",
-		"id":      nil,
+		"id":      rid,
 		"error": map[string]any{
 			"code":    rpc,
 			"message": fmt.Sprintf("%s [trace %s]", msg, code),

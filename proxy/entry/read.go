@@ -1,6 +1,7 @@
 package entry
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 
@@ -41,7 +42,11 @@ func (h *Handler) admit(w http.ResponseWriter, rd rpcread.Reading, version strin
 	}
 	for _, m := range rd.Messages {
 		if why := h.badName(m); why != "" {
-			writeRPCError(w, http.StatusBadRequest, CodeInvalidParams, trace.New(), why)
+			var id json.RawMessage // a batch's refusal answers no one request
+			if len(rd.Messages) == 1 {
+				id = m.ID
+			}
+			writeRPCErrorTo(w, http.StatusBadRequest, CodeInvalidParams, id, trace.New(), why)
 			return false
 		}
 	}

@@ -80,6 +80,8 @@ func TestNamesAreHeldToTheSpecsLimits(t *testing.T) {
 	} {
 		if a := call(c.method, c.name); a.status != 400 || a.code != CodeInvalidParams || !strings.Contains(a.msg, "MCPCTL_MAX_NAME_BYTES") {
 			t.Errorf("%s named %q: %d %s, want 400 %d naming MCPCTL_MAX_NAME_BYTES", c.method, c.name, a.status, excerptOf(a.body), CodeInvalidParams)
+		} else if !strings.Contains(a.body, `"id":3`) {
+			t.Errorf("%s named %q: the refusal does not answer id 3 (JSON-RPC: null only where the id cannot be read): %s", c.method, c.name, excerptOf(a.body))
 		}
 	}
 	if a := call("tools/call", strings.Repeat("t", 128)); a.status != 200 {
@@ -120,4 +122,22 @@ func excerptOf(s string) string {
 		return s[:200] + "…"
 	}
 	return s
+}
+
+// MCP Streamable HTTP: a request whose MCP-Protocol-Version header names a
+// version the proxy does not serve is refused 400 with a JSON-RPC error, on
+// a live session; a served version is answered.
+func TestAnUnsupportedProtocolVersionHeaderIs400(t *testing.T) {
+	in := start(t, audit.NewMemory(), Options{}, session.Limits{})
+	id := initAs(t, in.srv, "alice-token")
+	on := func(version string) map[string]string {
+		return with(map[string]string{"Authorization": "Bearer alice-token", "Mcp-Session-Id": id, "Mcp-Protocol-Version": version})
+	}
+	ping := `{"jsonrpc":"2.0","id":3,"method":"ping"}`
+	if a := send(t, in.srv, "POST", on("1999-01-01"), ping); a.status != 400 || a.code != CodeInvalidRequest || !strings.Contains(a.msg, "1999-01-01") {
+		t.Errorf("a ping on version 1999-01-01: %d %s, want 400 %d naming the version", a.status, a.body, CodeInvalidRequest)
+	}
+	if a := send(t, in.srv, "POST", on("2025-06-18"), ping); a.status != 200 {
+		t.Errorf("a ping on version 2025-06-18: %d %s, want 200", a.status, a.body)
+	}
 }

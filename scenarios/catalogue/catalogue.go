@@ -76,6 +76,10 @@ type Operation struct {
 	// proxy to forward (harness.ForwardableMethods), against the everything
 	// fake: a generic scenario that applies to every proxy claiming them.
 	Forwards []string
+	// AnyShape: the operation needs of the everything fake only tools/call,
+	// on the shape's own path and under its own names (a wire row), not
+	// mcplocal's capability everything.
+	AnyShape bool
 }
 
 // Observation is what an operation saw.
@@ -269,7 +273,7 @@ func (s Scenario) Requires() []string {
 	if s.Env.Gate {
 		caps = append(caps, harness.CapGate, harness.CapAuditAPI)
 	}
-	if s.Env.Everything && len(s.Operation.Forwards) == 0 {
+	if s.Env.Everything && len(s.Operation.Forwards) == 0 && !s.Operation.AnyShape {
 		// The everything fake for a check of mcplocal's own (its upstream
 		// sessions), not for a method a proxy forwards.
 		caps = append(caps, harness.CapEverything)

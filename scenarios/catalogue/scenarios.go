@@ -123,6 +123,7 @@ func All() []Scenario {
 	out = append(out, surfaceScenarios()...)
 	out = append(out, genericSecurityScenarios()...)
 	out = append(out, genericScenarios()...)
+	out = append(out, wireScenarios()...)
 	return out
 }
 

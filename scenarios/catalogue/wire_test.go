@@ -1,0 +1,73 @@
+package catalogue
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// An id comes back the same only as the same value: a string however
+// escaped, a number however large; never a string for a number, a rounded
+// large number, or another value.
+func TestSameIDHoldsTheValueSent(t *testing.T) {
+	for _, c := range []struct {
+		sent, got string
+		same      bool
+	}{
+		{`"plain"`, `"plain"`, true},
+		{`"\u0041b\/c"`, `"Ab/c"`, true},
+		{`""`, `""`, true},
+		{`0`, `0`, true},
+		{`-7`, `-7`, true},
+		{`9007199254740993`, `9007199254740993`, true},
+		{`9223372036854775807`, `9223372036854775807`, true},
+		{`9007199254740993`, `9007199254740992`, false}, // rounded through a float64
+		{`9223372036854775807`, `9223372036854775808`, false},
+		{`7`, `"7"`, false},
+		{`"7"`, `7`, false},
+		{`-7`, `7`, false},
+		{`"plain"`, `null`, false},
+		{`0`, ``, false},
+	} {
+		if got := sameID(json.RawMessage(c.sent), json.RawMessage(c.got)); got != c.same {
+			t.Errorf("sameID(%s, %s) = %v, want %v", c.sent, c.got, got, c.same)
+		}
+	}
+}
+
+// wantError accepts only a JSON-RPC error response with the code and id
+// asked for, in JSON or SSE.
+func TestWantErrorFailsEveryOtherAnswer(t *testing.T) {
+	ok := `{"jsonrpc":"2.0","id":41,"error":{"code":-32601,"message":"method not found"}}`
+	if why := wantError(200, ok, "41", -32601); why != "" {
+		t.Errorf("the right answer failed: %s", why)
+	}
+	sse := "event: message\ndata: " + ok + "\n\n"
+	if why := wantError(200, sse, "41", -32601); why != "" {
+		t.Errorf("the right answer over SSE failed: %s", why)
+	}
+	for name, c := range map[string]struct {
+		status int
+		body   string
+	}{
+		"another code":        {200, `{"jsonrpc":"2.0","id":41,"error":{"code":-32603,"message":"internal"}}`},
+		"another id":          {200, `{"jsonrpc":"2.0","id":42,"error":{"code":-32601,"message":"x"}}`},
+		"a string id":         {200, `{"jsonrpc":"2.0","id":"41","error":{"code":-32601,"message":"x"}}`},
+		"a result":            {200, `{"jsonrpc":"2.0","id":41,"result":{}}`},
+		"an HTTP 5xx":         {500, `{"jsonrpc":"2.0","id":41,"error":{"code":-32601,"message":"x"}}`},
+		"no response":         {200, ``},
+		"only a notification": {200, "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{}}\n\n"},
+	} {
+		if why := wantError(c.status, c.body, "41", -32601); why == "" {
+			t.Errorf("%s: passed", name)
+		}
+	}
+}
+
+// The large answer's text is what its name says, and not one byte repeated.
+func TestLargeTextIsLargeAndVaried(t *testing.T) {
+	s := largeText()
+	if len(s) != largeAnswerBytes || strings.Count(s, "\n") < 1000 || !strings.Contains(s, "line 000001") {
+		t.Errorf("largeText: %d bytes, %d lines", len(s), strings.Count(s, "\n"))
+	}
+}
