@@ -1087,6 +1087,15 @@ var table = []Mutant{
 	{Name: "replay-reset-as-error-result", PatchFile: "369-replay-reset-as-error-result.patch",
 		Regression: "a replay plays an upstream call recorded as a network failure (reset, EOF) as the fake's error result instead of resetting the link.",
 		Kill:       goTest("./cmd/mcpchaos", "^TestAnUpstreamResetReplaysFaithfully$")},
+	{Name: "unsupported-protocol-version-served", PatchFile: "420-unsupported-protocol-version-served.patch",
+		Regression: "a request whose MCP-Protocol-Version header names a version mcplocal does not serve is served instead of refused with 400, as the MCP spec says it MUST be.",
+		Kill:       goTest("./proxy/entry", "^TestAnUnsupportedProtocolVersionHeaderIs400$")},
+	{Name: "refused-name-answers-id-null", PatchFile: "421-refused-name-answers-id-null.patch",
+		Regression: "a tools/call refused for its name is answered with id null, though its id could be read: the client cannot match the error to its request.",
+		Kill:       goTest("./proxy/entry", "^TestNamesAreHeldToTheSpecsLimits$")},
+	{Name: "wire-rows-silently-not-applicable", PatchFile: "422-wire-rows-silently-not-applicable.patch",
+		Regression: "the wire rows, which need only tools/call on the everything fake, are taken to need mcplocal's capability everything: every foreign proxy finds them not applicable.",
+		Kill:       goTest("./scenarios/catalogue", "^TestEveryGenericRowAppliesToAProxyClaimingItsMethods$")},
 }
 
 // All returns every mutant with its patch, in patch order.
