@@ -333,6 +333,120 @@ var (
 	})
 )
 
+var (
+	// ToolsListedWhole: tools/list, its nextCursor followed to the end (at
+	// most wirePages pages), lists every tool of the everything fake once,
+	// under the shape's names.
+	ToolsListedWhole = wireOp("tools/list followed to the end lists every tool once", func(ctx context.Context, w *wireSession) Observation {
+		var o Observation
+		seen := map[string]int{}
+		cursor := ""
+		for page := 0; ; page++ {
+			if page == wirePages {
+				o.Broken = append(o.Broken, fmt.Sprintf("1 tools/list still had a nextCursor after %d pages", wirePages))
+				break
+			}
+			params := `{}`
+			if cursor != "" {
+				b, _ := json.Marshal(map[string]string{"cursor": cursor})
+				params = string(b)
+			}
+			body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/list","params":%s}`, 100+page, params)
+			var status int
+			var got string
+			if page == 0 {
+				var ok bool
+				if status, _, got, ok = w.timedSend(ctx, &o, wireVersion, body, nil); !ok {
+					return o
+				}
+			} else {
+				var err error
+				if status, _, got, err = w.send(ctx, wireVersion, body, nil); err != nil {
+					o.Broken = append(o.Broken, fmt.Sprintf("1 tools/list page %d: %v", page+1, err))
+					break
+				}
+			}
+			a, why := responseOf(status, got)
+			if why != "" || a.Error != nil {
+				o.Broken = append(o.Broken, fmt.Sprintf("1 tools/list page %d: %s%s", page+1, why, errText(a)))
+				break
+			}
+			var res struct {
+				Tools []struct {
+					Name string `json:"name"`
+				} `json:"tools"`
+				NextCursor string `json:"nextCursor"`
+			}
+			if err := json.Unmarshal(a.Result, &res); err != nil {
+				o.Broken = append(o.Broken, fmt.Sprintf("1 tools/list page %d is no ListToolsResult: %v", page+1, err))
+				break
+			}
+			for _, t := range res.Tools {
+				seen[t.Name]++
+			}
+			if cursor = res.NextCursor; cursor == "" {
+				break
+			}
+		}
+		for _, tool := range everythingTools {
+			if n := seen[w.env.EverythingTool(tool)]; n != 1 {
+				o.Broken = append(o.Broken, fmt.Sprintf("1 tools/list listed %s %d times, want once", w.env.EverythingTool(tool), n))
+			}
+		}
+		return o
+	})
+	// StaleAfterRestart: a call under a session id issued before the proxy
+	// restarted is answered 404 (MCP: the client then opens a new session),
+	// or served (a proxy that keeps or recreates it; a stateless proxy, that
+	// has none); never another refusal, a 5xx or silence.
+	StaleAfterRestart = Operation{Name: "a call on the session id of before a restart", AnyShape: true, Do: func(ctx context.Context, env *harness.Env) Observation {
+		w, err := openWire(ctx, env)
+		if err != nil {
+			return Observation{Err: err}
+		}
+		defer w.close()
+		call := fmt.Sprintf(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":%q,"arguments":{"text":"before"}}}`, env.EverythingTool("echo"))
+		if status, _, body, err := w.send(ctx, wireVersion, call, nil); err != nil || status != http.StatusOK {
+			return Observation{Err: fmt.Errorf("the call before the restart: %d %v %s", status, err, excerpt(body))}
+		}
+		if _, err := env.Strike(ctx); err != nil {
+			return Observation{Err: err}
+		}
+		var o Observation
+		status, _, body, ok := w.timedSend(ctx, &o, wireVersion, call, nil)
+		if !ok {
+			return o
+		}
+		switch {
+		case status == http.StatusNotFound && w.id != "":
+		case status == http.StatusOK:
+			if _, why := responseOf(status, body); why != "" {
+				o.Broken = append(o.Broken, "1 the call after the restart "+why)
+			}
+		default:
+			o.Broken = append(o.Broken, fmt.Sprintf("1 the call on the session of before the restart answered %d, want 404 or its answer: %s", status, excerpt(body)))
+		}
+		if why := dead(ctx, env); why != "" {
+			o.Broken = append(o.Broken, why)
+		}
+		return o
+	}}
+)
+
+// wirePages bounds the pages ToolsListedWhole follows.
+const wirePages = 50
+
+// everythingTools are the everything fake's tools, by its own names.
+var everythingTools = []string{"echo", "whoami", "progress", "sample", "elicit", "roots", "log", "announce", "touch"}
+
+// errText is a response's error as text ("" without one).
+func errText(a wireAnswer) string {
+	if a.Error == nil {
+		return ""
+	}
+	return fmt.Sprintf("error %d: %s", a.Error.Code, excerpt(a.Error.Message))
+}
+
 // wireIDs are the ids IDsOfEveryKind sends, as JSON.
 var wireIDs = []string{`"plain"`, `"\u0041b\/c"`, `""`, `0`, `-7`, `9007199254740991`, `-9007199254740991`}
 
@@ -364,6 +478,7 @@ func wireScenarios() []Scenario {
 		harness.Slicer{Link: harness.LinkEverything, AvgBytes: 512, DelayUs: 100},
 		harness.LinkDown{Link: harness.LinkEverything},
 		harness.ResetPeer{Link: harness.LinkEverything, TimeoutMs: 1},
+		harness.Blackhole{Link: harness.LinkEverything},
 	}
 	for _, f := range faults {
 		for _, op := range WireOperations {
@@ -371,5 +486,12 @@ func wireScenarios() []Scenario {
 				Labels: []string{"wire", "network", "deadline"}, Env: env, Budget: requestDeadline, Expect: answeredOrRPCError})
 		}
 	}
+	// The whole tool list, on a healthy, a slow and a fragmenting link.
+	for _, f := range []harness.Fault{harness.None{}, faults[0], faults[1]} {
+		out = append(out, Scenario{Fault: f, Operation: ToolsListedWhole, Promise: "1 a list followed to its end is whole",
+			Labels: []string{"wire", "baseline"}, Env: env, Budget: requestDeadline, Expect: answeredWithTrace})
+	}
+	out = append(out, Scenario{Fault: harness.ProxyRestart{}, Operation: StaleAfterRestart, Promise: "2 a session id of before a restart is 404 or served",
+		Labels: []string{"wire", "restart"}, Env: env, Budget: requestDeadline, Expect: answeredWithTrace})
 	return out
 }
