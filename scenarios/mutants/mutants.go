@@ -1096,6 +1096,9 @@ var table = []Mutant{
 	{Name: "wire-rows-silently-not-applicable", PatchFile: "422-wire-rows-silently-not-applicable.patch",
 		Regression: "the wire rows, which need only tools/call on the everything fake, are taken to need mcplocal's capability everything: every foreign proxy finds them not applicable.",
 		Kill:       goTest("./scenarios/catalogue", "^TestEveryGenericRowAppliesToAProxyClaimingItsMethods$")},
+	{Name: "ids-compared-as-floats", PatchFile: "423-ids-compared-as-floats.patch",
+		Regression: "the wire rows compare a numeric id through a float64, so a proxy that rounds a large id (9007199254740993 back as ...992) passes for one that returns it as sent.",
+		Kill:       goTest("./scenarios/catalogue", "^TestSameIDHoldsTheValueSent$")},
 }
 
 // All returns every mutant with its patch, in patch order.
