@@ -224,11 +224,21 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	path := fs.String("path", "/mcp", "with --server: where to serve; {server} in it serves each server on its own path")
 	sep := fs.String("aggregate", "", "with --server on one path: name each server's tools and prompts SERVER+SEP+NAME")
 	stateless := fs.Bool("stateless", false, "with --server: serve without sessions (no Mcp-Session-Id)")
+	delay := fs.Duration("start-delay", 0, "wait this long before listening: a proxy that takes time to start")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if (*up == "") == (len(servers) == 0) {
 		return errors.New("fake proxy: want exactly one of --upstream and --server")
+	}
+	if *delay > 0 {
+		t := time.NewTimer(*delay)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return nil
+		}
 	}
 	p, err := Start(ctx, Options{Addr: *listen, Upstream: *up, Timeout: *timeout, APIKey: *key,
 		Servers: servers, Path: *path, Separator: *sep, Stateless: *stateless})

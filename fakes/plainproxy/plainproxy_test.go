@@ -1,9 +1,12 @@
 package plainproxy
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -45,5 +48,50 @@ func TestPlainProxyForwardsUnprefixedAndChecksItsKey(t *testing.T) {
 	}
 	if got := post("k"); got != http.StatusOK {
 		t.Errorf("with the key: %d, want 200", got)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe to read while Main writes it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// --start-delay D: the proxy says it serves only after D, as a proxy that
+// takes D to start would.
+func TestStartDelayHoldsTheProxyBack(t *testing.T) {
+	up, err := upstream.NewDocmost(upstream.Options{Addr: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer up.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	var out syncBuffer
+	done := make(chan error, 1)
+	start := time.Now()
+	go func() { done <- Main(ctx, []string{"--upstream", up.URL(), "--start-delay", "400ms"}, &out, io.Discard) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(out.String(), "serving MCP at") && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	took := time.Since(start)
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "serving MCP at") || took < 400*time.Millisecond {
+		t.Errorf("with --start-delay 400ms the proxy said it served after %v: %q", took, out.String())
 	}
 }
