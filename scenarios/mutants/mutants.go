@@ -1099,6 +1099,15 @@ var table = []Mutant{
 	{Name: "ids-compared-as-floats", PatchFile: "423-ids-compared-as-floats.patch",
 		Regression: "the wire rows compare a numeric id through a float64, so a proxy that rounds a large id (9007199254740993 back as ...992) passes for one that returns it as sent.",
 		Kill:       goTest("./scenarios/catalogue", "^TestSameIDHoldsTheValueSent$")},
+	{Name: "kept-changed-verdict", PatchFile: "370-kept-changed-verdict.patch",
+		Regression: "mcpchaos replay --as-scenario keeps a replay whose verdict is changed, pinning whatever the build of the day does.",
+		Kill:       goTest("./scenarios/replay", "^TestAKeptScenarioRefusesWhatCannotBeKept$")},
+	{Name: "kept-file-expect-ignored", PatchFile: "371-kept-file-expect-ignored.patch",
+		Regression: "mcpchaos replay KEPT.json ignores the kept scenario's pinned verdict, so the seed hang replayed on the buggy build passes.",
+		Kill:       goTest("./cmd/mcpchaos", "^TestAKeptFileIsJudgedByItsPinnedVerdict$")},
+	{Name: "kept-row-unjudged", PatchFile: "372-kept-row-unjudged.patch",
+		Regression: "a kept replay's catalogue row never compares the replay with its pinned verdict: it passes whenever the call is answered.",
+		Kill:       goTest("./scenarios/catalogue", "^TestAKeptRowFailsWhenItsReplayShowsAnotherVerdict$")},
 }
 
 // All returns every mutant with its patch, in patch order.
