@@ -1,0 +1,118 @@
+package catalogue
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpchaos/mcpchaos/fakes/upstream"
+	"github.com/mcpchaos/mcpchaos/scenarios/harness"
+)
+
+// wireTarget is a server at url taken for a proxy: its MCP endpoint is
+// url/mcp, its tools go by their own names.
+type wireTarget struct{ url string }
+
+func (t wireTarget) Name() string                              { return "wire-test" }
+func (t wireTarget) Start(context.Context, harness.Spec) error { return nil }
+func (t wireTarget) URL() string                               { return t.url }
+func (t wireTarget) Restart(context.Context) error             { return nil }
+func (t wireTarget) Stop(context.Context) error                { return nil }
+func (t wireTarget) Endpoint(string) string                    { return t.url + "/mcp" }
+func (t wireTarget) ServerEndpoint(_, _ string) string         { return t.url + "/mcp" }
+func (t wireTarget) ToolName(_, tool string) string            { return tool }
+func (t wireTarget) PromptName(_, prompt string) string        { return prompt }
+
+// inFront serves the everything fake through breaking, which may rewrite a
+// request (its body read into b) before it goes on, or answer it itself.
+func inFront(t *testing.T, breaking func(w http.ResponseWriter, r *http.Request, b *[]byte) bool) *harness.Env {
+	t.Helper()
+	up, err := upstream.NewEverything(upstream.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, _ := url.Parse("http://" + up.Addr())
+	rp := httputil.NewSingleHostReverseProxy(u)
+	rp.FlushInterval = -1
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		if breaking != nil && breaking(w, r, &b) {
+			return
+		}
+		r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(b)), int64(len(b))
+		rp.ServeHTTP(w, r)
+	}))
+	t.Cleanup(front.Close)
+	return &harness.Env{Target: wireTarget{url: front.URL}, Knobs: harness.Compressed()}
+}
+
+// Each wire operation holds against the everything fake itself (the go-sdk's
+// server), and fails against a front that breaks its promise.
+func TestWireOperationsFailAProxyThatBreaksThem(t *testing.T) {
+	for _, c := range []struct {
+		op       Operation
+		breaking func(w http.ResponseWriter, r *http.Request, b *[]byte) bool
+	}{
+		{InvalidParams, func(_ http.ResponseWriter, _ *http.Request, b *[]byte) bool {
+			// The missing name filled in: a result, not -32602.
+			*b = bytes.Replace(*b, []byte(`"params":{"arguments":"not an object"}`), []byte(`"params":{"name":"echo","arguments":{"text":"x"}}`), 1)
+			return false
+		}},
+		{NotificationAccepted, func(w http.ResponseWriter, _ *http.Request, b *[]byte) bool {
+			if bytes.Contains(*b, []byte("notifications/roots/list_changed")) {
+				w.Header().Set("Content-Type", "application/json")
+				_, _ = w.Write([]byte(`{}`))
+				return true
+			}
+			return false
+		}},
+		{UnsupportedVersion, func(_ http.ResponseWriter, r *http.Request, _ *[]byte) bool {
+			if r.Header.Get("Mcp-Protocol-Version") == "1999-01-01" {
+				r.Header.Set("Mcp-Protocol-Version", wireVersion)
+			}
+			return false
+		}},
+		{LargeAnswer, func(w http.ResponseWriter, _ *http.Request, b *[]byte) bool {
+			if bytes.Contains(*b, []byte(`"id":"large"`)) {
+				w.Header().Set("Content-Type", "application/json")
+				_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":"large","result":{"content":[{"type":"text","text":"line 000000 of the large answer"}]}}`))
+				return true
+			}
+			return false
+		}},
+		{IDsOfEveryKind, func(w http.ResponseWriter, _ *http.Request, b *[]byte) bool {
+			if bytes.Contains(*b, []byte(`"id":-7`)) {
+				w.Header().Set("Content-Type", "application/json")
+				_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":7,"result":{"content":[]}}`))
+				return true
+			}
+			return false
+		}},
+		{ToolsListedWhole, func(w http.ResponseWriter, _ *http.Request, b *[]byte) bool {
+			if bytes.Contains(*b, []byte(`"tools/list"`)) {
+				w.Header().Set("Content-Type", "application/json")
+				_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":100,"result":{"tools":[{"name":"echo","inputSchema":{"type":"object"}},{"name":"echo","inputSchema":{"type":"object"}}]}}`))
+				return true
+			}
+			return false
+		}},
+	} {
+		t.Run(c.op.Name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			if o := c.op.Do(ctx, inFront(t, nil)); o.Err != nil || len(o.Broken) > 0 {
+				t.Errorf("against the everything fake: %v %s", o.Err, strings.Join(o.Broken, "; "))
+			}
+			if o := c.op.Do(ctx, inFront(t, c.breaking)); o.Err == nil && len(o.Broken) == 0 {
+				t.Errorf("passed a front that breaks it: %+v", o)
+			}
+		})
+	}
+}
