@@ -251,6 +251,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Proxy, error) {
 		Audit: p.rec, Strict: cfg.Sessions.Strict, Logger: o.Logger, MaxBodyBytes: kv.MaxBodyBytes,
 		BatchMax: kv.BatchMax, MaxNameBytes: kv.MaxNameBytes,
 	})
+	p.startShared(ctx) // a replica starts with the others' pause state and servers
 	mux.Handle("/projects/{project}/mcp", p.entry)
 	mux.HandleFunc("GET /api/v1/audit", p.api(p.serveAudit))
 	ch := &chat.Handler{LLM: p.llm, Budget: kv.ChatBudget, Audit: p.rec, Logger: o.Logger}
@@ -276,7 +277,6 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Proxy, error) {
 		hosts = append(hosts, h)
 	}
 	p.handler = origin.Guard(mux, origin.Options{Origins: cfg.AllowedOrigins, Hosts: hosts, OnRefuse: refuseOrigin})
-	p.startShared(ctx)
 	return p, nil
 }
 
@@ -466,9 +466,9 @@ func (p *Proxy) serveInstances(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"instances": ins, "paused": p.pausedProjects()})
 }
 
-// serveReady answers GET /readyz: ready when the audit store answers, a
-// replica's last read of the shared state succeeded, and no configured
-// server is unhealthy (or misconfigured); the body says which is not.
+// serveReady answers GET /readyz: ready when the audit store answers (for
+// replicas, the store they share) and no configured server is unhealthy (or
+// misconfigured); the body says which is not.
 func (p *Proxy) serveReady(w http.ResponseWriter, r *http.Request) {
 	p.mu.Lock()
 	prober := p.prober
@@ -483,14 +483,6 @@ func (p *Proxy) serveReady(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"status": "not ready", "auditStore": redact.Text(err.Error())})
 		return
-	}
-	if p.shared != nil {
-		// A replica out of step with the others (pause, servers, closed
-		// sessions) is drained until its next poll reads the store again.
-		if st := p.shared.Status(); st.Error != "" {
-			writeJSON(w, http.StatusServiceUnavailable, map[string]any{"status": "not ready", "sharedState": redact.Text(st.Error)})
-			return
-		}
 	}
 	if bad := prober.NotReady(); len(bad) > 0 {
 		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"status": "not ready", "servers": bad, "paused": p.pausedProjects()})

@@ -59,7 +59,6 @@ type Sync struct {
 	applied  map[string]int64 // key -> version applied
 	since    time.Time        // tombstones after this are read next
 	lastErr  error
-	lastOK   time.Time
 	polls    int64
 	stop     context.CancelFunc
 	finished chan struct{}
@@ -129,7 +128,7 @@ func (s *Sync) Poll(ctx context.Context) error {
 	if s.lastErr != nil {
 		s.logger.Info("shared state read again; this replica is in step")
 	}
-	s.lastErr, s.lastOK = nil, time.Now()
+	s.lastErr = nil
 	return nil
 }
 
@@ -166,23 +165,4 @@ func (s *Sync) Stop() {
 		stop()
 		<-done
 	}
-}
-
-// Status is what /readyz says of the shared state.
-type Status struct {
-	// LastSync is when a poll last read the store in full.
-	LastSync time.Time `json:"lastSync,omitzero"`
-	// Error is the last poll's error, "" when it succeeded.
-	Error string `json:"error,omitempty"`
-}
-
-// Status reports the last poll.
-func (s *Sync) Status() Status {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	st := Status{LastSync: s.lastOK}
-	if s.lastErr != nil {
-		st.Error = s.lastErr.Error()
-	}
-	return st
 }
