@@ -1114,6 +1114,9 @@ var table = []Mutant{
 	{Name: "kept-row-unjudged", PatchFile: "372-kept-row-unjudged.patch",
 		Regression: "a kept replay's catalogue row never compares the replay with its pinned verdict: it passes whenever the call is answered.",
 		Kill:       goTest("./scenarios/catalogue", "^TestAKeptRowFailsWhenItsReplayShowsAnotherVerdict$")},
+	{Name: "own-change-unrecorded", PatchFile: "446-own-change-unrecorded.patch",
+		Regression: "a replica does not record the version of its own shared change, so a poll that read the older value first applies it over the change (a pause undone by a stale resume).",
+		Kill:       goTest("./proxy/shared", "^TestAPollNeverAppliesAValueOlderThanTheReplicasOwnChange$")},
 }
 
 // All returns every mutant with its patch, in patch order.
