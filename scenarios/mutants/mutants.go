@@ -1087,6 +1087,9 @@ var table = []Mutant{
 	{Name: "replay-reset-as-error-result", PatchFile: "369-replay-reset-as-error-result.patch",
 		Regression: "a replay plays an upstream call recorded as a network failure (reset, EOF) as the fake's error result instead of resetting the link.",
 		Kill:       goTest("./cmd/mcpchaos", "^TestAnUpstreamResetReplaysFaithfully$")},
+	{Name: "chunked-answer-taken-for-mcp", PatchFile: "392-chunked-answer-taken-for-mcp.patch",
+		Regression: "a 2xx answer of another type than JSON or an event stream is named when it has a Content-Length, but the same answer chunked (no length) is taken for an empty MCP answer and reaches the SDK or the relay as an unsupported content type, the gateway in front of the upstream unnamed.",
+		Kill:       goTest("./proxy/upstream", "^TestWellShapedIsExactlyWhatMCPAnswers$")},
 }
 
 // All returns every mutant with its patch, in patch order.
