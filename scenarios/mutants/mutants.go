@@ -1090,6 +1090,12 @@ var table = []Mutant{
 	{Name: "chunked-answer-taken-for-mcp", PatchFile: "392-chunked-answer-taken-for-mcp.patch",
 		Regression: "a 2xx answer of another type than JSON or an event stream is named when it has a Content-Length, but the same answer chunked (no length) is taken for an empty MCP answer and reaches the SDK or the relay as an unsupported content type, the gateway in front of the upstream unnamed.",
 		Kill:       goTest("./proxy/upstream", "^TestWellShapedIsExactlyWhatMCPAnswers$")},
+	{Name: "client-title-not-cut", PatchFile: "390-client-title-not-cut.patch",
+		Regression: "a session record cuts clientInfo's name and version at their bound but keeps its title whole, so a client can grow every record (and every recreated session's initialize) with a title of any size.",
+		Kill:       goTest("./proxy/entry", "^TestEveryClientInfoFieldIsCut$")},
+	{Name: "client-info-cut-mid-character", PatchFile: "391-client-info-cut-mid-character.patch",
+		Regression: "clientInfo's fields are cut at their bound in the middle of a character, which the record then keeps as a replacement character past the bound.",
+		Kill:       goTest("./proxy/entry", "^TestEveryClientInfoFieldIsCut$")},
 }
 
 // All returns every mutant with its patch, in patch order.
