@@ -1096,6 +1096,9 @@ var table = []Mutant{
 	{Name: "client-info-cut-mid-character", PatchFile: "391-client-info-cut-mid-character.patch",
 		Regression: "clientInfo's fields are cut at their bound in the middle of a character, which the record then keeps as a replacement character past the bound.",
 		Kill:       goTest("./proxy/entry", "^TestEveryClientInfoFieldIsCut$")},
+	{Name: "row-degraded-reason-not-cut", PatchFile: "393-row-degraded-reason-not-cut.patch",
+		Regression: "an audit row's detail and tool are cut at MCPCTL_MAX_STORED_STRING_BYTES but its degraded reason, which quotes a provider's or an upstream's error, is stored whole.",
+		Kill:       goTest("./proxy/audit", "^TestEveryStringOfARowIsCut$")},
 }
 
 // All returns every mutant with its patch, in patch order.
