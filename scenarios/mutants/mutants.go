@@ -1099,6 +1099,18 @@ var table = []Mutant{
 	{Name: "row-degraded-reason-not-cut", PatchFile: "393-row-degraded-reason-not-cut.patch",
 		Regression: "an audit row's detail and tool are cut at MCPCTL_MAX_STORED_STRING_BYTES but its degraded reason, which quotes a provider's or an upstream's error, is stored whole.",
 		Kill:       goTest("./proxy/audit", "^TestEveryStringOfARowIsCut$")},
+	{Name: "trace-json-with-bundle-ignored", PatchFile: "394-trace-json-with-bundle-ignored.patch",
+		Regression: "mcpctl trace --json --bundle FILE writes the bundle and silently drops --json, though its help offers them as one or the other.",
+		Kill:       goTest("./cmd/mcpctl", "^TestEveryPairOfFlagsIsHonouredOrRefused$")},
+	{Name: "output-alias-last-wins", PatchFile: "395-output-alias-last-wins.patch",
+		Regression: "mcpctl get servers -o yaml --output json prints JSON without a word: of two contradicting output flags the later silently wins.",
+		Kill:       goTest("./cmd/mcpctl", "^TestEveryPairOfFlagsIsHonouredOrRefused$")},
+	{Name: "probe-arguments-without-tool", PatchFile: "396-probe-arguments-without-tool.patch",
+		Regression: "mcpctl create server --health-check-arguments JSON without --health-check-tool is accepted and sends a liveness probe (tools/list, no arguments): the arguments typed are silently dropped, and with --force the server's readiness tool too.",
+		Kill:       goTest("./cmd/mcpctl", "^TestEveryPairOfFlagsIsHonouredOrRefused$")},
+	{Name: "force-with-url-drops-the-probe", PatchFile: "397-force-with-url-drops-the-probe.patch",
+		Regression: "mcpctl create server NAME --project P --server-url U --force with no --health-check-* flag replaces the server without its probe: the readiness probe silently falls back to liveness.",
+		Kill:       goTest("./cmd/mcpctl", "^TestEveryPairOfFlagsIsHonouredOrRefused$")},
 }
 
 // All returns every mutant with its patch, in patch order.
