@@ -51,6 +51,17 @@ mutant; exit 1 if any survived or could not be judged.
 		fs.Usage()
 		return fmt.Errorf("mutants: unexpected argument %q", fs.Arg(0))
 	}
+	runsNothing := "it only prints the checks of those packages' mutants, runs nothing"
+	listsOnly := "it lists the mutants, runs nothing"
+	if err := checkFlags("mutants", fs,
+		excludes("touching", "only", runsNothing), excludes("touching", "list", runsNothing),
+		excludes("touching", "control", runsNothing), excludes("touching", "logs", runsNothing),
+		excludes("touching", "parallel", runsNothing), excludes("touching", "timeout", runsNothing),
+		excludes("list", "control", listsOnly), excludes("list", "logs", listsOnly),
+		excludes("list", "parallel", listsOnly), excludes("list", "timeout", listsOnly),
+	); err != nil {
+		return err
+	}
 	if *touching != "" {
 		// One line per go test check package ("test PKG RUN"), then the
 		// Ginkgo label filter ("labels FILTER"), for scripts/quick.sh.

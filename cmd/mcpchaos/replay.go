@@ -55,6 +55,9 @@ ok, now answered), changed. --expect makes the verdict the exit status.
 	if *expect != "" && *expect != string(replay.Same) && *expect != string(replay.Fixed) {
 		return fmt.Errorf("--expect %q: want same or fixed", *expect)
 	}
+	if err := checkFlags("replay", fs); err != nil {
+		return err
+	}
 	data, err := os.ReadFile(pos[0])
 	if err != nil {
 		return err
