@@ -1111,6 +1111,15 @@ var table = []Mutant{
 	{Name: "force-with-url-drops-the-probe", PatchFile: "397-force-with-url-drops-the-probe.patch",
 		Regression: "mcpctl create server NAME --project P --server-url U --force with no --health-check-* flag replaces the server without its probe: the readiness probe silently falls back to liveness.",
 		Kill:       goTest("./cmd/mcpctl", "^TestEveryPairOfFlagsIsHonouredOrRefused$")},
+	{Name: "bench-sdk-path-dropped-without-mcplocal", PatchFile: "398-bench-sdk-path-dropped-without-mcplocal.patch",
+		Regression: "mcpchaos bench --no-mcplocal --sdk-path runs without a word and measures no go-sdk path target: the flag asked for is silently dropped.",
+		Kill:       goTest("./cmd/mcpchaos", "^TestEveryPairOfChaosFlagsIsAcceptedOrRefused$")},
+	{Name: "bench-curve-steps-without-curve", PatchFile: "399-bench-curve-steps-without-curve.patch",
+		Regression: "mcpchaos bench --curve-active or --curve-idle without --curve runs the side-by-side table and ignores the steps typed.",
+		Kill:       goTest("./cmd/mcpchaos", "^TestEveryPairOfChaosFlagsIsAcceptedOrRefused$")},
+	{Name: "mutants-touching-ignores-only", PatchFile: "385-mutants-touching-ignores-only.patch",
+		Regression: "mcpchaos mutants --touching DIR --only NAME prints every check of DIR's mutants and ignores --only without a word.",
+		Kill:       goTest("./cmd/mcpchaos", "^TestEveryPairOfChaosFlagsIsAcceptedOrRefused$")},
 }
 
 // All returns every mutant with its patch, in patch order.
