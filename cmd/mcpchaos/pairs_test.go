@@ -57,7 +57,9 @@ func chaosCommands(dir string) map[string]chaosCommand {
 		"mutants": mutants,
 		"repro":   {args: []string{"repro", "hang-1800s"}, values: map[string]string{"compress": "10"}},
 		"replay": {args: []string{"replay", filepath.Join(dir, "bundle.json")}, values: map[string]string{
-			"target": "inprocess", "compress": "2", "client-timeout": "1s", "expect": "same"}},
+			"target": "inprocess", "compress": "2", "client-timeout": "1s", "expect": "same",
+			"as-scenario": filepath.Join(dir, "kept.json"), "name": "x"},
+			needs: [][2]string{{"name", "as-scenario"}}},
 		"canary": {args: []string{"canary"}, values: map[string]string{"sdk": "m@v1", "client-sdk": "m@v1", "allow": "row=why",
 			"label": "x", "specs": "x", "seed": "7", "tolerance": "1s", "report": dir, "work": dir, "timeout": "1m0s",
 			"baseline-cache": dir, "rerun-baseline": ""}},

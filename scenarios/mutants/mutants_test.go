@@ -81,7 +81,8 @@ func TestEveryMutantIsComplete(t *testing.T) {
 			// they may be mutated too; their unit tests notice.
 			cli = cli || strings.HasPrefix(f, "scenarios/replay/")
 			// mcpchaos's flags are what users type: a flag silently dropped
-			// in some company is a slip its flag-pair test notices.
+			// in some company is a slip its flag-pair test notices. Its
+			// replay's plan and verdict gate CI too.
 			cli = cli || strings.HasPrefix(f, "cmd/mcpchaos/")
 			if strings.HasSuffix(f, "_test.go") || !strings.HasSuffix(f, ".go") ||
 				!(strings.HasPrefix(f, "proxy/") || strings.HasPrefix(f, "cmd/mcplocal/") || strings.HasPrefix(f, "scenarios/canary/") || harness || cli || bench) {
