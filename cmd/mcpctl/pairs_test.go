@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // adminStandIn stands in for the proxy's admin API: it notes every request
@@ -23,7 +24,8 @@ type adminStandIn struct {
 	mu     sync.Mutex
 	seen   []seenRequest
 	checks int
-	warmUp int // checks answered "not yet healthy" before the first healthy one
+	warmUp int           // checks answered "not yet healthy" before the first healthy one
+	delay  time.Duration // before each answer
 	srv    *httptest.Server
 }
 
@@ -37,8 +39,8 @@ const standInServers = `{"servers":[
   "healthCheck":{"tool":"search","arguments":{"query":"health"},"intervalSeconds":60,"timeoutSeconds":15,"failureThreshold":3}},
  {"name":"blog","project":"ops","url":"http://127.0.0.1:1/blog"}]}`
 
-func newAdminStandIn(t *testing.T, warmUp int) *adminStandIn {
-	a := &adminStandIn{warmUp: warmUp}
+func newAdminStandIn(t *testing.T, warmUp int, delay time.Duration) *adminStandIn {
+	a := &adminStandIn{warmUp: warmUp, delay: delay}
 	a.srv = httptest.NewServer(http.HandlerFunc(a.serve))
 	t.Cleanup(a.srv.Close)
 	return a
@@ -51,6 +53,11 @@ func (a *adminStandIn) serve(w http.ResponseWriter, r *http.Request) {
 	a.mu.Lock()
 	a.seen = append(a.seen, seenRequest{r.Method, r.URL.Path, r.URL.RawQuery, r.Header.Get("Authorization"), body})
 	a.mu.Unlock()
+	select {
+	case <-time.After(a.delay):
+	case <-r.Context().Done():
+		return
+	}
 	w.Header().Set("Content-Type", "application/json")
 	p := r.URL.Path
 	switch {
@@ -147,6 +154,9 @@ func (r invocation) want(path string, value any) string {
 type flagModel struct {
 	value    string // "" for a boolean flag given bare
 	honoured func(r invocation) string
+	// slow makes the stand-in answer later than the flag allows: the run
+	// must fail (exit 1) saying so, and the other flag is not judged.
+	slow bool
 }
 
 // commandModel is one command's flags as a user sees them. A pair is
@@ -192,7 +202,8 @@ func stdoutIsJSON(r invocation) string {
 }
 
 // connModel is the flags every command takes. --url names the stand-in in
-// every run; --timeout is honoured by the run being accepted and answered.
+// every run; --timeout is honoured by a stand-in slower than it failing the
+// run with a word on --timeout.
 func connModel(tokenFile string) map[string]flagModel {
 	return map[string]flagModel{
 		"url": {honoured: func(r invocation) string {
@@ -200,7 +211,12 @@ func connModel(tokenFile string) map[string]flagModel {
 		}},
 		"token":      {value: "tok-flag", honoured: authIs("Bearer tok-flag")},
 		"token-file": {value: tokenFile, honoured: authIs("Bearer tok-file")},
-		"timeout":    {value: "7s", honoured: func(invocation) string { return "" }},
+		"timeout": {value: "100ms", slow: true, honoured: func(r invocation) string {
+			if r.res.code != exitFailure || !strings.Contains(r.res.stderr, "--timeout") {
+				return fmt.Sprintf("a stand-in answering after the --timeout: exit %d %q, want 1 saying so and naming --timeout", r.res.code, r.res.stderr)
+			}
+			return ""
+		}},
 	}
 }
 
@@ -438,7 +454,13 @@ func pairRun(t *testing.T, name string, m commandModel, a, b string) {
 	if m.warmUp != nil {
 		warm = m.warmUp(given)
 	}
-	st := newAdminStandIn(t, warm)
+	var delay time.Duration
+	for f := range given {
+		if m.flags[f].slow {
+			delay = 500 * time.Millisecond
+		}
+	}
+	st := newAdminStandIn(t, warm, delay)
 	args := append([]string(nil), m.args...)
 	args = append(args, "--url", st.srv.URL)
 	for f := range given {
@@ -470,8 +492,19 @@ func pairRun(t *testing.T, name string, m commandModel, a, b string) {
 			refusal = []string{f, req}
 		}
 	}
+	slow := ""
+	for f := range given {
+		if m.flags[f].slow {
+			slow = f
+		}
+	}
 	if refusal == nil && m.needs != nil {
 		refusal = m.needs(r)
+		// What a command needs may take the proxy's answer to know (is the
+		// server new?): a proxy slower than --timeout never gives it.
+		if refusal != nil && slow != "" && r.res.code != exitUsage {
+			refusal = nil
+		}
 	}
 	if refusal != nil {
 		if r.res.code != exitUsage {
@@ -485,6 +518,12 @@ func pairRun(t *testing.T, name string, m commandModel, a, b string) {
 		}
 		if _, wrote := r.write(); wrote {
 			t.Errorf("%s: refused, yet a server was written", pair)
+		}
+		return
+	}
+	if slow != "" {
+		if why := m.flags[slow].honoured(r); why != "" {
+			t.Errorf("%s: --%s not honoured: %s", pair, slow, why)
 		}
 		return
 	}

@@ -127,7 +127,7 @@ func (a *adminClient) doCtx(parent context.Context, method, path string, body an
 	a.authorize(req)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return 0, fmt.Errorf("cannot reach the proxy: %v", err)
+		return 0, a.unanswered(req, err)
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
