@@ -67,6 +67,11 @@ Upstream: an in-process fake docmost server (tool update_page; with
 --upstream URL names one, e.g. go-sdk's conformance everything-server with
 --tool test_simple_text.
 
+A flag the run would ignore in the company of another is refused, naming
+both: --sdk-path or --mcplocal with --no-mcplocal, --quiet-upstream with
+--upstream, --curve-* without --curve, and --json, --sessions, --rounds or
+--idle with --curve.
+
 Flags:
 `
 

@@ -40,7 +40,8 @@ func runMutants(ctx context.Context, args []string, stdout, stderr io.Writer) er
 
 Applies each known regression (scenarios/mutants/patches) to a copy of the
 module and runs the check of the suite that must kill it. Prints one row per
-mutant; exit 1 if any survived or could not be judged.
+mutant; exit 1 if any survived or could not be judged. --touching and
+--list run nothing: the flags that shape a run are refused beside them.
 `)
 		fs.PrintDefaults()
 	}
