@@ -48,7 +48,19 @@ func chaosCommands(dir string) map[string]chaosCommand {
 	for _, f := range []string{"control", "logs", "parallel", "timeout"} {
 		mutants.conflicts = append(mutants.conflicts, [2]string{"list", f})
 	}
+	generic := chaosCommand{args: []string{"mutants", "--generic", "proxy/trace"}, values: map[string]string{
+		"generic": "proxy/trace", "parallel": "2", "timeout": "1m0s", "limit": "3", "at": "proxy/trace/trace.go:1:1",
+		"package-tests-only": "", "list": "", "per-mutant-copy": "", "results": filepath.Join(dir, "g.jsonl"),
+		"test-packages": "./proxy/trace"},
+		needs:     [][2]string{{"parallel", "per-mutant-copy"}},
+		// make mutants-generic always passes --results, also with
+		// ARGS=--per-mutant-copy, which keeps no results file.
+		conflicts: [][2]string{{"per-mutant-copy", "test-packages"}}}
+	for _, f := range []string{"parallel", "timeout", "limit", "at", "package-tests-only", "per-mutant-copy", "results", "test-packages"} {
+		generic.conflicts = append(generic.conflicts, [2]string{"list", f})
+	}
 	return map[string]chaosCommand{
+		"mutants --generic": generic,
 		"run": {args: []string{"run"}, values: map[string]string{"label": "x", "seed": "7", "target": "inprocess",
 			"report": dir, "json": filepath.Join(dir, "r.json"), "focus": "x", "fault": "x"}},
 		"soak": {args: []string{"soak"}, values: map[string]string{"requests": "10", "seed": "7", "target": "inprocess",
