@@ -52,7 +52,7 @@ func chaosCommands(dir string) map[string]chaosCommand {
 		"generic": "proxy/trace", "parallel": "2", "timeout": "1m0s", "limit": "3", "at": "proxy/trace/trace.go:1:1",
 		"package-tests-only": "", "list": "", "per-mutant-copy": "", "results": filepath.Join(dir, "g.jsonl"),
 		"test-packages": "./proxy/trace"},
-		needs:     [][2]string{{"parallel", "per-mutant-copy"}},
+		needs: [][2]string{{"parallel", "per-mutant-copy"}},
 		// make mutants-generic always passes --results, also with
 		// ARGS=--per-mutant-copy, which keeps no results file.
 		conflicts: [][2]string{{"per-mutant-copy", "test-packages"}}}
