@@ -46,7 +46,8 @@ is given, its healthCheck. --health-check-tool makes the probe a readiness
 probe (tools/call on that tool, which must round-trip to the server's own
 upstream), and --health-check-arguments JSON gives that call's arguments
 (refused without the tool); omit the tool to keep a liveness probe
-(tools/list) while still tuning the timings. A tool the server does not expose is refused at create time.
+(tools/list) while still tuning the timings. A tool the server does not
+expose is refused at create time.
 Intervals and timeouts are in seconds.
 
 --header NAME=env:VAR (repeatable) sends header NAME with every request to
