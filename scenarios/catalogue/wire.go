@@ -20,7 +20,8 @@ import (
 // HTTP) ask of any server, so of any proxy, seen as raw HTTP on the endpoint
 // that reaches the everything fake: invalid params are -32602, a notification is accepted with 202 and no body, ids of
 // every kind MCP allows come back as sent, an unsupported protocol version
-// header is a 400, and a large answer arrives whole. They need only
+// header is a 400, an unknown version asked for at initialize is answered
+// with one the server supports, and a large answer arrives whole. They need only
 // tools/call, so they hold for every shape, stateful or stateless, whatever
 // its naming; each runs healthy and under the faults of the everything
 // fake's link, where a protocol-level answer must not wait on the upstream.
@@ -433,6 +434,62 @@ var (
 	}}
 )
 
+// VersionNegotiated: an initialize asking for a version the server does not
+// know is answered with a version it supports (MCP lifecycle: MUST), and one
+// asking for wireVersion, which every shape serves, gets wireVersion. Neither
+// is timed on an open session: it is the client's first request.
+var VersionNegotiated = Operation{Name: "an initialize for an unknown version gets one the server supports", AnyShape: true, Do: func(ctx context.Context, env *harness.Env) Observation {
+	var o Observation
+	for i, asked := range []string{"2999-01-01", wireVersion} {
+		w := &wireSession{env: env, hc: harness.HTTPClient(env.Token("alice")), endpoint: env.ServerURL("everything")}
+		init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"` + asked + `","capabilities":{},"clientInfo":{"name":"mcpchaos-wire","version":"0"}}}`
+		var status int
+		var body string
+		if i == 0 {
+			var ok bool
+			if status, _, body, ok = w.timedSend(ctx, &o, "", init, nil); !ok {
+				return o
+			}
+		} else {
+			var err error
+			if status, _, body, err = w.send(ctx, "", init, nil); err != nil {
+				o.Broken = append(o.Broken, fmt.Sprintf("1 an initialize for %s: %v", asked, err))
+				w.close()
+				continue
+			}
+		}
+		w.close()
+		a, why := responseOf(status, body)
+		if why != "" || a.Error != nil {
+			o.Broken = append(o.Broken, fmt.Sprintf("1 an initialize for %s was not answered with a result: %s%s", asked, why, errText(a)))
+			continue
+		}
+		var res struct {
+			ProtocolVersion string `json:"protocolVersion"`
+		}
+		_ = json.Unmarshal(a.Result, &res)
+		switch {
+		case asked == wireVersion && res.ProtocolVersion != wireVersion:
+			o.Broken = append(o.Broken, fmt.Sprintf("1 an initialize for %s was answered with version %q", asked, res.ProtocolVersion))
+		case asked != wireVersion && (res.ProtocolVersion == asked || !knownVersion(res.ProtocolVersion)):
+			o.Broken = append(o.Broken, fmt.Sprintf("1 an initialize for unknown version %s was answered with version %q, not one the server supports", asked, res.ProtocolVersion))
+		}
+	}
+	if why := dead(ctx, env); why != "" {
+		o.Broken = append(o.Broken, why)
+	}
+	return o
+}}
+
+// knownVersion reports whether v is a published MCP protocol version.
+func knownVersion(v string) bool {
+	switch v {
+	case "2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25":
+		return true
+	}
+	return false
+}
+
 // wirePages bounds the pages ToolsListedWhole follows.
 const wirePages = 50
 
@@ -460,7 +517,7 @@ func largeText() string {
 }
 
 // WireOperations are the wire operations, in catalogue order.
-var WireOperations = []Operation{InvalidParams, NotificationAccepted, IDsOfEveryKind, UnsupportedVersion, LargeAnswer}
+var WireOperations = []Operation{InvalidParams, NotificationAccepted, IDsOfEveryKind, UnsupportedVersion, LargeAnswer, VersionNegotiated}
 
 // wireScenarios: every wire operation healthy, then under the faults of the
 // everything fake's link (slow, slow bytes, down, reset): the protocol-level

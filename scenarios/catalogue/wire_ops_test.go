@@ -95,6 +95,14 @@ func TestWireOperationsFailAProxyThatBreaksThem(t *testing.T) {
 			}
 			return false
 		}},
+		{VersionNegotiated, func(w http.ResponseWriter, _ *http.Request, b *[]byte) bool {
+			if bytes.Contains(*b, []byte(`"protocolVersion":"2999-01-01"`)) {
+				w.Header().Set("Content-Type", "application/json")
+				_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2999-01-01","capabilities":{},"serverInfo":{"name":"x","version":"0"}}}`))
+				return true
+			}
+			return false
+		}},
 		{ToolsListedWhole, func(w http.ResponseWriter, _ *http.Request, b *[]byte) bool {
 			if bytes.Contains(*b, []byte(`"tools/list"`)) {
 				w.Header().Set("Content-Type", "application/json")
