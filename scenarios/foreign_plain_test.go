@@ -22,8 +22,9 @@ import (
 	scenreport "github.com/mcpchaos/mcpchaos/scenarios/report"
 )
 
-// asMcpchaosEnv makes this test binary act as `mcpchaos fake proxy ...`, so
-// the worked example of docs/targets.md runs without building mcpchaos.
+// asMcpchaosEnv makes this test binary act as `mcpchaos fake proxy ...`:
+// the fake proxies' stand-in when the run built no plain mcpchaos for them
+// (fakeProxyCommand).
 const asMcpchaosEnv = "MCPCHAOS_TEST_AS_MCPCHAOS"
 
 func init() {

@@ -22,7 +22,7 @@ import (
 // (fakes/plainproxy in its whole-surface modes) fail none.
 
 // loadShape reads the example spec name; a spec that runs `mcpchaos fake
-// proxy` runs this test binary in its place.
+// proxy` runs the suite's own build of it (fakeProxyCommand).
 func loadShape(name string) *harness.ForeignSpec {
 	spec, err := harness.LoadForeign(filepath.Join("testdata", "shapes", name+".yaml"))
 	Expect(err).NotTo(HaveOccurred())
