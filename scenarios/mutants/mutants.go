@@ -1087,6 +1087,21 @@ var table = []Mutant{
 	{Name: "replay-reset-as-error-result", PatchFile: "369-replay-reset-as-error-result.patch",
 		Regression: "a replay plays an upstream call recorded as a network failure (reset, EOF) as the fake's error result instead of resetting the link.",
 		Kill:       goTest("./cmd/mcpchaos", "^TestAnUpstreamResetReplaysFaithfully$")},
+	{Name: "haproxy-not-sticky", PatchFile: "460-haproxy-not-sticky.patch",
+		Regression: "the shipped HAProxy config learns session ids but never routes by them, so a session's requests spread over every replica and each one recreates it with a ⚠ notice.",
+		Kill:       Check{Kind: Ginkgo, Label: "cluster", Focus: "the load balancer restarted"}},
+	{Name: "haproxy-retries-received-requests", PatchFile: "461-haproxy-retries-received-requests.patch",
+		Regression: "the shipped HAProxy config retries a request whose replica died after receiving it, so a tools/call in flight on a killed replica runs a second time on another one instead of failing at the client.",
+		Kill:       Check{Kind: Ginkgo, Label: "cluster", Focus: "a replica SIGKILLed mid-call"}},
+	{Name: "haproxy-moves-drained-sessions", PatchFile: "462-haproxy-moves-drained-sessions.patch",
+		Regression: "the shipped HAProxy config sends a drained replica's sessions elsewhere, so while the store restarts every session lands on a replica that must check its owner in the unreachable store.",
+		Kill:       Check{Kind: Ginkgo, Label: "cluster", Focus: "Postgres restarted"}},
+	{Name: "haproxy-checks-liveness-only", PatchFile: "463-haproxy-checks-liveness-only.patch",
+		Regression: "the shipped HAProxy config health-checks /healthz, so a replica cut off from its store is never drained.",
+		Kill:       Check{Kind: Ginkgo, Label: "cluster", Focus: "one replica partitioned from Postgres"}},
+	{Name: "cluster-never-kills", PatchFile: "464-cluster-never-kills.patch",
+		Regression: "the cluster target's kill leaves the replica running, so the SIGKILL scenario proves nothing about calls in flight on a dead replica.",
+		Kill:       Check{Kind: Ginkgo, Label: "cluster", Focus: "a replica SIGKILLed mid-call"}},
 }
 
 // All returns every mutant with its patch, in patch order.
