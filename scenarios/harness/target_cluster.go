@@ -17,6 +17,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
+	"github.com/mcpchaos/mcpchaos/proxy/audit"
 	"github.com/mcpchaos/mcpchaos/proxy/audit/audittest"
 )
 
@@ -60,6 +63,57 @@ type Cluster struct {
 	lbAddr   string
 	stats    string // HAProxy's stats address
 	log      *tailBuffer
+	nextKill int // the replica KillRestart kills next
+	kept     map[string]bool
+	keptErr  error
+}
+
+// AuditKeeper is a target whose audit store outlives none of its processes
+// (a cluster's throwaway Postgres): at Stop, once every proxy has flushed, it
+// keeps the trace codes of the tool_call_trace rows for the checks that read
+// them after the run (the soak's "no row missing").
+type AuditKeeper interface {
+	KeptTraces() (map[string]bool, error)
+}
+
+var _ AuditKeeper = (*Cluster)(nil)
+
+// KeptTraces implements AuditKeeper: the trace codes read at Stop.
+func (c *Cluster) KeptTraces() (map[string]bool, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.kept == nil && c.keptErr == nil {
+		return nil, errors.New("cluster: audit rows are read at Stop, which has not run")
+	}
+	return c.kept, c.keptErr
+}
+
+// keepTraces reads the store's tool_call_trace trace codes.
+func (c *Cluster) keepTraces(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, c.dsn)
+	if err != nil {
+		c.keptErr = err
+		return
+	}
+	defer conn.Close(context.Background())
+	rows, err := conn.Query(ctx, "SELECT correlation_id FROM "+audit.Table+" WHERE kind = $1", string(audit.KindToolCallTrace))
+	if err != nil {
+		c.keptErr = err
+		return
+	}
+	defer rows.Close()
+	kept := map[string]bool{}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			c.keptErr = err
+			return
+		}
+		kept[id] = true
+	}
+	c.kept, c.keptErr = kept, rows.Err()
 }
 
 var (
@@ -333,8 +387,22 @@ func (c *Cluster) Restart(ctx context.Context) error {
 	return nil
 }
 
-// KillRestart implements Killer: every replica SIGKILLed, then started again.
+// KillRestart implements Killer as a cluster meets a SIGKILL: one replica
+// (the next in turn) is SIGKILLed and started again; the others keep serving.
 func (c *Cluster) KillRestart(ctx context.Context) error {
+	c.mu.Lock()
+	i := c.nextKill % c.n()
+	c.nextKill++
+	c.mu.Unlock()
+	if err := c.KillReplica(ctx, i); err != nil {
+		return err
+	}
+	return c.StartReplica(ctx, i)
+}
+
+// KillRestartAll SIGKILLs every replica, then starts each again: every
+// session in memory is gone at once.
+func (c *Cluster) KillRestartAll(ctx context.Context) error {
 	for i := range c.n() {
 		if err := c.KillReplica(ctx, i); err != nil {
 			return err
@@ -455,6 +523,9 @@ func (c *Cluster) stopLocked(ctx context.Context) error {
 	}
 	for _, r := range c.replicas {
 		errs = append(errs, r.Stop(ctx))
+	}
+	if c.dsn != "" && len(c.replicas) > 0 {
+		c.keepTraces(ctx)
 	}
 	c.replicas, c.links = nil, nil
 	if c.toxi != nil {
