@@ -17,6 +17,7 @@ import (
 	"github.com/mcpchaos/mcpchaos/proxy/knobs"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
 	"github.com/mcpchaos/mcpchaos/scenarios/load"
+	"github.com/mcpchaos/mcpchaos/scenarios/soak"
 )
 
 // The cluster scenarios: N mcplocal replicas sharing one Postgres, behind
@@ -323,6 +324,24 @@ var _ = Describe("A cluster of mcplocal replicas behind HAProxy", Label("cluster
 			Expect(noticeCount(r)).To(Equal(1), "recreated with one notice: %s", r.Text)
 		}
 	}, SpecTimeout(2*time.Minute))
+
+	It("the soak on 3 replicas: 5,000 requests under seeded faults, rolling restarts and SIGKILLs, none unanswered but those in flight on a killed replica, no audit row missing", Label("soak"), func(ctx SpecContext) {
+		rep, err := soak.Run(ctx, soak.Options{Requests: 5000, Seed: 6,
+			Target: &harness.Cluster{Path: mcplocalPath, Replicas: 3}, Progress: GinkgoWriter})
+		Expect(err).NotTo(HaveOccurred())
+		AddReportEntry("cluster soak", fmt.Sprintf("%+v", rep.Counts))
+		AddReportEntry("rolling restarts and kills", rep.Events)
+		Expect(rep.Problems()).To(BeEmpty(), "soak seed %d: %v", rep.Seed, rep.Examples)
+		Expect(rep.AuditChecked).To(BeTrue(), rep.AuditNote)
+		Expect(rep.RowsChecked).To(BeNumerically(">=", rep.InBudget-rep.ToolErrors), "every answered result's row was looked up")
+		kinds := map[string]bool{}
+		for _, e := range rep.Events {
+			kinds[e.Kind] = true
+			Expect(e.Err).To(BeEmpty(), "%s at %s", e.Kind, e.Start)
+		}
+		Expect(kinds).To(HaveKey("proxy-restart"), "the seed draws a rolling restart")
+		Expect(kinds).To(HaveKey("proxy-kill"), "the seed draws a SIGKILL of one replica")
+	}, SpecTimeout(5*time.Minute))
 })
 
 func (s *clusterSession) victimOf(on []*clusterSession) bool {
