@@ -132,6 +132,7 @@ const (
 	clusterCheckFall  = "2"
 	clusterCheckRise  = "2"
 	clusterStream     = "60s"
+	clusterConnect    = "50ms" // loopback; also HAProxy's pause before the next replica
 )
 
 // Name implements Target.
@@ -255,7 +256,8 @@ func (c *Cluster) startBalancerLocked(ctx context.Context, addr string) error {
 		env := append(os.Environ(),
 			"MCPLOCAL_LB_BIND="+addr, "MCPLOCAL_LB_STATS="+stats,
 			"MCPLOCAL_LB_CHECK_INTER="+clusterCheckInter, "MCPLOCAL_LB_CHECK_FALL="+clusterCheckFall,
-			"MCPLOCAL_LB_CHECK_RISE="+clusterCheckRise, "MCPLOCAL_LB_STREAM="+clusterStream)
+			"MCPLOCAL_LB_CHECK_RISE="+clusterCheckRise, "MCPLOCAL_LB_STREAM="+clusterStream,
+			"MCPLOCAL_LB_CONNECT="+clusterConnect)
 		for i, r := range c.replicas {
 			env = append(env, fmt.Sprintf("MCPLOCAL_REPLICA_%d=%s", i+1, strings.TrimPrefix(r.URL(), "http://")))
 		}
