@@ -38,6 +38,8 @@ func (p *Proxy) servePause(w http.ResponseWriter, r *http.Request) {
 	}
 	// Every replica holds the project, or none does: the change is shared
 	// before it is made here.
+	p.pauseMu.Lock()
+	defer p.pauseMu.Unlock()
 	if err := p.share(r.Context(), pauseKey(name), state); err != nil {
 		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": err.Error()})
 		return

@@ -91,6 +91,7 @@ type Proxy struct {
 	getenv    func(string) string // resolves the servers API's header references
 
 	serversMu   sync.Mutex // guards cfg.Projects[*].Servers, changed by /api/v1/servers
+	pauseMu     sync.Mutex // orders pause changes: this proxy's own (pauseapi.go) and other replicas' (replicas.go)
 	serversFile string
 
 	mu     sync.Mutex

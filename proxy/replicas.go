@@ -46,12 +46,17 @@ type sharedServer struct {
 // replicaApplier applies on this proxy what another replica changed.
 type replicaApplier struct{ p *Proxy }
 
-func (a replicaApplier) Apply(key, value string) {
+func (a replicaApplier) Apply(key, value string, claim func() bool) {
 	p := a.p
 	switch {
 	case strings.HasPrefix(key, pauseKeyPrefix):
 		name := strings.TrimPrefix(key, pauseKeyPrefix)
 		if p.projects[name] == nil {
+			return
+		}
+		p.pauseMu.Lock()
+		defer p.pauseMu.Unlock()
+		if !claim() {
 			return
 		}
 		if value == pausedValue {
@@ -65,7 +70,14 @@ func (a replicaApplier) Apply(key, value string) {
 			p.logger.Error("a server in the shared state cannot be read; ignored", "key", key, "err", err)
 			return
 		}
-		p.applyServer(s.Project, s.Name, s.Server)
+		if p.projects[s.Project] == nil {
+			return
+		}
+		p.serversMu.Lock()
+		defer p.serversMu.Unlock()
+		if claim() {
+			p.applyServer(s.Project, s.Name, s.Server)
+		}
 	}
 }
 
@@ -113,13 +125,8 @@ func (p *Proxy) shareServer(ctx context.Context, project, name string, srv *conf
 // applyServer makes project's server name srv (nil: none) on this proxy, as
 // another replica made it: persisted to the servers file if there is one,
 // its clients told (list_changed) and the prober updated. A server equal to
-// the one in force changes nothing.
+// the one in force changes nothing. Called with serversMu held.
 func (p *Proxy) applyServer(project, name string, srv *config.Server) {
-	if p.projects[project] == nil {
-		return
-	}
-	p.serversMu.Lock()
-	defer p.serversMu.Unlock()
 	old := p.cfg.Projects[project].Servers[name]
 	if (old == nil && srv == nil) || (old != nil && srv != nil && reflect.DeepEqual(old, srv)) {
 		return

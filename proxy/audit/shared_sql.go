@@ -31,14 +31,16 @@ type SharedEntry struct {
 }
 
 // PutShared sets key to value for every replica, with a version newer than
-// any written before.
-func (p *Postgres) PutShared(ctx context.Context, key, value string) error {
-	if _, err := p.pool.Exec(ctx, `INSERT INTO `+SharedTable+` (key, value, version)
+// any written before, and returns that version.
+func (p *Postgres) PutShared(ctx context.Context, key, value string) (int64, error) {
+	var v int64
+	if err := p.pool.QueryRow(ctx, `INSERT INTO `+SharedTable+` (key, value, version)
 		VALUES ($1, $2, nextval('`+SharedTable+`_version'))
-		ON CONFLICT (key) DO UPDATE SET value = excluded.value, version = excluded.version`, key, value); err != nil {
-		return fmt.Errorf("audit: postgres put shared state: %w", p.closedErr(err))
+		ON CONFLICT (key) DO UPDATE SET value = excluded.value, version = excluded.version
+		RETURNING version`, key, value).Scan(&v); err != nil {
+		return 0, fmt.Errorf("audit: postgres put shared state: %w", p.closedErr(err))
 	}
-	return nil
+	return v, nil
 }
 
 // Shared returns every key of the shared state with its latest value.

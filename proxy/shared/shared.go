@@ -22,7 +22,7 @@ import (
 
 // Store is a store replicas share (audit.Postgres).
 type Store interface {
-	PutShared(ctx context.Context, key, value string) error
+	PutShared(ctx context.Context, key, value string) (int64, error)
 	Shared(ctx context.Context) ([]audit.SharedEntry, error)
 	ClosedSince(ctx context.Context, since time.Time) ([]audit.SessionRecord, time.Time, error)
 }
@@ -35,8 +35,12 @@ func Of(s audit.Store) (Store, bool) {
 
 // Applier applies on this replica what another replica changed.
 type Applier interface {
-	// Apply sets key to value (the latest a replica wrote).
-	Apply(key, value string)
+	// Apply sets key to value (the latest a replica wrote) if claim, called
+	// under the lock the applier holds while it changes that state, says
+	// the value is still newer than what this replica applied: a replica's
+	// own change (Put) made meanwhile under that lock is never overwritten
+	// by an older value a poll read before it.
+	Apply(key, value string, claim func() bool)
 	// Closed forgets a live session whose client closed it on any replica.
 	Closed(project, id string)
 }
@@ -74,13 +78,31 @@ func New(store Store, apply Applier, every, timeout time.Duration, logger *slog.
 		applied: map[string]int64{}, since: time.Now().Add(-Margin)}
 }
 
-// Put writes key = value for every replica. The caller applies it on this
-// replica itself (after Put succeeded: a change the others will not see is
-// refused, not made on one replica only).
+// Put writes key = value for every replica. The caller holds the lock its
+// Applier takes for key, and applies the change on this replica itself
+// after Put succeeded, still under that lock: a change the others will not
+// see is refused, not made on one replica only.
 func (s *Sync) Put(ctx context.Context, key, value string) error {
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
-	return s.store.PutShared(ctx, key, value)
+	v, err := s.store.PutShared(ctx, key, value)
+	if err != nil {
+		return err
+	}
+	s.claim(key, v)
+	return nil
+}
+
+// claim records that this replica applies key at version v, and reports
+// whether v is newer than what it applied before.
+func (s *Sync) claim(key string, v int64) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if v <= s.applied[key] {
+		return false
+	}
+	s.applied[key] = v
+	return true
 }
 
 // Poll applies, once, what changed in the store since the last poll.
@@ -90,15 +112,7 @@ func (s *Sync) Poll(ctx context.Context) error {
 	entries, err := s.store.Shared(ctx)
 	if err == nil {
 		for _, e := range entries {
-			s.mu.Lock()
-			fresh := e.Version > s.applied[e.Key]
-			if fresh {
-				s.applied[e.Key] = e.Version
-			}
-			s.mu.Unlock()
-			if fresh {
-				s.apply.Apply(e.Key, e.Value)
-			}
+			s.apply.Apply(e.Key, e.Value, func() bool { return s.claim(e.Key, e.Version) })
 		}
 		s.mu.Lock()
 		since := s.since
