@@ -1120,6 +1120,15 @@ var table = []Mutant{
 	{Name: "replica-applies-first-change-only", PatchFile: "445-replica-applies-first-change-only.patch",
 		Regression: "a replica applies only the first change of each shared key, so a resume after a pause (or a server's second change) never reaches it.",
 		Kill:       goTest("./proxy/shared", "^TestAPauseThroughOneReplicaHoldsTheProjectOnAll$")},
+	{Name: "kept-changed-verdict", PatchFile: "370-kept-changed-verdict.patch",
+		Regression: "mcpchaos replay --as-scenario keeps a replay whose verdict is changed, pinning whatever the build of the day does.",
+		Kill:       goTest("./scenarios/replay", "^TestAKeptScenarioRefusesWhatCannotBeKept$")},
+	{Name: "kept-file-expect-ignored", PatchFile: "371-kept-file-expect-ignored.patch",
+		Regression: "mcpchaos replay KEPT.json ignores the kept scenario's pinned verdict, so the seed hang replayed on the buggy build passes.",
+		Kill:       goTest("./cmd/mcpchaos", "^TestAKeptFileIsJudgedByItsPinnedVerdict$")},
+	{Name: "kept-row-unjudged", PatchFile: "372-kept-row-unjudged.patch",
+		Regression: "a kept replay's catalogue row never compares the replay with its pinned verdict: it passes whenever the call is answered.",
+		Kill:       goTest("./scenarios/catalogue", "^TestAKeptRowFailsWhenItsReplayShowsAnotherVerdict$")},
 }
 
 // All returns every mutant with its patch, in patch order.
