@@ -253,7 +253,13 @@ func (c *Cluster) startBalancerLocked(ctx context.Context, addr string) error {
 		if err != nil {
 			return err
 		}
-		env := append(os.Environ(),
+		var env []string
+		for _, kv := range os.Environ() { // the config's variables are the cluster's alone
+			if !strings.HasPrefix(kv, "MCPLOCAL_LB_") && !strings.HasPrefix(kv, "MCPLOCAL_REPLICA_") {
+				env = append(env, kv)
+			}
+		}
+		env = append(env,
 			"MCPLOCAL_LB_BIND="+addr, "MCPLOCAL_LB_STATS="+stats,
 			"MCPLOCAL_LB_CHECK_INTER="+clusterCheckInter, "MCPLOCAL_LB_CHECK_FALL="+clusterCheckFall,
 			"MCPLOCAL_LB_CHECK_RISE="+clusterCheckRise, "MCPLOCAL_LB_STREAM="+clusterStream,
