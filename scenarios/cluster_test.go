@@ -240,6 +240,8 @@ var _ = Describe("A cluster of mcplocal replicas behind HAProxy", Label("cluster
 		Expect(err).NotTo(HaveOccurred(), "the partitioned replica answers")
 		Expect(r.IsError).To(BeFalse(), r.Text)
 		Expect(took).To(BeNumerically("<", env.Knobs.RequestDeadline*2+harness.Tolerance), "within budgets")
+		Eventually(func() string { return c.ReplicaLogs(0) }).WithTimeout(env.Knobs.AuditWriteTimeout+10*time.Second).WithPolling(100*time.Millisecond).
+			Should(ContainSubstring(`msg="audit rows lost"`), "the rows it could not write are dropped and counted")
 
 		ready := func() int { return statusOf(ctx, c.ReplicaURL(0)+"/readyz") }
 		Eventually(ready).WithTimeout(10*time.Second).WithPolling(50*time.Millisecond).Should(Equal(http.StatusServiceUnavailable), "reports not-ready")

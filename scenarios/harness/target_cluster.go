@@ -166,6 +166,13 @@ func (c *Cluster) ReplicaCount() int { return c.n() }
 // X-Mcplocal-Replica answer header names it.
 func ReplicaName(i int) string { return "r" + strconv.Itoa(i+1) }
 
+// ReplicaLogs is replica i's output (every run of it), most recent kept.
+func (c *Cluster) ReplicaLogs(i int) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.replicas[i].Logs()
+}
+
 // Logs is the output of every replica and of HAProxy, most recent kept.
 func (c *Cluster) Logs() string {
 	c.mu.Lock()
