@@ -93,6 +93,7 @@ func (p *Proxy) startShared(ctx context.Context) {
 		return
 	}
 	p.shared = shared.New(st, replicaApplier{p}, p.knobs.SharedPoll, p.knobs.AuditWriteTimeout, p.logger)
+	p.logger.Info("pause, servers and closed sessions are shared with every replica of this PostgreSQL store", "poll", p.knobs.SharedPoll)
 	if err := p.shared.Poll(ctx); err != nil {
 		p.logger.Warn("the shared state could not be read at start; the poll will retry", "err", err)
 	}

@@ -1132,6 +1132,12 @@ var table = []Mutant{
 	{Name: "kept-row-unjudged", PatchFile: "372-kept-row-unjudged.patch",
 		Regression: "a kept replay's catalogue row never compares the replay with its pinned verdict: it passes whenever the call is answered.",
 		Kill:       goTest("./scenarios/catalogue", "^TestAKeptRowFailsWhenItsReplayShowsAnotherVerdict$")},
+	{Name: "own-change-unrecorded", PatchFile: "446-own-change-unrecorded.patch",
+		Regression: "a replica does not record the version of its own shared change, so a poll that read the older value first applies it over the change (a pause undone by a stale resume).",
+		Kill:       goTest("./proxy/shared", "^TestAPollNeverAppliesAValueOlderThanTheReplicasOwnChange$")},
+	{Name: "pause-applied-without-the-store", PatchFile: "447-pause-applied-without-the-store.patch",
+		Regression: "a pause through a replica that cannot write the shared store is applied there anyway: the project is held on one replica only, and the operator is told it worked.",
+		Kill:       goTest("./proxy/shared", "^TestAReplicaCutFromTheSharedStoreIsNotReadyAndStillAnswers$")},
 }
 
 // All returns every mutant with its patch, in patch order.
