@@ -346,7 +346,8 @@ var LongNames = Operation{Name: "MCPCTL_MAX_NAME_BYTES and MCPCTL_MAX_STORED_STR
 
 // IDsExact: on the go-sdk path (relay off), requests whose ids the SDK
 // would rewrite (a number past int64, 1.5, 1e3, -0, a string with an
-// escape) are answered with the id exactly as sent.
+// escape) are answered with the id exactly as sent, alone and inside one
+// batch (on a 2025-03-26 session).
 var IDsExact = Operation{Name: "JSON-RPC ids the go-sdk would rewrite come back byte for byte", Do: func(ctx context.Context, env *harness.Env) Observation {
 	id, err := openSession(ctx, env, "alice", "2025-11-25")
 	if err != nil {
@@ -377,6 +378,32 @@ var IDsExact = Operation{Name: "JSON-RPC ids the go-sdk would rewrite come back 
 			if back := answerIDs(got); status != http.StatusOK || len(back) != 1 || back[0] != rid {
 				o.Broken = append(o.Broken, fmt.Sprintf("id %s came back as %v (%d): %s", rid, back, status, excerpt(got)))
 			}
+		}
+	}
+	// The same ids inside one batch, on a 2025-03-26 session (batches are
+	// that version's): each comes back as sent.
+	old, err := openSession(ctx, env, "alice", "2025-03-26")
+	if err != nil {
+		o.Broken = append(o.Broken, "a 2025-03-26 session for the batch: "+err.Error())
+		return o
+	}
+	defer closeSession(env, env.ProjectURL(), "alice", old)
+	var batch []string
+	for _, rid := range ids {
+		batch = append(batch, `{"jsonrpc":"2.0","id":`+rid+`,"method":"ping"}`)
+	}
+	status, _, got, err := post(ctx, env, env.ProjectURL(), "alice", old, "2025-03-26", "["+strings.Join(batch, ",")+"]")
+	if err != nil {
+		o.Broken = append(o.Broken, "the batch: "+err.Error())
+		return o
+	}
+	back := map[string]bool{}
+	for _, b := range answerIDs(got) {
+		back[b] = true
+	}
+	for _, rid := range ids {
+		if status != http.StatusOK || !back[rid] {
+			o.Broken = append(o.Broken, fmt.Sprintf("id %s inside a batch did not come back as sent (%d): %s", rid, status, excerpt(got)))
 		}
 	}
 	return o
