@@ -1102,6 +1102,15 @@ var table = []Mutant{
 	{Name: "replay-reset-as-error-result", PatchFile: "369-replay-reset-as-error-result.patch",
 		Regression: "a replay plays an upstream call recorded as a network failure (reset, EOF) as the fake's error result instead of resetting the link.",
 		Kill:       goTest("./cmd/mcpchaos", "^TestAnUpstreamResetReplaysFaithfully$")},
+	{Name: "kept-changed-verdict", PatchFile: "370-kept-changed-verdict.patch",
+		Regression: "mcpchaos replay --as-scenario keeps a replay whose verdict is changed, pinning whatever the build of the day does.",
+		Kill:       goTest("./scenarios/replay", "^TestAKeptScenarioRefusesWhatCannotBeKept$")},
+	{Name: "kept-file-expect-ignored", PatchFile: "371-kept-file-expect-ignored.patch",
+		Regression: "mcpchaos replay KEPT.json ignores the kept scenario's pinned verdict, so the seed hang replayed on the buggy build passes.",
+		Kill:       goTest("./cmd/mcpchaos", "^TestAKeptFileIsJudgedByItsPinnedVerdict$")},
+	{Name: "kept-row-unjudged", PatchFile: "372-kept-row-unjudged.patch",
+		Regression: "a kept replay's catalogue row never compares the replay with its pinned verdict: it passes whenever the call is answered.",
+		Kill:       goTest("./scenarios/catalogue", "^TestAKeptRowFailsWhenItsReplayShowsAnotherVerdict$")},
 }
 
 // All returns every mutant with its patch, in patch order.
