@@ -882,7 +882,7 @@ var table = []Mutant{
 		Kill:       goTest("./cmd/mcplocal", "^TestAnonymousNetworkListenRefusesToStart$")},
 	{Name: "readyz-quotes-last-error", PatchFile: "234-readyz-quotes-last-error.patch",
 		Regression: "/readyz, open to anyone who reaches the proxy, names each server that is not ready with its lastError, which may quote an internal service's body.",
-		Kill:       inCatalogue("readyz")},
+		Kill:       goTest("./proxy", "^TestReadyzNamesAnUnhealthyServerAndCloseClosesTheStore$")},
 	{Name: "chat-chunks-masked-one-by-one", PatchFile: "235-chat-chunks-masked-one-by-one.patch",
 		Regression: "a streamed chat answer is masked chunk by chunk: a held key the model echoes, cut across two chunks, reaches the client whole.",
 		Kill:       inCatalogue("secrets")},
