@@ -25,7 +25,6 @@ import (
 	"slices"
 	"sort"
 	"sync"
-	"time"
 
 	"github.com/mcpchaos/mcpchaos/proxy/audit"
 	"github.com/mcpchaos/mcpchaos/proxy/bound"
@@ -457,22 +456,6 @@ func (p *Proxy) serveInstances(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"instances": ins, "paused": p.pausedProjects()})
 }
 
-// everySecond allows one event a second.
-type everySecond struct {
-	mu   sync.Mutex
-	last time.Time
-}
-
-func (e *everySecond) allow(now time.Time) bool {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if now.Sub(e.last) < time.Second {
-		return false
-	}
-	e.last = now
-	return true
-}
-
 // serveReady answers GET /readyz: ready when no configured server is
 // unhealthy (or misconfigured); the body names the ones that are.
 func (p *Proxy) serveReady(w http.ResponseWriter, r *http.Request) {
@@ -494,7 +477,7 @@ func (p *Proxy) serveReady(w http.ResponseWriter, r *http.Request) {
 		if errors.Is(err, context.DeadlineExceeded) {
 			what = fmt.Sprintf("not answering within %v (MCPCTL_READY_TIMEOUT_MS)", p.knobs.ReadyTimeout)
 		}
-		if p.readyLog.allow(time.Now()) {
+		if p.readyLog.allow() {
 			p.logger.Warn("not ready: the audit store fails", "err", redact.Text(err.Error()))
 		}
 		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"status": "not ready", "auditStore": what})
