@@ -76,6 +76,7 @@ func All() []Scenario {
 	out = append(out, instancesScenarios()...)
 	out = append(out, credentialScenarios()...)
 	out = append(out, processScenarios()...)
+	out = append(out, listenScenarios()...)
 	out = append(out, readingScenarios()...)
 	// Promise 4: LLM-optional pagination is bounded, falls back to numbered
 	// pages and says so, whatever the LLM does; small results are untouched.
