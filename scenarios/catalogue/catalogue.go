@@ -17,6 +17,8 @@ import (
 	"github.com/mcpchaos/mcpchaos/proxy/audit"
 	"github.com/mcpchaos/mcpchaos/proxy/knobs"
 	"github.com/mcpchaos/mcpchaos/proxy/trace"
+	"github.com/mcpchaos/mcpchaos/scenarios/evidence"
+	"github.com/mcpchaos/mcpchaos/scenarios/evidence/mcplocal"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
 )
 
@@ -92,6 +94,9 @@ type Observation struct {
 	Err     error  // a protocol or transport failure: the request was not answered well
 	// Rows are the audit rows of the answer's trace code, for operations that fetch them.
 	Rows []audit.Row
+	// Spans are the request's steps as the target's evidence adapter tells
+	// them: what the report draws as a waterfall.
+	Spans []evidence.Span
 	// Broken lists promises a multi-step operation saw broken (a missing
 	// notice, a leaked session); empty when all held.
 	Broken []string
@@ -206,6 +211,10 @@ func (s Scenario) RunSeeded(ctx context.Context, target harness.Target, seed uin
 		// Kept for the report's waterfall; a failure to read them is not the
 		// scenario's verdict unless its expectation needs them.
 		obs.Rows, _ = env.Audit(ctx, obs.Trace)
+	}
+	if obs.Spans == nil {
+		// The report draws spans, not mcplocal's rows: the adapter turns them.
+		obs.Spans = mcplocal.Spans(obs.Rows)
 	}
 	r := s.JudgeOn(target, kv, obs)
 	r.Draws = env.Draws()

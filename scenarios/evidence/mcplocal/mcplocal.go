@@ -1,0 +1,43 @@
+// Package mcplocal is mcplocal's evidence adapter: it turns the proxy's
+// audit rows (one request's, by trace code) into the harness core's
+// target-neutral spans. It is the one place where the harness reads
+// mcplocal's audit types; the core (harness, catalogue runner, verdicts,
+// report) imports nothing under proxy/.
+package mcplocal
+
+import (
+	"cmp"
+
+	"github.com/mcpchaos/mcpchaos/proxy/audit"
+	"github.com/mcpchaos/mcpchaos/proxy/audit/waterfall"
+	"github.com/mcpchaos/mcpchaos/scenarios/evidence"
+)
+
+// Spans turns one request's audit rows into spans, in the order mcplocal's
+// own waterfall shows them (a parent before its children, children by
+// start); nil when there are no rows.
+func Spans(rows []audit.Row) []evidence.Span {
+	if len(rows) == 0 {
+		return nil
+	}
+	tree, order := waterfall.Tree(rows)
+	out := make([]evidence.Span, 0, len(order))
+	for _, i := range order {
+		t := tree[i]
+		r := t.Row
+		s := evidence.Span{
+			ID: r.SpanID, Parent: r.ParentID, Depth: t.Depth, Orphan: t.OrphanOf != "",
+			Kind: string(r.Kind), Name: cmp.Or(r.Stage, r.Tool, r.Server),
+			Start: r.Start, Duration: r.Duration, Status: r.Status,
+			Degraded: r.Degraded, Reason: r.DegradedReason, Detail: r.Detail,
+		}
+		if r.Server != "" && r.Server != s.Name {
+			s.Facts = append(s.Facts, "server: "+r.Server)
+		}
+		if r.Tool != "" && r.Stage != "" {
+			s.Facts = append(s.Facts, "tool: "+r.Tool)
+		}
+		out = append(out, s)
+	}
+	return out
+}
