@@ -210,7 +210,7 @@ func (s Scenario) RunSeeded(ctx context.Context, target harness.Target, seed uin
 	if obs.Rows == nil && obs.Trace != "" {
 		// Kept for the report's waterfall; a failure to read them is not the
 		// scenario's verdict unless its expectation needs them.
-		obs.Rows, _ = env.Audit(ctx, obs.Trace)
+		obs.Rows, _ = mcplocal.Audit(ctx, env, obs.Trace)
 	}
 	if obs.Spans == nil {
 		// The report draws spans, not mcplocal's rows: the adapter turns them.

@@ -14,6 +14,7 @@ import (
 	"github.com/mcpchaos/mcpchaos/proxy/config"
 	"github.com/mcpchaos/mcpchaos/proxy/gate"
 	"github.com/mcpchaos/mcpchaos/proxy/knobs"
+	"github.com/mcpchaos/mcpchaos/scenarios/evidence/mcplocal"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
 )
 
@@ -56,7 +57,7 @@ var BeginSession = Operation{Name: "begin_session", Do: func(ctx context.Context
 	refused := timedCall(ctx, cs, "docmost_search", map[string]any{"query": "x"})
 	if refused.Err != nil || !refused.IsError || !strings.Contains(refused.Text, gate.BeginSession) {
 		broken = append(broken, fmt.Sprintf("a tool called before begin_session was not refused: %v %s", refused.Err, excerpt(refused.Text)))
-	} else if rows, err := env.Audit(ctx, refused.Trace); err != nil || !hasRow(rows, audit.KindToolCallTrace, audit.StatusRefused) {
+	} else if rows, err := mcplocal.Audit(ctx, env, refused.Trace); err != nil || !hasRow(rows, audit.KindToolCallTrace, audit.StatusRefused) {
 		broken = append(broken, fmt.Sprintf("the refused call has no tool_call_trace row with status refused (%v)", err))
 	}
 
@@ -65,7 +66,7 @@ var BeginSession = Operation{Name: "begin_session", Do: func(ctx context.Context
 	if o.Err != nil {
 		return o
 	}
-	if rows, err := env.Audit(ctx, o.Trace); err == nil {
+	if rows, err := mcplocal.Audit(ctx, env, o.Trace); err == nil {
 		o.Rows = rows
 	} else {
 		o.Broken = append(o.Broken, "audit: "+err.Error())

@@ -12,6 +12,7 @@ import (
 	fakellm "github.com/mcpchaos/mcpchaos/fakes/llm"
 	"github.com/mcpchaos/mcpchaos/proxy/audit"
 	"github.com/mcpchaos/mcpchaos/proxy/knobs"
+	"github.com/mcpchaos/mcpchaos/scenarios/evidence/mcplocal"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
 )
 
@@ -66,7 +67,7 @@ var KeysEchoedBack = Operation{Name: "an LLM provider's 401 echoing the key it w
 			continue
 		}
 		o.Trace = code
-		rows, err := env.Audit(ctx, code)
+		rows, err := mcplocal.Audit(ctx, env, code)
 		if err != nil {
 			o.Broken = append(o.Broken, "audit: "+err.Error())
 			continue

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcpchaos/mcpchaos/proxy/audit"
+	"github.com/mcpchaos/mcpchaos/scenarios/evidence/mcplocal"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
 )
 
@@ -50,7 +51,7 @@ var Reconnect = Operation{Name: "reconnect after restart", Do: func(ctx context.
 	if again.Err != nil || strings.Contains(again.Text, NoticePrefix) {
 		o.Broken = append(o.Broken, fmt.Sprintf("the second call after recreation: err=%v, notice repeated=%v", again.Err, strings.Contains(again.Text, NoticePrefix)))
 	}
-	rows, err := env.AuditSession(ctx, id)
+	rows, err := mcplocal.AuditSession(ctx, env, id)
 	if err != nil {
 		o.Broken = append(o.Broken, "audit: "+err.Error())
 		return o

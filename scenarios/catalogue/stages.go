@@ -15,6 +15,7 @@ import (
 	"github.com/mcpchaos/mcpchaos/proxy/config"
 	"github.com/mcpchaos/mcpchaos/proxy/knobs"
 	"github.com/mcpchaos/mcpchaos/proxy/stage"
+	"github.com/mcpchaos/mcpchaos/scenarios/evidence/mcplocal"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
 )
 
@@ -34,7 +35,7 @@ func withRows(op Operation) Operation {
 	return Operation{Name: op.Name, Do: func(ctx context.Context, env *harness.Env) Observation {
 		o := op.Do(ctx, env)
 		if o.Err == nil && o.Trace != "" {
-			rows, err := env.Audit(ctx, o.Trace)
+			rows, err := mcplocal.Audit(ctx, env, o.Trace)
 			if err != nil {
 				o.Broken = append(o.Broken, "audit: "+err.Error())
 			}

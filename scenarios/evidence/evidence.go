@@ -7,7 +7,10 @@
 // and a scenario that needs the evidence is not applicable.
 package evidence
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // The statuses a span may end with. Others are shown as they are.
 const (
@@ -48,3 +51,11 @@ type Span struct {
 
 // Failed reports whether the span did not end well.
 func (s Span) Failed() bool { return s.Status != "" && s.Status != StatusOK }
+
+// Adapter is the evidence a target may offer beyond the wire: its own
+// account of each request, named by the trace code the answer carried.
+type Adapter interface {
+	// Spans are the steps of the request trace names, in tree order; an
+	// error when the target could not be asked.
+	Spans(ctx context.Context, trace string) ([]Span, error)
+}

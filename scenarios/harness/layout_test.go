@@ -49,7 +49,7 @@ var coreStillImports = map[string][]string{
 	"scenarios/harness/target_foreign.go":        {"proxy/config", "proxy/knobs"},
 	"scenarios/harness/target_foreign_ready.go":  {"proxy/knobs"},
 	"scenarios/harness/target_inprocess.go":      {"proxy/audit"},
-	"scenarios/harness/world.go":                 {"proxy/audit", "proxy/config", "proxy/failpoint", "proxy/health", "proxy/knobs", "proxy/llm"},
+	"scenarios/harness/world.go":                 {"proxy/config", "proxy/failpoint", "proxy/health", "proxy/knobs", "proxy/llm"},
 	"scenarios/harness/world_smoke.go":           {"proxy/config", "proxy/knobs"},
 	"scenarios/harness/layout_test.go":           {"proxy/trace"},
 	"scenarios/harness/relay_test.go":            {"proxy/config"},

@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -228,8 +229,12 @@ func TestForeignRunsTheDocumentedMcplocalExample(t *testing.T) {
 		return code
 	}
 	code := call("first")
-	if rows, err := env.Audit(ctx, code); err != nil || len(rows) == 0 {
-		t.Errorf("audit of %s: %d rows, %v", code, len(rows), err)
+	var audit struct {
+		Rows  []json.RawMessage `json:"rows"`
+		Error string            `json:"error"`
+	}
+	if err := env.GetJSON(ctx, "/api/v1/audit?trace="+code, &audit, &audit.Error); err != nil || len(audit.Rows) == 0 {
+		t.Errorf("audit of %s: %d rows, %v", code, len(audit.Rows), err)
 	}
 	if err := target.Restart(ctx); err != nil {
 		t.Fatal(err)
