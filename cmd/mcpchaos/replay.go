@@ -20,9 +20,12 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	targetSpec := fs.String("target", "inprocess", "the proxy to replay against: inprocess, binary:PATH, container:IMAGE, foreign:SPEC.yaml")
 	compress := fs.Int("compress", 1, "time compression: every recorded duration and knob divided by this")
 	clientTimeout := fs.Duration("client-timeout", 0, "how long the client waits (default: the request deadline in force + 1s)")
-	expect := fs.String("expect", "", "same|fixed: exit 1 unless the replay shows that verdict")
+	expect := fs.String("expect", "", "same|fixed: exit 1 unless the replay shows that verdict (a kept scenario's own by default)")
+	asScenario := fs.String("as-scenario", "", "write the replay as a kept scenario to this file, pinned to its verdict (same or fixed)")
+	name := fs.String("name", "", "the kept scenario's name (lower-case letters, digits, dashes; default trace-CODE)")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, `usage: mcpchaos replay FILE [--target T] [--compress N] [--client-timeout D] [--expect same|fixed]
+                      [--as-scenario OUT.json [--name NAME]]
 
 Replays the request recorded in a bundle (mcpctl trace CODE --bundle FILE):
 the docmost-like fake upstream answers the recorded tool after the recorded
@@ -35,6 +38,12 @@ slower or faster, different outcome, notice lost or gained).
 
 Verdicts: same (the recording's shape), fixed (recorded unanswered or not
 ok, now answered), changed. --expect makes the verdict the exit status.
+
+--as-scenario keeps the replay: OUT.json holds the bundle pinned to the
+verdict it showed (a changed verdict is refused), with its compression and
+client timeout. FILE may be such a kept scenario: it replays as it was
+kept, and its pinned verdict is the one expected. Kept in
+scenarios/catalogue/kept/, it runs with the catalogue (label replay).
 `)
 		fs.PrintDefaults()
 	}
@@ -55,17 +64,41 @@ ok, now answered), changed. --expect makes the verdict the exit status.
 	if *expect != "" && *expect != string(replay.Same) && *expect != string(replay.Fixed) {
 		return fmt.Errorf("--expect %q: want same or fixed", *expect)
 	}
+	if *name != "" && *asScenario == "" {
+		fmt.Fprintln(stderr, "mcpchaos replay: --name names a kept scenario: give --as-scenario too")
+		return exitError(2)
+	}
 	data, err := os.ReadFile(pos[0])
 	if err != nil {
 		return err
 	}
-	b, err := bundle.Unmarshal(data)
-	if err != nil {
-		return fmt.Errorf("%s: %w", pos[0], err)
-	}
-	plan, err := replay.PlanOf(b, *compress)
-	if err != nil {
-		return fmt.Errorf("%s: %w", pos[0], err)
+	var (
+		b    bundle.Bundle
+		plan replay.Plan
+	)
+	if replay.IsKept(data) {
+		k, err := replay.UnmarshalKept(data)
+		if err != nil {
+			return fmt.Errorf("%s: %w", pos[0], err)
+		}
+		if plan, err = k.Plan(); err != nil {
+			return fmt.Errorf("%s: %w", pos[0], err)
+		}
+		b = k.Bundle
+		if *expect == "" {
+			*expect = string(k.Expect)
+		}
+		if *name == "" {
+			*name = k.Name
+		}
+		fmt.Fprintf(stdout, "kept scenario %s: expects %s\n", k.Name, k.Expect)
+	} else {
+		if b, err = bundle.Unmarshal(data); err != nil {
+			return fmt.Errorf("%s: %w", pos[0], err)
+		}
+		if plan, err = replay.PlanOf(b, *compress); err != nil {
+			return fmt.Errorf("%s: %w", pos[0], err)
+		}
 	}
 	if *clientTimeout > 0 {
 		plan.ClientTimeout = *clientTimeout
@@ -101,8 +134,30 @@ ok, now answered), changed. --expect makes the verdict the exit status.
 	replay.PrintDifferences(stdout, diffs)
 	v := replay.Judge(b.Rows, res.Rows, diffs)
 	fmt.Fprintf(stdout, "verdict: %s\n", v)
+	if *asScenario != "" {
+		if err := keepReplay(*asScenario, *name, b, plan, v); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "kept as %s: it expects %s\n", *asScenario, v)
+	}
 	if *expect != "" && string(v) != *expect {
 		return fmt.Errorf("verdict %s, expected %s", v, *expect)
 	}
 	return nil
+}
+
+// keepReplay writes the replay as a kept scenario pinned to verdict v.
+func keepReplay(file, name string, b bundle.Bundle, p replay.Plan, v replay.Verdict) error {
+	if name == "" {
+		name = "trace-" + strings.ToLower(b.Trace)
+	}
+	k, err := replay.Keep(name, b, p, v)
+	if err != nil {
+		return fmt.Errorf("--as-scenario: %w", err)
+	}
+	data, err := replay.MarshalKept(k)
+	if err != nil {
+		return fmt.Errorf("--as-scenario: %w", err)
+	}
+	return os.WriteFile(file, data, 0o644)
 }

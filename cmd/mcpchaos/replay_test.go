@@ -99,16 +99,20 @@ func TestSeedIncidentReplaysFromItsRows(t *testing.T) {
 	file := writeBundle(t, env, code, rows)
 	_ = env.Close(context.Background())
 
-	replayOnce := func(target, expect string) (string, error) {
+	replayArgs := func(args ...string) (string, error) {
 		var out, errOut bytes.Buffer
-		err := run(ctx, []string{"replay", file, "--target", target, "--client-timeout", clientTimeout.String(), "--expect", expect}, &out, &errOut)
+		err := run(ctx, append([]string{"replay"}, args...), &out, &errOut)
 		return out.String() + errOut.String(), err
+	}
+	replayOnce := func(target, expect string, more ...string) (string, error) {
+		return replayArgs(append([]string{file, "--target", target, "--client-timeout", clientTimeout.String(), "--expect", expect}, more...)...)
 	}
 	out, err := replayOnce("binary:"+buggy, "same")
 	if err != nil || !strings.Contains(out, "NO ANSWER: the client gave up after 6") || !strings.Contains(out, "verdict: same") {
 		t.Errorf("replayed against the buggy build: %v\n%s", err, out)
 	}
-	out, err = replayOnce("inprocess", "fixed")
+	kept := filepath.Join(t.TempDir(), "seed-hang.json")
+	out, err = replayOnce("inprocess", "fixed", "--as-scenario", kept, "--name", "seed-hang-1800s")
 	if err != nil || !strings.Contains(out, "⚠ Smart page titles unavailable (") || !strings.Contains(out, "verdict: fixed") || !strings.Contains(out, "tool_call_trace docmost docmost_search: recorded cancelled, replayed ok") || !strings.Contains(out, "notice gained") {
 		t.Errorf("replayed against mcplocal: %v\n%s", err, out)
 	}
@@ -131,6 +135,17 @@ func TestSeedIncidentReplaysFromItsRows(t *testing.T) {
 	}
 	if _, err := replayOnce("inprocess", "same"); err == nil || !strings.Contains(err.Error(), "verdict fixed, expected same") {
 		t.Errorf("--expect same on the fixed build: %v, want a failure", err)
+	}
+	// Kept after the fix, the replay is a scenario pinned to `fixed`: it
+	// holds on mcplocal and fails the day the hang is back.
+	if !strings.Contains(out, "kept as "+kept+": it expects fixed") {
+		t.Errorf("--as-scenario did not say it kept the replay:\n%s", out)
+	}
+	if out, err := replayArgs(kept); err != nil || !strings.Contains(out, "kept scenario seed-hang-1800s: expects fixed") || !strings.Contains(out, "verdict: fixed") {
+		t.Errorf("the kept scenario on mcplocal: %v\n%s", err, out)
+	}
+	if out, err := replayArgs(kept, "--target", "binary:"+buggy); err == nil || !strings.Contains(err.Error(), "verdict same, expected fixed") {
+		t.Errorf("the kept scenario on the buggy build: %v, want it to fail\n%s", err, out)
 	}
 }
 

@@ -896,8 +896,13 @@ var SecretsStayIn = Operation{Name: "an upstream URL's key in errors, audit rows
 	if status, body, err := apiGet(ctx, env, "alice", "/api/v1/instances"); err == nil && strings.Contains(body, upstreamSecret) {
 		o.Broken = append(o.Broken, fmt.Sprintf("/api/v1/instances (%d) carries the upstream URL's key: %s", status, excerpt(body)))
 	}
-	// An admin's view too: only admins read an upstream's lastError.
-	if status, body, err := apiGetWith(ctx, env, env.AdminToken(), "/api/v1/instances"); err == nil && strings.Contains(body, upstreamSecret) {
+	// An admin's view too: only admins read an upstream's lastError. It is
+	// judged once a probe has recorded the down upstream's failure, so the
+	// verdict never depends on whether the probe had run yet.
+	status, body, probed := probedInstances(ctx, env, "docmost")
+	if !probed {
+		o.Broken = append(o.Broken, fmt.Sprintf("no probe recorded the down upstream's failure within %v: the health output was never exercised (last %d: %s)", probeRecordWait, status, excerpt(body)))
+	} else if strings.Contains(body, upstreamSecret) {
 		o.Broken = append(o.Broken, fmt.Sprintf("an admin's /api/v1/instances (%d) carries the upstream URL's key: %s", status, excerpt(body)))
 	}
 	o.Broken = append(o.Broken, listsKeepTheKey(ctx, env)...)
@@ -911,6 +916,46 @@ var SecretsStayIn = Operation{Name: "an upstream URL's key in errors, audit rows
 	}
 	return o
 }}
+
+// probeRecordWait bounds the wait for a health probe to record a down
+// upstream's failure: a few probe intervals of the scenario's world.
+const probeRecordWait = 10 * time.Second
+
+// probedInstances reads the admin's /api/v1/instances until server's
+// instance carries a lastError (a probe has recorded a failure), within
+// probeRecordWait; it returns the last answer and whether one did.
+func probedInstances(ctx context.Context, env *harness.Env, server string) (int, string, bool) {
+	ctx, cancel := context.WithTimeout(ctx, probeRecordWait)
+	defer cancel()
+	var (
+		status int
+		body   string
+	)
+	for {
+		s, b, err := apiGetWith(ctx, env, env.AdminToken(), "/api/v1/instances")
+		if err == nil {
+			status, body = s, b
+			var got struct {
+				Instances []struct {
+					Server    string `json:"server"`
+					LastError string `json:"lastError"`
+				} `json:"instances"`
+			}
+			if json.Unmarshal([]byte(b), &got) == nil {
+				for _, in := range got.Instances {
+					if in.Server == server && in.LastError != "" {
+						return status, body, true
+					}
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return status, body, false
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
 
 // secretLists are the list methods a client may send, each failing over the
 // down upstream whose URL carries the key: every one is answered with a

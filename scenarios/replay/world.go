@@ -243,14 +243,22 @@ type Result struct {
 // Run builds the plan's world around target, sends the recorded call and
 // returns the rows the proxy wrote for it.
 func Run(ctx context.Context, p Plan, target harness.Target) (Result, error) {
-	var res Result
 	o := p.Env
 	o.Target = target
 	env, err := harness.NewEnv(ctx, o)
 	if err != nil {
-		return res, err
+		return Result{}, err
 	}
 	defer env.Close(context.Background())
+	return Play(ctx, p, env)
+}
+
+// Play plays the recording back in env, a world built from p.Env (Run
+// builds one; a kept scenario's world is built by the catalogue's runner):
+// the fakes are set as recorded, the recorded call is sent, and the rows
+// the proxy wrote for it are returned.
+func Play(ctx context.Context, p Plan, env *harness.Env) (Result, error) {
+	var res Result
 	for tool, b := range p.Upstream {
 		env.Docmost.Set(tool, b)
 	}
