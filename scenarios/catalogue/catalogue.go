@@ -14,7 +14,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpchaos/mcpchaos/proxy/audit"
 	"github.com/mcpchaos/mcpchaos/proxy/knobs"
 	"github.com/mcpchaos/mcpchaos/proxy/trace"
 	"github.com/mcpchaos/mcpchaos/scenarios/evidence"
@@ -92,10 +91,9 @@ type Observation struct {
 	IsError bool   // a tools/call answered with isError: true
 	Text    string // the answer's text content
 	Err     error  // a protocol or transport failure: the request was not answered well
-	// Rows are the audit rows of the answer's trace code, for operations that fetch them.
-	Rows []audit.Row
-	// Spans are the request's steps as the target's evidence adapter tells
-	// them: what the report draws as a waterfall.
+	// Spans are the steps of the answer's trace code as the target's
+	// evidence adapter tells them (mcplocal's: its audit rows): what the
+	// report draws as a waterfall, and what checks of mcplocal's own read.
 	Spans []evidence.Span
 	// Broken lists promises a multi-step operation saw broken (a missing
 	// notice, a leaked session); empty when all held.
@@ -207,14 +205,10 @@ func (s Scenario) RunSeeded(ctx context.Context, target harness.Target, seed uin
 	octx, cancel := context.WithTimeout(ctx, OperationLimit(s.Budget(kv)))
 	defer cancel()
 	obs := s.Operation.Do(octx, env)
-	if obs.Rows == nil && obs.Trace != "" {
+	if obs.Spans == nil && obs.Trace != "" {
 		// Kept for the report's waterfall; a failure to read them is not the
 		// scenario's verdict unless its expectation needs them.
-		obs.Rows, _ = mcplocal.Audit(ctx, env, obs.Trace)
-	}
-	if obs.Spans == nil {
-		// The report draws spans, not mcplocal's rows: the adapter turns them.
-		obs.Spans = mcplocal.Spans(obs.Rows)
+		obs.Spans, _ = evidenceOf(env).Spans(ctx, obs.Trace)
 	}
 	r := s.JudgeOn(target, kv, obs)
 	r.Draws = env.Draws()
@@ -232,6 +226,11 @@ func (s Scenario) RunSeeded(ctx context.Context, target harness.Target, seed uin
 	}
 	return r
 }
+
+// evidenceOf is the evidence adapter of env's proxy: mcplocal's, over its
+// audit API, the one adapter there is (a proxy without that API answers
+// its queries with an error: no spans).
+func evidenceOf(env *harness.Env) evidence.Adapter { return mcplocal.Evidence{Of: env} }
 
 // proxyLog is the end of the proxy's own output, for a failing row of a
 // target whose log the harness keeps ("" otherwise).

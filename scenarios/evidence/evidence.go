@@ -36,12 +36,14 @@ type Span struct {
 	// name (a tool, a server).
 	Kind string `json:"kind"`
 	Name string `json:"name,omitempty"`
-	// Facts are further things the evidence says of the step, one a line
-	// ("server: docmost").
-	Facts    []string      `json:"facts,omitempty"`
-	Start    time.Time     `json:"start"`
-	Duration time.Duration `json:"durationNs"`
-	Status   string        `json:"status,omitempty"`
+	// Trace is the trace code the step was recorded under.
+	Trace string `json:"trace,omitempty"`
+	// Attrs are further things the evidence names of the step ("server":
+	// "docmost"); those that repeat Name are not shown.
+	Attrs    map[string]string `json:"attrs,omitempty"`
+	Start    time.Time         `json:"start"`
+	Duration time.Duration     `json:"durationNs"`
+	Status   string            `json:"status,omitempty"`
 	// Degraded marks a step that fell back; Reason says why.
 	Degraded bool   `json:"degraded,omitempty"`
 	Reason   string `json:"reason,omitempty"`

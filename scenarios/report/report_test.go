@@ -35,7 +35,7 @@ func pagedSpans(code string) []evidence.Span {
 	_ = code // the spans of every trace look alike here
 	return []evidence.Span{
 		{Kind: "tool_call_trace", ID: "root", Name: "docmost_search", Start: at(0), Duration: msd(100), Status: "ok"},
-		{Kind: "upstream_call", ID: "up", Parent: "root", Depth: 1, Name: "search", Facts: []string{"server: docmost"}, Start: at(5), Duration: msd(40), Status: "ok"},
+		{Kind: "upstream_call", ID: "up", Parent: "root", Depth: 1, Name: "search", Attrs: map[string]string{"server": "docmost", "tool": "search"}, Start: at(5), Duration: msd(40), Status: "ok"},
 		{Kind: "pipeline_execution", ID: "pipe", Parent: "root", Depth: 1, Start: at(48), Duration: msd(50), Status: "ok"},
 		{Kind: "stage_execution", ID: "stage", Parent: "pipe", Depth: 2, Name: "paginate", Start: at(50), Duration: msd(40), Status: "ok",
 			Degraded: true, Reason: degradedReason},

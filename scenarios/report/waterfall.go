@@ -3,6 +3,8 @@ package report
 import (
 	"cmp"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -284,8 +286,10 @@ func spanTitle(r evidence.Span, off time.Duration) string {
 	if d := strings.TrimSpace(r.Detail); d != "" {
 		fmt.Fprintf(&b, "\ndetail: %s", truncate(oneLine(d), 500))
 	}
-	for _, f := range r.Facts {
-		fmt.Fprintf(&b, "\n%s", oneLine(f))
+	for _, k := range slices.Sorted(maps.Keys(r.Attrs)) {
+		if v := r.Attrs[k]; v != r.Name {
+			fmt.Fprintf(&b, "\n%s: %s", oneLine(k), oneLine(v))
+		}
 	}
 	fmt.Fprintf(&b, "\nspan %s", dash(r.ID))
 	if r.Parent != "" {

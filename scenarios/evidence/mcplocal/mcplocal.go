@@ -13,6 +13,23 @@ import (
 	"github.com/mcpchaos/mcpchaos/scenarios/evidence"
 )
 
+// The attributes of mcplocal's spans (evidence.Span.Attrs): an audit row's
+// server, tool and stage.
+const (
+	AttrServer = "server"
+	AttrTool   = "tool"
+	AttrStage  = "stage"
+)
+
+// The kinds and statuses of mcplocal's audit rows, as spans carry them.
+const (
+	KindToolCall     = string(audit.KindToolCallTrace)
+	KindUpstreamCall = string(audit.KindUpstreamCall)
+	KindStage        = string(audit.KindStageExecution)
+	KindGateDecision = string(audit.KindGateDecision)
+	KindLLMAttempt   = string(audit.KindLLMAttempt)
+)
+
 // Spans turns one request's audit rows into spans, in the order mcplocal's
 // own waterfall shows them (a parent before its children, children by
 // start); nil when there are no rows.
@@ -26,16 +43,18 @@ func Spans(rows []audit.Row) []evidence.Span {
 		t := tree[i]
 		r := t.Row
 		s := evidence.Span{
-			ID: r.SpanID, Parent: r.ParentID, Depth: t.Depth, Orphan: t.OrphanOf != "",
+			ID: r.SpanID, Parent: r.ParentID, Depth: t.Depth, Orphan: t.OrphanOf != "", Trace: r.CorrelationID,
 			Kind: string(r.Kind), Name: cmp.Or(r.Stage, r.Tool, r.Server),
 			Start: r.Start, Duration: r.Duration, Status: r.Status,
 			Degraded: r.Degraded, Reason: r.DegradedReason, Detail: r.Detail,
 		}
-		if r.Server != "" && r.Server != s.Name {
-			s.Facts = append(s.Facts, "server: "+r.Server)
-		}
-		if r.Tool != "" && r.Stage != "" {
-			s.Facts = append(s.Facts, "tool: "+r.Tool)
+		for k, v := range map[string]string{AttrServer: r.Server, AttrTool: r.Tool, AttrStage: r.Stage} {
+			if v != "" {
+				if s.Attrs == nil {
+					s.Attrs = map[string]string{}
+				}
+				s.Attrs[k] = v
+			}
 		}
 		out = append(out, s)
 	}

@@ -19,7 +19,7 @@ func at(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) 
 // facts taken from the row.
 func TestSpansAreTheWaterfallInTreeOrder(t *testing.T) {
 	rows := []audit.Row{
-		{ID: 1, Kind: audit.KindToolCallTrace, SpanID: "root", Tool: "docmost_search", Start: at(0), Duration: 100 * time.Millisecond, Status: audit.StatusOK},
+		{ID: 1, Kind: audit.KindToolCallTrace, CorrelationID: "7K3M9QXA", SpanID: "root", Tool: "docmost_search", Start: at(0), Duration: 100 * time.Millisecond, Status: audit.StatusOK},
 		{ID: 2, Kind: audit.KindUpstreamCall, SpanID: "up", ParentID: "root", Server: "docmost", Tool: "search", Start: at(5), Duration: 40 * time.Millisecond, Status: audit.StatusOK},
 		{ID: 3, Kind: audit.KindPipelineExecution, SpanID: "pipe", ParentID: "root", Start: at(48), Duration: 50 * time.Millisecond, Status: audit.StatusOK},
 		{ID: 4, Kind: audit.KindStageExecution, SpanID: "stage", ParentID: "pipe", Stage: "paginate", Tool: "docmost_search", Start: at(50), Duration: 40 * time.Millisecond,
@@ -27,10 +27,10 @@ func TestSpansAreTheWaterfallInTreeOrder(t *testing.T) {
 		{ID: 5, Kind: audit.KindLLMAttempt, SpanID: "llm", ParentID: "stage", Start: at(51), Duration: 30 * time.Millisecond, Status: audit.StatusTimeout, Detail: "deadline exceeded"},
 	}
 	want := []evidence.Span{
-		{ID: "root", Kind: "tool_call_trace", Name: "docmost_search", Start: at(0), Duration: 100 * time.Millisecond, Status: "ok"},
-		{ID: "up", Parent: "root", Depth: 1, Kind: "upstream_call", Name: "search", Facts: []string{"server: docmost"}, Start: at(5), Duration: 40 * time.Millisecond, Status: "ok"},
+		{ID: "root", Trace: "7K3M9QXA", Kind: "tool_call_trace", Name: "docmost_search", Attrs: map[string]string{"tool": "docmost_search"}, Start: at(0), Duration: 100 * time.Millisecond, Status: "ok"},
+		{ID: "up", Parent: "root", Depth: 1, Kind: "upstream_call", Name: "search", Attrs: map[string]string{"server": "docmost", "tool": "search"}, Start: at(5), Duration: 40 * time.Millisecond, Status: "ok"},
 		{ID: "pipe", Parent: "root", Depth: 1, Kind: "pipeline_execution", Start: at(48), Duration: 50 * time.Millisecond, Status: "ok"},
-		{ID: "stage", Parent: "pipe", Depth: 2, Kind: "stage_execution", Name: "paginate", Facts: []string{"tool: docmost_search"}, Start: at(50), Duration: 40 * time.Millisecond,
+		{ID: "stage", Parent: "pipe", Depth: 2, Kind: "stage_execution", Name: "paginate", Attrs: map[string]string{"stage": "paginate", "tool": "docmost_search"}, Start: at(50), Duration: 40 * time.Millisecond,
 			Status: "ok", Degraded: true, Reason: "LLM timeout"},
 		{ID: "llm", Parent: "stage", Depth: 3, Kind: "llm_attempt", Start: at(51), Duration: 30 * time.Millisecond, Status: "timeout", Detail: "deadline exceeded"},
 	}
