@@ -1087,6 +1087,9 @@ var table = []Mutant{
 	{Name: "replay-reset-as-error-result", PatchFile: "369-replay-reset-as-error-result.patch",
 		Regression: "a replay plays an upstream call recorded as a network failure (reset, EOF) as the fake's error result instead of resetting the link.",
 		Kill:       goTest("./cmd/mcpchaos", "^TestAnUpstreamResetReplaysFaithfully$")},
+	{Name: "report-reads-mcplocal-audit-types", PatchFile: "400-report-reads-mcplocal-audit-types.patch",
+		Regression: "the report, part of the harness core, reads mcplocal's audit types again (its status constants) instead of the target-neutral evidence spans.",
+		Kill:       goTest("./scenarios/harness", "^TestLayoutCoreImportsNothingOfTheProxy$")},
 }
 
 // All returns every mutant with its patch, in patch order.
