@@ -15,10 +15,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpchaos/mcpchaos/proxy/knobs"
-	"github.com/mcpchaos/mcpchaos/proxy/trace"
 	"github.com/mcpchaos/mcpchaos/scenarios/evidence"
 	"github.com/mcpchaos/mcpchaos/scenarios/evidence/mcplocal"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
+	"github.com/mcpchaos/mcpchaos/smoke"
 )
 
 // Tolerance is what a bounded answer may take beyond its budget: the
@@ -378,7 +378,7 @@ func answeredOK(o Observation) error {
 	if o.IsError {
 		errs = append(errs, broke(PromiseSuccess, "isError result: %s", excerpt(o.Text)))
 	}
-	if !trace.Valid(o.Trace) {
+	if !smoke.ValidTraceCode(o.Trace) {
 		errs = append(errs, noTraceCode(o.Trace))
 	}
 	return errors.Join(errs...)
@@ -398,7 +398,7 @@ func answeredWithRecovery(o Observation) error {
 	if !o.IsError {
 		return broke(PromiseIsError, "expected an isError result, got success")
 	}
-	if !trace.Valid(o.Trace) || !strings.Contains(o.Text, o.Trace) {
+	if !smoke.ValidTraceCode(o.Trace) || !strings.Contains(o.Text, o.Trace) {
 		return brokeOwn(harness.CapTraceCode, PromiseTraceCode, "isError text does not quote the trace code %q: %s", o.Trace, excerpt(o.Text))
 	}
 	return nil
@@ -423,6 +423,6 @@ func textOf(r *mcp.CallToolResult) string {
 }
 
 func traceOf(r *mcp.CallToolResult) string {
-	s, _ := r.Meta[trace.MetaKey].(string)
+	s, _ := r.Meta[smoke.TraceMetaKey].(string)
 	return s
 }

@@ -20,9 +20,9 @@ import (
 	"github.com/mcpchaos/mcpchaos/fakes/upstream"
 	"github.com/mcpchaos/mcpchaos/proxy/audit"
 	"github.com/mcpchaos/mcpchaos/proxy/knobs"
-	"github.com/mcpchaos/mcpchaos/proxy/trace"
 	"github.com/mcpchaos/mcpchaos/scenarios/evidence/mcplocal"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
+	"github.com/mcpchaos/mcpchaos/smoke"
 )
 
 // twoUsers is the world of the attacks: alice and bob, each with a valid
@@ -995,8 +995,8 @@ func listsKeepTheKey(ctx context.Context, env *harness.Env) []string {
 		}
 		var data map[string]string
 		_ = json.Unmarshal(werr.Data, &data)
-		code := data[trace.MetaKey]
-		if !trace.Valid(code) {
+		code := data[smoke.TraceMetaKey]
+		if !smoke.ValidTraceCode(code) {
 			broken = append(broken, fmt.Sprintf("%s's error carries no trace code in error.data: %s", l.method, excerpt(string(werr.Data))))
 		}
 		if strings.Contains(werr.Message+string(werr.Data), upstreamSecret) {

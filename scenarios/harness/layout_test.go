@@ -10,9 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/mcpchaos/mcpchaos/proxy/trace"
-	"github.com/mcpchaos/mcpchaos/smoke"
 )
 
 const module = "github.com/mcpchaos/mcpchaos/"
@@ -51,22 +48,20 @@ var coreStillImports = map[string][]string{
 	"scenarios/harness/target_inprocess.go":      {"proxy/audit"},
 	"scenarios/harness/world.go":                 {"proxy/config", "proxy/failpoint", "proxy/health", "proxy/knobs", "proxy/llm"},
 	"scenarios/harness/world_smoke.go":           {"proxy/config", "proxy/knobs"},
-	"scenarios/harness/layout_test.go":           {"proxy/trace"},
 	"scenarios/harness/relay_test.go":            {"proxy/config"},
 	"scenarios/harness/target_binary_test.go":    {"proxy/config", "proxy/failpoint", "proxy/knobs"},
-	"scenarios/harness/target_foreign_test.go":   {"proxy/knobs", "proxy/trace"},
+	"scenarios/harness/target_foreign_test.go":   {"proxy/knobs"},
 	"scenarios/harness/target_inprocess_test.go": {"proxy/audit", "proxy/config"},
-	"scenarios/catalogue/catalogue.go":           {"proxy/knobs", "proxy/trace"},
+	"scenarios/catalogue/catalogue.go":           {"proxy/knobs"},
 	"scenarios/catalogue/gate.go":                {"proxy/config", "proxy/gate", "proxy/knobs"},
-	"scenarios/catalogue/scenarios.go":           {"proxy/knobs", "proxy/trace"},
-	"scenarios/catalogue/security.go":            {"proxy/audit", "proxy/knobs", "proxy/trace"},
+	"scenarios/catalogue/scenarios.go":           {"proxy/knobs"},
+	"scenarios/catalogue/security.go":            {"proxy/audit", "proxy/knobs"},
 	"scenarios/catalogue/security_instances.go":  {"proxy/config", "proxy/knobs"},
 	"scenarios/catalogue/security_process.go":    {"proxy/audit", "proxy/config", "proxy/failpoint", "proxy/knobs"},
 	"scenarios/catalogue/security_reading.go":    {"proxy/knobs"},
 	"scenarios/catalogue/security_secrets.go":    {"proxy/audit", "proxy/knobs"},
 	"scenarios/catalogue/sessions.go":            {"proxy/audit"},
 	"scenarios/catalogue/stages.go":              {"proxy/config", "proxy/knobs", "proxy/stage"},
-	"scenarios/catalogue/surface.go":             {"proxy/trace"},
 	"scenarios/catalogue/budgets_test.go":        {"proxy/knobs"},
 	"scenarios/catalogue/catalogue_test.go":      {"proxy/knobs"},
 	"scenarios/catalogue/sessions_test.go":       {"proxy/knobs"},
@@ -168,22 +163,5 @@ func TestLayoutForbiddenImports(t *testing.T) {
 	}
 	if checked < 50 {
 		t.Fatalf("only %d Go files read under %s: the walk is not seeing the module", checked, root)
-	}
-}
-
-// TestSmokeWireContractMatchesTheProxy: smoke writes the trace-code contract
-// down on its own (it must not import the proxy); it must agree with the proxy's.
-func TestSmokeWireContractMatchesTheProxy(t *testing.T) {
-	if smoke.TraceMetaKey != trace.MetaKey {
-		t.Fatalf("smoke looks for _meta.%s, the proxy writes _meta.%s", smoke.TraceMetaKey, trace.MetaKey)
-	}
-	samples := []string{"", "9Q77WKZW", "9q77wkzw", "9Q77WKZ", "9Q77WKZWX", "ILOU0000", "0000000U", "ZZZZZZZZ", "AB-DEFGH"}
-	for i := 0; i < 200; i++ {
-		samples = append(samples, trace.New())
-	}
-	for _, s := range samples {
-		if smoke.ValidTraceCode(s) != trace.Valid(s) {
-			t.Errorf("%q: smoke says valid=%v, the proxy says %v", s, smoke.ValidTraceCode(s), trace.Valid(s))
-		}
 	}
 }

@@ -16,7 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpchaos/mcpchaos/proxy/knobs"
-	"github.com/mcpchaos/mcpchaos/proxy/trace"
+	"github.com/mcpchaos/mcpchaos/smoke"
 )
 
 func TestParseForeignRejectsBadSpecs(t *testing.T) {
@@ -222,8 +222,8 @@ func TestForeignRunsTheDocumentedMcplocalExample(t *testing.T) {
 		if err != nil || res.IsError {
 			t.Fatalf("%s: err=%v result=%+v", step, err, res)
 		}
-		code, _ := res.Meta[trace.MetaKey].(string)
-		if !trace.Valid(code) {
+		code, _ := res.Meta[smoke.TraceMetaKey].(string)
+		if !smoke.ValidTraceCode(code) {
 			t.Fatalf("%s: no trace code in _meta: %v", step, res.Meta)
 		}
 		return code
