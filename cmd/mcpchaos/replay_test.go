@@ -20,6 +20,7 @@ import (
 	"github.com/mcpchaos/mcpchaos/scenarios/evidence/mcplocal"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
 	"github.com/mcpchaos/mcpchaos/scenarios/mutants"
+	"github.com/mcpchaos/mcpchaos/scenarios/replay"
 )
 
 // TestSeedIncidentReplaysFromItsRows: the seed's hang, recorded on the
@@ -308,4 +309,42 @@ func hasToolCallRow(rows []audit.Row) bool {
 		}
 	}
 	return false
+}
+
+// A kept scenario replays as it was kept, judged by its pinned verdict: the
+// seed incident kept after its fix passes on mcplocal with no --expect;
+// the same file pinned to the hang fails there, naming both verdicts.
+func TestAKeptFileIsJudgedByItsPinnedVerdict(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	data, err := os.ReadFile("../../scenarios/catalogue/kept/seed-hang-1800s.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := replay.UnmarshalKept(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	write := func(k replay.Kept) string {
+		out, err := replay.MarshalKept(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		file := filepath.Join(dir, string(k.Expect)+".json")
+		if err := os.WriteFile(file, out, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return file
+	}
+	var out, errOut bytes.Buffer
+	if err := run(ctx, []string{"replay", write(k)}, &out, &errOut); err != nil || !strings.Contains(out.String(), "verdict: fixed") {
+		t.Errorf("the seed incident kept as fixed, on mcplocal: %v\n%s%s", err, out.String(), errOut.String())
+	}
+	k.Expect = replay.Same
+	out.Reset()
+	err = run(ctx, []string{"replay", write(k)}, &out, &errOut)
+	if err == nil || !strings.Contains(err.Error(), "verdict fixed, expected same") {
+		t.Errorf("the seed incident pinned to its hang, on mcplocal: %v, want a failure\n%s", err, out.String())
+	}
 }

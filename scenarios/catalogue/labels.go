@@ -17,6 +17,7 @@ var Labels = []string{
 	"ttl", "upstream",
 	"config", "failpoints", "projects", "readyz", "shared-token",
 	"routing", "reading", "batch", "names", "refusals", "auth",
+	"replay",
 }
 
 // CheckLabel says what is wrong with label l ("" when it is one of Labels).

@@ -123,6 +123,9 @@ func All() []Scenario {
 	out = append(out, surfaceScenarios()...)
 	out = append(out, genericSecurityScenarios()...)
 	out = append(out, genericScenarios()...)
+	// Incidents replayed from their own rows and kept (mcpchaos replay
+	// --as-scenario).
+	out = append(out, Kept()...)
 	return out
 }
 

@@ -1090,6 +1090,15 @@ var table = []Mutant{
 	{Name: "report-reads-mcplocal-audit-types", PatchFile: "400-report-reads-mcplocal-audit-types.patch",
 		Regression: "the report, part of the harness core, reads mcplocal's audit types again (its status constants) instead of the target-neutral evidence spans.",
 		Kill:       goTest("./scenarios/harness", "^TestLayoutCoreImportsNothingOfTheProxy$")},
+	{Name: "kept-changed-verdict", PatchFile: "370-kept-changed-verdict.patch",
+		Regression: "mcpchaos replay --as-scenario keeps a replay whose verdict is changed, pinning whatever the build of the day does.",
+		Kill:       goTest("./scenarios/replay", "^TestAKeptScenarioRefusesWhatCannotBeKept$")},
+	{Name: "kept-file-expect-ignored", PatchFile: "371-kept-file-expect-ignored.patch",
+		Regression: "mcpchaos replay KEPT.json ignores the kept scenario's pinned verdict, so the seed hang replayed on the buggy build passes.",
+		Kill:       goTest("./cmd/mcpchaos", "^TestAKeptFileIsJudgedByItsPinnedVerdict$")},
+	{Name: "kept-row-unjudged", PatchFile: "372-kept-row-unjudged.patch",
+		Regression: "a kept replay's catalogue row never compares the replay with its pinned verdict: it passes whenever the call is answered.",
+		Kill:       goTest("./scenarios/catalogue", "^TestAKeptRowFailsWhenItsReplayShowsAnotherVerdict$")},
 }
 
 // All returns every mutant with its patch, in patch order.

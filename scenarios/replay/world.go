@@ -234,6 +234,7 @@ func AttemptOutcome(detail string) string {
 // Result is what one replay saw.
 type Result struct {
 	Answered bool
+	IsError  bool // answered with an isError result
 	Latency  time.Duration
 	Trace    string
 	Text     string
@@ -297,7 +298,7 @@ func Play(ctx context.Context, p Plan, env *harness.Env) (Result, error) {
 	r, err := cs.CallTool(cctx, &mcp.CallToolParams{Name: p.Tool, Arguments: args})
 	res.Latency = time.Since(t0)
 	if err == nil {
-		res.Answered = true
+		res.Answered, res.IsError = true, r.IsError
 		res.Trace, _ = r.Meta[trace.MetaKey].(string)
 		for _, c := range r.Content {
 			if t, ok := c.(*mcp.TextContent); ok {
