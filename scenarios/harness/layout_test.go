@@ -28,8 +28,9 @@ var forbidden = []struct{ from, to string }{
 
 // corePackages speak MCP and HTTP only (docs/design.md, The harness core and
 // its adapters): they import nothing under proxy/, test files included.
-// mcplocal's audit rows, knobs and failpoints reach the core through its
-// evidence adapter (scenarios/evidence/mcplocal), which may.
+// mcplocal's audit rows reach the core through its evidence adapter
+// (scenarios/evidence/mcplocal), which may import the proxy; its knobs,
+// config and failpoints are still the core's types (coreStillImports).
 var corePackages = []string{"scenarios/harness", "scenarios/catalogue", "scenarios/report", "scenarios/evidence"}
 
 // coreStillImports are the imports of mcplocal's types the core has not yet
