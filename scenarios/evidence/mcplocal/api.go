@@ -34,6 +34,13 @@ func query(ctx context.Context, g Getter, q string) ([]audit.Row, error) {
 	return body.Rows, err
 }
 
+// SessionSpans are the spans of every request of one session, from
+// mcplocal's audit API, each request's in tree order.
+func SessionSpans(ctx context.Context, g Getter, id string) ([]evidence.Span, error) {
+	rows, err := AuditSession(ctx, g, id)
+	return Spans(rows), err
+}
+
 // Evidence is mcplocal's evidence adapter over a world's proxy: its audit
 // rows, as spans.
 type Evidence struct{ Of Getter }

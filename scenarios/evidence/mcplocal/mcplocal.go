@@ -14,11 +14,12 @@ import (
 )
 
 // The attributes of mcplocal's spans (evidence.Span.Attrs): an audit row's
-// server, tool and stage.
+// server, tool, stage and the user it was recorded for.
 const (
 	AttrServer = "server"
 	AttrTool   = "tool"
 	AttrStage  = "stage"
+	AttrUser   = "user"
 )
 
 // The kinds and statuses of mcplocal's audit rows, as spans carry them.
@@ -28,6 +29,7 @@ const (
 	KindStage        = string(audit.KindStageExecution)
 	KindGateDecision = string(audit.KindGateDecision)
 	KindLLMAttempt   = string(audit.KindLLMAttempt)
+	KindRecreated    = string(audit.KindSessionRecreated)
 )
 
 // Spans turns one request's audit rows into spans, in the order mcplocal's
@@ -48,7 +50,7 @@ func Spans(rows []audit.Row) []evidence.Span {
 			Start: r.Start, Duration: r.Duration, Status: r.Status,
 			Degraded: r.Degraded, Reason: r.DegradedReason, Detail: r.Detail,
 		}
-		for k, v := range map[string]string{AttrServer: r.Server, AttrTool: r.Tool, AttrStage: r.Stage} {
+		for k, v := range map[string]string{AttrServer: r.Server, AttrTool: r.Tool, AttrStage: r.Stage, AttrUser: r.User} {
 			if v != "" {
 				if s.Attrs == nil {
 					s.Attrs = map[string]string{}
