@@ -31,8 +31,21 @@ func (p *Proxy) servePause(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, map[string]string{"error": fmt.Sprintf("unknown project %q (projects: %s)", name, strings.Join(known, ", "))})
 		return
 	}
+	pausing := strings.HasSuffix(r.URL.Path, "/pause")
+	state := runningValue
+	if pausing {
+		state = pausedValue
+	}
+	// Every replica holds the project, or none does: the change is shared
+	// before it is made here.
+	p.pauseMu.Lock()
+	defer p.pauseMu.Unlock()
+	if err := p.share(r.Context(), pauseKey(name), state); err != nil {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": err.Error()})
+		return
+	}
 	var changed bool
-	if strings.HasSuffix(r.URL.Path, "/pause") {
+	if pausing {
 		changed = p.pause.Pause(name)
 	} else {
 		changed = p.pause.Resume(name)

@@ -43,6 +43,7 @@ import (
 	"github.com/mcpchaos/mcpchaos/proxy/rawrefusal"
 	"github.com/mcpchaos/mcpchaos/proxy/redact"
 	"github.com/mcpchaos/mcpchaos/proxy/session"
+	"github.com/mcpchaos/mcpchaos/proxy/shared"
 	"github.com/mcpchaos/mcpchaos/proxy/stage"
 	"github.com/mcpchaos/mcpchaos/proxy/trace"
 	"github.com/mcpchaos/mcpchaos/proxy/upstream"
@@ -90,6 +91,7 @@ type Proxy struct {
 	getenv    func(string) string // resolves the servers API's header references
 
 	serversMu   sync.Mutex // guards cfg.Projects[*].Servers, changed by /api/v1/servers
+	pauseMu     sync.Mutex // orders pause changes: this proxy's own (pauseapi.go) and other replicas' (replicas.go)
 	serversFile string
 
 	mu     sync.Mutex
@@ -104,6 +106,9 @@ type Proxy struct {
 	// stopJanitor ends the idle-session janitor; janitorDone closes when it has.
 	stopJanitor context.CancelFunc
 	janitorDone chan struct{}
+	// shared keeps this proxy in step with the other replicas of its
+	// PostgreSQL store (replicas.go); nil without such a store.
+	shared *shared.Sync
 }
 
 // New builds a proxy from cfg. It opens the audit store but connects to no
@@ -247,6 +252,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Proxy, error) {
 		Audit: p.rec, Strict: cfg.Sessions.Strict, Logger: o.Logger, MaxBodyBytes: kv.MaxBodyBytes,
 		BatchMax: kv.BatchMax, MaxNameBytes: kv.MaxNameBytes,
 	})
+	p.startShared(ctx) // a replica starts with the others' pause state and servers
 	mux.Handle("/projects/{project}/mcp", p.entry)
 	mux.HandleFunc("GET /api/v1/audit", p.api(p.serveAudit))
 	ch := &chat.Handler{LLM: p.llm, Budget: kv.ChatBudget, Audit: p.rec, Logger: o.Logger}
@@ -335,6 +341,9 @@ func (p *Proxy) Start(addr string) error {
 	jctx, stop := context.WithCancel(context.Background())
 	jdone := make(chan struct{})
 	go p.janitor(jctx, jdone)
+	if p.shared != nil {
+		p.shared.Start()
+	}
 	p.mu.Lock()
 	p.srv, p.ln, p.served, p.prober = srv, ln, served, prober
 	p.stopJanitor, p.janitorDone = stop, jdone
@@ -371,6 +380,9 @@ func (p *Proxy) Close(ctx context.Context) error {
 	p.mu.Unlock()
 	if prober != nil {
 		prober.Stop()
+	}
+	if p.shared != nil {
+		p.shared.Stop()
 	}
 	p.pause.Close() // held requests are answered now, not at MCPCTL_PAUSE_MAX_WAIT_MS
 	if stopJanitor != nil {
@@ -455,8 +467,9 @@ func (p *Proxy) serveInstances(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"instances": ins, "paused": p.pausedProjects()})
 }
 
-// serveReady answers GET /readyz: ready when no configured server is
-// unhealthy (or misconfigured); the body names the ones that are.
+// serveReady answers GET /readyz: ready when the audit store answers (for
+// replicas, the store they share) and no configured server is unhealthy (or
+// misconfigured); the body says which is not.
 func (p *Proxy) serveReady(w http.ResponseWriter, r *http.Request) {
 	p.mu.Lock()
 	prober := p.prober

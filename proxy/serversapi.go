@@ -49,7 +49,7 @@ func (p *Proxy) serveServers(w http.ResponseWriter, r *http.Request) {
 		p.serversMu.Unlock()
 		writeJSON(w, http.StatusOK, map[string]any{"servers": specs})
 	case http.MethodDelete:
-		status, err := p.deleteServer(r.PathValue("project"), r.PathValue("server"))
+		status, err := p.deleteServer(r.Context(), r.PathValue("project"), r.PathValue("server"))
 		if err != nil {
 			writeJSON(w, status, map[string]string{"error": err.Error()})
 			return
@@ -145,17 +145,13 @@ func (p *Proxy) putServer(ctx context.Context, spec config.ServerSpec, force boo
 	if old != nil && reflect.DeepEqual(old, srv) {
 		return http.StatusOK, outcomeUnchanged, nil // nothing to persist or apply
 	}
+	if err := p.shareServer(ctx, spec.Project, spec.Name, srv); err != nil {
+		return http.StatusServiceUnavailable, "", err
+	}
 	if err := p.commitServers(cand); err != nil {
 		return http.StatusInternalServerError, "", err
 	}
-	p.mu.Lock()
-	if p.upHeaders[spec.Project] == nil {
-		p.upHeaders[spec.Project] = map[string]http.Header{}
-	}
-	p.upHeaders[spec.Project][spec.Name] = hdr
-	p.mu.Unlock()
-	p.projects[spec.Project].PutServer(spec.Name, spec.URL, hdr)
-	p.probeServer(health.Target{Project: spec.Project, Server: spec.Name, URL: spec.URL, Check: spec.HealthCheck, Headers: hdr})
+	p.putServerLocal(spec.Project, spec.Name, srv, hdr)
 	if old == nil {
 		return http.StatusCreated, outcomeCreated, nil
 	}
@@ -163,7 +159,7 @@ func (p *Proxy) putServer(ctx context.Context, spec config.ServerSpec, force boo
 }
 
 // deleteServer deletes one server of a project.
-func (p *Proxy) deleteServer(project, name string) (int, error) {
+func (p *Proxy) deleteServer(ctx context.Context, project, name string) (int, error) {
 	if p.projects[project] == nil {
 		return http.StatusNotFound, errors.New(p.unknownProject(project))
 	}
@@ -176,16 +172,13 @@ func (p *Proxy) deleteServer(project, name string) (int, error) {
 	if err := cand.Validate(); err != nil {
 		return http.StatusUnprocessableEntity, err
 	}
+	if err := p.shareServer(ctx, project, name, nil); err != nil {
+		return http.StatusServiceUnavailable, err
+	}
 	if err := p.commitServers(cand); err != nil {
 		return http.StatusInternalServerError, err
 	}
-	p.projects[project].RemoveServer(name)
-	p.mu.Lock()
-	prober := p.prober
-	p.mu.Unlock()
-	if prober != nil {
-		prober.Remove(project, name)
-	}
+	p.removeServerLocal(project, name)
 	return http.StatusOK, nil
 }
 

@@ -67,6 +67,11 @@ Upstream: an in-process fake docmost server (tool update_page; with
 --upstream URL names one, e.g. go-sdk's conformance everything-server with
 --tool test_simple_text.
 
+A flag the run would ignore in the company of another is refused, naming
+both: --sdk-path or --mcplocal with --no-mcplocal, --quiet-upstream with
+--upstream, --curve-* without --curve, and --json, --sessions, --rounds or
+--idle with --curve.
+
 Flags:
 `
 
@@ -111,6 +116,21 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fs.Usage()
 		return fmt.Errorf("bench: unexpected argument %q", fs.Arg(0))
 	}
+	curveOnly := "it shapes the curve, and only --curve draws one"
+	notCurve := "--curve measures its own steps and writes PREFIX.svg and PREFIX.json, not the side-by-side table"
+	if err := checkFlags("bench", fs,
+		excludes("no-mcplocal", "sdk-path", "the go-sdk path target is a second mcplocal"),
+		excludes("no-mcplocal", "mcplocal", "--mcplocal names the binary of the mcplocal target"),
+		excludes("upstream", "quiet-upstream", "--quiet-upstream shapes the in-process fake, which --upstream replaces"),
+		needs("upstream", "tool", "an upstream of yours has no default tool to call"),
+		needs("curve-active", "curve", curveOnly), needs("curve-idle", "curve", curveOnly),
+		needs("curve-idle-active", "curve", curveOnly), needs("curve-stream", "curve", curveOnly),
+		needs("curve-out", "curve", curveOnly), needs("curve-timeout", "curve", curveOnly),
+		excludes("curve", "json", notCurve), excludes("curve", "sessions", notCurve),
+		excludes("curve", "rounds", notCurve), excludes("curve", "idle", notCurve),
+	); err != nil {
+		return err
+	}
 	levels, err := counts("--sessions", *sessions, 1)
 	if err != nil {
 		return err
@@ -151,9 +171,6 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			*argsJSON = `{"page_id":"p1","content":"bench"}`
 		}
 		fmt.Fprintf(stderr, "bench: upstream: the fake docmost in process at %s\n", url)
-	}
-	if *tool == "" {
-		return fmt.Errorf("bench: --tool is required with --upstream")
 	}
 	if *argsJSON == "" {
 		*argsJSON = "{}"

@@ -90,6 +90,9 @@ func runCanary(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		fs.Usage()
 		return fmt.Errorf("canary: unexpected argument %q", fs.Arg(0))
 	}
+	if err := checkFlags("canary", fs); err != nil {
+		return err
+	}
 	o := canary.Options{Label: *label, Specs: *specs, Seed: *seed, Tolerance: *tolerance, Timeout: *timeout, Progress: stderr, Allow: map[string]string{},
 		BaselineCache: *baselineCache, RerunBaseline: *rerunBaseline}
 	for _, s := range sdks {

@@ -69,6 +69,9 @@ func fakeUpstream(ctx context.Context, kind string, args []string, stdout, stder
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	if err := checkFlags("fake upstream", fs); err != nil {
+		return err
+	}
 	start := upstream.NewDocmost
 	if kind == "everything" {
 		start = upstream.NewEverything
@@ -90,6 +93,9 @@ func fakeLLM(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	def := fs.String("default", "ok", "behaviour for every model, e.g. ok, hang_before_headers, slow:2s, not_found")
 	oauthGate := fs.Bool("oauth-gate", false, "anthropic: gate subscription OAuth tokens (sk-ant-oat…) as Anthropic does outside Claude Code: 404 on unlisted models, 429 on listed ones")
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if err := checkFlags("fake llm", fs); err != nil {
 		return err
 	}
 	p := fakellm.Provider(*provider)

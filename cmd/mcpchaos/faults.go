@@ -25,6 +25,9 @@ selected scenario with: mcpchaos run --fault NAME[:k=v,k=v] (docs/faults.md).
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	if err := checkFlags("faults", fs); err != nil {
+		return err
+	}
 	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "FAULT\tCLASS\tPARAMETERS (defaults)\tSTRIKES\tREQUIRES\tWHAT IT DOES")
 	for _, k := range harness.Faults() {

@@ -69,6 +69,18 @@ Exit 1 if any mutant survived.
 		fs.Usage()
 		return fmt.Errorf("mutants --generic: unexpected argument %q", fs.Arg(0))
 	}
+	listsOnly := "it lists the mutants, runs nothing"
+	schemata := "it judges each mutant in a copy of its own, not through schemata"
+	if err := checkFlags("mutants --generic", fs,
+		needs("parallel", "per-mutant-copy", "only copies of the module work at once; schemata judge in one"),
+		excludes("per-mutant-copy", "test-packages", schemata),
+		excludes("list", "parallel", listsOnly), excludes("list", "timeout", listsOnly),
+		excludes("list", "limit", listsOnly), excludes("list", "at", listsOnly),
+		excludes("list", "package-tests-only", listsOnly), excludes("list", "per-mutant-copy", listsOnly),
+		excludes("list", "results", listsOnly), excludes("list", "test-packages", listsOnly),
+	); err != nil {
+		return err
+	}
 	dirs := splitList(*pkgs)
 	if len(dirs) == 0 {
 		fs.Usage()

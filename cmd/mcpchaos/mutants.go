@@ -40,7 +40,8 @@ func runMutants(ctx context.Context, args []string, stdout, stderr io.Writer) er
 
 Applies each known regression (scenarios/mutants/patches) to a copy of the
 module and runs the check of the suite that must kill it. Prints one row per
-mutant; exit 1 if any survived or could not be judged.
+mutant; exit 1 if any survived or could not be judged. --touching and
+--list run nothing: the flags that shape a run are refused beside them.
 `)
 		fs.PrintDefaults()
 	}
@@ -50,6 +51,17 @@ mutant; exit 1 if any survived or could not be judged.
 	if fs.NArg() > 0 {
 		fs.Usage()
 		return fmt.Errorf("mutants: unexpected argument %q", fs.Arg(0))
+	}
+	runsNothing := "it only prints the checks of those packages' mutants, runs nothing"
+	listsOnly := "it lists the mutants, runs nothing"
+	if err := checkFlags("mutants", fs,
+		excludes("touching", "only", runsNothing), excludes("touching", "list", runsNothing),
+		excludes("touching", "control", runsNothing), excludes("touching", "logs", runsNothing),
+		excludes("touching", "parallel", runsNothing), excludes("touching", "timeout", runsNothing),
+		excludes("list", "control", listsOnly), excludes("list", "logs", listsOnly),
+		excludes("list", "parallel", listsOnly), excludes("list", "timeout", listsOnly),
+	); err != nil {
+		return err
 	}
 	if *touching != "" {
 		// One line per go test check package ("test PKG RUN"), then the

@@ -64,9 +64,8 @@ scenarios/catalogue/kept/, it runs with the catalogue (label replay).
 	if *expect != "" && *expect != string(replay.Same) && *expect != string(replay.Fixed) {
 		return fmt.Errorf("--expect %q: want same or fixed", *expect)
 	}
-	if *name != "" && *asScenario == "" {
-		fmt.Fprintln(stderr, "mcpchaos replay: --name names a kept scenario: give --as-scenario too")
-		return exitError(2)
+	if err := checkFlags("replay", fs, needs("name", "as-scenario", "it names the kept scenario --as-scenario writes")); err != nil {
+		return err
 	}
 	data, err := os.ReadFile(pos[0])
 	if err != nil {

@@ -66,6 +66,9 @@ that id with a JSON-RPC message carrying its id (JSON or SSE alike).
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
+	if err := checkFlags("repro", fs); err != nil {
+		return err
+	}
 	if *factor < 1 {
 		return fmt.Errorf("--compress %d: want a whole number >= 1", *factor)
 	}

@@ -30,6 +30,9 @@ func runCatalogue(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	if err := checkFlags("run", fs); err != nil {
+		return err
+	}
 	var focusRE *regexp.Regexp
 	if *focus != "" {
 		var err error

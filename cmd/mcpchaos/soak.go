@@ -56,6 +56,9 @@ func runSoak(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		fs.Usage()
 		return fmt.Errorf("soak: unexpected argument %q", fs.Arg(0))
 	}
+	if err := checkFlags("soak", fs); err != nil {
+		return err
+	}
 	newTarget, err := parseTarget(*target, stderr)
 	if err != nil {
 		return err

@@ -75,7 +75,7 @@ func runChat(args []string, stdout io.Writer, getenv func(string) string) error 
 	c.authorize(req)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return fmt.Errorf("cannot reach the proxy: %v", err)
+		return c.unanswered(req, err)
 	}
 	defer resp.Body.Close()
 	var res chatResult

@@ -109,10 +109,7 @@ func (c *conn) get(ctx context.Context, endpoint string) (*http.Response, []byte
 	c.authorize(req)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		if errors.Is(err, context.DeadlineExceeded) {
-			return nil, nil, fmt.Errorf("GET %s: no answer within %v (raise --timeout?)", endpoint, c.timeout)
-		}
-		return nil, nil, fmt.Errorf("cannot reach the proxy: %v", err)
+		return nil, nil, c.unanswered(req, err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
@@ -123,4 +120,14 @@ func (c *conn) get(ctx context.Context, endpoint string) (*http.Response, []byte
 		return nil, nil, fmt.Errorf("GET %s: reading the answer: %v", endpoint, err)
 	}
 	return resp, body, nil
+}
+
+// unanswered words the error of a request to the proxy that got no answer:
+// one slower than --timeout says so, naming the flag; otherwise the proxy
+// could not be reached.
+func (c *conn) unanswered(req *http.Request, err error) error {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("%s %s: no answer within %v (raise --timeout?)", req.Method, req.URL, c.timeout)
+	}
+	return fmt.Errorf("cannot reach the proxy: %v", err)
 }

@@ -196,10 +196,16 @@ func help(args []string, stdout io.Writer) error {
 	return nil
 }
 
+// flagSetParsed sees every command's flag set as it is parsed: what flags
+// a command takes is read from it, so a new flag cannot escape the tests
+// that hold every combination of a command's flags.
+var flagSetParsed = func(*flag.FlagSet) {}
+
 // parseInterleaved parses fs over args allowing flags before and after the
 // positional arguments (flag stops at the first positional), and returns the
 // positionals. Everything after "--" is positional.
 func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	flagSetParsed(fs)
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {

@@ -64,7 +64,7 @@ func runPause(cmd string, args []string, stdout io.Writer, getenv func(string) s
 	c.authorize(req)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return fmt.Errorf("cannot reach the proxy: %v", err)
+		return c.unanswered(req, err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))

@@ -27,7 +27,7 @@ const serversUsage = `mcpctl create server NAME [--project P] [--server-url U]
         [--health-check-interval S] [--health-check-timeout S]
         [--health-check-failure-threshold N] [--header NAME=env:VAR]...
         [--force] [--wait D]
-mcpctl get servers [--project P] [-o table|yaml|json]
+mcpctl get servers [--project P] [-o|--output table|yaml|json]
 mcpctl delete server NAME [--project P]
 mcpctl apply -f FILE        (FILE "-" reads standard input)
 
@@ -44,8 +44,10 @@ be left out when the proxy has one project). With --force an existing server
 is replaced; flags left out keep its URL and, when no --health-check-* flag
 is given, its healthCheck. --health-check-tool makes the probe a readiness
 probe (tools/call on that tool, which must round-trip to the server's own
-upstream); omit it to keep a liveness probe (tools/list) while still tuning
-the timings. A tool the server does not expose is refused at create time.
+upstream), and --health-check-arguments JSON gives that call's arguments
+(refused without the tool); omit the tool to keep a liveness probe
+(tools/list) while still tuning the timings. A tool the server does not
+expose is refused at create time.
 Intervals and timeouts are in seconds.
 
 --header NAME=env:VAR (repeatable) sends header NAME with every request to
@@ -126,7 +128,7 @@ func (a *adminClient) doCtx(parent context.Context, method, path string, body an
 	a.authorize(req)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return 0, fmt.Errorf("cannot reach the proxy: %v", err)
+		return 0, a.unanswered(req, err)
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
@@ -218,6 +220,9 @@ func runCreate(args []string, stdout io.Writer, getenv func(string) string) erro
 	}
 	if len(pos) != 1 || strings.ContainsAny(pos[0], "/?#") {
 		return usagef("create", "create server: want exactly one server NAME, got %q", strings.Join(pos, " "))
+	}
+	if *argsJSON != "" && *tool == "" {
+		return usagef("create", "create server: --health-check-arguments applies only with --health-check-tool (the readiness probe's tools/call; a liveness probe sends none)")
 	}
 	healthSet := false
 	fs.Visit(func(f *flag.Flag) {
@@ -373,12 +378,23 @@ func runGetServers(args []string, stdout io.Writer, getenv func(string) string) 
 	a := &adminClient{conn{getenv: getenv}}
 	a.flags(fs)
 	project := fs.String("project", "", "only this project's servers")
-	var output string
-	fs.StringVar(&output, "o", "table", "output: table, yaml or json")
-	fs.StringVar(&output, "output", "table", "output: table, yaml or json")
+	short := fs.String("o", "table", "output: table, yaml or json")
+	long := fs.String("output", "table", "output: table, yaml or json (as -o)")
 	pos, helped, err := parseServerFlags("get", a, fs, args, stdout)
 	if helped || err != nil {
 		return err
+	}
+	var setShort, setLong bool
+	fs.Visit(func(f *flag.Flag) {
+		setShort = setShort || f.Name == "o"
+		setLong = setLong || f.Name == "output"
+	})
+	output := *short
+	if setLong {
+		output = *long
+	}
+	if setShort && setLong && *short != *long {
+		return usagef("get", "get servers: -o %q and --output %q: give one", *short, *long)
 	}
 	if len(pos) > 0 {
 		return usagef("get", "get servers: unexpected arguments: %s", strings.Join(pos, " "))

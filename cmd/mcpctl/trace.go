@@ -55,6 +55,9 @@ func runTrace(args []string, stdout io.Writer, getenv func(string) string) error
 	if err != nil {
 		return usagef("trace", "trace: %v", err)
 	}
+	if *asJSON && *bundleFile != "" {
+		return usagef("trace", "trace: --json and --bundle: give one (--json prints the rows, --bundle writes them to FILE for 'mcpchaos replay')")
+	}
 	if *private && *bundleFile == "" {
 		return usagef("trace", "trace: --private only applies with --bundle FILE")
 	}

@@ -79,7 +79,7 @@ func (p *Postgres) createSchema(ctx context.Context) error {
 	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(`+strconv.Itoa(schemaLockKey)+`)`); err != nil {
 		return err
 	}
-	for _, stmt := range append(postgresSchema, postgresSessionSchema...) {
+	for _, stmt := range append(append(postgresSchema, postgresSessionSchema...), postgresSharedSchema...) {
 		if _, err := tx.Exec(ctx, stmt); err != nil {
 			return err
 		}

@@ -29,7 +29,8 @@ func String(s string, max int) string {
 }
 
 // Handler wraps h so that the message and every string value of every line
-// (errors and Stringers included, groups walked) is cut to max bytes.
+// (errors, Stringers and bytes included, groups walked) is cut to max bytes;
+// a value of any other type whose printed form is longer is cut as that form.
 func Handler(h slog.Handler, max int) slog.Handler { return handler{h: h, max: max} }
 
 type handler struct {
@@ -81,6 +82,11 @@ func (b handler) attr(a slog.Attr) slog.Attr {
 		}
 		if bs, ok := v.Any().([]byte); ok {
 			return slog.String(a.Key, String(string(bs), b.max))
+		}
+		// Any other value (a struct, a slice, a map) is kept as it is while
+		// its printed form fits, else cut as that printed form.
+		if s := fmt.Sprint(v.Any()); b.max > 0 && len(s) > b.max {
+			return slog.String(a.Key, String(s, b.max))
 		}
 	}
 	return slog.Attr{Key: a.Key, Value: v}

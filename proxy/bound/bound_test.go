@@ -38,3 +38,47 @@ func TestHandlerCutsEveryStringOfALine(t *testing.T) {
 		t.Fatalf("%d markers in %q, want 5 (message, pre, tool, err, g.method)", n, out)
 	}
 }
+
+type longStringer struct{ s string }
+
+func (l longStringer) String() string { return l.s }
+
+type payload struct{ Body string }
+
+// TestHandlerCutsEveryKindOfValue: each kind of value a log line may carry
+// is cut on its own, whatever the handler beneath (text or JSON): a string,
+// an error, a Stringer, bytes, a value of any other type (a struct, a
+// slice), inside a group and in attributes given to With.
+func TestHandlerCutsEveryKindOfValue(t *testing.T) {
+	huge := strings.Repeat("x", 1<<16)
+	for _, c := range []struct {
+		kind string
+		attr slog.Attr
+	}{
+		{"string", slog.String("v", huge)},
+		{"error", slog.Any("v", errors.New(huge))},
+		{"Stringer", slog.Any("v", longStringer{huge})},
+		{"bytes", slog.Any("v", []byte(huge))},
+		{"struct", slog.Any("v", payload{Body: huge})},
+		{"slice", slog.Any("v", []string{huge, huge})},
+		{"group", slog.Group("g", slog.Any("v", []byte(huge)))},
+	} {
+		for name, newHandler := range map[string]func(*bytes.Buffer) slog.Handler{
+			"text": func(b *bytes.Buffer) slog.Handler { return slog.NewTextHandler(b, nil) },
+			"json": func(b *bytes.Buffer) slog.Handler { return slog.NewJSONHandler(b, nil) },
+		} {
+			for _, with := range []bool{false, true} {
+				var buf bytes.Buffer
+				log := slog.New(Handler(newHandler(&buf), 256))
+				if with {
+					log.With(c.attr).Info("m")
+				} else {
+					log.Info("m", c.attr)
+				}
+				if out := buf.String(); len(out) > 1024 {
+					t.Errorf("%s value, %s handler, with=%v: a line of %d bytes, want the value cut to 256", c.kind, name, with, len(out))
+				}
+			}
+		}
+	}
+}

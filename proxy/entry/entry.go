@@ -576,6 +576,34 @@ func (h *Handler) ExpireIdle(ctx context.Context) int {
 	return n
 }
 
+// CloseLive closes the live session id of project because its client
+// closed it through another replica (whose tombstone this replica read from
+// the shared store): its SDK session ends and what it held upstream is
+// released. It reports whether the session was live here.
+func (h *Handler) CloseLive(ctx context.Context, project, id string) bool {
+	pr, ok := h.o.Projects[project]
+	if !ok {
+		return false
+	}
+	info, live := pr.Sessions.Get(id)
+	if !live {
+		return false
+	}
+	sdk := h.sdk[project]
+	if req, err := http.NewRequestWithContext(ctx, http.MethodDelete, "/projects/"+project+"/mcp", http.NoBody); err == nil {
+		req.Header.Set(sessionHeader, id)
+		if info.User != "" {
+			sdk = h.sdkUser[project]
+			req.Header.Set("Authorization", "Bearer "+h.tokens[info.User])
+		}
+		sdk.ServeHTTP(&recorder{h: http.Header{}}, req)
+	}
+	pr.Sessions.Forget(id)
+	pr.P.Release(id)
+	h.o.Logger.Info("session closed through another replica", "project", project, "session", id, "user", info.User)
+	return true
+}
+
 func (h *Handler) authenticate(r *http.Request) (string, bool) {
 	return Authenticate(r, h.o.Users)
 }

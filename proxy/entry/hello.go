@@ -2,6 +2,7 @@ package entry
 
 import (
 	"encoding/json"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -62,11 +63,18 @@ func clientHello(body []byte) string {
 	return string(b)
 }
 
+// cut keeps at most MaxClientInfoBytes of s, ending on a whole character: a
+// split one would come back from the record as a replacement character, past
+// the bound.
 func cut(s string) string {
-	if len(s) > MaxClientInfoBytes {
-		return s[:MaxClientInfoBytes]
+	if len(s) <= MaxClientInfoBytes {
+		return s
 	}
-	return s
+	n := MaxClientInfoBytes
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 // replayedInitialize is the initialize request a recreated session's

@@ -84,3 +84,47 @@ func TestClientHelloOffersOnlyWhatTheClientOffered(t *testing.T) {
 		})
 	}
 }
+
+// TestEveryClientInfoFieldIsCut: each field of clientInfo the record keeps
+// (name, title, version) is cut at MaxClientInfoBytes on its own, the others
+// kept as sent, whatever their characters: a cut never splits a character
+// (the record stays valid UTF-8 and within the bound).
+func TestEveryClientInfoFieldIsCut(t *testing.T) {
+	fields := []string{"name", "title", "version"}
+	for _, long := range fields {
+		for _, unit := range []string{"x", "é", "€", "😀"} {
+			info := map[string]string{}
+			for _, f := range fields {
+				info[f] = f + "-as-sent"
+			}
+			info[long] = strings.Repeat(unit, 2*MaxClientInfoBytes)
+			ci, _ := json.Marshal(info)
+			got := clientHello([]byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":` + string(ci) + `}}`))
+			var h struct {
+				ClientInfo map[string]string `json:"clientInfo"`
+			}
+			if err := json.Unmarshal([]byte(got), &h); err != nil {
+				t.Fatalf("%s of %q: record %q: %v", long, unit, got, err)
+			}
+			for _, f := range fields {
+				v := h.ClientInfo[f]
+				if f != long {
+					if v != f+"-as-sent" {
+						t.Errorf("a long %s changed %s to %q", long, f, v)
+					}
+					continue
+				}
+				if len(v) > MaxClientInfoBytes || len(v) <= MaxClientInfoBytes-len(unit) || strings.Trim(v, unit) != "" {
+					t.Errorf("clientInfo.%s of %q kept as %d bytes %q, want whole characters and at most %d bytes", f, unit, len(v), excerpt(v), MaxClientInfoBytes)
+				}
+			}
+		}
+	}
+}
+
+func excerpt(s string) string {
+	if len(s) > 24 {
+		return s[:12] + "…" + s[len(s)-12:]
+	}
+	return s
+}

@@ -48,23 +48,34 @@ func (h *Handler) admit(w http.ResponseWriter, rd rpcread.Reading, version strin
 	return true
 }
 
-// badName says what is wrong with the name a tools/call or prompts/get
-// names ("" if nothing): the MCP spec (2025-11-25) holds a tool's name to
-// 1-128 characters of A-Z a-z 0-9 _ - . (MCPCTL_MAX_NAME_BYTES), and a
-// prompt's name is held to the same length.
+// badName says what is wrong with the name a tools/call, a prompts/get or
+// a completion/complete of a prompt's argument names ("" if nothing): the
+// MCP spec (2025-11-25) holds a tool's name to 1-128 characters of A-Z a-z
+// 0-9 _ - . (MCPCTL_MAX_NAME_BYTES), and a prompt's name is held to the same
+// length wherever a request names one.
 func (h *Handler) badName(m rpcread.Message) string {
-	if !m.Request || (m.Method != "tools/call" && m.Method != "prompts/get") {
+	if !m.Request || (m.Method != "tools/call" && m.Method != "prompts/get" && m.Method != "completion/complete") {
 		return ""
 	}
 	var p struct {
 		Name string `json:"name"`
+		Ref  struct {
+			Type string `json:"type"`
+			Name string `json:"name"`
+		} `json:"ref"`
 	}
 	if rpcread.Decode(m.Params, &p) != nil {
 		return "" // the SDK answers malformed params itself
 	}
 	what := "tool"
-	if m.Method == "prompts/get" {
+	switch m.Method {
+	case "prompts/get":
 		what = "prompt"
+	case "completion/complete":
+		if p.Ref.Type != "ref/prompt" {
+			return "" // a resource template is named by its URI
+		}
+		what, p.Name = "prompt", p.Ref.Name
 	}
 	if int64(len(p.Name)) > h.o.MaxNameBytes {
 		return fmt.Sprintf("the %s name is %d bytes, longer than %d (knob MCPCTL_MAX_NAME_BYTES)", what, len(p.Name), h.o.MaxNameBytes)

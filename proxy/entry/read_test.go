@@ -1,6 +1,7 @@
 package entry
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -120,4 +121,28 @@ func excerptOf(s string) string {
 		return s[:200] + "…"
 	}
 	return s
+}
+
+// TestEveryNameARequestCarriesIsHeld: each place a request names a tool or a
+// prompt (tools/call's name, prompts/get's name, and completion/complete's
+// ref/prompt name) is held to MCPCTL_MAX_NAME_BYTES on its own: one byte
+// over is a JSON-RPC error naming the knob, the limit itself is served.
+func TestEveryNameARequestCarriesIsHeld(t *testing.T) {
+	in := start(t, audit.NewMemory(), Options{}, session.Limits{})
+	id := initAs(t, in.srv, "alice-token")
+	for _, c := range []struct{ where, params string }{
+		{"tools/call", `{"name":"%s","arguments":{}}`},
+		{"prompts/get", `{"name":"%s","arguments":{}}`},
+		{"completion/complete", `{"ref":{"type":"ref/prompt","name":"%s"},"argument":{"name":"a","value":"b"}}`},
+	} {
+		for _, n := range []int{129, 128} {
+			name := strings.Repeat("n", n)
+			a := send(t, in.srv, "POST", onSession("alice-token", id),
+				`{"jsonrpc":"2.0","id":3,"method":"`+c.where+`","params":`+fmt.Sprintf(c.params, name)+`}`)
+			refused := a.status == 400 && a.code == CodeInvalidParams && strings.Contains(a.msg, "MCPCTL_MAX_NAME_BYTES")
+			if refused != (n > 128) {
+				t.Errorf("%s naming %d bytes: %d %s, refused %v, want refused %v", c.where, n, a.status, excerptOf(a.body), refused, n > 128)
+			}
+		}
+	}
 }

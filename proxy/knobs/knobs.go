@@ -86,6 +86,10 @@ type Values struct {
 	// it is neither the write timeout nor the query timeout (10 s).
 	ReadyTimeout time.Duration
 	PauseMaxWait time.Duration
+	// SharedPoll is how often a replica reads the state replicas share
+	// through a PostgreSQL store (pause, servers, tombstones): a change made
+	// through one replica holds on every other within it (plus one read).
+	SharedPoll time.Duration
 
 	// MaxBodyBytes bounds one request body a client sends.
 	MaxBodyBytes int64
@@ -167,6 +171,8 @@ var Table = []Knob{
 		func(v *Values) *time.Duration { return &v.ReadyTimeout }),
 	dur("MCPCTL_PAUSE_MAX_WAIT_MS", 60*time.Second, "one request waiting on a paused project (mcpctl pause), outside its deadline",
 		func(v *Values) *time.Duration { return &v.PauseMaxWait }),
+	dur("MCPCTL_SHARED_POLL_MS", 1*time.Second, "replicas sharing one PostgreSQL store: how often each reads the others' changes (pause, servers managed by mcpctl, closed sessions); a change through one replica holds on all within it plus one read",
+		func(v *Values) *time.Duration { return &v.SharedPoll }),
 	num("MCPCTL_MAX_BODY_BYTES", Bytes, 8<<20, "one request body a client sends (larger: 413 with a JSON-RPC error)",
 		func(v *Values) *int64 { return &v.MaxBodyBytes }),
 	num("MCPCTL_PAUSE_QUEUE_MAX", Count, 1024, "requests waiting at once on one paused project (more: answered at once, not queued)",

@@ -137,6 +137,18 @@ var wireFaults = []wireFault{
 		w.Header().Set("Content-Type", "text/html")
 		io.WriteString(w, "<html><body>Welcome to the gateway</body></html>")
 	}, `sending \"tools/call\": rejected by transport: Post \"http://UPSTREAM/mcp?REDACTED\": upstream answered 200 text/html`, false},
+	{"200 with a plain body and a Content-Length", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		w.Header().Set("Content-Length", "17")
+		io.WriteString(w, "maintenance mode\n")
+	}, `sending \"tools/call\": rejected by transport: Post \"http://UPSTREAM/mcp?REDACTED\": upstream answered 200 text/plain`, false},
+	{"200 with an HTML page chunked (no Content-Length)", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		w.WriteHeader(http.StatusOK)
+		io.WriteString(w, "<html><body>Welcome")
+		w.(http.Flusher).Flush()
+		io.WriteString(w, " to the gateway</body></html>")
+	}, `sending \"tools/call\": rejected by transport: Post \"http://UPSTREAM/mcp?REDACTED\": upstream answered 200 text/html`, false},
 	{"404: the upstream forgot the session", func(w http.ResponseWriter, _ *http.Request) {
 		http.Error(w, "session not found", http.StatusNotFound)
 	}, `"text":"echo broken`, false},
