@@ -26,7 +26,7 @@ func runCatalogue(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	seed := fs.Uint64("seed", 0, "order scenarios by this seed (0: a random seed, printed)")
 	target := fs.String("target", "inprocess", "where the proxy under test runs: inprocess, binary:PATH (a built mcplocal), container:IMAGE, foreign:SPEC.yaml (docs/targets.md), cluster[:N[:PATH]] (N mcplocal replicas on one Postgres behind HAProxy, docs/deploy.md), or url:ENDPOINT (a running proxy's MCP endpoint: read-only scenarios only)")
 	reportDir := fs.String("report", "", "write DIR/junit.xml and DIR/report.html (waterfalls) after the run")
-	jsonPath := fs.String("json", "", "write every result, audit rows included, as JSON to FILE (what mcpchaos canary compares)")
+	jsonPath := fs.String("json", "", "write every result, evidence spans included, as JSON to FILE (what mcpchaos canary compares)")
 	focus := fs.String("focus", "", "run only scenarios whose name (with --fault: either its own or the one it runs under) matches this `regexp`, as ginkgo --focus")
 	faultSpec := fs.String("fault", "", "inject this fault, `NAME[:k=v,k=v]`, into every selected scenario instead of its own (mcpchaos faults lists them); a scenario whose world or target lacks what it requires is not applicable")
 	if err := fs.Parse(args); err != nil {

@@ -6,8 +6,8 @@ import (
 
 	fakellm "github.com/mcpchaos/mcpchaos/fakes/llm"
 	"github.com/mcpchaos/mcpchaos/proxy/knobs"
-	"github.com/mcpchaos/mcpchaos/proxy/trace"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
+	"github.com/mcpchaos/mcpchaos/smoke"
 )
 
 // All returns the catalogue, in a stable order.
@@ -182,7 +182,7 @@ func isErrorPassedThrough(o Observation) error {
 		return broke(PromisePassThrough, "the upstream's isError result arrived as a JSON-RPC error: %s", rpcText(o.Err))
 	case !o.IsError:
 		return broke(PromisePassThrough, "the upstream's isError result arrived as a success")
-	case !trace.Valid(o.Trace):
+	case !smoke.ValidTraceCode(o.Trace):
 		return noTraceCode(o.Trace)
 	}
 	return nil

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcpchaos/mcpchaos/proxy/knobs"
+	"github.com/mcpchaos/mcpchaos/scenarios/evidence/mcplocal"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
 )
 
@@ -329,7 +330,7 @@ var LongNames = Operation{Name: "MCPCTL_MAX_NAME_BYTES and MCPCTL_MAX_STORED_STR
 		}
 	}
 	whole := []string{long[:4096], method[:4096], longID[:4096]}
-	if rows, err := env.AuditSession(ctx, id); err != nil {
+	if rows, err := mcplocal.AuditSession(ctx, env, id); err != nil {
 		o.Broken = append(o.Broken, "audit: "+err.Error())
 	} else {
 		for _, r := range rows {

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	fakellm "github.com/mcpchaos/mcpchaos/fakes/llm"
-	"github.com/mcpchaos/mcpchaos/proxy/audit"
 	"github.com/mcpchaos/mcpchaos/proxy/knobs"
+	"github.com/mcpchaos/mcpchaos/scenarios/evidence/mcplocal"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
 )
 
@@ -129,17 +129,17 @@ var KeysEchoedBack = Operation{Name: "an LLM provider's 401 echoing the key it w
 			continue
 		}
 		o.Trace = code
-		rows, err := env.Audit(ctx, code)
+		rows, err := evidenceOf(env).Spans(ctx, code)
 		if err != nil {
 			o.Broken = append(o.Broken, "audit: "+err.Error())
 			continue
 		}
 		attempts := 0
 		for _, r := range rows {
-			if r.Kind == audit.KindLLMAttempt {
+			if r.Kind == mcplocal.KindLLMAttempt {
 				attempts++
 			}
-			leaks(fmt.Sprintf("the %s audit row (%s)", r.Kind, r.Server), r.Detail+" "+r.DegradedReason)
+			leaks(fmt.Sprintf("the %s audit row (%s)", r.Kind, r.Attrs[mcplocal.AttrServer]), r.Detail+" "+r.Reason)
 		}
 		if attempts < 2 {
 			o.Broken = append(o.Broken, fmt.Sprintf("%d llm_attempt rows for a turn both providers refused, want 2", attempts))
