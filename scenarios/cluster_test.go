@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcpchaos/mcpchaos/fakes/upstream"
 	"github.com/mcpchaos/mcpchaos/proxy/knobs"
+	"github.com/mcpchaos/mcpchaos/scenarios/evidence/mcplocal"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
 	"github.com/mcpchaos/mcpchaos/scenarios/load"
 	"github.com/mcpchaos/mcpchaos/scenarios/soak"
@@ -173,7 +174,7 @@ var _ = Describe("A cluster of mcplocal replicas behind HAProxy", Label("cluster
 			again, err := s.CallTool(ctx, search, query)
 			Expect(err).NotTo(HaveOccurred())
 			Expect(noticeCount(again)).To(BeZero(), "one notice, not one per call: %s", again.Text)
-			rows, err := env.Audit(ctx, r.Trace)
+			rows, err := mcplocal.Audit(ctx, env, r.Trace)
 			Expect(err).NotTo(HaveOccurred())
 			Expect(rows).NotTo(BeEmpty())
 			for _, row := range rows {
@@ -223,7 +224,7 @@ var _ = Describe("A cluster of mcplocal replicas behind HAProxy", Label("cluster
 		Expect(traces).To(HaveLen(len(sessions) * perSession))
 		for _, code := range traces {
 			Expect(code).NotTo(BeEmpty())
-			Eventually(func() (int, error) { rows, err := env.Audit(ctx, code); return len(rows), err }).
+			Eventually(func() (int, error) { rows, err := mcplocal.Audit(ctx, env, code); return len(rows), err }).
 				WithTimeout(10*time.Second).Should(BeNumerically(">", 0), "the audit rows of %s", code)
 		}
 	}, SpecTimeout(3*time.Minute))
