@@ -23,9 +23,17 @@ lint:
 unit:
 	$(GO) test -race -count=1 $(UNIT_PKGS)
 
+# SUITE_PROCS Ginkgo processes share each suite's specs: the specs mostly
+# wait (a fault's latency, a budget running out, a proxy's restart), so two
+# processes on 2 cores finish the scenarios suite in about half the time.
+# Serial specs (the load and soak bounds) still run alone, after the rest;
+# an Ordered container (a foreign proxy's catalogue run) stays on one
+# process. The suites build everything once, in SynchronizedBeforeSuite.
+SUITE_PROCS ?= 2
+
 suites:
 	@mkdir -p $(REPORTS)
-	$(GINKGO) run --race --randomize-all --fail-on-pending --fail-on-empty \
+	$(GINKGO) run --race --randomize-all --fail-on-pending --fail-on-empty --procs=$(SUITE_PROCS) \
 		--junit-report=junit.xml --output-dir=$(REPORTS) $(SUITE_PKGS)
 
 # make test sets up what it needs first (make deps; a Docker daemon for the

@@ -74,6 +74,7 @@ type Proxy struct {
 	cfg      *config.Config
 	knobs    knobs.Values
 	logger   *slog.Logger
+	readyLog everySecond // /readyz's lines about a failing store
 	store    audit.Store
 	rec      *audit.Recorder
 	sessions *session.Registry
@@ -482,7 +483,17 @@ func (p *Proxy) serveReady(w http.ResponseWriter, r *http.Request) {
 	_, err := p.store.Query(sctx, audit.Filter{Trace: "READYZ00", Limit: 1})
 	cancel()
 	if err != nil {
-		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"status": "not ready", "auditStore": redact.Text(err.Error())})
+		// /readyz is open to anyone who reaches the proxy: it says the store
+		// fails, never the store's own words (a database's error names its
+		// host and user); the log has them, one line a second at most.
+		what := "failing (the proxy's log says why)"
+		if errors.Is(err, context.DeadlineExceeded) {
+			what = fmt.Sprintf("not answering within %v (MCPCTL_READY_TIMEOUT_MS)", p.knobs.ReadyTimeout)
+		}
+		if p.readyLog.allow() {
+			p.logger.Warn("not ready: the audit store fails", "err", redact.Text(err.Error()))
+		}
+		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"status": "not ready", "auditStore": what})
 		return
 	}
 	if bad := prober.NotReady(); len(bad) > 0 {

@@ -10,6 +10,7 @@ import (
 
 	fakellm "github.com/mcpchaos/mcpchaos/fakes/llm"
 	"github.com/mcpchaos/mcpchaos/proxy/audit"
+	"github.com/mcpchaos/mcpchaos/scenarios/evidence/mcplocal"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
 )
 
@@ -60,7 +61,7 @@ var _ = Describe("Chat fails over and says who answered", Label("chat"), func() 
 		Expect(out).To(ContainSubstring("quota exceeded"))
 		code := out[strings.LastIndex(out, "[trace ")+7:]
 		code = code[:8]
-		rows, err := env.Audit(ctx, code)
+		rows, err := mcplocal.Audit(ctx, env, code)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(rows).To(ContainElement(And(HaveField("Kind", audit.KindChatTurn), HaveField("Status", audit.StatusError))))
 		Expect(rows).To(ContainElement(And(HaveField("Kind", audit.KindLLMAttempt), HaveField("Server", "vllm-current"))))

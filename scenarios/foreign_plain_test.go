@@ -22,8 +22,9 @@ import (
 	scenreport "github.com/mcpchaos/mcpchaos/scenarios/report"
 )
 
-// asMcpchaosEnv makes this test binary act as `mcpchaos fake proxy ...`, so
-// the worked example of docs/targets.md runs without building mcpchaos.
+// asMcpchaosEnv makes this test binary act as `mcpchaos fake proxy ...`:
+// the fake proxies' stand-in when the run built no plain mcpchaos for them
+// (fakeProxyCommand).
 const asMcpchaosEnv = "MCPCHAOS_TEST_AS_MCPCHAOS"
 
 func init() {
@@ -53,7 +54,7 @@ func init() {
 // plainCatalogueBudget bounds the plain proxy's whole catalogue run.
 const plainCatalogueBudget = 10 * time.Minute
 
-var _ = Describe("A plain foreign proxy", Label("foreign", "tiers"), Ordered, func() {
+var _ = Describe(plainDescribe, Label("foreign", "tiers"), Ordered, func() {
 	var (
 		results []catalogue.Result
 		byName  = map[string]catalogue.Result{}
@@ -66,11 +67,8 @@ var _ = Describe("A plain foreign proxy", Label("foreign", "tiers"), Ordered, fu
 		Expect(m).NotTo(BeNil(), "docs/targets.md has no ```yaml block starting with name: plain")
 		spec, err := harness.ParseForeign(m[1])
 		Expect(err).NotTo(HaveOccurred())
-		Expect(spec.Command[0]).To(Equal("./bin/mcpchaos"), "the example runs ./bin/mcpchaos; this spec stands this test binary in for it")
-		self, err := filepath.Abs(os.Args[0])
-		Expect(err).NotTo(HaveOccurred())
-		spec.Command[0] = self
-		spec.Env = map[string]string{asMcpchaosEnv: "1"}
+		Expect(spec.Command[0]).To(Equal("./bin/mcpchaos"), "the example runs ./bin/mcpchaos; this spec stands the suite's own build in for it")
+		spec.Command[0], spec.Env = fakeProxyCommand()
 		Expect(spec.Ready).To(Equal(harness.ReadyInitialize), "the example has no health path: readiness is an MCP initialize")
 
 		for _, s := range catalogue.All() {
@@ -93,7 +91,7 @@ var _ = Describe("A plain foreign proxy", Label("foreign", "tiers"), Ordered, fu
 	// a spec with its setup nodes), which runs the whole catalogue: about
 	// 110 s on a quiet machine, so the usual 2-minute spec timeout would end
 	// it on a loaded one: this timeout adds the catalogue's own budget.
-	It("runs the generic scenarios, and reports the rest not applicable by name", func(_ SpecContext) {
+	It(plainSpecs[0], func(_ SpecContext) {
 		for _, name := range []string{"none × tools/list", "blackhole × small tools/call", "upstream-restart × tools/call across the fault", "none × DELETE with empty JSON body"} {
 			Expect(byName).To(HaveKey(name))
 			Expect(byName[name].NotApplicable).To(BeEmpty(), name)
@@ -106,14 +104,14 @@ var _ = Describe("A plain foreign proxy", Label("foreign", "tiers"), Ordered, fu
 	// The proxy answers 401 to a request without the spec's X-Api-Key, so
 	// these rows passing also proves the headers reach the readiness probe and
 	// every client of the catalogue.
-	It("passes where the proxy keeps the promise, though it has no trace codes and other tool names", func(_ SpecContext) {
+	It(plainSpecs[1], func(_ SpecContext) {
 		for _, name := range []string{"none × tools/list", "none × small tools/call", "none × paginating tools/call",
 			"latency × small tools/call", "latency × paginating tools/call", "tool-error × paginating tools/call"} {
 			Expect(byName[name].Pass).To(BeTrue(), "%s: %s", name, byName[name].Reason)
 		}
 	}, SpecTimeout(specTimeout))
 
-	It("names the promise each failing row broke, every one, none of them mcplocal's own", func(_ SpecContext) {
+	It(plainSpecs[2], func(_ SpecContext) {
 		failed := 0
 		for _, r := range results {
 			if r.NotApplicable != "" || r.Pass {

@@ -18,6 +18,7 @@ import (
 	"github.com/mcpchaos/mcpchaos/proxy/knobs"
 	"github.com/mcpchaos/mcpchaos/proxy/trace"
 	"github.com/mcpchaos/mcpchaos/scenarios/catalogue"
+	"github.com/mcpchaos/mcpchaos/scenarios/evidence/mcplocal"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
 )
 
@@ -262,7 +263,7 @@ var _ = Describe("The whole MCP surface through the proxy", Label("surface", "fo
 		Expect(err).NotTo(HaveOccurred())
 		code, _ := rr.Meta[trace.MetaKey].(string)
 		Expect(trace.Valid(code)).To(BeTrue(), "resources/read carries its trace code in _meta: %v", rr.Meta)
-		rows, err := env.Audit(ctx, code)
+		rows, err := mcplocal.Audit(ctx, env, code)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(rows).To(ContainElement(And(
 			HaveField("Kind", audit.KindMCPRequest), HaveField("Tool", "resources/read"),

@@ -24,6 +24,7 @@ import (
 	"github.com/mcpchaos/mcpchaos/proxy/knobs"
 	"github.com/mcpchaos/mcpchaos/proxy/stage"
 	"github.com/mcpchaos/mcpchaos/scenarios/catalogue"
+	"github.com/mcpchaos/mcpchaos/scenarios/evidence/mcplocal"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
 )
 
@@ -214,7 +215,7 @@ var _ = Describe("The knob matrix", Label("knobs"), func() {
 		var a answer
 		withinTimed(metered(func() { a = callTool(ctx, cs, "docmost_update_page", map[string]any{"page_id": "p"}) }), bound, "a hanging upstream")
 		Expect(a.IsError).To(BeTrue())
-		rows, err := env.Audit(ctx, a.Code)
+		rows, err := mcplocal.Audit(ctx, env, a.Code)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(rows).To(ContainElement(And(HaveField("Kind", audit.KindUpstreamCall), HaveField("Status", audit.StatusTimeout))))
 	}, SpecTimeout(specTimeout))
@@ -235,7 +236,7 @@ var _ = Describe("The knob matrix", Label("knobs"), func() {
 			// recorded the turn: wait for the row, then judge its duration.
 			var turn audit.Row
 			Eventually(func() bool {
-				rows, err := env.Audit(ctx, string(m[1]))
+				rows, err := mcplocal.Audit(ctx, env, string(m[1]))
 				Expect(err).NotTo(HaveOccurred())
 				var ok bool
 				turn, ok = rowOf(rows, audit.KindChatTurn, "")

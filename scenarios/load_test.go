@@ -13,6 +13,7 @@ import (
 	fakellm "github.com/mcpchaos/mcpchaos/fakes/llm"
 	"github.com/mcpchaos/mcpchaos/proxy/audit"
 	"github.com/mcpchaos/mcpchaos/proxy/config"
+	"github.com/mcpchaos/mcpchaos/scenarios/evidence/mcplocal"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
 	"github.com/mcpchaos/mcpchaos/scenarios/load"
 	"github.com/mcpchaos/mcpchaos/scenarios/soak"
@@ -180,7 +181,7 @@ func rowDurations(ctx context.Context, env *harness.Env, res []load.Result, kind
 	}
 	out := make([]time.Duration, len(res))
 	for i, r := range res {
-		rows, err := env.Audit(ctx, r.Trace)
+		rows, err := mcplocal.Audit(ctx, env, r.Trace)
 		Expect(err).NotTo(HaveOccurred())
 		found := false
 		for _, row := range rows {

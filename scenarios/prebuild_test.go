@@ -17,8 +17,9 @@ import (
 
 // Everything the suite's specs run is built here, before any spec starts:
 // mcplocal and mcpctl, and, when this run selects specs that need them, the
-// container target's images (their static binaries compiled on this host)
-// and the foreign mutant's mcplocal. A spec's timeout then bounds only the
+// container target's images (their static binaries compiled on this host),
+// the foreign mutant's mcplocal and a plain mcpchaos for the fake proxies.
+// A spec's timeout then bounds only the
 // behaviour it checks: a busy machine makes a build slower, never a spec red
 // (TestNothingIsBuiltInsideASpec holds every build call to this node).
 
@@ -41,6 +42,11 @@ type built struct {
 	// Foreign is the foreign mutant's mcplocal; ForeignErr why it could not
 	// be built.
 	Foreign, ForeignErr string
+	// Mcpchaos is a plain (no -race) mcpchaos for the specs that run
+	// `mcpchaos fake proxy` as the proxy under test, built when the run
+	// selects one of them (fakeProxySpecs); empty, they run this test
+	// binary in its place.
+	Mcpchaos string
 }
 
 var (
@@ -87,6 +93,49 @@ func containerSpecs() []specID {
 		}
 	}
 	return ids
+}
+
+// The specs that start `mcpchaos fake proxy` for each catalogue row: the
+// example proxy shapes' catalogue runs (shapes_test.go) and the plain
+// foreign proxy's (foreign_plain_test.go).
+const (
+	shapesDescribe = "Example proxy shapes"
+	shapesRunSpec  = "fails no row: an honest proxy breaks no promise it made"
+	plainDescribe  = "A plain foreign proxy"
+)
+
+// shapeNames are the example proxy shapes whose catalogue runs.
+var shapeNames = []string{"aggregate", "stateless-paths"}
+
+var plainSpecs = []string{
+	"runs the generic scenarios, and reports the rest not applicable by name",
+	"passes where the proxy keeps the promise, though it has no trace codes and other tool names",
+	"names the promise each failing row broke, every one, none of them mcplocal's own",
+}
+
+// fakeProxySpecs are the specs that run a fake proxy per catalogue row: a
+// plain mcpchaos starts in a fraction of the race-built test binary's time.
+func fakeProxySpecs() []specID {
+	var ids []specID
+	for _, n := range shapeNames {
+		ids = append(ids, specID{shapesDescribe + " the " + n + " example proxy " + shapesRunSpec, []string{"foreign", "shapes"}})
+	}
+	for _, t := range plainSpecs {
+		ids = append(ids, specID{plainDescribe + " " + t, []string{"foreign", "tiers"}})
+	}
+	return ids
+}
+
+// fakeProxyCommand is what runs `mcpchaos fake proxy` for those specs, and
+// the environment it needs: the plain mcpchaos built before the suite, or
+// this test binary in its place (asMcpchaosEnv).
+func fakeProxyCommand() (string, map[string]string) {
+	if prebuiltOnce.Mcpchaos != "" {
+		return prebuiltOnce.Mcpchaos, nil
+	}
+	self, err := filepath.Abs(os.Args[0])
+	Expect(err).NotTo(HaveOccurred())
+	return self, map[string]string{asMcpchaosEnv: "1"}
 }
 
 // foreignSpecs are the foreign mutant's specs (foreign_mutant_test.go).
@@ -160,6 +209,11 @@ var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
 		} else {
 			b.Foreign = bin
 		}
+	}
+	if selected(fakeProxySpecs()) {
+		By("building a plain mcpchaos for the fake proxies")
+		b.Mcpchaos, err = harness.BuildCommand(ctx, dir, "mcpchaos")
+		Expect(err).NotTo(HaveOccurred())
 	}
 	if selected(containerSpecs()) {
 		b.ImageTag, b.ImageErr = buildImages(ctx)

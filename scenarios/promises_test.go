@@ -21,6 +21,7 @@ import (
 	"github.com/mcpchaos/mcpchaos/proxy/audit"
 	"github.com/mcpchaos/mcpchaos/proxy/trace"
 	"github.com/mcpchaos/mcpchaos/scenarios/catalogue"
+	"github.com/mcpchaos/mcpchaos/scenarios/evidence/mcplocal"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
 )
 
@@ -175,7 +176,7 @@ var _ = Describe("Trace codes and the audit trail", Label("trace", "audit"), fun
 		Expect(codes[0]).NotTo(Equal(codes[1]))
 		for i, tool := range []string{"update_page", "search"} {
 			Expect(trace.Valid(codes[i])).To(BeTrue())
-			rows, err := env.Audit(ctx, codes[i])
+			rows, err := mcplocal.Audit(ctx, env, codes[i])
 			Expect(err).NotTo(HaveOccurred())
 			Expect(rows).To(ContainElement(And(HaveField("Kind", audit.KindToolCallTrace), HaveField("Tool", "docmost_"+tool))))
 			Expect(rows).To(ContainElement(And(HaveField("Kind", audit.KindUpstreamCall), HaveField("Tool", tool))))
@@ -195,7 +196,7 @@ var _ = Describe("Trace codes and the audit trail", Label("trace", "audit"), fun
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "docmost_search", Arguments: map[string]any{"query": "a"}})
 		Expect(err).NotTo(HaveOccurred())
 		code := res.Meta[trace.MetaKey].(string)
-		rows, err := env.Audit(ctx, code)
+		rows, err := mcplocal.Audit(ctx, env, code)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(rows).To(HaveLen(2))
 		var root, up audit.Row
@@ -239,7 +240,7 @@ var _ = Describe("Trace codes and the audit trail", Label("trace", "audit"), fun
 		DeferCleanup(cs.Close)
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "docmost_search", Arguments: map[string]any{"query": "a"}})
 		Expect(err).NotTo(HaveOccurred())
-		rows, err := env.Audit(ctx, res.Meta[trace.MetaKey].(string))
+		rows, err := mcplocal.Audit(ctx, env, res.Meta[trace.MetaKey].(string))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(rows).To(ContainElement(And(HaveField("Kind", audit.KindUpstreamCall), HaveField("Status", audit.StatusTimeout))))
 		Expect(rows).To(ContainElement(And(HaveField("Kind", audit.KindToolCallTrace), HaveField("Status", "error"))))

@@ -21,6 +21,7 @@ import (
 	"github.com/mcpchaos/mcpchaos/proxy/knobs"
 	"github.com/mcpchaos/mcpchaos/proxy/trace"
 	"github.com/mcpchaos/mcpchaos/scenarios/catalogue"
+	"github.com/mcpchaos/mcpchaos/scenarios/evidence/mcplocal"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
 	"github.com/mcpchaos/mcpchaos/scenarios/load"
 )
@@ -88,7 +89,7 @@ func observeRelay(ctx context.Context, on bool, o harness.EnvOptions, c relayCas
 		var rows []audit.Row
 		Eventually(func(g Gomega) {
 			var err error
-			rows, err = env.Audit(ctx, code)
+			rows, err = mcplocal.Audit(ctx, env, code)
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(rows).To(ContainElement(HaveField("Kind", audit.KindToolCallTrace)))
 			// The upstream_call row of a call answered at its deadline is
@@ -293,7 +294,7 @@ var _ = Describe("The raw tools/call relay", Label("relay"), func() {
 			}).WithTimeout(3*time.Second).Should(BeTrue(), "the upstream's call was cancelled")
 			var row audit.Row
 			Eventually(func(g Gomega) {
-				rows, err := env.AuditSession(ctx, pt.cs.ID())
+				rows, err := mcplocal.AuditSession(ctx, env, pt.cs.ID())
 				g.Expect(err).NotTo(HaveOccurred())
 				found := false
 				for _, r := range rows {
@@ -358,7 +359,7 @@ var _ = Describe("The raw tools/call relay", Label("relay"), func() {
 				return false
 			}).WithTimeout(3*time.Second).Should(BeTrue(), "the upstream's call was cancelled")
 			Eventually(func(g Gomega) {
-				rows, err := env.AuditSession(ctx, s.ID)
+				rows, err := mcplocal.AuditSession(ctx, env, s.ID)
 				g.Expect(err).NotTo(HaveOccurred())
 				out.Row = ""
 				for _, r := range rows {

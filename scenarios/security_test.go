@@ -10,6 +10,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/mcpchaos/mcpchaos/scenarios/catalogue"
+	"github.com/mcpchaos/mcpchaos/scenarios/evidence/mcplocal"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
 )
 
@@ -96,7 +97,7 @@ var _ = Describe("The bearer scheme", Label("security", "bearer"), func() {
 			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "docmost_update_page", Arguments: map[string]any{"page_id": "p1", "content": scheme}})
 			Expect(err).NotTo(HaveOccurred())
 			Expect(res.IsError).To(BeFalse(), "the call with %q", scheme)
-			rows, err := env.AuditSession(ctx, cs.ID())
+			rows, err := mcplocal.AuditSession(ctx, env, cs.ID())
 			Expect(err).NotTo(HaveOccurred())
 			Expect(rows).NotTo(BeEmpty())
 			for _, r := range rows {

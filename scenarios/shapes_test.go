@@ -3,7 +3,6 @@ package scenarios_test
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -23,15 +22,12 @@ import (
 // (fakes/plainproxy in its whole-surface modes) fail none.
 
 // loadShape reads the example spec name; a spec that runs `mcpchaos fake
-// proxy` runs this test binary in its place.
+// proxy` runs the suite's own build of it (fakeProxyCommand).
 func loadShape(name string) *harness.ForeignSpec {
 	spec, err := harness.LoadForeign(filepath.Join("testdata", "shapes", name+".yaml"))
 	Expect(err).NotTo(HaveOccurred())
 	if strings.HasSuffix(spec.Command[0], "/bin/mcpchaos") {
-		self, err := filepath.Abs(os.Args[0])
-		Expect(err).NotTo(HaveOccurred())
-		spec.Command[0] = self
-		spec.Env = map[string]string{asMcpchaosEnv: "1"}
+		spec.Command[0], spec.Env = fakeProxyCommand()
 	}
 	return spec
 }
@@ -47,7 +43,7 @@ func notApplicable(target harness.Target) map[string]string {
 	return out
 }
 
-var _ = Describe("Example proxy shapes", Label("foreign", "shapes"), func() {
+var _ = Describe(shapesDescribe, Label("foreign", "shapes"), func() {
 	It("leave no more of the catalogue not applicable than each shape's ceiling, a third at most on a stateful shape, each N/A saying why of the target", func(_ SpecContext) {
 		total := len(catalogue.All())
 		for _, name := range []string{"mcplocal", "aggregate", "stateless-paths"} {
@@ -98,7 +94,7 @@ var _ = Describe("Example proxy shapes", Label("foreign", "shapes"), func() {
 		}
 	}, SpecTimeout(specTimeout))
 
-	for _, name := range []string{"aggregate", "stateless-paths"} {
+	for _, name := range shapeNames {
 		Describe("the "+name+" example proxy", Ordered, func() {
 			var results []catalogue.Result
 
@@ -114,7 +110,7 @@ var _ = Describe("Example proxy shapes", Label("foreign", "shapes"), func() {
 				AddReportEntry(name+" report", table.String())
 			}, NodeTimeout(plainCatalogueBudget))
 
-			It("fails no row: an honest proxy breaks no promise it made", func(_ SpecContext) {
+			It(shapesRunSpec, func(_ SpecContext) {
 				Expect(results).NotTo(BeEmpty())
 				var failed []string
 				for _, r := range results {

@@ -26,6 +26,7 @@ import (
 	"github.com/mcpchaos/mcpchaos/proxy/stage"
 	"github.com/mcpchaos/mcpchaos/proxy/trace"
 	"github.com/mcpchaos/mcpchaos/scenarios/catalogue"
+	"github.com/mcpchaos/mcpchaos/scenarios/evidence/mcplocal"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
 )
 
@@ -148,7 +149,7 @@ var _ = Describe("The whole answer", Label("whole-answer"), func() {
 				Expect(ok).To(BeTrue(), "a whole %q notice in: %s", f.Name, a.Text)
 				Expect(strings.TrimSpace(reason)).NotTo(BeEmpty(), "the notice gives a reason")
 				Expect(code).To(Equal(a.Code), "the notice quotes the request's own code")
-				rows, err := env.Audit(ctx, a.Code)
+				rows, err := mcplocal.Audit(ctx, env, a.Code)
 				Expect(err).NotTo(HaveOccurred())
 				r, ok := rowOf(rows, f.Kind, f.Stage)
 				Expect(ok).To(BeTrue(), "a %s row under %s", f.Kind, a.Code)
@@ -239,7 +240,7 @@ var _ = Describe("The whole answer", Label("whole-answer"), func() {
 				Eventually(func() bool {
 					seen := false
 					for _, code := range codes {
-						rows, err := env.Audit(ctx, code)
+						rows, err := mcplocal.Audit(ctx, env, code)
 						Expect(err).NotTo(HaveOccurred())
 						byCode[code] = rows
 						for _, r := range rows {
@@ -315,7 +316,7 @@ var _ = Describe("The whole answer", Label("whole-answer"), func() {
 			Expect(up.Text).NotTo(ContainSubstring("⚠"), "no notice once the LLM answers")
 			Expect(up.Text).To(ContainSubstring("1. Cluster notes\n"), "the LLM's titles, not the cached fallback")
 			Expect(len(env.LLM.Requests())).To(BeNumerically(">", before), "the LLM was asked again")
-			rows, err := env.Audit(ctx, up.Code)
+			rows, err := mcplocal.Audit(ctx, env, up.Code)
 			Expect(err).NotTo(HaveOccurred())
 			r, ok := rowOf(rows, audit.KindStageExecution, "paginate")
 			Expect(ok).To(BeTrue())
@@ -394,7 +395,7 @@ var _ = Describe("The whole answer", Label("whole-answer"), func() {
 				}
 			}
 			By("and the stale id was not adopted by the request without a token")
-			rows, err := env.AuditSession(ctx, "STALE-ID-NEVER-ISSUED")
+			rows, err := mcplocal.AuditSession(ctx, env, "STALE-ID-NEVER-ISSUED")
 			Expect(err).NotTo(HaveOccurred())
 			Expect(rows).To(BeEmpty())
 		}, SpecTimeout(specTimeout))

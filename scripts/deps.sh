@@ -5,6 +5,8 @@
 # a second run takes about a second. It installs:
 #   - PostgreSQL's server binaries (initdb, postgres), for the Postgres audit
 #     store's tests, which start a throwaway server (apt: postgresql);
+#   - HAProxy, the load balancer of the cluster target (docs/deploy/haproxy.cfg;
+#     apt: haproxy);
 #   - Node.js 20+ and npm, for the official MCP conformance suite (apt: nodejs npm);
 #   - the conformance suite itself: `npm ci` in tools/conformance, from its
 #     lockfile, only when node_modules is missing or older than the lockfile;
@@ -43,6 +45,13 @@ if command -v initdb >/dev/null 2>&1 || ls /usr/lib/postgresql/*/bin/initdb >/de
   say "postgresql: present"
 else
   apt_install postgresql
+fi
+
+# HAProxy: the cluster target runs docs/deploy/haproxy.cfg with it.
+if command -v haproxy >/dev/null 2>&1 || [ -x /usr/sbin/haproxy ]; then
+  say "haproxy: present"
+else
+  apt_install haproxy
 fi
 
 # Node.js and npm.

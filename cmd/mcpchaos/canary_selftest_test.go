@@ -9,7 +9,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"errors"
+	"fmt"
 	"github.com/mcpchaos/mcpchaos/internal/syncbuf"
 	"io"
 	"os"
@@ -35,37 +37,83 @@ const (
 	sdkStreamable   = "mcp/server.go"
 )
 
-// sdkCopy copies the pinned go-sdk from the module cache into a writable
-// temp dir, patched with broken if set.
-func sdkCopy(t *testing.T, broken bool) string {
+// The go-sdk copies the selftests hand the canary: the pinned SDK as it is,
+// with the broken GetSessionID line, or as it is plus a file that does not
+// compile.
+type sdkVariant string
+
+const (
+	sdkUnpatched   sdkVariant = "unpatched"
+	sdkBroken      sdkVariant = "broken"
+	sdkUnbuildable sdkVariant = "unbuildable"
+)
+
+// sdkUnbuildableFile is the file the unbuildable copy adds.
+const sdkUnbuildableFile = "canary_broken.go"
+
+// sdkCopy copies the pinned go-sdk from the module cache to a writable
+// directory, as variant says. The directory's path is fixed by what it holds
+// (the pinned version's directory and the variant), under
+// $TMPDIR/mcpchaos-canary-selftest: the candidate's build then finds what an
+// earlier selftest compiled from the same copy in the build cache (a path is
+// part of a compiled package's key), where a fresh directory each time
+// compiled the SDK and everything that imports it again. A copy is made in a
+// scratch directory beside it and renamed into place whole, so a reader never
+// sees half a copy and two runs at once agree on one.
+func sdkCopy(t *testing.T, variant sdkVariant) string {
 	t.Helper()
 	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", sdkModule).Output()
 	if err != nil {
 		t.Fatalf("go list -m %s: %v", sdkModule, err)
 	}
 	src := strings.TrimSpace(string(out))
-	dst := filepath.Join(t.TempDir(), "go-sdk")
+	root := filepath.Join(os.TempDir(), "mcpchaos-canary-selftest")
+	sum := sha256.Sum256([]byte(src + "\x00" + string(variant)))
+	final := filepath.Join(root, fmt.Sprintf("%s-%x", variant, sum[:6]), "go-sdk")
+	if _, err := os.Stat(final); err == nil {
+		return final
+	}
+	if err := os.MkdirAll(filepath.Dir(final), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	scratch, err := os.MkdirTemp(filepath.Dir(final), "making-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(scratch)
+	dst := filepath.Join(scratch, "go-sdk")
 	if out, err := exec.Command("cp", "-r", src, dst).CombinedOutput(); err != nil {
 		t.Fatalf("cp -r %s: %v\n%s", src, err, out)
 	}
 	if out, err := exec.Command("chmod", "-R", "u+w", dst).CombinedOutput(); err != nil {
 		t.Fatalf("chmod: %v\n%s", err, out)
 	}
-	if !broken {
-		return dst
+	switch variant {
+	case sdkBroken:
+		file := filepath.Join(dst, sdkStreamable)
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := strings.Count(string(b), sdkNotFoundLine); n != 1 {
+			t.Fatalf("%s of the pinned go-sdk has %d copies of %q, want 1: update this selftest's patch to the SDK in go.mod", sdkStreamable, n, sdkNotFoundLine)
+		}
+		if err := os.WriteFile(file, []byte(strings.Replace(string(b), sdkNotFoundLine, sdkBrokenLine, 1)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	case sdkUnbuildable:
+		if err := os.WriteFile(filepath.Join(dst, "mcp", sdkUnbuildableFile), []byte("package mcp\n\nvar _ = canaryUndefinedName\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
-	file := filepath.Join(dst, sdkStreamable)
-	b, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
+	// Another run may have put the same copy in place meanwhile: then
+	// the rename fails and that copy, identical, is the one used.
+	if err := os.Rename(dst, final); err != nil {
+		if _, serr := os.Stat(final); serr != nil {
+			t.Fatalf("putting the go-sdk copy in place: %v", err)
+		}
 	}
-	if n := strings.Count(string(b), sdkNotFoundLine); n != 1 {
-		t.Fatalf("%s of the pinned go-sdk has %d copies of %q, want 1: update this selftest's patch to the SDK in go.mod", sdkStreamable, n, sdkNotFoundLine)
-	}
-	if err := os.WriteFile(file, []byte(strings.Replace(string(b), sdkNotFoundLine, sdkBrokenLine, 1)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return dst
+	return final
 }
 
 // noCache runs both sides in the same run, as the noise floor needs, and
@@ -104,7 +152,7 @@ func (w testWriter) Write(b []byte) (int, error) {
 // back under a new id, which the client does not hold, so recreation fails.
 // The canary must fail, naming the restart scenarios as newly failing.
 func TestCanarySelftestBrokenSDKFailsTheRestartScenarios(t *testing.T) {
-	out, err := runCanaryCLI(t, "--sdk", sdkModule+"="+sdkCopy(t, true), "--label", "restart", "--seed", "1", noCache)
+	out, err := runCanaryCLI(t, "--sdk", sdkModule+"="+sdkCopy(t, sdkBroken), "--label", "restart", "--seed", "1", noCache)
 	var exit exitError
 	if !errors.As(err, &exit) || exit != 1 {
 		t.Fatalf("the canary against a go-sdk that ignores GetSessionID returned %v, want exit status 1", err)
@@ -123,7 +171,7 @@ func TestCanarySelftestBrokenSDKFailsTheRestartScenarios(t *testing.T) {
 // stated tolerance (the canary's noise floor), over the whole catalogue and
 // the default specs.
 func TestCanarySelftestUnpatchedSDKChangesNothing(t *testing.T) {
-	out, err := runCanaryCLI(t, "--sdk", sdkModule+"="+sdkCopy(t, false), "--seed", "1", noCache)
+	out, err := runCanaryCLI(t, "--sdk", sdkModule+"="+sdkCopy(t, sdkUnpatched), "--seed", "1", noCache)
 	if err != nil {
 		t.Fatalf("the canary against an unpatched copy of the pinned go-sdk returned %v, want success", err)
 	}
@@ -144,7 +192,7 @@ func TestCanarySelftestUnpatchedSDKChangesNothing(t *testing.T) {
 // upstream restart does change with the harness's SDK. The Ginkgo specs are
 // left out: their in-process proxy is built with the harness's SDK.)
 func TestCanarySelftestClientSDKLeavesTheProxyOnTheBaseline(t *testing.T) {
-	out, err := runCanaryCLI(t, "--client-sdk", sdkModule+"="+sdkCopy(t, true), "--label", "sessions", "--specs", "", "--seed", "1", noCache)
+	out, err := runCanaryCLI(t, "--client-sdk", sdkModule+"="+sdkCopy(t, sdkBroken), "--label", "sessions", "--specs", "", "--seed", "1", noCache)
 	if err != nil {
 		t.Fatalf("the canary with a broken server half in the clients' SDK only returned %v, want success: the proxy must stay on the baseline", err)
 	}
@@ -161,10 +209,7 @@ func TestCanarySelftestClientSDKLeavesTheProxyOnTheBaseline(t *testing.T) {
 // A candidate that does not compile is a result, not a crash: exit status
 // 1, the compiler's first lines, and the baseline's rows marked NOT BUILT.
 func TestCanarySelftestABuildFailureIsAResult(t *testing.T) {
-	sdk := sdkCopy(t, false)
-	if err := os.WriteFile(filepath.Join(sdk, "mcp", "canary_broken.go"), []byte("package mcp\n\nvar _ = canaryUndefinedName\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	sdk := sdkCopy(t, sdkUnbuildable)
 	out, err := runCanaryCLI(t, "--sdk", sdkModule+"="+sdk, "--label", "baseline", "--specs", "", "--seed", "1", noCache)
 	var exit exitError
 	if !errors.As(err, &exit) || exit != 1 {
@@ -182,10 +227,7 @@ func TestCanarySelftestABuildFailureIsAResult(t *testing.T) {
 // versions pays for one baseline), and the table is the same.
 func TestCanarySelftestASecondCandidateReusesTheBaseline(t *testing.T) {
 	cache := t.TempDir()
-	sdk := sdkCopy(t, false)
-	if err := os.WriteFile(filepath.Join(sdk, "mcp", "canary_broken.go"), []byte("package mcp\n\nvar _ = canaryUndefinedName\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	sdk := sdkCopy(t, sdkUnbuildable)
 	args := []string{"--sdk", sdkModule + "=" + sdk, "--label", "baseline", "--specs", "", "--baseline-cache", cache}
 	first, prog, _ := runCanaryCLIProgress(t, args...)
 	if !strings.Contains(prog, "verdicts cached in "+cache) || strings.Contains(prog, "from the cache") {

@@ -17,6 +17,7 @@ import (
 	"github.com/mcpchaos/mcpchaos/proxy/bundle"
 	"github.com/mcpchaos/mcpchaos/proxy/config"
 	"github.com/mcpchaos/mcpchaos/proxy/trace"
+	"github.com/mcpchaos/mcpchaos/scenarios/evidence/mcplocal"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
 	"github.com/mcpchaos/mcpchaos/scenarios/mutants"
 	"github.com/mcpchaos/mcpchaos/scenarios/replay"
@@ -64,7 +65,7 @@ func TestSeedIncidentReplaysFromItsRows(t *testing.T) {
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("the buggy build answered docmost_search (%v): no incident to record", err)
 	}
-	rows, err := env.AuditSession(ctx, cs.ID())
+	rows, err := mcplocal.AuditSession(ctx, env, cs.ID())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +82,7 @@ func TestSeedIncidentReplaysFromItsRows(t *testing.T) {
 	// the proxy has written the row of the call the client gave up on (it
 	// does so when it sees the client leave, a moment after the timeout).
 	for deadline := time.Now().Add(10 * time.Second); ; {
-		if rows, err = env.Audit(ctx, code); err != nil {
+		if rows, err = mcplocal.Audit(ctx, env, code); err != nil {
 			t.Fatal(err)
 		}
 		if hasToolCallRow(rows) || time.Now().After(deadline) {
@@ -196,7 +197,7 @@ func TestAFailoverChainReplaysFaithfully(t *testing.T) {
 		t.Fatalf("the recorded call: %v %s", err, firstText(res))
 	}
 	code, _ := res.Meta[trace.MetaKey].(string)
-	rows, err := env.Audit(ctx, code)
+	rows, err := mcplocal.Audit(ctx, env, code)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,7 +244,7 @@ func TestARecreatedSessionReplaysFaithfully(t *testing.T) {
 		t.Fatalf("the recorded call after a restart: %v %s", err, firstText(res))
 	}
 	code, _ := res.Meta[trace.MetaKey].(string)
-	rows, err := env.Audit(ctx, code)
+	rows, err := mcplocal.Audit(ctx, env, code)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -287,7 +288,7 @@ func TestAnUpstreamResetReplaysFaithfully(t *testing.T) {
 		t.Fatalf("the recorded call over a reset link: %v %s", err, firstText(res))
 	}
 	code, _ := res.Meta[trace.MetaKey].(string)
-	rows, err := env.Audit(ctx, code)
+	rows, err := mcplocal.Audit(ctx, env, code)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/mcpchaos/mcpchaos/proxy/knobs"
 	"github.com/mcpchaos/mcpchaos/proxy/trace"
 	"github.com/mcpchaos/mcpchaos/scenarios/catalogue"
+	"github.com/mcpchaos/mcpchaos/scenarios/evidence/mcplocal"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
 	"github.com/mcpchaos/mcpchaos/scenarios/mutants"
 )
@@ -203,7 +204,7 @@ func reproduce(ctx context.Context, w io.Writer, title string, target harness.Ta
 	r.noticed = strings.Contains(text, "⚠ Smart page titles unavailable (")
 	first, _, _ := strings.Cut(text, "\n")
 	fmt.Fprintf(w, "docmost_search       answered in %v (budget %v + tolerance %v), trace %s\n  %s\n", r.latency.Round(time.Millisecond), budget, catalogue.Tolerance, r.trace, first)
-	rows, err := env.Audit(ctx, r.trace)
+	rows, err := mcplocal.Audit(ctx, env, r.trace)
 	if err != nil {
 		r.err = err
 		return r
@@ -216,7 +217,7 @@ func reproduce(ctx context.Context, w io.Writer, title string, target harness.Ta
 // printSessionRows shows what the proxy recorded for the session: nothing for
 // the hung request, which never finished.
 func printSessionRows(ctx context.Context, w io.Writer, env *harness.Env, session string) {
-	rows, err := env.AuditSession(ctx, session)
+	rows, err := mcplocal.AuditSession(ctx, env, session)
 	if err != nil {
 		fmt.Fprintf(w, "(audit rows unavailable: %v)\n", err)
 		return
@@ -292,7 +293,7 @@ func staleSession(ctx context.Context, w io.Writer, env *harness.Env, cs *mcp.Cl
 	}
 	fmt.Fprintf(w, "raw tools/call on the id answered %s: %s\n", s.wire, verdict)
 	if s.trace != "" {
-		if rows, err := env.Audit(ctx, s.trace); err == nil {
+		if rows, err := mcplocal.Audit(ctx, env, s.trace); err == nil {
 			fmt.Fprintln(w)
 			_ = waterfall.Render(w, s.trace, rows)
 		}

@@ -7,8 +7,10 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -22,9 +24,9 @@ func runCatalogue(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	fs.SetOutput(stderr)
 	label := fs.String("label", "", "run only scenarios with this label")
 	seed := fs.Uint64("seed", 0, "order scenarios by this seed (0: a random seed, printed)")
-	target := fs.String("target", "inprocess", "where the proxy under test runs: inprocess, binary:PATH (a built mcplocal), container:IMAGE, foreign:SPEC.yaml (docs/targets.md), or url:ENDPOINT (a running proxy's MCP endpoint: read-only scenarios only)")
+	target := fs.String("target", "inprocess", "where the proxy under test runs: inprocess, binary:PATH (a built mcplocal), container:IMAGE, foreign:SPEC.yaml (docs/targets.md), cluster[:N[:PATH]] (N mcplocal replicas on one Postgres behind HAProxy, docs/deploy.md), or url:ENDPOINT (a running proxy's MCP endpoint: read-only scenarios only)")
 	reportDir := fs.String("report", "", "write DIR/junit.xml and DIR/report.html (waterfalls) after the run")
-	jsonPath := fs.String("json", "", "write every result, audit rows included, as JSON to FILE (what mcpchaos canary compares)")
+	jsonPath := fs.String("json", "", "write every result, evidence spans included, as JSON to FILE (what mcpchaos canary compares)")
 	focus := fs.String("focus", "", "run only scenarios whose name (with --fault: either its own or the one it runs under) matches this `regexp`, as ginkgo --focus")
 	faultSpec := fs.String("fault", "", "inject this fault, `NAME[:k=v,k=v]`, into every selected scenario instead of its own (mcpchaos faults lists them); a scenario whose world or target lacks what it requires is not applicable")
 	if err := fs.Parse(args); err != nil {
@@ -212,6 +214,10 @@ func parseTarget(spec string, stderr io.Writer) (func() harness.Target, error) {
 			return nil, fmt.Errorf("--target %s: %w", spec, err)
 		}
 		return func() harness.Target { return fs.Target(nil) }, nil
+	case spec == "cluster" || strings.HasPrefix(spec, "cluster:"):
+		// N mcplocal replicas on one throwaway Postgres behind HAProxy
+		// (docs/deploy.md): cluster, cluster:N or cluster:N:PATH.
+		return parseCluster(spec, stderr)
 	case strings.HasPrefix(spec, "url:"):
 		// A proxy already running: read-only scenarios only.
 		l, err := harness.ParseLive(strings.TrimPrefix(spec, "url:"))
@@ -220,7 +226,7 @@ func parseTarget(spec string, stderr io.Writer) (func() harness.Target, error) {
 		}
 		return func() harness.Target { return l }, nil
 	}
-	return nil, fmt.Errorf("--target %q: want inprocess, binary:PATH, container:IMAGE, foreign:SPEC.yaml or url:ENDPOINT", spec)
+	return nil, fmt.Errorf("--target %q: want inprocess, binary:PATH, container:IMAGE, foreign:SPEC.yaml, cluster[:N[:PATH]] or url:ENDPOINT", spec)
 }
 
 func dash(s string) string {
@@ -228,4 +234,33 @@ func dash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// clusterDefaultReplicas is the replicas of --target cluster without N.
+const clusterDefaultReplicas = 3
+
+// parseCluster reads cluster[:N[:PATH]]: N replicas (default 3) of the
+// mcplocal at PATH (default bin/mcplocal, then mcplocal on PATH).
+func parseCluster(spec string, stderr io.Writer) (func() harness.Target, error) {
+	n, path := clusterDefaultReplicas, ""
+	if rest, ok := strings.CutPrefix(spec, "cluster:"); ok {
+		num, p, _ := strings.Cut(rest, ":")
+		v, err := strconv.Atoi(num)
+		if err != nil || v < 1 {
+			return nil, fmt.Errorf("--target %s: want cluster:N or cluster:N:PATH with N >= 1", spec)
+		}
+		n, path = v, p
+	}
+	if path == "" {
+		path = filepath.Join("bin", "mcplocal")
+		if _, err := os.Stat(path); err != nil {
+			if path, err = exec.LookPath("mcplocal"); err != nil {
+				return nil, fmt.Errorf("--target %s: no bin/mcplocal and no mcplocal on PATH (build one with: go build -o bin/ ./cmd/mcplocal)", spec)
+			}
+		}
+	}
+	if st, err := os.Stat(path); err != nil || st.IsDir() || st.Mode()&0o111 == 0 {
+		return nil, fmt.Errorf("--target %s: %s is not an executable file", spec, path)
+	}
+	return func() harness.Target { return &harness.Cluster{Path: path, Replicas: n} }, nil
 }

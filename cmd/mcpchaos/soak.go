@@ -44,7 +44,7 @@ func runSoak(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.Usage = func() { fmt.Fprint(stderr, soakUsage); fs.PrintDefaults() }
 	requests := fs.Int("requests", 5000, "tools/calls to send in all")
 	seed := fs.Uint64("seed", 0, "seed of the fault draws and the fake LLM's plan (0: a random seed, printed)")
-	target := fs.String("target", "inprocess", "where the proxy under test runs: inprocess, or binary:PATH (a built mcplocal; can be SIGKILLed)")
+	target := fs.String("target", "inprocess", "where the proxy under test runs: inprocess, binary:PATH (a built mcplocal; can be SIGKILLed), or cluster[:N[:PATH]] (N replicas behind HAProxy: rolling restarts, one replica SIGKILLed at a time; docs/deploy.md)")
 	workers := fs.Int("workers", soak.DefaultWorkers, "sessions calling at once")
 	perSession := fs.Int("calls-per-session", soak.DefaultCallsPerSession, "calls before a worker opens a new session")
 	epoch := fs.Int("epoch", soak.DefaultEpoch, "requests under one drawn fault")

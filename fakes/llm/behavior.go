@@ -46,6 +46,11 @@ const (
 	// quoting the credentials the request carried (its Authorization and
 	// x-api-key headers), as some gateways and providers do.
 	EchoCredentials Kind = "unauthorized_echo"
+	// AnswerEcho answers 200 like OK, its completion text quoting the
+	// credentials the request carried (its Authorization and x-api-key
+	// headers), as a model told them by a careless gateway might. Streamed,
+	// each credential is cut across two chunks.
+	AnswerEcho Kind = "answer_echo"
 	// RateLimited answers 429 with retry-after and retry-after-ms headers of
 	// Step.Delay (default 1s).
 	RateLimited Kind = "rate_limited"
@@ -87,6 +92,7 @@ var catalogue = []KindInfo{
 	{BadRequest, "400 invalid_request_error", ""},
 	{Unauthorized, "401: invalid API key", ""},
 	{EchoCredentials, "401 whose error message quotes the request's Authorization and x-api-key headers", ""},
+	{AnswerEcho, "200 whose answer quotes the request's Authorization and x-api-key headers; streamed, each cut across two chunks", ""},
 	{RateLimited, "429 with retry-after / retry-after-ms", "advertised retry-after (default 1s)"},
 	{ServerError, "500 (anthropic api_error, openai server_error)", ""},
 	{Overloaded, "529 overloaded_error (anthropic) or 503 (openai)", ""},

@@ -197,6 +197,9 @@ func (s *Server) handleCompletion(c *gin.Context) {
 	if step.Kind == EchoCredentials {
 		step = Step{Kind: Unauthorized, Text: echoed(c.Request.Header)}
 	}
+	if step.Kind == AnswerEcho {
+		step = Step{Kind: OK, Text: echoedAnswer(c.Request.Header)}
+	}
 	seq := s.begin(c, Request{
 		Time: start, Method: c.Request.Method, Path: c.Request.URL.Path,
 		Model: ch.Model, Stream: ch.Stream, Step: step, Prompt: excerpt(ch.Prompt),
@@ -212,7 +215,7 @@ func (s *Server) handleCompletion(c *gin.Context) {
 			if empty {
 				return s.dialect.message(ch, msgID, ""), nil
 			}
-			return s.dialect.message(ch, msgID, text), nil
+			return s.dialect.message(ch, msgID, strings.ReplaceAll(text, cutMark, "")), nil
 		},
 		events: func(empty bool) stream {
 			if empty {
@@ -441,6 +444,21 @@ func sleep(ctx context.Context, d time.Duration) bool {
 	case <-ctx.Done():
 		return false
 	}
+}
+
+// echoedAnswer is AnswerEcho's completion text: the credentials h carried,
+// each with a cutMark in the middle of its last word, so that a stream
+// sends each in two chunks.
+func echoedAnswer(h http.Header) string {
+	cut := func(v string) string {
+		i := strings.LastIndexByte(v, ' ') + 1
+		if len(v)-i < 2 {
+			return `"` + v + `"`
+		}
+		mid := i + (len(v)-i)/2
+		return `"` + v[:mid] + cutMark + v[mid:] + `"`
+	}
+	return "you sent Authorization=" + cut(h.Get("Authorization")) + " x-api-key=" + cut(h.Get("X-Api-Key"))
 }
 
 // echoed is EchoCredentials' error message: the credentials h carried.

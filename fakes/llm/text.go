@@ -32,11 +32,30 @@ func Reply(prompt string) string {
 	return head + ": " + strings.Join(words, " ")
 }
 
+// cutMark in a text makes chunks cut the text there (and is dropped): a
+// fake's answer that must cross a chunk boundary at a given place (AnswerEcho)
+// carries it; the plain answer drops it too.
+const cutMark = "\x1f"
+
 // chunks splits text into the pieces of a streamed answer: one per word, each
-// word but the first keeping the space before it. A text of one word with two
-// runes or more is cut in two, so every non-trivial answer streams in at
-// least two pieces and a partial answer is visibly partial.
+// word but the first keeping the space before it, and one more cut at each
+// cutMark. A text of one word with two runes or more is cut in two, so every
+// non-trivial answer streams in at least two pieces and a partial answer is
+// visibly partial.
 func chunks(text string) []string {
+	if strings.Contains(text, cutMark) {
+		var out []string
+		for _, piece := range strings.Split(text, cutMark) {
+			if piece != "" {
+				out = append(out, wordChunks(piece)...)
+			}
+		}
+		return out
+	}
+	return wordChunks(text)
+}
+
+func wordChunks(text string) []string {
 	var out []string
 	start, prevSpace := 0, false
 	for i, r := range text {

@@ -2,6 +2,7 @@ package llm
 
 import (
 	"encoding/json"
+	"net/http"
 	"reflect"
 	"strings"
 	"testing"
@@ -176,12 +177,31 @@ func TestCatalogueCoversEveryKindOnce(t *testing.T) {
 		seen[info.Kind] = true
 	}
 	for _, k := range []Kind{OK, Slow, HangBeforeHeaders, HangAfterHeaders, StallMidStream, TruncatedStream, StreamError,
-		NotFound, BadRequest, Unauthorized, EchoCredentials, RateLimited, ServerError, Overloaded, Empty, Malformed, Reset} {
+		NotFound, BadRequest, Unauthorized, EchoCredentials, AnswerEcho, RateLimited, ServerError, Overloaded, Empty, Malformed, Reset} {
 		if !seen[k] {
 			t.Errorf("%s missing from the catalogue", k)
 		}
 	}
-	if len(seen) != 17 {
-		t.Errorf("catalogue has %d kinds, want 17", len(seen))
+	if len(seen) != 18 {
+		t.Errorf("catalogue has %d kinds, want 18", len(seen))
+	}
+}
+
+func TestAnswerEchoCutsEachCredentialAcrossTwoChunks(t *testing.T) {
+	h := http.Header{}
+	h.Set("Authorization", "Bearer sk-abcdef123456")
+	h.Set("X-Api-Key", "key-0123456789")
+	text := echoedAnswer(h)
+	parts := chunks(text)
+	whole := strings.Join(parts, "")
+	if strings.Contains(whole, cutMark) || !strings.Contains(whole, `Authorization="Bearer sk-abcdef123456"`) || !strings.Contains(whole, `x-api-key="key-0123456789"`) {
+		t.Fatalf("the chunks do not make the echoed answer: %q", whole)
+	}
+	for _, secret := range []string{"sk-abcdef123456", "key-0123456789"} {
+		for _, p := range parts {
+			if strings.Contains(p, secret) {
+				t.Errorf("chunk %q holds %s whole: want it cut across two chunks", p, secret)
+			}
+		}
 	}
 }

@@ -95,7 +95,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadGateway, Failure{Error: Explain(err), TraceCode: code})
 		return
 	}
-	writeJSON(w, http.StatusOK, Result{Text: resp.Text, LLM: resp.Provider, Model: resp.Model, FailedOver: resp.FailedOver, TraceCode: code})
+	writeJSON(w, http.StatusOK, Result{Text: redact.Values(resp.Text), LLM: resp.Provider, Model: resp.Model, FailedOver: resp.FailedOver, TraceCode: code})
 }
 
 // stream answers as server-sent events: "chunk" events with {"text"}, then
@@ -111,10 +111,18 @@ func (h *Handler) stream(ctx context.Context, w http.ResponseWriter, req llm.Req
 		}
 	}
 	flush()
-	resp, err := h.LLM.Stream(ctx, req, func(s string) {
-		writeEvent(w, "chunk", map[string]string{"text": s})
-		flush()
-	}, llm.WithBudget(h.Budget))
+	// A model may echo a secret the proxy holds (a key a careless gateway
+	// told it), cut across chunks: masked as a whole, the end of a chunk
+	// that may start one is sent with the next.
+	var mask redact.Stream
+	chunk := func(s string) {
+		if s != "" {
+			writeEvent(w, "chunk", map[string]string{"text": s})
+			flush()
+		}
+	}
+	resp, err := h.LLM.Stream(ctx, req, func(s string) { chunk(mask.Next(s)) }, llm.WithBudget(h.Budget))
+	chunk(mask.Flush())
 	if err != nil {
 		writeEvent(w, "error", Failure{Error: Explain(err), TraceCode: code})
 	} else {

@@ -89,6 +89,7 @@ type Handler struct {
 	o        Options
 	sdk      map[string]http.Handler // anonymous requests
 	sdkUser  map[string]http.Handler // authenticated: the SDK binds the session to the user
+	stands   standIns                // stand-in ids of requests in flight (ids.go)
 	tokens   map[string]string       // user -> token, to act for a user (expiry)
 	adopting sync.Map                // session id -> *sync.Mutex, one adoption at a time per id
 
@@ -261,7 +262,7 @@ func (h *Handler) serveNew(w http.ResponseWriter, r *http.Request, pr Project, s
 	cw := &claimWriter{ResponseWriter: w, claim: func(id string) {
 		h.claim(r.Context(), pr.P.Name, id, user, clientHello(body))
 	}}
-	serveExact(sdk, cw, r, body, rd)
+	h.serveExact(sdk, cw, r, body, rd, "")
 }
 
 // claim records the owner of a session the SDK just opened, and what its
@@ -337,7 +338,7 @@ func (h *Handler) serveLive(w http.ResponseWriter, r *http.Request, pr Project, 
 		}
 	}
 	iw := &intercept{w: tw, h: http.Header{}}
-	serveExact(sdk, iw, tr, body, rd)
+	h.serveExact(sdk, iw, tr, body, rd, id)
 	if h.finishInFlight(f) {
 		return true
 	}
@@ -456,7 +457,7 @@ func (h *Handler) serveUnknown(w http.ResponseWriter, r *http.Request, pr Projec
 	}
 	r.Header.Set(trace.Header, code) // the replayed request's rows share the recreation's code
 	iw := &intercept{w: w, h: http.Header{}}
-	serveExact(sdk, iw, r, body, rd)
+	h.serveExact(sdk, iw, r, body, rd, id)
 	if iw.refused() {
 		if iw.status == http.StatusNotFound || iw.mismatch() {
 			writeError(w, http.StatusNotFound, code, fmt.Sprintf("session %s was recreated but is gone again; initialize a new session", id))

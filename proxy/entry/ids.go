@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"sync"
 
 	"github.com/mcpchaos/mcpchaos/proxy/rpcread"
 )
@@ -37,38 +38,159 @@ func sdkKeeps(id json.RawMessage) bool {
 	return err == nil && strconv.FormatInt(n, 10) == string(id) && n > -(1<<53) && n < 1<<53 // exact as a float64
 }
 
-// exactIDs rewrites a single request whose id the SDK would not keep: it
-// returns the body with a stand-in id and a writer that puts the client's
-// id back in the answer. Anything else is returned as it is.
-func exactIDs(w http.ResponseWriter, body []byte, rd rpcread.Reading) (http.ResponseWriter, []byte) {
-	m, ok := rd.Single()
-	if !ok || !m.Call() || sdkKeeps(m.ID) {
-		return w, body
+// exactIDs rewrites the requests of a body (one message or each of a
+// batch's) whose id the SDK would not keep, each under a stand-in of its
+// own, and a client's notifications/cancelled naming such a request (by
+// the client's id, on session) to name its stand-in. It returns the writer
+// that puts the clients' ids back in the answer, the body to serve, and a
+// done to call once the SDK has answered (the stand-ins are forgotten then).
+// A body that needs none of this is returned as it is.
+func (h *Handler) exactIDs(w http.ResponseWriter, body []byte, rd rpcread.Reading, session string) (http.ResponseWriter, []byte, func()) {
+	nothing := func() {}
+	if rd.Err != nil || len(rd.Messages) == 0 {
+		return w, body, nothing
 	}
-	var fields map[string]json.RawMessage
-	if rpcread.Decode(body, &fields) != nil {
-		return w, body
+	type change struct {
+		i     int
+		id    json.RawMessage // the stand-in id, or nil
+		cause json.RawMessage // a cancel's requestId stand-in, or nil
 	}
-	stand := standIn()
-	fields["id"] = stand
-	out, err := json.Marshal(fields)
-	if err != nil {
-		return w, body
+	var changes []change
+	var pairs []idPair
+	for i, m := range rd.Messages {
+		switch {
+		case m.Call() && !sdkKeeps(m.ID):
+			stand := standIn()
+			changes = append(changes, change{i: i, id: stand})
+			pairs = append(pairs, idPair{from: stand, to: m.ID})
+		case m.Request && m.Method == "notifications/cancelled" && session != "":
+			if stand := h.stands.lookup(session, cancelledID(m.Params)); stand != nil {
+				changes = append(changes, change{i: i, cause: stand})
+			}
+		}
 	}
-	return &idWriter{ResponseWriter: w, from: stand, to: m.ID}, out
+	if len(changes) == 0 {
+		return w, body, nothing
+	}
+	raws := []json.RawMessage{body}
+	if rd.Batch && rpcread.Decode(body, &raws) != nil {
+		return w, body, nothing
+	}
+	for _, c := range changes {
+		var fields map[string]json.RawMessage
+		if c.i >= len(raws) || rpcread.Decode(raws[c.i], &fields) != nil {
+			return w, body, nothing
+		}
+		if c.id != nil {
+			fields["id"] = c.id
+		} else {
+			var params map[string]json.RawMessage
+			if rpcread.Decode(fields["params"], &params) != nil {
+				return w, body, nothing
+			}
+			params["requestId"] = c.cause
+			b, err := json.Marshal(params)
+			if err != nil {
+				return w, body, nothing
+			}
+			fields["params"] = b
+		}
+		b, err := json.Marshal(fields)
+		if err != nil {
+			return w, body, nothing
+		}
+		raws[c.i] = b
+	}
+	out := []byte(raws[0])
+	if rd.Batch {
+		b, err := json.Marshal(raws)
+		if err != nil {
+			return w, body, nothing
+		}
+		out = b
+	}
+	if len(pairs) == 0 {
+		return w, out, nothing
+	}
+	forget := h.stands.note(session, pairs)
+	return &idWriter{ResponseWriter: w, pairs: pairs}, out, forget
 }
 
-// serveExact serves r through sdk with exactIDs applied to body.
-func serveExact(sdk http.Handler, w http.ResponseWriter, r *http.Request, body []byte, rd rpcread.Reading) {
-	xw, xbody := exactIDs(w, body, rd)
+// cancelledID is the requestId of a notifications/cancelled's params, as
+// sent (nil if none).
+func cancelledID(params json.RawMessage) json.RawMessage {
+	var p struct {
+		RequestID json.RawMessage `json:"requestId"`
+	}
+	if rpcread.Decode(params, &p) != nil {
+		return nil
+	}
+	return p.RequestID
+}
+
+// serveExact serves r through sdk with exactIDs applied to body; session
+// is the request's session id ("" for none).
+func (h *Handler) serveExact(sdk http.Handler, w http.ResponseWriter, r *http.Request, body []byte, rd rpcread.Reading, session string) {
+	xw, xbody, done := h.exactIDs(w, body, rd, session)
+	defer done()
+	if len(xbody) != len(body) || !bytes.Equal(xbody, body) {
+		r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(xbody)), int64(len(xbody))
+	}
 	iw, ok := xw.(*idWriter)
 	if !ok {
 		sdk.ServeHTTP(w, r)
 		return
 	}
-	r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(xbody)), int64(len(xbody))
 	sdk.ServeHTTP(iw, r)
 	iw.release()
+}
+
+// standIns are the stand-in ids of the requests in flight served under
+// one, by session and the client's id as sent, so that the client's
+// cancel, which names its own id, reaches the request the SDK knows by
+// the stand-in.
+type standIns struct {
+	mu sync.Mutex
+	m  map[standInKey]json.RawMessage
+}
+
+type standInKey struct{ session, id string }
+
+// note remembers pairs (stand-in, client id) for session until the
+// returned func is called.
+func (s *standIns) note(session string, pairs []idPair) func() {
+	if session == "" {
+		return func() {}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.m == nil {
+		s.m = map[standInKey]json.RawMessage{}
+	}
+	for _, p := range pairs {
+		s.m[standInKey{session, string(bytes.TrimSpace(p.to))}] = p.from
+	}
+	return func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		for _, p := range pairs {
+			k := standInKey{session, string(bytes.TrimSpace(p.to))}
+			if bytes.Equal(s.m[k], p.from) { // a later request under the same id keeps its own
+				delete(s.m, k)
+			}
+		}
+	}
+}
+
+// lookup is the stand-in of the request in flight on session that its
+// client knows as id, or nil.
+func (s *standIns) lookup(session string, id json.RawMessage) json.RawMessage {
+	if len(id) == 0 {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.m[standInKey{session, string(bytes.TrimSpace(id))}]
 }
 
 // standIn is an id no client sends: a string of 128 random bits.
@@ -76,14 +198,18 @@ func standIn() json.RawMessage {
 	return json.RawMessage(strconv.Quote("mcplocal-id-" + rand.Text()))
 }
 
-// idWriter replaces every occurrence of from (the stand-in id, quotes
-// included) by to (the client's id) in what it writes. A stand-in cut
-// across two writes is held until the next write or flush.
+// idPair is one stand-in id (from, quotes included) and the client's id
+// it stands for (to).
+type idPair struct{ from, to []byte }
+
+// idWriter replaces every occurrence of each pair's from (a stand-in id,
+// quotes included) by its to (the client's id) in what it writes. A
+// stand-in cut across two writes is held until the next write or flush.
 type idWriter struct {
 	http.ResponseWriter
-	from, to []byte
-	held     []byte
-	wrote    bool
+	pairs []idPair
+	held  []byte
+	wrote bool
 }
 
 func (i *idWriter) WriteHeader(status int) {
@@ -98,12 +224,17 @@ func (i *idWriter) Write(b []byte) (int, error) {
 	if !i.wrote {
 		i.WriteHeader(http.StatusOK)
 	}
-	data := bytes.ReplaceAll(append(i.held, b...), i.from, i.to)
+	data := append(i.held, b...)
 	keep := 0
-	for k := min(len(i.from)-1, len(data)); k > 0; k-- {
-		if bytes.HasSuffix(data, i.from[:k]) {
-			keep = k
-			break
+	for _, p := range i.pairs {
+		data = bytes.ReplaceAll(data, p.from, p.to)
+	}
+	for _, p := range i.pairs {
+		for k := min(len(p.from)-1, len(data)); k > keep; k-- {
+			if bytes.HasSuffix(data, p.from[:k]) {
+				keep = k
+				break
+			}
 		}
 	}
 	i.held = append([]byte(nil), data[len(data)-keep:]...)

@@ -280,13 +280,15 @@ func (p *Prober) Instances() []Instance {
 	return out
 }
 
-// NotReady names the servers that make the proxy not ready: unhealthy or
-// misconfigured ones.
+// NotReady names the servers that make the proxy not ready (unhealthy or
+// misconfigured ones) and their status, never their lastError: /readyz is
+// open to whoever reaches the proxy, and a lastError may quote an internal
+// service's body (the admin API shows it).
 func (p *Prober) NotReady() []string {
 	var out []string
 	for _, in := range p.Instances() {
 		if in.Status == Unhealthy || in.Status == Misconfigured {
-			out = append(out, fmt.Sprintf("%s/%s: %s (%s)", in.Project, in.Server, in.Status, in.LastError))
+			out = append(out, fmt.Sprintf("%s/%s: %s", in.Project, in.Server, in.Status))
 		}
 	}
 	return out

@@ -14,10 +14,11 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpchaos/mcpchaos/proxy/audit"
 	"github.com/mcpchaos/mcpchaos/proxy/knobs"
-	"github.com/mcpchaos/mcpchaos/proxy/trace"
+	"github.com/mcpchaos/mcpchaos/scenarios/evidence"
+	"github.com/mcpchaos/mcpchaos/scenarios/evidence/mcplocal"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
+	"github.com/mcpchaos/mcpchaos/smoke"
 )
 
 // Tolerance is what a bounded answer may take beyond its budget: the
@@ -94,8 +95,10 @@ type Observation struct {
 	IsError bool   // a tools/call answered with isError: true
 	Text    string // the answer's text content
 	Err     error  // a protocol or transport failure: the request was not answered well
-	// Rows are the audit rows of the answer's trace code, for operations that fetch them.
-	Rows []audit.Row
+	// Spans are the steps of the answer's trace code as the target's
+	// evidence adapter tells them (mcplocal's: its audit rows): what the
+	// report draws as a waterfall, and what checks of mcplocal's own read.
+	Spans []evidence.Span
 	// Broken lists promises a multi-step operation saw broken (a missing
 	// notice, a leaked session); empty when all held.
 	Broken []string
@@ -206,10 +209,10 @@ func (s Scenario) RunSeeded(ctx context.Context, target harness.Target, seed uin
 	octx, cancel := context.WithTimeout(ctx, OperationLimit(s.Budget(kv)))
 	defer cancel()
 	obs := s.Operation.Do(octx, env)
-	if obs.Rows == nil && obs.Trace != "" {
+	if obs.Spans == nil && obs.Trace != "" {
 		// Kept for the report's waterfall; a failure to read them is not the
 		// scenario's verdict unless its expectation needs them.
-		obs.Rows, _ = env.Audit(ctx, obs.Trace)
+		obs.Spans, _ = evidenceOf(env).Spans(ctx, obs.Trace)
 	}
 	r := s.JudgeOn(target, kv, obs)
 	r.Draws = env.Draws()
@@ -227,6 +230,11 @@ func (s Scenario) RunSeeded(ctx context.Context, target harness.Target, seed uin
 	}
 	return r
 }
+
+// evidenceOf is the evidence adapter of env's proxy: mcplocal's, over its
+// audit API, the one adapter there is (a proxy without that API answers
+// its queries with an error: no spans).
+func evidenceOf(env *harness.Env) evidence.Adapter { return mcplocal.Evidence{Of: env} }
 
 // proxyLog is the end of the proxy's own output, for a failing row of a
 // target whose log the harness keeps ("" otherwise).
@@ -374,7 +382,7 @@ func answeredOK(o Observation) error {
 	if o.IsError {
 		errs = append(errs, broke(PromiseSuccess, "isError result: %s", excerpt(o.Text)))
 	}
-	if !trace.Valid(o.Trace) {
+	if !smoke.ValidTraceCode(o.Trace) {
 		errs = append(errs, noTraceCode(o.Trace))
 	}
 	return errors.Join(errs...)
@@ -394,7 +402,7 @@ func answeredWithRecovery(o Observation) error {
 	if !o.IsError {
 		return broke(PromiseIsError, "expected an isError result, got success")
 	}
-	if !trace.Valid(o.Trace) || !strings.Contains(o.Text, o.Trace) {
+	if !smoke.ValidTraceCode(o.Trace) || !strings.Contains(o.Text, o.Trace) {
 		return brokeOwn(harness.CapTraceCode, PromiseTraceCode, "isError text does not quote the trace code %q: %s", o.Trace, excerpt(o.Text))
 	}
 	return nil
@@ -419,6 +427,6 @@ func textOf(r *mcp.CallToolResult) string {
 }
 
 func traceOf(r *mcp.CallToolResult) string {
-	s, _ := r.Meta[trace.MetaKey].(string)
+	s, _ := r.Meta[smoke.TraceMetaKey].(string)
 	return s
 }

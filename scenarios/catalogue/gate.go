@@ -10,10 +10,11 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	fakellm "github.com/mcpchaos/mcpchaos/fakes/llm"
-	"github.com/mcpchaos/mcpchaos/proxy/audit"
 	"github.com/mcpchaos/mcpchaos/proxy/config"
 	"github.com/mcpchaos/mcpchaos/proxy/gate"
 	"github.com/mcpchaos/mcpchaos/proxy/knobs"
+	"github.com/mcpchaos/mcpchaos/scenarios/evidence"
+	"github.com/mcpchaos/mcpchaos/scenarios/evidence/mcplocal"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
 )
 
@@ -56,7 +57,7 @@ var BeginSession = Operation{Name: "begin_session", Do: func(ctx context.Context
 	refused := timedCall(ctx, cs, "docmost_search", map[string]any{"query": "x"})
 	if refused.Err != nil || !refused.IsError || !strings.Contains(refused.Text, gate.BeginSession) {
 		broken = append(broken, fmt.Sprintf("a tool called before begin_session was not refused: %v %s", refused.Err, excerpt(refused.Text)))
-	} else if rows, err := env.Audit(ctx, refused.Trace); err != nil || !hasRow(rows, audit.KindToolCallTrace, audit.StatusRefused) {
+	} else if rows, err := evidenceOf(env).Spans(ctx, refused.Trace); err != nil || !hasRow(rows, mcplocal.KindToolCall, evidence.StatusRefused) {
 		broken = append(broken, fmt.Sprintf("the refused call has no tool_call_trace row with status refused (%v)", err))
 	}
 
@@ -65,8 +66,8 @@ var BeginSession = Operation{Name: "begin_session", Do: func(ctx context.Context
 	if o.Err != nil {
 		return o
 	}
-	if rows, err := env.Audit(ctx, o.Trace); err == nil {
-		o.Rows = rows
+	if rows, err := evidenceOf(env).Spans(ctx, o.Trace); err == nil {
+		o.Spans = rows
 	} else {
 		o.Broken = append(o.Broken, "audit: "+err.Error())
 	}
@@ -91,7 +92,7 @@ func toolNames(ctx context.Context, cs *mcp.ClientSession) (string, error) {
 	return strings.Join(names, ","), nil
 }
 
-func hasRow(rows []audit.Row, kind audit.Kind, status string) bool {
+func hasRow(rows []evidence.Span, kind, status string) bool {
 	for _, r := range rows {
 		if r.Kind == kind && r.Status == status {
 			return true
@@ -100,13 +101,13 @@ func hasRow(rows []audit.Row, kind audit.Kind, status string) bool {
 	return false
 }
 
-func gateRow(rows []audit.Row) (audit.Row, bool) {
+func gateRow(rows []evidence.Span) (evidence.Span, bool) {
 	for _, r := range rows {
-		if r.Kind == audit.KindGateDecision {
+		if r.Kind == mcplocal.KindGateDecision {
 			return r, true
 		}
 	}
-	return audit.Row{}, false
+	return evidence.Span{}, false
 }
 
 // rankedByLLM: the LLM answered: its order, no notice, a clean gate_decision row.
@@ -117,7 +118,7 @@ func rankedByLLM(o Observation) error {
 	if !strings.Contains(o.Text, llmOrder) || strings.Contains(o.Text, "⚠") {
 		return fmt.Errorf("begin_session did not answer in the LLM's order without a notice: %s", excerpt(o.Text))
 	}
-	if r, ok := gateRow(o.Rows); !ok || r.Degraded {
+	if r, ok := gateRow(o.Spans); !ok || r.Degraded {
 		return fmt.Errorf("gate_decision row missing or degraded: %+v", r)
 	}
 	return nil
@@ -131,7 +132,7 @@ func fallbackQuietly(o Observation) error {
 	if !strings.Contains(o.Text, fallbackOrder) || strings.Contains(o.Text, "⚠") {
 		return fmt.Errorf("begin_session did not answer in fallback order without a notice: %s", excerpt(o.Text))
 	}
-	if r, ok := gateRow(o.Rows); !ok || r.Degraded {
+	if r, ok := gateRow(o.Spans); !ok || r.Degraded {
 		return fmt.Errorf("gate_decision row missing or degraded: %+v", r)
 	}
 	return nil
@@ -150,14 +151,14 @@ func fallbackWithNotice(o Observation) error {
 	case !strings.Contains(o.Text, notice) || !strings.Contains(o.Text, "[trace "+o.Trace+"]"):
 		return fmt.Errorf("no %q notice quoting the trace code", notice)
 	}
-	r, ok := gateRow(o.Rows)
+	r, ok := gateRow(o.Spans)
 	switch {
 	case !ok:
 		return errors.New("no gate_decision row")
-	case !r.Degraded || !strings.HasPrefix(r.DegradedReason, gate.Feature+" unavailable ("):
+	case !r.Degraded || !strings.HasPrefix(r.Reason, gate.Feature+" unavailable ("):
 		return fmt.Errorf("gate_decision row not degraded with the reason: %+v", r)
-	case r.CorrelationID != o.Trace:
-		return fmt.Errorf("gate_decision row code %q, request %q", r.CorrelationID, o.Trace)
+	case r.Trace != o.Trace:
+		return fmt.Errorf("gate_decision row code %q, request %q", r.Trace, o.Trace)
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path"
 
+	"github.com/mcpchaos/mcpchaos/scenarios/evidence/mcplocal"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
 	"github.com/mcpchaos/mcpchaos/scenarios/replay"
 )
@@ -54,7 +55,7 @@ func keptScenario(k replay.Kept) Scenario {
 	op := Operation{Name: fmt.Sprintf("kept replay %s (trace %s, expects %s)", k.Name, k.Bundle.Trace, k.Expect),
 		Do: func(ctx context.Context, env *harness.Env) Observation {
 			res, err := replay.Play(ctx, p, env)
-			o := Observation{Latency: res.Latency, Trace: res.Trace, Text: res.Text, IsError: res.IsError, Rows: res.Rows}
+			o := Observation{Latency: res.Latency, Trace: res.Trace, Text: res.Text, IsError: res.IsError, Spans: mcplocal.Spans(res.Rows)}
 			if err != nil {
 				o.Err = err
 				return o

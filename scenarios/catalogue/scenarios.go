@@ -6,8 +6,8 @@ import (
 
 	fakellm "github.com/mcpchaos/mcpchaos/fakes/llm"
 	"github.com/mcpchaos/mcpchaos/proxy/knobs"
-	"github.com/mcpchaos/mcpchaos/proxy/trace"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
+	"github.com/mcpchaos/mcpchaos/smoke"
 )
 
 // All returns the catalogue, in a stable order.
@@ -76,6 +76,7 @@ func All() []Scenario {
 	out = append(out, instancesScenarios()...)
 	out = append(out, credentialScenarios()...)
 	out = append(out, processScenarios()...)
+	out = append(out, listenScenarios()...)
 	out = append(out, readingScenarios()...)
 	// Promise 4: LLM-optional pagination is bounded, falls back to numbered
 	// pages and says so, whatever the LLM does; small results are untouched.
@@ -182,7 +183,7 @@ func isErrorPassedThrough(o Observation) error {
 		return broke(PromisePassThrough, "the upstream's isError result arrived as a JSON-RPC error: %s", rpcText(o.Err))
 	case !o.IsError:
 		return broke(PromisePassThrough, "the upstream's isError result arrived as a success")
-	case !trace.Valid(o.Trace):
+	case !smoke.ValidTraceCode(o.Trace):
 		return noTraceCode(o.Trace)
 	}
 	return nil

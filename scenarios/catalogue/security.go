@@ -20,8 +20,9 @@ import (
 	"github.com/mcpchaos/mcpchaos/fakes/upstream"
 	"github.com/mcpchaos/mcpchaos/proxy/audit"
 	"github.com/mcpchaos/mcpchaos/proxy/knobs"
-	"github.com/mcpchaos/mcpchaos/proxy/trace"
+	"github.com/mcpchaos/mcpchaos/scenarios/evidence/mcplocal"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
+	"github.com/mcpchaos/mcpchaos/smoke"
 )
 
 // twoUsers is the world of the attacks: alice and bob, each with a valid
@@ -225,7 +226,7 @@ var Hijack = Operation{Name: "another user's tools/call and DELETE on a live ses
 // rowsOnlyOf lists what is wrong with session id's audit rows if any names
 // a user other than owner.
 func rowsOnlyOf(ctx context.Context, env *harness.Env, id, owner string) []string {
-	rows, err := env.AuditSession(ctx, id)
+	rows, err := mcplocal.AuditSession(ctx, env, id)
 	if err != nil {
 		return []string{"audit: " + err.Error()}
 	}
@@ -272,7 +273,7 @@ var AdoptOthers = Operation{Name: "another user presents a lost session's id fir
 	if bad, _ := rpcError(status, body, http.StatusNotFound); bad != "" {
 		o.Broken = append(o.Broken, "alice presenting a well-formed id the proxy never issued "+bad)
 	}
-	if rows, err := env.AuditSession(ctx, madeUp); err != nil {
+	if rows, err := mcplocal.AuditSession(ctx, env, madeUp); err != nil {
 		o.Broken = append(o.Broken, "audit: "+err.Error())
 	} else if len(rows) > 0 {
 		o.Broken = append(o.Broken, fmt.Sprintf("the never-issued id has %d audit rows (%s): it was adopted", len(rows), rows[0].Kind))
@@ -379,7 +380,7 @@ var BadSessionIDs = Operation{Name: "malformed and oversized session ids", Do: f
 		} else {
 			o.Text = msg
 		}
-		if rows, err := env.AuditSession(ctx, id); err == nil && len(rows) > 0 {
+		if rows, err := mcplocal.AuditSession(ctx, env, id); err == nil && len(rows) > 0 {
 			o.Broken = append(o.Broken, fmt.Sprintf("id %q left %d audit rows", excerpt(id), len(rows)))
 		}
 	}
@@ -882,7 +883,7 @@ var SecretsStayIn = Operation{Name: "an upstream URL's key in errors, audit rows
 		o.Broken = append(o.Broken, "the tools/call error text carries the upstream URL's key: "+excerpt(o.Text))
 	}
 	if o.Trace != "" {
-		rows, err := env.Audit(ctx, o.Trace)
+		rows, err := mcplocal.Audit(ctx, env, o.Trace)
 		if err != nil {
 			o.Broken = append(o.Broken, "audit: "+err.Error())
 		}
@@ -994,8 +995,8 @@ func listsKeepTheKey(ctx context.Context, env *harness.Env) []string {
 		}
 		var data map[string]string
 		_ = json.Unmarshal(werr.Data, &data)
-		code := data[trace.MetaKey]
-		if !trace.Valid(code) {
+		code := data[smoke.TraceMetaKey]
+		if !smoke.ValidTraceCode(code) {
 			broken = append(broken, fmt.Sprintf("%s's error carries no trace code in error.data: %s", l.method, excerpt(string(werr.Data))))
 		}
 		if strings.Contains(werr.Message+string(werr.Data), upstreamSecret) {
@@ -1004,7 +1005,7 @@ func listsKeepTheKey(ctx context.Context, env *harness.Env) []string {
 		if code == "" {
 			continue
 		}
-		rows, err := env.Audit(ctx, code)
+		rows, err := mcplocal.Audit(ctx, env, code)
 		if err != nil {
 			broken = append(broken, fmt.Sprintf("%s: audit: %v", l.method, err))
 		}
@@ -1170,7 +1171,7 @@ var ShutdownInFlight = Operation{Name: "a call still running when the proxy stop
 		o.Broken = append(o.Broken, "the call running at the stop was not answered with an isError saying the proxy is shutting down and quoting its trace code: "+excerpt(o.Text))
 		return o
 	}
-	rows, err := env.Audit(ctx, o.Trace)
+	rows, err := mcplocal.Audit(ctx, env, o.Trace)
 	if err != nil {
 		o.Broken = append(o.Broken, "audit: "+err.Error())
 		return o

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/mcpchaos/mcpchaos/proxy/config"
@@ -20,6 +21,9 @@ func instancesScenarios() []Scenario {
 	return []Scenario{
 		{Fault: harness.LinkDown{}, Operation: LastErrorForAdmins, Promise: "8 secrets never leave",
 			Labels: []string{"security", "secrets", "audit-api"}, Env: env, Budget: func(knobs.Values) time.Duration { return lastErrorWait }, Expect: sessionAnswered,
+			Needs: ownsSessions},
+		{Fault: harness.LinkDown{}, Operation: ReadyzWithoutUpstreamText, Promise: "8 secrets never leave",
+			Labels: []string{"security", "secrets", "readyz"}, Env: env, Budget: func(knobs.Values) time.Duration { return lastErrorWait }, Expect: sessionAnswered,
 			Needs: ownsSessions},
 	}
 }
@@ -94,6 +98,62 @@ var LastErrorForAdmins = Operation{Name: "an upstream's lastError in /api/v1/ins
 	clk.into(&o)
 	return o
 }}
+
+// ReadyzWithoutUpstreamText: with the upstream down, /readyz (which anyone
+// who reaches the proxy may read, without a token) is 503 and names the
+// server that is not ready, never the upstream's own words: the admin's
+// lastError (which may quote an internal service's body) is in no string of
+// its body.
+var ReadyzWithoutUpstreamText = Operation{Name: "/readyz with an upstream down names it, not its lastError", Do: func(ctx context.Context, env *harness.Env) Observation {
+	clk := startClock()
+	var o Observation
+	deadline := time.Now().Add(lastErrorWait)
+	var le string
+	for le == "" {
+		status, body, err := apiGetWith(ctx, env, env.AdminToken(), "/api/v1/instances")
+		if err != nil {
+			return clk.stop(Observation{Err: err})
+		}
+		var b instancesBody
+		if status == http.StatusOK && json.Unmarshal([]byte(body), &b) == nil {
+			for _, in := range b.Instances {
+				if in.Server == "docmost" {
+					le = in.LastError
+				}
+			}
+		}
+		if le != "" {
+			break
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			o.Broken = append(o.Broken, "an admin's /api/v1/instances never named the down upstream's lastError: the fault did not strike")
+			clk.into(&o)
+			return o
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	status, body, err := apiGetWith(ctx, env, "", "/readyz")
+	if err != nil {
+		return clk.stop(Observation{Err: err})
+	}
+	if status != http.StatusServiceUnavailable {
+		o.Broken = append(o.Broken, fmt.Sprintf("/readyz answered %d with the upstream down, not 503: %s", status, excerpt(body)))
+	}
+	if !strings.Contains(body, "docmost") {
+		o.Broken = append(o.Broken, "/readyz does not name the server that is not ready: "+excerpt(body))
+	}
+	if strings.Contains(body, le) || strings.Contains(body, jsonText(le)) {
+		o.Broken = append(o.Broken, "8 /readyz, open to anyone, carries the upstream's lastError: "+excerpt(body))
+	}
+	clk.into(&o)
+	return o
+}}
+
+// jsonText is s as it reads inside a JSON string (quotes dropped).
+func jsonText(s string) string {
+	b, _ := json.Marshal(s)
+	return strings.TrimSuffix(strings.TrimPrefix(string(b), `"`), `"`)
+}
 
 // apiGetWith GETs path from the proxy with token ("" sends none) and
 // returns the status and body.

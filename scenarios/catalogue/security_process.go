@@ -13,6 +13,7 @@ import (
 	"github.com/mcpchaos/mcpchaos/proxy/config"
 	"github.com/mcpchaos/mcpchaos/proxy/failpoint"
 	"github.com/mcpchaos/mcpchaos/proxy/knobs"
+	"github.com/mcpchaos/mcpchaos/scenarios/evidence/mcplocal"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
 )
 
@@ -142,7 +143,7 @@ var OtherProjectsID = Operation{Name: "a session id of one project presented on 
 	case !strings.Contains(mine.Text, NoticePrefix):
 		o.Broken = append(o.Broken, "after a restart, alice's session was not recreated (no ⚠ notice)")
 	}
-	rows, err := env.AuditSession(ctx, id)
+	rows, err := mcplocal.AuditSession(ctx, env, id)
 	if err != nil {
 		o.Broken = append(o.Broken, "audit: "+err.Error())
 	}

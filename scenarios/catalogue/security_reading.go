@@ -9,8 +9,10 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/mcpchaos/mcpchaos/proxy/knobs"
+	"github.com/mcpchaos/mcpchaos/scenarios/evidence/mcplocal"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
 )
 
@@ -34,6 +36,10 @@ func readingScenarios() []Scenario {
 	batches := withKnobs(twoUsers, func(v *knobs.Values) { v.BatchMax = batchMaxForScenario })
 	sdkPath := twoUsers
 	sdkPath.NoRelay = true
+	// Only the client's cancel may end a hung call within cancelReach: the
+	// proxy's own bounds are far past it.
+	longBounds := func(v *knobs.Values) { v.RequestDeadline, v.UpstreamCallTimeout = 30*time.Second, 30*time.Second }
+	cancelSDK, cancelRelay := withKnobs(sdkPath, longBounds), withKnobs(twoUsers, longBounds)
 	open := twoProjects
 	open.SecondProjectOpen = true
 	open.Knobs = func() *knobs.Values { kv := harness.Compressed(); kv.MaxHeaderBytes = 8 << 10; return &kv }()
@@ -47,6 +53,10 @@ func readingScenarios() []Scenario {
 			Labels: sec("names", "knob"), Env: twoUsers, Budget: requestDeadline, Expect: sessionAnswered, Needs: ownsSessions},
 		{Fault: harness.None{}, Operation: IDsExact, Promise: "9 JSON-RPC ids round-trip byte for byte",
 			Labels: sec("ids"), Env: sdkPath, Budget: requestDeadline, Expect: sessionAnswered, Needs: ownsSessions},
+		{Fault: harness.ToolHang{Tool: "update_page"}, Operation: CancelByOwnID, Promise: "5 a caller's cancel stops the call",
+			Labels: sec("ids"), Env: cancelSDK, Budget: func(knobs.Values) time.Duration { return cancelReach }, Expect: sessionAnswered, Needs: ownsSessions},
+		{Fault: harness.ToolHang{Tool: "update_page"}, Operation: CancelByOwnIDRelayed, Promise: "5 a caller's cancel stops the call",
+			Labels: sec("ids"), Env: cancelRelay, Budget: func(knobs.Values) time.Duration { return cancelReach }, Expect: sessionAnswered, Needs: ownsSessions},
 		{Fault: harness.None{}, Operation: HTTPRefusals, Promise: "8 every refusal is a JSON-RPC error; a wrong token is refused on every project",
 			Labels: sec("refusals", "auth"), Env: open, Budget: requestDeadline, Expect: sessionAnswered, Needs: ownsSessions},
 	}
@@ -320,7 +330,7 @@ var LongNames = Operation{Name: "MCPCTL_MAX_NAME_BYTES and MCPCTL_MAX_STORED_STR
 		}
 	}
 	whole := []string{long[:4096], method[:4096], longID[:4096]}
-	if rows, err := env.AuditSession(ctx, id); err != nil {
+	if rows, err := mcplocal.AuditSession(ctx, env, id); err != nil {
 		o.Broken = append(o.Broken, "audit: "+err.Error())
 	} else {
 		for _, r := range rows {
@@ -346,7 +356,8 @@ var LongNames = Operation{Name: "MCPCTL_MAX_NAME_BYTES and MCPCTL_MAX_STORED_STR
 
 // IDsExact: on the go-sdk path (relay off), requests whose ids the SDK
 // would rewrite (a number past int64, 1.5, 1e3, -0, a string with an
-// escape) are answered with the id exactly as sent.
+// escape) are answered with the id exactly as sent, alone and inside one
+// batch (on a 2025-03-26 session).
 var IDsExact = Operation{Name: "JSON-RPC ids the go-sdk would rewrite come back byte for byte", Do: func(ctx context.Context, env *harness.Env) Observation {
 	id, err := openSession(ctx, env, "alice", "2025-11-25")
 	if err != nil {
@@ -379,8 +390,107 @@ var IDsExact = Operation{Name: "JSON-RPC ids the go-sdk would rewrite come back 
 			}
 		}
 	}
+	// The same ids inside one batch, on a 2025-03-26 session (batches are
+	// that version's): each comes back as sent.
+	old, err := openSession(ctx, env, "alice", "2025-03-26")
+	if err != nil {
+		o.Broken = append(o.Broken, "a 2025-03-26 session for the batch: "+err.Error())
+		return o
+	}
+	defer closeSession(env, env.ProjectURL(), "alice", old)
+	var batch []string
+	for _, rid := range ids {
+		batch = append(batch, `{"jsonrpc":"2.0","id":`+rid+`,"method":"ping"}`)
+	}
+	status, _, got, err := post(ctx, env, env.ProjectURL(), "alice", old, "2025-03-26", "["+strings.Join(batch, ",")+"]")
+	if err != nil {
+		o.Broken = append(o.Broken, "the batch: "+err.Error())
+		return o
+	}
+	back := map[string]bool{}
+	for _, b := range answerIDs(got) {
+		back[b] = true
+	}
+	for _, rid := range ids {
+		if status != http.StatusOK || !back[rid] {
+			o.Broken = append(o.Broken, fmt.Sprintf("id %s inside a batch did not come back as sent (%d): %s", rid, status, excerpt(got)))
+		}
+	}
 	return o
 }}
+
+// cancelReach bounds the wait for a client's cancel to end the hung
+// upstream call (the scenario's request deadline and upstream call timeout
+// are far longer).
+const cancelReach = 3 * time.Second
+
+// CancelByOwnID: a tools/call whose id the go-sdk would rewrite (1.5, a
+// number past int64, a string with an escape) hangs upstream; the
+// client's notifications/cancelled names it by that id, as sent; the
+// upstream call ends cancelled (the fake records it), on the go-sdk path,
+// where the request is served under a stand-in id, and on the relay.
+var (
+	CancelByOwnID        = cancelByOwnID("a client's cancel naming a call by an id the go-sdk would rewrite (relay off)")
+	CancelByOwnIDRelayed = cancelByOwnID("a client's cancel naming a call by an id the go-sdk would rewrite (relay on)")
+)
+
+func cancelByOwnID(name string) Operation {
+	return Operation{Name: name, Do: cancelByOwnIDDo}
+}
+
+func cancelByOwnIDDo(ctx context.Context, env *harness.Env) Observation {
+	id, err := openSession(ctx, env, "alice", "2025-11-25")
+	if err != nil {
+		return Observation{Err: err}
+	}
+	defer closeSession(env, env.ProjectURL(), "alice", id)
+	clk := startClock()
+	var o Observation
+	for _, rid := range []string{`1.5`, `123456789012345678901234567890`, `"\u0041b"`} {
+		before := cancelledCalls(env)
+		cctx, stop := context.WithTimeout(ctx, cancelReach)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			_, _, _, _ = post(cctx, env, env.ProjectURL(), "alice", id, "2025-11-25", `{"jsonrpc":"2.0","id":`+rid+`,"method":"tools/call","params":{"name":"docmost_update_page","arguments":{"page_id":"p1","content":"cancel me"}}}`)
+		}()
+		for env.Docmost.InFlight() == 0 && cctx.Err() == nil {
+			time.Sleep(5 * time.Millisecond)
+		}
+		if cctx.Err() != nil {
+			o.Broken = append(o.Broken, "id "+rid+": the call never reached the upstream: the fault did not strike")
+		} else {
+			status, _, got, err := post(ctx, env, env.ProjectURL(), "alice", id, "2025-11-25", `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":`+rid+`,"reason":"the user stopped it"}}`)
+			if err != nil || status != http.StatusAccepted {
+				o.Broken = append(o.Broken, fmt.Sprintf("id %s: the cancel got %d %v: %s", rid, status, err, excerpt(got)))
+			}
+			for cancelledCalls(env) == before && cctx.Err() == nil {
+				time.Sleep(5 * time.Millisecond)
+			}
+			if cancelledCalls(env) == before {
+				o.Broken = append(o.Broken, fmt.Sprintf("5 the client's cancel of the call with id %s did not reach it: the upstream call ran on past %v", rid, cancelReach))
+			}
+		}
+		stop()
+		<-done
+		for end := time.Now().Add(cancelReach); env.Docmost.InFlight() > 0 && time.Now().Before(end); {
+			time.Sleep(5 * time.Millisecond) // the next id starts on an idle upstream
+		}
+	}
+	clk.into(&o)
+	return o
+}
+
+// cancelledCalls counts the docmost fake's calls that ended cancelled.
+func cancelledCalls(env *harness.Env) int {
+	n := 0
+	for _, c := range env.Docmost.Calls() {
+		if c.Cancelled {
+			n++
+		}
+	}
+	return n
+}
 
 // HTTPRefusals: a 1 MiB Mcp-Session-Id header is refused 431 with a
 // JSON-RPC error body, not net/http's text/plain; a wrong token is 401 with

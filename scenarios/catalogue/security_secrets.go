@@ -10,8 +10,8 @@ import (
 	"time"
 
 	fakellm "github.com/mcpchaos/mcpchaos/fakes/llm"
-	"github.com/mcpchaos/mcpchaos/proxy/audit"
 	"github.com/mcpchaos/mcpchaos/proxy/knobs"
+	"github.com/mcpchaos/mcpchaos/scenarios/evidence/mcplocal"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
 )
 
@@ -24,7 +24,70 @@ func heldSecretScenarios() []Scenario {
 		{Fault: harness.LLMFault{Step: fakellm.Do(fakellm.EchoCredentials)}, Operation: KeysEchoedBack, Promise: "8 secrets never leave",
 			Labels: []string{"security", "secrets"}, Env: env, Budget: func(k knobs.Values) time.Duration { return 2 * k.ChatBudget }, Expect: sessionAnswered,
 			Needs: harness.Needs(harness.CapAuditAPI)}, // mcplocal's chat API and its llm_attempt rows
+		{Fault: harness.LLMFault{Step: fakellm.Do(fakellm.AnswerEcho)}, Operation: KeyEchoedInAnswer, Promise: "8 secrets never leave",
+			Labels: []string{"security", "secrets", "llm"}, Env: env, Budget: func(k knobs.Values) time.Duration { return 2 * k.ChatBudget }, Expect: sessionAnswered,
+			Needs: harness.Needs(harness.CapAuditAPI)}, // mcplocal's chat API
 	}
+}
+
+// KeyEchoedInAnswer: the primary LLM answers 200 with a text quoting the
+// key it was sent; streamed, the key is cut across two chunks. A chat turn,
+// plain and streamed, answers; neither the plain text nor the streamed text
+// put back together carries the key, and the answer still says what the
+// model said around it.
+var KeyEchoedInAnswer = Operation{Name: "an LLM's answer echoing the key it was sent, plain and streamed across two chunks", Do: func(ctx context.Context, env *harness.Env) Observation {
+	clk := startClock()
+	var o Observation
+	for _, stream := range []bool{false, true} {
+		status, body, err := chatTurn(ctx, env, "alice", stream)
+		if err != nil {
+			return clk.stop(Observation{Err: err})
+		}
+		text := chatText(body, stream)
+		where := fmt.Sprintf("the chat answer (stream=%v, HTTP %d)", stream, status)
+		if status != http.StatusOK || !strings.Contains(text, "Authorization=") {
+			o.Broken = append(o.Broken, where+" does not quote the model's answer: the fault did not strike: "+excerpt(body))
+			continue
+		}
+		if code := chatTraceCode(body); code != "" {
+			o.Trace = code
+		}
+		for _, k := range []string{harness.LLMKeyPrimary, harness.LLMKeyFallback} {
+			if i := strings.Index(text, k); i >= 0 {
+				o.Broken = append(o.Broken, fmt.Sprintf("8 %s carries a provider's key: %s", where, excerpt(text[max(0, i-80):])))
+			}
+		}
+	}
+	clk.into(&o)
+	return o
+}}
+
+// chatText is the text of a chat answer: the plain answer's "text", or
+// the streamed answer's chunks put back together.
+func chatText(answer string, stream bool) string {
+	if !stream {
+		var r struct {
+			Text string `json:"text"`
+		}
+		_ = json.Unmarshal([]byte(answer), &r)
+		return r.Text
+	}
+	var b strings.Builder
+	event := ""
+	for _, line := range strings.Split(answer, "\n") {
+		switch {
+		case strings.HasPrefix(line, "event: "):
+			event = strings.TrimPrefix(line, "event: ")
+		case strings.HasPrefix(line, "data: ") && event == "chunk":
+			var c struct {
+				Text string `json:"text"`
+			}
+			if json.Unmarshal([]byte(strings.TrimPrefix(line, "data: ")), &c) == nil {
+				b.WriteString(c.Text)
+			}
+		}
+	}
+	return b.String()
 }
 
 // KeysEchoedBack: both LLM providers answer 401 with a body quoting the
@@ -66,17 +129,17 @@ var KeysEchoedBack = Operation{Name: "an LLM provider's 401 echoing the key it w
 			continue
 		}
 		o.Trace = code
-		rows, err := env.Audit(ctx, code)
+		rows, err := evidenceOf(env).Spans(ctx, code)
 		if err != nil {
 			o.Broken = append(o.Broken, "audit: "+err.Error())
 			continue
 		}
 		attempts := 0
 		for _, r := range rows {
-			if r.Kind == audit.KindLLMAttempt {
+			if r.Kind == mcplocal.KindLLMAttempt {
 				attempts++
 			}
-			leaks(fmt.Sprintf("the %s audit row (%s)", r.Kind, r.Server), r.Detail+" "+r.DegradedReason)
+			leaks(fmt.Sprintf("the %s audit row (%s)", r.Kind, r.Attrs[mcplocal.AttrServer]), r.Detail+" "+r.Reason)
 		}
 		if attempts < 2 {
 			o.Broken = append(o.Broken, fmt.Sprintf("%d llm_attempt rows for a turn both providers refused, want 2", attempts))

@@ -9,7 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcpchaos/mcpchaos/proxy/audit"
+	"github.com/mcpchaos/mcpchaos/scenarios/evidence"
+	"github.com/mcpchaos/mcpchaos/scenarios/evidence/mcplocal"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
 )
 
@@ -50,28 +51,28 @@ var Reconnect = Operation{Name: "reconnect after restart", Do: func(ctx context.
 	if again.Err != nil || strings.Contains(again.Text, NoticePrefix) {
 		o.Broken = append(o.Broken, fmt.Sprintf("the second call after recreation: err=%v, notice repeated=%v", again.Err, strings.Contains(again.Text, NoticePrefix)))
 	}
-	rows, err := env.AuditSession(ctx, id)
+	rows, err := mcplocal.SessionSpans(ctx, env, id)
 	if err != nil {
 		o.Broken = append(o.Broken, "audit: "+err.Error())
 		return o
 	}
-	var recreated *audit.Row
+	var recreated *evidence.Span
 	for i := range rows {
-		if rows[i].Kind == audit.KindSessionRecreated {
+		if rows[i].Kind == mcplocal.KindRecreated {
 			recreated = &rows[i]
 		}
 	}
 	switch {
 	case recreated == nil:
 		o.Broken = append(o.Broken, "no session_recreated audit row for the session")
-	case env.Token("alice") != "" && recreated.User != "alice":
-		o.Broken = append(o.Broken, fmt.Sprintf("session_recreated row has user %q, want alice", recreated.User))
-	case recreated.CorrelationID != o.Trace:
-		o.Broken = append(o.Broken, fmt.Sprintf("session_recreated row has code %q, the request that caused it %q", recreated.CorrelationID, o.Trace))
+	case env.Token("alice") != "" && recreated.Attrs[mcplocal.AttrUser] != "alice":
+		o.Broken = append(o.Broken, fmt.Sprintf("session_recreated row has user %q, want alice", recreated.Attrs[mcplocal.AttrUser]))
+	case recreated.Trace != o.Trace:
+		o.Broken = append(o.Broken, fmt.Sprintf("session_recreated row has code %q, the request that caused it %q", recreated.Trace, o.Trace))
 	}
 	for _, r := range rows {
-		if r.Kind == audit.KindToolCallTrace && r.Start.After(time.Time{}) && env.Token("alice") != "" && r.User != "alice" {
-			o.Broken = append(o.Broken, fmt.Sprintf("%s row %s of the recreated session has user %q", r.Kind, r.CorrelationID, r.User))
+		if r.Kind == mcplocal.KindToolCall && r.Start.After(time.Time{}) && env.Token("alice") != "" && r.Attrs[mcplocal.AttrUser] != "alice" {
+			o.Broken = append(o.Broken, fmt.Sprintf("%s row %s of the recreated session has user %q", r.Kind, r.Trace, r.Attrs[mcplocal.AttrUser]))
 			break
 		}
 	}

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/mcpchaos/mcpchaos/proxy/audit"
+	"github.com/mcpchaos/mcpchaos/scenarios/evidence/mcplocal"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
 )
 
@@ -21,9 +21,9 @@ func shapeNamed(o Observation) error {
 	if !strings.Contains(o.Text, hairpinShape) {
 		return fmt.Errorf("isError text does not name the answer's shape (%q): %s", hairpinShape, excerpt(o.Text))
 	}
-	for _, kind := range []audit.Kind{audit.KindToolCallTrace, audit.KindUpstreamCall} {
+	for _, kind := range []string{mcplocal.KindToolCall, mcplocal.KindUpstreamCall} {
 		found := false
-		for _, r := range o.Rows {
+		for _, r := range o.Spans {
 			if r.Kind == kind && strings.Contains(r.Detail, hairpinShape) {
 				found = true
 			}

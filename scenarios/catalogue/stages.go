@@ -11,10 +11,11 @@ import (
 
 	fakellm "github.com/mcpchaos/mcpchaos/fakes/llm"
 	"github.com/mcpchaos/mcpchaos/fakes/upstream"
-	"github.com/mcpchaos/mcpchaos/proxy/audit"
 	"github.com/mcpchaos/mcpchaos/proxy/config"
 	"github.com/mcpchaos/mcpchaos/proxy/knobs"
 	"github.com/mcpchaos/mcpchaos/proxy/stage"
+	"github.com/mcpchaos/mcpchaos/scenarios/evidence"
+	"github.com/mcpchaos/mcpchaos/scenarios/evidence/mcplocal"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
 )
 
@@ -29,16 +30,17 @@ func paginateEnv(withLLM bool) harness.EnvOptions {
 		Pipeline: []config.Stage{{Name: "paginate"}}}
 }
 
-// withRows is op, then the audit rows of its answer's trace code.
+// withRows is op, then the evidence (mcplocal's audit rows, as spans) of its
+// answer's trace code.
 func withRows(op Operation) Operation {
 	return Operation{Name: op.Name, Do: func(ctx context.Context, env *harness.Env) Observation {
 		o := op.Do(ctx, env)
 		if o.Err == nil && o.Trace != "" {
-			rows, err := env.Audit(ctx, o.Trace)
+			spans, err := evidenceOf(env).Spans(ctx, o.Trace)
 			if err != nil {
 				o.Broken = append(o.Broken, "audit: "+err.Error())
 			}
-			o.Rows = rows
+			o.Spans = spans
 		}
 		return o
 	}}
@@ -53,13 +55,13 @@ var (
 func paginationBudget(k knobs.Values) time.Duration { return k.PaginationLLMTimeout }
 
 // stageRow finds the stage_execution row of a stage.
-func stageRow(rows []audit.Row, name string) (audit.Row, bool) {
+func stageRow(rows []evidence.Span, name string) (evidence.Span, bool) {
 	for _, r := range rows {
-		if r.Kind == audit.KindStageExecution && r.Stage == name {
+		if r.Kind == mcplocal.KindStage && r.Attrs[mcplocal.AttrStage] == name {
 			return r, true
 		}
 	}
-	return audit.Row{}, false
+	return evidence.Span{}, false
 }
 
 // degradedTitles: promise 4 when the LLM fails: numbered pages, the notice
@@ -77,16 +79,16 @@ func degradedTitles(o Observation) error {
 	case !strings.Contains(o.Text, "1. Page 1\n"):
 		return errors.New("the index is not numbered pages")
 	}
-	r, ok := stageRow(o.Rows, "paginate")
+	r, ok := stageRow(o.Spans, "paginate")
 	switch {
 	case !ok:
 		return fmt.Errorf("no stage_execution row for paginate under trace %s", o.Trace)
-	case !r.Degraded || !strings.HasPrefix(r.DegradedReason, stage.TitlesFeature+" unavailable ("):
-		return fmt.Errorf("stage_execution row not degraded with the reason: degraded=%v reason=%q", r.Degraded, r.DegradedReason)
-	case r.CorrelationID != o.Trace:
-		return fmt.Errorf("stage row code %q, request %q", r.CorrelationID, o.Trace)
-	case !strings.Contains(o.Text, r.DegradedReason):
-		return fmt.Errorf("the notice and the audit row give different reasons: row %q", r.DegradedReason)
+	case !r.Degraded || !strings.HasPrefix(r.Reason, stage.TitlesFeature+" unavailable ("):
+		return fmt.Errorf("stage_execution row not degraded with the reason: degraded=%v reason=%q", r.Degraded, r.Reason)
+	case r.Trace != o.Trace:
+		return fmt.Errorf("stage row code %q, request %q", r.Trace, o.Trace)
+	case !strings.Contains(o.Text, r.Reason):
+		return fmt.Errorf("the notice and the audit row give different reasons: row %q", r.Reason)
 	}
 	return nil
 }
@@ -118,16 +120,16 @@ func numberedQuietly(o Observation) error {
 	if !strings.Contains(o.Text, "1. Page 1\n") {
 		return errors.New("the index is not numbered pages")
 	}
-	if _, ok := stageRow(o.Rows, "paginate"); !ok {
+	if _, ok := stageRow(o.Spans, "paginate"); !ok {
 		return errors.New("no stage_execution row for paginate")
 	}
 	return notDegraded(o)
 }
 
 func notDegraded(o Observation) error {
-	for _, r := range o.Rows {
+	for _, r := range o.Spans {
 		if r.Degraded {
-			return fmt.Errorf("%s row is degraded: %s", r.Kind, r.DegradedReason)
+			return fmt.Errorf("%s row is degraded: %s", r.Kind, r.Reason)
 		}
 	}
 	return nil
@@ -175,8 +177,8 @@ func excerptsForTheRest(o Observation) error {
 	if !strings.Contains(o.Text, "Summary tree (") {
 		return errors.New("the summary tree is missing: the stage's work was discarded")
 	}
-	r, ok := stageRow(o.Rows, "summarize-tree")
-	if !ok || !r.Degraded || !strings.Contains(r.DegradedReason, m[2]+" sections affected") {
+	r, ok := stageRow(o.Spans, "summarize-tree")
+	if !ok || !r.Degraded || !strings.Contains(r.Reason, m[2]+" sections affected") {
 		return fmt.Errorf("stage_execution row does not record the degradation and its count: %+v", r)
 	}
 	return nil
@@ -197,14 +199,14 @@ func answeredByFallback(o Observation) error {
 		return err
 	}
 	var failed, answered bool
-	for _, r := range o.Rows {
-		if r.Kind != audit.KindLLMAttempt {
+	for _, r := range o.Spans {
+		if r.Kind != mcplocal.KindLLMAttempt {
 			continue
 		}
 		switch {
-		case r.Server == "vllm-current" && r.Status == audit.StatusError && strings.Contains(r.Detail, "404"):
+		case r.Attrs[mcplocal.AttrServer] == "vllm-current" && r.Status == evidence.StatusError && strings.Contains(r.Detail, "404"):
 			failed = true
-		case r.Server == "anthropic-fallback" && r.Status == audit.StatusOK && strings.Contains(r.Detail, "claude-sonnet-5"):
+		case r.Attrs[mcplocal.AttrServer] == "anthropic-fallback" && r.Status == evidence.StatusOK && strings.Contains(r.Detail, "claude-sonnet-5"):
 			answered = true
 		}
 	}

@@ -13,8 +13,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpchaos/mcpchaos/fakes/upstream"
-	"github.com/mcpchaos/mcpchaos/proxy/trace"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
+	"github.com/mcpchaos/mcpchaos/smoke"
 )
 
 // The whole MCP surface, one operation per method family, each against the
@@ -31,7 +31,7 @@ var (
 		res, err := s.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: upstream.ReadmeURI})
 		o := clk.stop(Observation{Err: err})
 		if err == nil {
-			o.Trace, _ = res.Meta[trace.MetaKey].(string)
+			o.Trace, _ = res.Meta[smoke.TraceMetaKey].(string)
 			if len(res.Contents) != 1 || res.Contents[0].Text != upstream.ReadmeText {
 				o.Broken = append(o.Broken, fmt.Sprintf("resources/read returned %d contents, not the readme", len(res.Contents)))
 			}
@@ -43,7 +43,7 @@ var (
 		res, err := s.cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: s.env.EverythingPrompt(upstream.GreetPrompt), Arguments: map[string]string{"name": "ana"}})
 		o := clk.stop(Observation{Err: err})
 		if err == nil {
-			o.Trace, _ = res.Meta[trace.MetaKey].(string)
+			o.Trace, _ = res.Meta[smoke.TraceMetaKey].(string)
 			if len(res.Messages) == 0 {
 				o.Broken = append(o.Broken, "prompts/get returned no messages")
 			}
@@ -56,7 +56,7 @@ var (
 			Argument: mcp.CompleteParamsArgument{Name: "name", Value: "b"}})
 		o := clk.stop(Observation{Err: err})
 		if err == nil {
-			o.Trace, _ = res.Meta[trace.MetaKey].(string)
+			o.Trace, _ = res.Meta[smoke.TraceMetaKey].(string)
 			if len(res.Completion.Values) != 1 || res.Completion.Values[0] != "bob" {
 				o.Broken = append(o.Broken, fmt.Sprintf("completion of b gave %v, not [bob]", res.Completion.Values))
 			}
@@ -244,10 +244,10 @@ func answeredOrRPCError(o Observation) error {
 		return broke(PromiseAnswered, "not answered as JSON-RPC: %v", o.Err)
 	}
 	var data map[string]string
-	if json.Unmarshal(werr.Data, &data) != nil || !trace.Valid(data[trace.MetaKey]) {
+	if json.Unmarshal(werr.Data, &data) != nil || !smoke.ValidTraceCode(data[smoke.TraceMetaKey]) {
 		return brokeOwn(harness.CapTraceCode, PromiseTraceCode, "JSON-RPC error %d without a trace code in error.data: %s", werr.Code, excerpt(werr.Message))
 	}
-	if !strings.Contains(werr.Message, data[trace.MetaKey]) {
+	if !strings.Contains(werr.Message, data[smoke.TraceMetaKey]) {
 		return brokeOwn(harness.CapTraceCode, PromiseTraceCode, "JSON-RPC error does not quote its trace code: %s", excerpt(werr.Message))
 	}
 	return nil

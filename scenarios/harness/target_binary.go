@@ -58,6 +58,10 @@ type Binary struct {
 	// failpoints are in its environment, but MCPLOCAL_ENABLE_FAILPOINTS=1,
 	// the switch that says this is a test run, is not.
 	NoFailpointSwitch bool
+	// FDLimit, when not 0, is the open-file limit (ulimit -n, soft and
+	// hard) the process starts under: /bin/sh sets it, then execs mcplocal
+	// in its place (same pid).
+	FDLimit uint64
 
 	mu      sync.Mutex
 	spec    Spec
@@ -211,7 +215,11 @@ func (b *Binary) cleanupLocked() {
 // errAddrInUse means the address was taken.
 func (b *Binary) spawnLocked(ctx context.Context, addr string) error {
 	url := "http://" + addr + "/healthz"
-	p, err := spawn(ctx, procSpec{argv: []string{b.Path, "serve", "--config", b.cfgPath, "--listen", addr},
+	argv := []string{b.Path, "serve", "--config", b.cfgPath, "--listen", addr}
+	if b.FDLimit > 0 {
+		argv = append([]string{"/bin/sh", "-c", fmt.Sprintf(`ulimit -n %d && exec "$0" "$@"`, b.FDLimit)}, argv...)
+	}
+	p, err := spawn(ctx, procSpec{argv: argv,
 		env: b.environLocked(), addr: addr, log: b.logs(), stderr: b.Stderr}, "/healthz", healthProbe(url))
 	if err != nil {
 		return err

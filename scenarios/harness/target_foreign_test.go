@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -15,7 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpchaos/mcpchaos/proxy/knobs"
-	"github.com/mcpchaos/mcpchaos/proxy/trace"
+	"github.com/mcpchaos/mcpchaos/smoke"
 )
 
 func TestParseForeignRejectsBadSpecs(t *testing.T) {
@@ -221,15 +222,19 @@ func TestForeignRunsTheDocumentedMcplocalExample(t *testing.T) {
 		if err != nil || res.IsError {
 			t.Fatalf("%s: err=%v result=%+v", step, err, res)
 		}
-		code, _ := res.Meta[trace.MetaKey].(string)
-		if !trace.Valid(code) {
+		code, _ := res.Meta[smoke.TraceMetaKey].(string)
+		if !smoke.ValidTraceCode(code) {
 			t.Fatalf("%s: no trace code in _meta: %v", step, res.Meta)
 		}
 		return code
 	}
 	code := call("first")
-	if rows, err := env.Audit(ctx, code); err != nil || len(rows) == 0 {
-		t.Errorf("audit of %s: %d rows, %v", code, len(rows), err)
+	var audit struct {
+		Rows  []json.RawMessage `json:"rows"`
+		Error string            `json:"error"`
+	}
+	if err := env.GetJSON(ctx, "/api/v1/audit?trace="+code, &audit, &audit.Error); err != nil || len(audit.Rows) == 0 {
+		t.Errorf("audit of %s: %d rows, %v", code, len(audit.Rows), err)
 	}
 	if err := target.Restart(ctx); err != nil {
 		t.Fatal(err)

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,7 +17,6 @@ import (
 
 	fakellm "github.com/mcpchaos/mcpchaos/fakes/llm"
 	"github.com/mcpchaos/mcpchaos/fakes/upstream"
-	"github.com/mcpchaos/mcpchaos/proxy/audit"
 	"github.com/mcpchaos/mcpchaos/proxy/config"
 	"github.com/mcpchaos/mcpchaos/proxy/failpoint"
 	"github.com/mcpchaos/mcpchaos/proxy/health"
@@ -533,7 +531,7 @@ func (e *Env) Instances(ctx context.Context) ([]health.Instance, error) {
 		Instances []health.Instance `json:"instances"`
 		Error     string            `json:"error"`
 	}
-	err := e.getJSON(ctx, "/api/v1/instances", &body, &body.Error)
+	err := e.GetJSON(ctx, "/api/v1/instances", &body, &body.Error)
 	return body.Instances, err
 }
 
@@ -548,28 +546,11 @@ func (e *Env) Instance(ctx context.Context, server string) health.Instance {
 	return health.Instance{}
 }
 
-// Audit fetches the audit rows of one trace code through the proxy's API.
-func (e *Env) Audit(ctx context.Context, code string) ([]audit.Row, error) {
-	return e.auditQuery(ctx, "trace="+code)
-}
-
-// AuditSession fetches the audit rows of one session through the proxy's API.
-func (e *Env) AuditSession(ctx context.Context, id string) ([]audit.Row, error) {
-	return e.auditQuery(ctx, "session="+url.QueryEscape(id))
-}
-
-func (e *Env) auditQuery(ctx context.Context, q string) ([]audit.Row, error) {
-	var body struct {
-		Rows  []audit.Row `json:"rows"`
-		Error string      `json:"error"`
-	}
-	err := e.getJSON(ctx, "/api/v1/audit?"+q, &body, &body.Error)
-	return body.Rows, err
-}
-
-// getJSON GETs path from the proxy and decodes the answer into v; a non-200
-// answer is an error quoting *apiErr (the API's {"error": ...}).
-func (e *Env) getJSON(ctx context.Context, path string, v any, apiErr *string) error {
+// GetJSON GETs path from the proxy, as the world's auditor when it has
+// users, and decodes the answer into v; a non-200 answer is an error quoting
+// *apiErr (the API's {"error": ...}). Evidence adapters read a target's own
+// APIs through it (scenarios/evidence/mcplocal: the audit API).
+func (e *Env) GetJSON(ctx context.Context, path string, v any, apiErr *string) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, e.Target.URL()+path, nil)
 	if err != nil {
 		return err

@@ -121,7 +121,9 @@ func TestJudgeRunsAGoTestCheckAsGoTestWould(t *testing.T) {
 }
 
 // The check judge runs is the one the report names: the same package, -run
-// regexp, label and focus, as the built binary's flags.
+// regexp, label and focus, as the built binary's flags. Its test binaries
+// are built without vet: make test vets the unpatched tree once, and a
+// mutant is judged by its check, not by vet.
 func TestPreparedRunsWhatArgsSays(t *testing.T) {
 	for _, c := range []struct {
 		check         Check
@@ -130,12 +132,12 @@ func TestPreparedRunsWhatArgsSays(t *testing.T) {
 		argsStartWith string
 		env           string
 	}{
-		{goTest("./proxy/llm", "^TestX$"), "go test -ldflags=-w -c -o T/bin/check.test ./proxy/llm",
+		{goTest("./proxy/llm", "^TestX$"), "go test -ldflags=-w -vet=off -c -o T/bin/check.test ./proxy/llm",
 			"T/bin/check.test -test.count=1 -test.failfast -test.run ^TestX$", "./proxy/llm", "go test -count=1 -failfast ./proxy/llm -run ^TestX$", ""},
 		// mcplocal and mcpctl are linked once, before the suite, and handed
 		// to it (its BeforeSuite would link them again otherwise): a mutant
 		// that breaks them is an error, never a kill by that build.
-		{Check{Kind: Ginkgo, Label: "health", Focus: "probe"}, "go build -ldflags=-w -o T/bin/ ./cmd/mcplocal ./cmd/mcpctl | go test -ldflags=-w -c -o T/bin/scenarios.test ./scenarios",
+		{Check{Kind: Ginkgo, Label: "health", Focus: "probe"}, "go build -ldflags=-w -o T/bin/ ./cmd/mcplocal ./cmd/mcpctl | go test -ldflags=-w -vet=off -c -o T/bin/scenarios.test ./scenarios",
 			"T/bin/scenarios.test --ginkgo.no-color --ginkgo.fail-fast --ginkgo.label-filter=health --ginkgo.focus=probe", "./scenarios",
 			"go run github.com/onsi/ginkgo/v2/ginkgo --no-color --fail-fast --label-filter=health --focus=probe ./scenarios",
 			"MCPCHAOS_MCPLOCAL=T/bin/mcplocal MCPCHAOS_MCPCTL=T/bin/mcpctl"},

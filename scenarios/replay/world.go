@@ -18,6 +18,7 @@ import (
 	"github.com/mcpchaos/mcpchaos/proxy/config"
 	"github.com/mcpchaos/mcpchaos/proxy/knobs"
 	"github.com/mcpchaos/mcpchaos/proxy/trace"
+	"github.com/mcpchaos/mcpchaos/scenarios/evidence/mcplocal"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
 )
 
@@ -308,7 +309,7 @@ func Play(ctx context.Context, p Plan, env *harness.Env) (Result, error) {
 		return res, fmt.Errorf("calling %s: %w", p.Tool, err)
 	}
 	if res.Trace != "" {
-		res.Rows, err = env.Audit(ctx, res.Trace)
+		res.Rows, err = mcplocal.Audit(ctx, env, res.Trace)
 		return res, err
 	}
 	// Not answered: the call's rows are the session's rows of the trace
@@ -316,7 +317,7 @@ func Play(ctx context.Context, p Plan, env *harness.Env) (Result, error) {
 	// sees the client give up: wait for it, a bounded while.
 	deadline := time.Now().Add(rootWait)
 	for {
-		rows, err := env.AuditSession(ctx, cs.ID())
+		rows, err := mcplocal.AuditSession(ctx, env, cs.ID())
 		if err != nil {
 			return res, err
 		}

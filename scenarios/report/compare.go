@@ -168,7 +168,7 @@ func sideOf(r *Record) *cmpSide {
 	if r == nil {
 		return &cmpSide{Verdict: "-", Reason: "no result on this side"}
 	}
-	return &cmpSide{Verdict: r.Verdict, Reason: r.Reason, Trace: r.Trace, Waterfall: layoutWaterfall(r.Trace, r.Rows, r.Budget)}
+	return &cmpSide{Verdict: r.Verdict, Reason: r.Reason, Trace: r.Trace, Waterfall: layoutWaterfall(r.Trace, r.Spans, r.Budget)}
 }
 
 func classOf(r *Record) string {

@@ -10,9 +10,9 @@ import (
 
 func sampleComparison() Comparison {
 	base := &Record{Name: "proxy-restart × reconnect after restart", Source: "catalogue", Verdict: "PASS", Latency: msd(9), Budget: 1500 * time.Millisecond,
-		Trace: "7K3M9QXA", Rows: pagedRows("7K3M9QXA")}
+		Trace: "7K3M9QXA", Spans: pagedSpans("7K3M9QXA")}
 	cand := &Record{Name: base.Name, Source: "catalogue", Verdict: "FAIL", Latency: msd(1), Reason: `not answered: Bad Request <b>`,
-		Trace: "A1B2C3D4", Rows: pagedRows("A1B2C3D4")}
+		Trace: "A1B2C3D4", Spans: pagedSpans("A1B2C3D4")}
 	same := &Record{Name: "none × tools/list", Source: "catalogue", Verdict: "PASS", Latency: msd(2)}
 	return Comparison{
 		Baseline: "go.mod", Candidate: "github.com/modelcontextprotocol/go-sdk=/tmp/sdk", Seed: 7, Started: t0, Duration: time.Minute, Tolerance: 300 * time.Millisecond,

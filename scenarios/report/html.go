@@ -146,7 +146,7 @@ func WriteHTML(w io.Writer, run Run) error {
 			hs.AnswerCut = hs.Answer != r.Text
 		}
 		if v != verdictNA {
-			hs.Waterfall = layoutWaterfall(r.Trace, r.Rows, r.Budget)
+			hs.Waterfall = layoutWaterfall(r.Trace, r.Spans, r.Budget)
 		}
 		p.Scenarios = append(p.Scenarios, hs)
 	}

@@ -135,7 +135,7 @@ func junitCaseOf(run Run, r catalogue.Result) junitCase {
 		fmt.Fprintf(&out, "%s\n", r.BudgetNote)
 	}
 	fmt.Fprintf(&out, "observed: %s\n", observed(r))
-	fmt.Fprintf(&out, "audit rows: %d\n", len(r.Rows))
+	fmt.Fprintf(&out, "evidence spans: %d\n", len(r.Spans))
 	if verdictOf(r) == verdictFail {
 		fmt.Fprintf(&out, "replay: %s\n", RowReplay(run, r))
 		if r.Log != "" {

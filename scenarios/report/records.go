@@ -7,12 +7,12 @@ import (
 	"os"
 	"time"
 
-	"github.com/mcpchaos/mcpchaos/proxy/audit"
+	"github.com/mcpchaos/mcpchaos/scenarios/evidence"
 )
 
 // Record is one scenario's outcome as plain data: what `mcpchaos run --json`
 // writes, and what the canary compares between two runs. Records from other
-// sources (a Ginkgo spec) carry no budget, trace or rows.
+// sources (a Ginkgo spec) carry no budget, trace or spans.
 type Record struct {
 	Name   string `json:"name"`
 	Source string `json:"source"` // "catalogue" or "ginkgo"
@@ -29,8 +29,10 @@ type Record struct {
 	Reason string `json:"reason,omitempty"`
 	// Broken names every promise a failed scenario broke, "tier:promise"
 	// (catalogue.Breach), in order.
-	Broken []string    `json:"broken,omitempty"`
-	Rows   []audit.Row `json:"rows,omitempty"`
+	Broken []string `json:"broken,omitempty"`
+	// Spans are the request's steps as the target's evidence adapter tells
+	// them (none without an adapter).
+	Spans []evidence.Span `json:"spans,omitempty"`
 	// Draws are what the world's random plans drew (catalogue.Result.Draws):
 	// the same --seed gives the same draws.
 	Draws []string `json:"draws,omitempty"`
@@ -46,7 +48,7 @@ func Records(run Run) []Record {
 		rec := Record{
 			Name: scenarioName(r.Scenario), Source: "catalogue", Verdict: string(verdictOf(r)),
 			Latency: r.Latency, Budget: r.Budget, Promise: r.Scenario.Promise, Labels: r.Scenario.Labels,
-			Trace: r.Trace, Rows: r.Rows, Draws: r.Draws, BudgetNote: r.BudgetNote,
+			Trace: r.Trace, Spans: r.Spans, Draws: r.Draws, BudgetNote: r.BudgetNote,
 		}
 		switch verdictOf(r) {
 		case verdictNA:

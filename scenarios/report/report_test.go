@@ -15,8 +15,8 @@ import (
 
 	"golang.org/x/net/html"
 
-	"github.com/mcpchaos/mcpchaos/proxy/audit"
 	"github.com/mcpchaos/mcpchaos/scenarios/catalogue"
+	"github.com/mcpchaos/mcpchaos/scenarios/evidence"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
 )
 
@@ -28,16 +28,18 @@ func op(name string) catalogue.Operation { return catalogue.Operation{Name: name
 
 const degradedReason = "LLM timeout after 10s (budget spent)"
 
-// pagedRows is a 100 ms request: the root, an upstream call, the pipeline,
-// and its paginate stage starting at exactly half the trace, degraded.
-func pagedRows(code string) []audit.Row {
-	return []audit.Row{
-		{ID: 1, Kind: audit.KindToolCallTrace, CorrelationID: code, SpanID: "root", Tool: "docmost_search", Start: at(0), Duration: msd(100), Status: "ok"},
-		{ID: 2, Kind: audit.KindUpstreamCall, CorrelationID: code, SpanID: "up", ParentID: "root", Server: "docmost", Tool: "search", Start: at(5), Duration: msd(40), Status: "ok"},
-		{ID: 3, Kind: audit.KindPipelineExecution, CorrelationID: code, SpanID: "pipe", ParentID: "root", Start: at(48), Duration: msd(50), Status: "ok"},
-		{ID: 4, Kind: audit.KindStageExecution, CorrelationID: code, SpanID: "stage", ParentID: "pipe", Stage: "paginate", Start: at(50), Duration: msd(40), Status: "ok",
-			Degraded: true, DegradedReason: degradedReason},
-		{ID: 5, Kind: audit.KindLLMAttempt, CorrelationID: code, SpanID: "llm", ParentID: "stage", Start: at(51), Duration: msd(30), Status: "timeout", Detail: "provider vllm-current model qwen3-32b: deadline exceeded"},
+// pagedSpans is a 100 ms request as an evidence adapter gives it, in tree
+// order: the root, an upstream call, the pipeline, and its paginate stage
+// starting at exactly half the trace, degraded.
+func pagedSpans(code string) []evidence.Span {
+	_ = code // the spans of every trace look alike here
+	return []evidence.Span{
+		{Kind: "tool_call_trace", ID: "root", Name: "docmost_search", Start: at(0), Duration: msd(100), Status: "ok"},
+		{Kind: "upstream_call", ID: "up", Parent: "root", Depth: 1, Name: "search", Attrs: map[string]string{"server": "docmost", "tool": "search"}, Start: at(5), Duration: msd(40), Status: "ok"},
+		{Kind: "pipeline_execution", ID: "pipe", Parent: "root", Depth: 1, Start: at(48), Duration: msd(50), Status: "ok"},
+		{Kind: "stage_execution", ID: "stage", Parent: "pipe", Depth: 2, Name: "paginate", Start: at(50), Duration: msd(40), Status: "ok",
+			Degraded: true, Reason: degradedReason},
+		{Kind: "llm_attempt", ID: "llm", Parent: "stage", Depth: 3, Start: at(51), Duration: msd(30), Status: "timeout", Detail: "provider vllm-current model qwen3-32b: deadline exceeded"},
 	}
 }
 
@@ -48,7 +50,7 @@ func sampleRun() Run {
 			{ // passed, with a waterfall; the budget lies far past the trace
 				Scenario: catalogue.Scenario{Fault: harness.None{}, Operation: op("paginated search"), Promise: "4 bounded, falls back, says so", Labels: []string{"stages", "paginate"}},
 				Budget:   10 * time.Second, Pass: true,
-				Observation: catalogue.Observation{Latency: msd(102), Trace: "7K3M9QXA", Text: "page 1 of 3 ⚠ Smart index unavailable", Rows: pagedRows("7K3M9QXA")},
+				Observation: catalogue.Observation{Latency: msd(102), Trace: "7K3M9QXA", Text: "page 1 of 3 ⚠ Smart index unavailable", Spans: pagedSpans("7K3M9QXA")},
 			},
 			{ // failed before any answer: no trace, a hostile reason
 				Scenario: catalogue.Scenario{Fault: harness.Blackhole{}, Operation: op("small tools/call"), Promise: "1 answered within budget"},
@@ -60,12 +62,12 @@ func sampleRun() Run {
 			{ // could not run on this target
 				Scenario:      catalogue.Scenario{Fault: harness.ProxyKill{}, Operation: op("reconnect"), Promise: "2 stale session recreated"},
 				NotApplicable: "target inprocess is not a process that can be SIGKILLed",
-				Observation:   catalogue.Observation{Rows: pagedRows("ZZZZZZZZ")}, // must not be drawn
+				Observation:   catalogue.Observation{Spans: pagedSpans("ZZZZZZZZ")}, // must not be drawn
 			},
 			{ // failed, with a waterfall; the budget falls inside the trace
 				Scenario:    catalogue.Scenario{Fault: harness.Latency{Ms: 100}, Operation: op("paginating tools/call"), Promise: "1 answered"},
 				Budget:      msd(75),
-				Observation: catalogue.Observation{Latency: msd(101), Trace: "AB12CD34", IsError: true, Text: "timed out", Rows: pagedRows("AB12CD34")},
+				Observation: catalogue.Observation{Latency: msd(101), Trace: "AB12CD34", IsError: true, Text: "timed out", Spans: pagedSpans("AB12CD34")},
 				Reason:      "answered after 101ms, budget 75ms + tolerance 300ms",
 			},
 		},
@@ -465,10 +467,7 @@ func TestNotApplicableIsRenderedAsSuch(t *testing.T) {
 
 func TestDeterministic(t *testing.T) {
 	a, _ := render(t, sampleRun())
-	run := sampleRun()
-	rows := run.Results[0].Rows
-	slices.Reverse(rows) // the order rows arrive in does not matter
-	b, _ := render(t, run)
+	b, _ := render(t, sampleRun())
 	if a != b {
 		t.Error("the same run renders differently")
 	}
@@ -482,10 +481,10 @@ func TestDeterministic(t *testing.T) {
 
 func TestEdgeCasesRender(t *testing.T) {
 	run := Run{Seed: 1, Target: "binary:/tmp/my proxy"}
-	zero := []audit.Row{{SpanID: "a", Start: t0}, {SpanID: "b", ParentID: "a", Start: t0}, {SpanID: "c", ParentID: "c", Start: t0},
-		{SpanID: "d", ParentID: "e", Start: t0}, {SpanID: "e", ParentID: "d", Start: t0}, {SpanID: "f", ParentID: "gone", Start: t0, Status: "weird"}}
+	zero := []evidence.Span{{ID: "a", Start: t0}, {ID: "b", Parent: "a", Depth: 1, Start: t0}, {ID: "c", Parent: "c", Start: t0},
+		{ID: "d", Parent: "e", Start: t0}, {ID: "e", Parent: "d", Depth: 1, Start: t0}, {ID: "f", Parent: "gone", Orphan: true, Start: t0, Status: "weird"}}
 	run.Results = []catalogue.Result{
-		{Scenario: catalogue.Scenario{Operation: op("x")}, Pass: true, Observation: catalogue.Observation{Trace: "AAAAAAAA", Rows: zero}},
+		{Scenario: catalogue.Scenario{Operation: op("x")}, Pass: true, Observation: catalogue.Observation{Trace: "AAAAAAAA", Spans: zero}},
 		{Scenario: catalogue.Scenario{Operation: op("y")}, Pass: true, Observation: catalogue.Observation{Trace: "BBBBBBBB"}},
 	}
 	out, doc := render(t, run)

@@ -9,8 +9,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
-	"github.com/mcpchaos/mcpchaos/proxy/config"
-	"github.com/mcpchaos/mcpchaos/proxy/knobs"
 	"github.com/mcpchaos/mcpchaos/scenarios/catalogue"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
 )
@@ -20,8 +18,19 @@ import (
 func TestTableNamesEveryScenarioWhole(t *testing.T) {
 	staged := func(stages ...string) catalogue.Scenario {
 		s := catalogue.Scenario{Fault: harness.None{}, Operation: op("paginating tools/call")}
+		// The stages are the catalogue's own: the report knows no proxy's types.
 		for _, st := range stages {
-			s.Env.Pipeline = append(s.Env.Pipeline, config.Stage{Name: st})
+			found := false
+			for _, x := range catalogue.All() {
+				for _, p := range x.Env.Pipeline {
+					if p.Name == st && !found {
+						s.Env.Pipeline, found = append(s.Env.Pipeline, p), true
+					}
+				}
+			}
+			if !found {
+				t.Fatalf("no catalogue scenario runs the stage %q", st)
+			}
 		}
 		return s
 	}
@@ -98,7 +107,7 @@ func TestReportsShowEveryPromiseBroken(t *testing.T) {
 		}
 	}
 	late := fmt.Errorf("calling: %w", &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "upstream timed out"})
-	r := bh.JudgeOn(nil, knobs.Defaults(), catalogue.Observation{Latency: 3 * time.Minute, Err: late})
+	r := bh.JudgeOn(nil, harness.Compressed(), catalogue.Observation{Latency: 3 * time.Minute, Err: late})
 	if len(r.Breaches) < 2 {
 		t.Fatalf("want 2 breaches (late, a JSON-RPC error for mcplocal), got %s", r.Reason)
 	}

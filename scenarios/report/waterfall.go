@@ -3,12 +3,13 @@ package report
 import (
 	"cmp"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/mcpchaos/mcpchaos/proxy/audit"
-	tree "github.com/mcpchaos/mcpchaos/proxy/audit/waterfall"
+	"github.com/mcpchaos/mcpchaos/scenarios/evidence"
 )
 
 // The waterfall picture's geometry, in SVG user units (the picture scales
@@ -36,11 +37,11 @@ const (
 
 // Bar colours come from the stylesheet by status class.
 var statusClasses = []struct{ status, class, legend string }{
-	{audit.StatusOK, "st-ok", "ok"},
-	{audit.StatusError, "st-error", "error"},
-	{audit.StatusTimeout, "st-timeout", "timeout"},
-	{audit.StatusRefused, "st-refused", "refused"},
-	{audit.StatusCancelled, "st-cancelled", "cancelled"},
+	{evidence.StatusOK, "st-ok", "ok"},
+	{evidence.StatusError, "st-error", "error"},
+	{evidence.StatusTimeout, "st-timeout", "timeout"},
+	{evidence.StatusRefused, "st-refused", "refused"},
+	{evidence.StatusCancelled, "st-cancelled", "cancelled"},
 }
 
 func statusClass(status string) string {
@@ -103,21 +104,20 @@ type note struct {
 	Text     string
 }
 
-// layoutWaterfall lays out the rows of one request against its budget; nil
-// when there are no rows.
-func layoutWaterfall(code string, rows []audit.Row, budget time.Duration) *waterfall {
-	if len(rows) == 0 {
+// layoutWaterfall lays out the spans of one request (in the tree order its
+// evidence adapter gives) against its budget; nil when there are none.
+func layoutWaterfall(code string, spans []evidence.Span, budget time.Duration) *waterfall {
+	if len(spans) == 0 {
 		return nil
 	}
-	spans, order := tree.Tree(rows)
-	t0, total := extent(rows)
+	t0, total := extent(spans)
 	// The axis runs over the trace, or on to its budget when that is near.
 	scale := total
 	if budget > total && budget <= stretchMax*total {
 		scale = budget
 	}
 
-	n := float64(len(order))
+	n := float64(len(spans))
 	rowsTop := axisH
 	rowsBottom := rowsTop + n*rowH
 	height := rowsBottom + footH
@@ -146,9 +146,7 @@ func layoutWaterfall(code string, rows []audit.Row, budget time.Duration) *water
 	}
 
 	var degraded, failed int
-	for k, i := range order {
-		s := spans[i]
-		r := s.Row
+	for k, r := range spans {
 		y := rowsTop + float64(k)*rowH
 		off := r.Start.Sub(t0)
 		d := max(r.Duration, 0)
@@ -161,7 +159,7 @@ func layoutWaterfall(code string, rows []audit.Row, budget time.Duration) *water
 		if x+w > barX+barW {
 			w = max(barX+barW-x, minBarW)
 		}
-		lx := labelX + indentStep*float64(s.Depth)
+		lx := labelX + indentStep*float64(r.Depth)
 		label := spanLabel(r)
 		if r.Degraded {
 			label = "⚠ " + label
@@ -172,7 +170,7 @@ func layoutWaterfall(code string, rows []audit.Row, budget time.Duration) *water
 			class += " degraded"
 			degraded++
 		}
-		if isFailure(r) {
+		if r.Failed() {
 			failed++
 		}
 		wf.Rows = append(wf.Rows, wfRow{
@@ -182,13 +180,13 @@ func layoutWaterfall(code string, rows []audit.Row, budget time.Duration) *water
 			DurX: num(durRight), Dur: ms(d),
 			BarX: num(x), BarW: num(w),
 			Class: class, Degraded: r.Degraded,
-			Title:  spanTitle(s, off),
-			SpanID: r.SpanID, OffsetNs: strconv.FormatInt(int64(off), 10), DurationNs: strconv.FormatInt(int64(d), 10),
+			Title:  spanTitle(r, off),
+			SpanID: r.ID, OffsetNs: strconv.FormatInt(int64(off), 10), DurationNs: strconv.FormatInt(int64(d), 10),
 		})
 		if r.Degraded {
-			wf.Notes = append(wf.Notes, note{Degraded: true, Text: spanLabel(r) + ": " + cmp.Or(oneLine(r.DegradedReason), "degraded (no reason recorded)")})
+			wf.Notes = append(wf.Notes, note{Degraded: true, Text: spanLabel(r) + ": " + cmp.Or(oneLine(r.Reason), "degraded (no reason recorded)")})
 		}
-		if isFailure(r) && strings.TrimSpace(r.Detail) != "" {
+		if r.Failed() && strings.TrimSpace(r.Detail) != "" {
 			wf.Notes = append(wf.Notes, note{Text: spanLabel(r) + " " + r.Status + ": " + truncate(oneLine(r.Detail), 300)})
 		}
 	}
@@ -232,7 +230,7 @@ func layoutWaterfall(code string, rows []audit.Row, budget time.Duration) *water
 
 	// The caption: the trace against its budget, in words.
 	var c strings.Builder
-	fmt.Fprintf(&c, "trace %s · %d %s · %s", dash(code), len(order), plural(len(order), "span", "spans"), ms(total))
+	fmt.Fprintf(&c, "trace %s · %d %s · %s", dash(code), len(spans), plural(len(spans), "span", "spans"), ms(total))
 	if degraded > 0 {
 		fmt.Fprintf(&c, " · %d degraded", degraded)
 	}
@@ -250,12 +248,12 @@ func layoutWaterfall(code string, rows []audit.Row, budget time.Duration) *water
 		fmt.Fprintf(&c, " · budget %v", budget)
 	}
 	wf.Caption = c.String()
-	wf.Aria = "waterfall of trace " + dash(code) + ", " + fmt.Sprint(len(order)) + " spans over " + ms(total)
+	wf.Aria = "waterfall of trace " + dash(code) + ", " + fmt.Sprint(len(spans)) + " spans over " + ms(total)
 	return wf
 }
 
 // extent returns the earliest start and the time from it to the latest end.
-func extent(rows []audit.Row) (time.Time, time.Duration) {
+func extent(rows []evidence.Span) (time.Time, time.Duration) {
 	t0, t1 := rows[0].Start, rows[0].Start.Add(max(rows[0].Duration, 0))
 	for _, r := range rows[1:] {
 		if r.Start.Before(t0) {
@@ -268,45 +266,40 @@ func extent(rows []audit.Row) (time.Time, time.Duration) {
 	return t0, t1.Sub(t0)
 }
 
-// spanLabel is the row's kind and its most specific name.
-func spanLabel(r audit.Row) string {
-	l := oneLine(string(r.Kind))
-	if n := oneLine(cmp.Or(r.Stage, r.Tool, r.Server)); n != "" {
+// spanLabel is the span's kind and its most specific name.
+func spanLabel(r evidence.Span) string {
+	l := oneLine(r.Kind)
+	if n := oneLine(r.Name); n != "" {
 		l += " " + n
 	}
 	return cmp.Or(l, "span")
 }
 
-// spanTitle is the tooltip: everything the row says, one fact a line.
-func spanTitle(s tree.Span, off time.Duration) string {
-	r := s.Row
+// spanTitle is the tooltip: everything the span says, one fact a line.
+func spanTitle(r evidence.Span, off time.Duration) string {
 	var b strings.Builder
 	b.WriteString(spanLabel(r))
 	fmt.Fprintf(&b, "\nstatus: %s · %s, starting at +%s", dash(r.Status), ms(max(r.Duration, 0)), ms(off))
 	if r.Degraded {
-		fmt.Fprintf(&b, "\n⚠ degraded: %s", cmp.Or(oneLine(r.DegradedReason), "no reason recorded"))
+		fmt.Fprintf(&b, "\n⚠ degraded: %s", cmp.Or(oneLine(r.Reason), "no reason recorded"))
 	}
 	if d := strings.TrimSpace(r.Detail); d != "" {
 		fmt.Fprintf(&b, "\ndetail: %s", truncate(oneLine(d), 500))
 	}
-	if r.Server != "" && r.Server != cmp.Or(r.Stage, r.Tool, r.Server) {
-		fmt.Fprintf(&b, "\nserver: %s", r.Server)
+	for _, k := range slices.Sorted(maps.Keys(r.Attrs)) {
+		if v := r.Attrs[k]; v != r.Name {
+			fmt.Fprintf(&b, "\n%s: %s", oneLine(k), oneLine(v))
+		}
 	}
-	if r.Tool != "" && r.Stage != "" {
-		fmt.Fprintf(&b, "\ntool: %s", r.Tool)
-	}
-	fmt.Fprintf(&b, "\nspan %s", dash(r.SpanID))
-	if r.ParentID != "" {
-		fmt.Fprintf(&b, " · parent %s", r.ParentID)
-		if s.OrphanOf != "" {
+	fmt.Fprintf(&b, "\nspan %s", dash(r.ID))
+	if r.Parent != "" {
+		fmt.Fprintf(&b, " · parent %s", r.Parent)
+		if r.Orphan {
 			b.WriteString(" (not in this trace)")
 		}
 	}
 	return b.String()
 }
-
-// isFailure reports whether the row did not end well.
-func isFailure(r audit.Row) bool { return r.Status != "" && r.Status != audit.StatusOK }
 
 // num formats a coordinate with one decimal, without "-0.0".
 func num(f float64) string {

@@ -57,3 +57,24 @@ func TestAnsweredSeparatesAnswersFromTransportFailures(t *testing.T) {
 		}
 	}
 }
+
+// A load balancer's own error page (HAProxy's 502 when the replica behind it
+// died mid-call) is no answer from any proxy: lost to the kill it overlaps,
+// unanswered when nothing was going on. A proxy's own 502 with a JSON body
+// is an answer.
+func TestABalancersErrorPageIsNoAnswer(t *testing.T) {
+	t0 := time.Unix(1_700_000_000, 0)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	kill := Event{Kind: "proxy-kill", Start: at(1000), End: at(1100)}
+	page := &load.HTTPError{Status: 502, Body: "<html><body><h1>502 Bad Gateway</h1>\nThe server returned an invalid or incomplete response.\n</body></html>"}
+	calls := []call{
+		{start: at(900), end: at(1050), err: page},                                               // in flight on the killed replica
+		{start: at(3000), end: at(3100), err: page},                                              // nothing going on: unanswered
+		{start: at(3000), end: at(3100), err: &load.HTTPError{Status: 502, Body: `{"error":1}`}}, // a proxy's own answer
+	}
+	c := classify(calls, []Event{kill}, 800*time.Millisecond, nil)
+	want := Counts{Requests: 3, InBudget: 1, Unanswered: 1, LostToKill: 1}
+	if c != want {
+		t.Fatalf("classify = %+v\nwant       %+v", c, want)
+	}
+}

@@ -362,7 +362,11 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	_ = env.Target.Stop(sctx)
 	cancel()
-	checkAudit(rep, all, events, filepath.Join(dir, "audit.db"))
+	if kept, ok := env.Target.(harness.AuditKeeper); ok {
+		checkAuditRows(rep, all, events, kept.KeptTraces)
+	} else {
+		checkAudit(rep, all, events, filepath.Join(dir, "audit.db"))
+	}
 	hc.CloseIdleConnections()
 	closed = true
 	if err := env.Close(context.Background()); err != nil {
@@ -516,7 +520,7 @@ func classify(calls []call, events []Event, limit time.Duration, examples *[]str
 	}
 	for _, x := range calls {
 		c.Requests++
-		if load.Answered(x.err) {
+		if load.Answered(x.err) && !balancerGaveUp(x.err) {
 			if x.end.Sub(x.start) > limit {
 				c.Late++
 				note("late", x)
@@ -584,6 +588,17 @@ func checkAudit(rep *Report, calls []call, events []Event, path string) {
 		}
 	}
 	rows.Close()
+	checkAuditRows(rep, calls, events, func() (map[string]bool, error) { return have, nil })
+}
+
+// checkAuditRows checks every answered call's trace code against have, the
+// trace codes of the tool_call_trace rows the store kept.
+func checkAuditRows(rep *Report, calls []call, events []Event, kept func() (map[string]bool, error)) {
+	have, err := kept()
+	if err != nil {
+		rep.AuditNote = "audit store: " + err.Error()
+		return
+	}
 	rep.AuditChecked = true
 	stops := append([]Event(nil), events...)
 	sort.Slice(stops, func(i, j int) bool { return stops[i].Start.Before(stops[j].Start) })
@@ -678,4 +693,19 @@ func processRSS(env *harness.Env) int64 {
 		return -1
 	}
 	return bench.RSS(os.Getpid())
+}
+
+// balancerGaveUp reports whether err is a load balancer's own error page
+// (HTTP 502, 503 or 504 with an HTML body, as HAProxy writes when the replica
+// behind it died or none is up): no proxy answered the request.
+func balancerGaveUp(err error) bool {
+	var h *load.HTTPError
+	if !errors.As(err, &h) {
+		return false
+	}
+	switch h.Status {
+	case http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		return strings.HasPrefix(strings.TrimSpace(h.Body), "<html>")
+	}
+	return false
 }

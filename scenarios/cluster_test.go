@@ -1,0 +1,373 @@
+package scenarios_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/mcpchaos/mcpchaos/fakes/upstream"
+	"github.com/mcpchaos/mcpchaos/proxy/knobs"
+	"github.com/mcpchaos/mcpchaos/scenarios/evidence/mcplocal"
+	"github.com/mcpchaos/mcpchaos/scenarios/harness"
+	"github.com/mcpchaos/mcpchaos/scenarios/load"
+	"github.com/mcpchaos/mcpchaos/scenarios/soak"
+)
+
+// The cluster scenarios: N mcplocal replicas sharing one Postgres, behind
+// HAProxy running the shipped docs/deploy/haproxy.cfg (harness.Cluster), each
+// spec named by the promise it holds (promise 10: replicas behind a load
+// balancer are one service).
+
+// clusterStartCap bounds building the cluster's world: a throwaway Postgres
+// (initdb), N replicas and HAProxy, on a loaded machine. It is no budget.
+const clusterStartCap = 90 * time.Second
+
+// sessionNotice is the ⚠ notice of a recreated session (promise 2).
+const sessionNotice = "⚠ Session state unavailable"
+
+// clusterKnobs are the compressed knobs with room for a slow upstream call
+// held in flight while a replica is killed.
+func clusterKnobs() *knobs.Values {
+	k := harness.Compressed()
+	k.UpstreamCallTimeout = 4 * time.Second
+	k.RequestDeadline = 5 * time.Second
+	k.AuditWriteTimeout = 5 * time.Second
+	return &k
+}
+
+// newCluster starts a world whose target is a cluster of n mcplocal
+// replicas, for alice (and the auditor), and tears it down after the spec.
+func newCluster(n int) (*harness.Env, *harness.Cluster) {
+	GinkgoHelper()
+	c := &harness.Cluster{Path: mcplocalPath, Replicas: n, Stderr: GinkgoWriter}
+	ctx, cancel := context.WithTimeout(context.Background(), clusterStartCap)
+	defer cancel()
+	env, err := harness.NewEnv(ctx, harness.EnvOptions{Users: alice.Users, Target: c, Knobs: clusterKnobs()})
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		Expect(env.Close(ctx)).To(Succeed())
+	})
+	return env, c
+}
+
+// clusterSession is one client session through the balancer.
+type clusterSession struct {
+	*load.Session
+	hc *http.Client
+}
+
+func openSessions(ctx context.Context, url, token string, n int) []*clusterSession {
+	GinkgoHelper()
+	out := make([]*clusterSession, n)
+	for i := range out {
+		hc := load.NewHTTPClient(2)
+		DeferCleanup(hc.CloseIdleConnections)
+		out[i] = &clusterSession{Session: &load.Session{HTTP: hc, URL: url, Token: token}, hc: hc}
+		Expect(out[i].Initialize(ctx)).To(Succeed())
+	}
+	return out
+}
+
+// replicaOf is the replica (r1, r2, ...) the balancer routes session id to:
+// the X-Mcplocal-Replica header of the answer to a ping on it.
+func replicaOf(ctx context.Context, url, token, id string) string {
+	GinkgoHelper()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":"where","method":"ping"}`))
+	Expect(err).NotTo(HaveOccurred())
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Session-Id", id)
+	req.Header.Set("MCP-Protocol-Version", load.ProtocolVersion)
+	req.Header.Set("Authorization", "Bearer "+token)
+	hc := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 5 * time.Second}
+	resp, err := hc.Do(req)
+	Expect(err).NotTo(HaveOccurred())
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	Expect(resp.StatusCode).To(Equal(http.StatusOK), "ping on %s: %s", id, body)
+	return resp.Header.Get("X-Mcplocal-Replica")
+}
+
+// lostInFlight reports whether err is what a client sees of a call in flight
+// on a replica that died: no answer from any proxy, a transport error or the
+// balancer's own 502/503/504 page (not a JSON-RPC body).
+func lostInFlight(err error) bool {
+	if err == nil {
+		return false
+	}
+	var h *load.HTTPError
+	if errors.As(err, &h) {
+		return h.Status == http.StatusBadGateway || h.Status == http.StatusServiceUnavailable || h.Status == http.StatusGatewayTimeout
+	}
+	return !load.Answered(err)
+}
+
+// noticeCount is how many ⚠ session notices a result carries.
+func noticeCount(r load.Result) int { return strings.Count(r.Text, sessionNotice) }
+
+var _ = Describe("A cluster of mcplocal replicas behind HAProxy", Label("cluster"), Serial, func() {
+	const search = "docmost_search"
+	query := map[string]any{"query": "cluster"}
+
+	It("a replica SIGKILLed mid-call: its calls in flight fail at the client as connection errors, and its sessions continue on another replica, recreated for their owner with one notice", func(ctx SpecContext) {
+		env, c := newCluster(2)
+		sessions := openSessions(ctx, env.ProjectURL(), env.Token("alice"), 4)
+		on := map[string][]*clusterSession{}
+		for _, s := range sessions {
+			r := replicaOf(ctx, env.ProjectURL(), env.Token("alice"), s.ID)
+			on[r] = append(on[r], s)
+		}
+		Expect(on).To(HaveLen(2), "round robin spreads 4 sessions over both replicas: %v", on)
+		victim := on[harness.ReplicaName(0)]
+		Expect(victim).NotTo(BeEmpty())
+
+		env.Docmost.Set("search", upstream.Behavior{Kind: upstream.Slow, Delay: 1500 * time.Millisecond})
+		type outcome struct {
+			s   *clusterSession
+			err error
+			r   load.Result
+		}
+		results := make(chan outcome, len(sessions))
+		for _, s := range sessions {
+			go func() {
+				defer GinkgoRecover()
+				r, err := s.CallTool(ctx, search, query)
+				results <- outcome{s, err, r}
+			}()
+		}
+		Eventually(env.Docmost.InFlight).WithTimeout(5*time.Second).WithPolling(10*time.Millisecond).
+			Should(Equal(len(sessions)), "every call reached the upstream")
+		Expect(c.KillReplica(ctx, 0)).To(Succeed())
+
+		lost := 0
+		for range sessions {
+			var o outcome
+			Eventually(results).WithTimeout(10 * time.Second).Should(Receive(&o))
+			if o.s.victimOf(victim) {
+				Expect(lostInFlight(o.err)).To(BeTrue(), "a call in flight on the killed replica ends as a connection error, not a silent hang nor a fake answer: %v %+v", o.err, o.r)
+				lost++
+				continue
+			}
+			Expect(o.err).NotTo(HaveOccurred(), "a call on the live replica is answered")
+			Expect(o.r.IsError).To(BeFalse(), o.r.Text)
+		}
+		Expect(lost).To(Equal(len(victim)), "every call in flight on the killed replica is counted")
+		AddReportEntry("calls lost with the killed replica", lost)
+
+		env.Docmost.Set("search", upstream.Behavior{Kind: upstream.OK})
+		for _, s := range victim {
+			r, err := s.CallTool(ctx, search, query)
+			Expect(err).NotTo(HaveOccurred(), "the next request of a killed replica's session is answered by another")
+			Expect(r.IsError).To(BeFalse(), r.Text)
+			Expect(noticeCount(r)).To(Equal(1), "recreated with one notice: %s", r.Text)
+			Expect(replicaOf(ctx, env.ProjectURL(), env.Token("alice"), s.ID)).To(Equal(harness.ReplicaName(1)))
+			again, err := s.CallTool(ctx, search, query)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(noticeCount(again)).To(BeZero(), "one notice, not one per call: %s", again.Text)
+			rows, err := mcplocal.Audit(ctx, env, r.Trace)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(rows).NotTo(BeEmpty())
+			for _, row := range rows {
+				Expect(row.User).To(Equal("alice"), "the recreated session is its owner's")
+			}
+		}
+	}, SpecTimeout(2*time.Minute))
+
+	It("a rolling restart under load: nothing accepted by a live replica goes unanswered, and no audit row is lost", func(ctx SpecContext) {
+		env, c := newCluster(2)
+		sessions := openSessions(ctx, env.ProjectURL(), env.Token("alice"), 4)
+		const perSession = 40
+		var mu sync.Mutex
+		var traces []string
+		var problems []string
+		var wg sync.WaitGroup
+		stop := make(chan struct{})
+		for _, s := range sessions {
+			wg.Add(1)
+			go func() {
+				defer GinkgoRecover()
+				defer wg.Done()
+				for i := 0; i < perSession; i++ {
+					r, err := s.CallTool(ctx, search, query)
+					mu.Lock()
+					switch {
+					case err != nil:
+						problems = append(problems, fmt.Sprintf("session %s call %d: %v", s.ID, i, err))
+					case r.IsError:
+						problems = append(problems, fmt.Sprintf("session %s call %d: isError: %s", s.ID, i, r.Text))
+					default:
+						traces = append(traces, r.Trace)
+					}
+					mu.Unlock()
+					select {
+					case <-stop:
+						return
+					case <-time.After(20 * time.Millisecond):
+					}
+				}
+			}()
+		}
+		Expect(c.Restart(ctx)).To(Succeed(), "a rolling restart of every replica")
+		wg.Wait()
+		close(stop)
+		Expect(problems).To(BeEmpty(), "every request was answered: %d answered", len(traces))
+		Expect(traces).To(HaveLen(len(sessions) * perSession))
+		for _, code := range traces {
+			Expect(code).NotTo(BeEmpty())
+			Eventually(func() (int, error) { rows, err := mcplocal.Audit(ctx, env, code); return len(rows), err }).
+				WithTimeout(10*time.Second).Should(BeNumerically(">", 0), "the audit rows of %s", code)
+		}
+	}, SpecTimeout(3*time.Minute))
+
+	It("one replica partitioned from Postgres: it answers within budgets, reports not-ready and is drained; healed, it rejoins", func(ctx SpecContext) {
+		env, c := newCluster(2)
+		Expect(c.PartitionStore(0)).To(Succeed())
+		s := &load.Session{HTTP: load.NewHTTPClient(2), URL: c.ReplicaURL(0) + "/projects/" + harness.Project + "/mcp", Token: env.Token("alice")}
+		DeferCleanup(s.HTTP.CloseIdleConnections)
+		start := time.Now()
+		Expect(s.Initialize(ctx)).To(Succeed(), "the partitioned replica still opens a session")
+		r, err := s.CallTool(ctx, search, query)
+		took := time.Since(start)
+		Expect(err).NotTo(HaveOccurred(), "the partitioned replica answers")
+		Expect(r.IsError).To(BeFalse(), r.Text)
+		Expect(took).To(BeNumerically("<", env.Knobs.RequestDeadline*2+harness.Tolerance), "within budgets")
+		Eventually(func() string { return c.ReplicaLogs(0) }).WithTimeout(env.Knobs.AuditWriteTimeout+10*time.Second).WithPolling(100*time.Millisecond).
+			Should(ContainSubstring(`msg="audit rows lost"`), "the rows it could not write are dropped and counted")
+
+		ready := func() int { return statusOf(ctx, c.ReplicaURL(0)+"/readyz") }
+		Eventually(ready).WithTimeout(10*time.Second).WithPolling(50*time.Millisecond).Should(Equal(http.StatusServiceUnavailable), "reports not-ready")
+		states := func() string { st, _ := c.BalancerStates(ctx); return st[harness.ReplicaName(0)] }
+		Eventually(states).WithTimeout(10*time.Second).WithPolling(50*time.Millisecond).Should(HavePrefix("DOWN"), "HAProxy drains it")
+		for _, ns := range openSessions(ctx, env.ProjectURL(), env.Token("alice"), 4) {
+			Expect(replicaOf(ctx, env.ProjectURL(), env.Token("alice"), ns.ID)).To(Equal(harness.ReplicaName(1)), "no new session lands on the drained replica")
+		}
+
+		Expect(c.HealStore(0)).To(Succeed())
+		Eventually(ready).WithTimeout(10*time.Second).WithPolling(50*time.Millisecond).Should(Equal(http.StatusOK), "healed, ready again")
+		Eventually(states).WithTimeout(10*time.Second).WithPolling(50*time.Millisecond).Should(Equal("UP"), "and back in HAProxy")
+	}, SpecTimeout(2*time.Minute))
+
+	It("Postgres restarted: every replica keeps answering, and owners and tombstones written before are honoured after", func(ctx SpecContext) {
+		env, c := newCluster(2)
+		sessions := openSessions(ctx, env.ProjectURL(), env.Token("alice"), 2)
+		closed := openSessions(ctx, env.ProjectURL(), env.Token("alice"), 1)[0]
+		closedID := closed.ID
+		Expect(closed.Close(ctx)).To(Succeed())
+
+		outage := make(chan error, 1)
+		go func() { outage <- c.StoreOutage(ctx, 2*time.Second) }()
+		calls := 0
+		for done := false; !done; {
+			select {
+			case err := <-outage:
+				Expect(err).NotTo(HaveOccurred())
+				done = true
+			default:
+			}
+			for _, s := range sessions {
+				r, err := s.CallTool(ctx, search, query)
+				Expect(err).NotTo(HaveOccurred(), "answered while the store restarts and after")
+				Expect(r.IsError).To(BeFalse(), r.Text)
+				calls++
+			}
+			Expect(calls).To(BeNumerically("<", 2000), "bounded")
+		}
+		for i := range c.ReplicaCount() {
+			endpoint := c.ReplicaURL(i) + "/projects/" + harness.Project + "/mcp"
+			status, _ := post(ctx, endpoint, env.Token("alice"), closedID, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+			Expect(status).To(Equal(http.StatusNotFound), "replica %s: a DELETEd id is not adopted again", harness.ReplicaName(i))
+			status, _ = post(ctx, endpoint, env.Token(harness.Auditor), sessions[0].ID, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+			Expect(status).To(BeNumerically(">=", 400), "replica %s: alice's session is not another user's", harness.ReplicaName(i))
+		}
+	}, SpecTimeout(2*time.Minute))
+
+	It("the load balancer restarted: clients reconnect and their sessions continue, each on one replica", func(ctx SpecContext) {
+		env, c := newCluster(2)
+		url, token := env.ProjectURL(), env.Token("alice")
+		sessions := openSessions(ctx, url, token, 4)
+		for _, s := range sessions {
+			Expect(replicaOf(ctx, url, token, s.ID)).To(Equal(replicaOf(ctx, url, token, s.ID)), "a session's requests land on one replica")
+		}
+		Expect(c.RestartBalancer(ctx)).To(Succeed())
+		// Back to front: the new balancer's round robin owes nothing to the
+		// order the sessions were opened in.
+		for i := len(sessions) - 1; i >= 0; i-- {
+			s := sessions[i]
+			s.hc.CloseIdleConnections() // the balancer closed them: the client dials again
+			notices := 0
+			for range 3 {
+				r, err := s.CallTool(ctx, search, query)
+				Expect(err).NotTo(HaveOccurred(), "session %s continues", s.ID)
+				Expect(r.IsError).To(BeFalse(), r.Text)
+				notices += noticeCount(r)
+			}
+			Expect(notices).To(BeNumerically("<=", 1), "a session moved by the restart is recreated once, then stays")
+			Expect(replicaOf(ctx, url, token, s.ID)).To(Equal(replicaOf(ctx, url, token, s.ID)), "and its requests land on one replica again")
+		}
+	}, SpecTimeout(2*time.Minute))
+
+	It("a stale session id after every replica restarted: recreated, as with one replica", func(ctx SpecContext) {
+		env, c := newCluster(2)
+		sessions := openSessions(ctx, env.ProjectURL(), env.Token("alice"), 2)
+		Expect(c.KillRestartAll(ctx)).To(Succeed())
+		for _, s := range sessions {
+			r, err := s.CallTool(ctx, search, query)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(r.IsError).To(BeFalse(), r.Text)
+			Expect(noticeCount(r)).To(Equal(1), "recreated with one notice: %s", r.Text)
+		}
+	}, SpecTimeout(2*time.Minute))
+
+	It("the soak on 3 replicas: 5,000 requests under seeded faults, rolling restarts and SIGKILLs, none unanswered but those in flight on a killed replica, no audit row missing", Label("soak"), func(ctx SpecContext) {
+		rep, err := soak.Run(ctx, soak.Options{Requests: 5000, Seed: 6,
+			Target: &harness.Cluster{Path: mcplocalPath, Replicas: 3}, Progress: GinkgoWriter})
+		Expect(err).NotTo(HaveOccurred())
+		AddReportEntry("cluster soak", fmt.Sprintf("%+v", rep.Counts))
+		AddReportEntry("rolling restarts and kills", rep.Events)
+		Expect(rep.Problems()).To(BeEmpty(), "soak seed %d: %v", rep.Seed, rep.Examples)
+		Expect(rep.AuditChecked).To(BeTrue(), rep.AuditNote)
+		Expect(rep.RowsChecked).To(BeNumerically(">=", rep.InBudget-rep.ToolErrors), "every answered result's row was looked up")
+		kinds := map[string]bool{}
+		for _, e := range rep.Events {
+			kinds[e.Kind] = true
+			Expect(e.Err).To(BeEmpty(), "%s at %s", e.Kind, e.Start)
+		}
+		Expect(kinds).To(HaveKey("proxy-restart"), "the seed draws a rolling restart")
+		Expect(kinds).To(HaveKey("proxy-kill"), "the seed draws a SIGKILL of one replica")
+	}, SpecTimeout(5*time.Minute))
+})
+
+func (s *clusterSession) victimOf(on []*clusterSession) bool {
+	for _, v := range on {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// statusOf is the HTTP status of GET url (0 on a transport error).
+func statusOf(ctx context.Context, url string) int {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return 0
+	}
+	hc := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 5 * time.Second}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return 0
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	_ = resp.Body.Close()
+	return resp.StatusCode
+}

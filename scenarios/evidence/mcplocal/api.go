@@ -1,0 +1,54 @@
+package mcplocal
+
+import (
+	"context"
+	"net/url"
+
+	"github.com/mcpchaos/mcpchaos/proxy/audit"
+	"github.com/mcpchaos/mcpchaos/scenarios/evidence"
+)
+
+// Getter reads a proxy's JSON API: a world (harness.Env) is one.
+type Getter interface {
+	GetJSON(ctx context.Context, path string, v any, apiErr *string) error
+}
+
+// Audit fetches the audit rows of one trace code through mcplocal's audit
+// API (GET /api/v1/audit?trace=CODE).
+func Audit(ctx context.Context, g Getter, code string) ([]audit.Row, error) {
+	return query(ctx, g, "trace="+code)
+}
+
+// AuditSession fetches the audit rows of one session through mcplocal's
+// audit API (GET /api/v1/audit?session=ID).
+func AuditSession(ctx context.Context, g Getter, id string) ([]audit.Row, error) {
+	return query(ctx, g, "session="+url.QueryEscape(id))
+}
+
+func query(ctx context.Context, g Getter, q string) ([]audit.Row, error) {
+	var body struct {
+		Rows  []audit.Row `json:"rows"`
+		Error string      `json:"error"`
+	}
+	err := g.GetJSON(ctx, "/api/v1/audit?"+q, &body, &body.Error)
+	return body.Rows, err
+}
+
+// SessionSpans are the spans of every request of one session, from
+// mcplocal's audit API, each request's in tree order.
+func SessionSpans(ctx context.Context, g Getter, id string) ([]evidence.Span, error) {
+	rows, err := AuditSession(ctx, g, id)
+	return Spans(rows), err
+}
+
+// Evidence is mcplocal's evidence adapter over a world's proxy: its audit
+// rows, as spans.
+type Evidence struct{ Of Getter }
+
+var _ evidence.Adapter = Evidence{}
+
+// Spans implements evidence.Adapter.
+func (e Evidence) Spans(ctx context.Context, trace string) ([]evidence.Span, error) {
+	rows, err := Audit(ctx, e.Of, trace)
+	return Spans(rows), err
+}

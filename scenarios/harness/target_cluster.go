@@ -1,0 +1,555 @@
+package harness
+
+import (
+	"context"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/mcpchaos/mcpchaos/proxy/audit"
+	"github.com/mcpchaos/mcpchaos/proxy/audit/audittest"
+)
+
+// Cluster runs N replicas of mcplocal (built binaries, as Binary runs one)
+// sharing one PostgreSQL store, behind HAProxy running the shipped
+// docs/deploy/haproxy.cfg. Each replica reaches the store through its own
+// toxiproxy link, so one replica can be cut off from it. URL is HAProxy's.
+//
+// Faults it offers beyond Target: KillReplica and StartReplica (SIGKILL, then
+// start again on the same address), RestartReplica (graceful; one at a time
+// for each replica is a rolling restart, which Restart does),
+// PartitionStore/HealStore (one replica's store link blackholed), StoreOutage
+// (every replica's store connections cut at once, as a Postgres restart cuts
+// them) and RestartBalancer.
+type Cluster struct {
+	// Path of the mcplocal executable.
+	Path string
+	// Replicas is N; default 2. At most clusterMaxReplicas (the servers the
+	// shipped HAProxy config declares).
+	Replicas int
+	// StoreDSN, if set, is the shared Postgres store; otherwise the cluster
+	// starts a throwaway server for its lifetime (audittest.StartPostgres).
+	StoreDSN string
+	// HAProxy is the haproxy executable; default "haproxy" on PATH, then
+	// /usr/sbin/haproxy.
+	HAProxy string
+	// HAProxyConfig is the config HAProxy runs; default the shipped
+	// docs/deploy/haproxy.cfg of this module.
+	HAProxyConfig string
+	// Stderr, if set, also receives every process's output.
+	Stderr io.Writer
+
+	mu       sync.Mutex
+	spec     Spec
+	toxi     *Toxi
+	stopPG   func() error
+	dsn      string
+	links    []*Link
+	replicas []*Binary
+	lb       *process
+	lbAddr   string
+	stats    string // HAProxy's stats address
+	log      *tailBuffer
+	nextKill int // the replica KillRestart kills next
+	kept     map[string]bool
+	keptErr  error
+}
+
+// AuditKeeper is a target whose audit store outlives none of its processes
+// (a cluster's throwaway Postgres): at Stop, once every proxy has flushed, it
+// keeps the trace codes of the tool_call_trace rows for the checks that read
+// them after the run (the soak's "no row missing").
+type AuditKeeper interface {
+	KeptTraces() (map[string]bool, error)
+}
+
+var _ AuditKeeper = (*Cluster)(nil)
+
+// KeptTraces implements AuditKeeper: the trace codes read at Stop.
+func (c *Cluster) KeptTraces() (map[string]bool, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.kept == nil && c.keptErr == nil {
+		return nil, errors.New("cluster: audit rows are read at Stop, which has not run")
+	}
+	return c.kept, c.keptErr
+}
+
+// keepTraces reads the store's tool_call_trace trace codes.
+func (c *Cluster) keepTraces(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, c.dsn)
+	if err != nil {
+		c.keptErr = err
+		return
+	}
+	defer conn.Close(context.Background())
+	rows, err := conn.Query(ctx, "SELECT correlation_id FROM "+audit.Table+" WHERE kind = $1", string(audit.KindToolCallTrace))
+	if err != nil {
+		c.keptErr = err
+		return
+	}
+	defer rows.Close()
+	kept := map[string]bool{}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			c.keptErr = err
+			return
+		}
+		kept[id] = true
+	}
+	c.kept, c.keptErr = kept, rows.Err()
+}
+
+var (
+	_ Target = (*Cluster)(nil)
+	_ Killer = (*Cluster)(nil)
+)
+
+// clusterMaxReplicas is how many servers docs/deploy/haproxy.cfg declares.
+const clusterMaxReplicas = 5
+
+// The compressed timings the cluster gives HAProxy (the shipped config's
+// defaults are production's): health checks every 100 ms, 2 to drain or
+// rejoin.
+const (
+	clusterCheckInter = "100ms"
+	clusterCheckFall  = "2"
+	clusterCheckRise  = "2"
+	clusterStream     = "60s"
+	clusterConnect    = "50ms" // loopback; also HAProxy's pause before the next replica
+)
+
+// Name implements Target.
+func (c *Cluster) Name() string { return fmt.Sprintf("cluster:%d", c.n()) }
+
+func (c *Cluster) n() int {
+	if c.Replicas <= 0 {
+		return 2
+	}
+	return c.Replicas
+}
+
+// URL implements Target: HAProxy's address.
+func (c *Cluster) URL() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return "http://" + c.lbAddr
+}
+
+// ReplicaURL is replica i's own base URL (bypassing HAProxy).
+func (c *Cluster) ReplicaURL(i int) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.replicas[i].URL()
+}
+
+// ReplicaCount is N.
+func (c *Cluster) ReplicaCount() int { return c.n() }
+
+// ReplicaName is replica i's server name in HAProxy (r1, r2, ...), as the
+// X-Mcplocal-Replica answer header names it.
+func ReplicaName(i int) string { return "r" + strconv.Itoa(i+1) }
+
+// ReplicaLogs is replica i's output (every run of it), most recent kept.
+func (c *Cluster) ReplicaLogs(i int) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.replicas[i].Logs()
+}
+
+// Logs is the output of every replica and of HAProxy, most recent kept.
+func (c *Cluster) Logs() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var b strings.Builder
+	for i, r := range c.replicas {
+		fmt.Fprintf(&b, "=== replica %s ===\n%s", ReplicaName(i), r.Logs())
+	}
+	fmt.Fprintf(&b, "=== haproxy ===\n%s", c.logs())
+	return b.String()
+}
+
+func (c *Cluster) logs() *tailBuffer {
+	if c.log == nil {
+		c.log = newTailBuffer(binaryLogBytes)
+	}
+	return c.log
+}
+
+// Start implements Target: the store, one link per replica, N replicas, then
+// HAProxy; it returns once HAProxy sees every replica ready.
+func (c *Cluster) Start(ctx context.Context, spec Spec) (err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.toxi != nil {
+		return fmt.Errorf("%s: already started", c.Name())
+	}
+	if c.n() > clusterMaxReplicas {
+		return fmt.Errorf("%s: at most %d replicas (the servers docs/deploy/haproxy.cfg declares)", c.Name(), clusterMaxReplicas)
+	}
+	if spec.Config == nil {
+		return fmt.Errorf("%s: spec has no config", c.Name())
+	}
+	c.spec, c.toxi = spec, NewToxi()
+	defer func() {
+		if err != nil {
+			_ = c.stopLocked(context.Background())
+			err = fmt.Errorf("%s: %w", c.Name(), err)
+		}
+	}()
+	c.dsn = c.StoreDSN
+	if c.dsn == "" {
+		if c.dsn, c.stopPG, err = audittest.StartPostgres(ctx); err != nil {
+			return err
+		}
+	}
+	store, err := url.Parse(c.dsn)
+	if err != nil {
+		return fmt.Errorf("store DSN: %w", err)
+	}
+	for i := range c.n() {
+		link, err := c.toxi.Link("store-"+ReplicaName(i), store.Host)
+		if err != nil {
+			return err
+		}
+		c.links = append(c.links, link)
+		via := *store
+		via.Host = link.Addr()
+		cfg := *spec.Config
+		cfg.Audit = via.String()
+		r := &Binary{Path: c.Path, Stderr: c.Stderr}
+		rs := spec
+		rs.Config = &cfg
+		if err := r.Start(ctx, rs); err != nil {
+			return fmt.Errorf("replica %s: %w", ReplicaName(i), err)
+		}
+		c.replicas = append(c.replicas, r)
+	}
+	return c.startBalancerLocked(ctx, "")
+}
+
+// startBalancerLocked starts HAProxy on addr ("" for a fresh port) and waits
+// until every replica that runs is up in it.
+func (c *Cluster) startBalancerLocked(ctx context.Context, addr string) error {
+	cfg, err := c.haproxyConfig()
+	if err != nil {
+		return err
+	}
+	bin, err := c.haproxyPath()
+	if err != nil {
+		return err
+	}
+	start := func(addr string) error {
+		stats, err := freeLoopbackAddr()
+		if err != nil {
+			return err
+		}
+		var env []string
+		for _, kv := range os.Environ() { // the config's variables are the cluster's alone
+			if !strings.HasPrefix(kv, "MCPLOCAL_LB_") && !strings.HasPrefix(kv, "MCPLOCAL_REPLICA_") {
+				env = append(env, kv)
+			}
+		}
+		env = append(env,
+			"MCPLOCAL_LB_BIND="+addr, "MCPLOCAL_LB_STATS="+stats,
+			"MCPLOCAL_LB_CHECK_INTER="+clusterCheckInter, "MCPLOCAL_LB_CHECK_FALL="+clusterCheckFall,
+			"MCPLOCAL_LB_CHECK_RISE="+clusterCheckRise, "MCPLOCAL_LB_STREAM="+clusterStream,
+			"MCPLOCAL_LB_CONNECT="+clusterConnect)
+		for i, r := range c.replicas {
+			env = append(env, fmt.Sprintf("MCPLOCAL_REPLICA_%d=%s", i+1, strings.TrimPrefix(r.URL(), "http://")))
+		}
+		p, err := spawn(ctx, procSpec{argv: []string{bin, "-f", cfg, "-db"}, env: env, addr: addr, log: c.logs(), stderr: c.Stderr},
+			"haproxy", c.allUpProbe(stats))
+		if err != nil {
+			if strings.Contains(err.Error(), "cannot bind socket") {
+				return fmt.Errorf("%w: %w", errAddrInUse, err)
+			}
+			return err
+		}
+		c.lb, c.lbAddr, c.stats = p, addr, stats
+		return nil
+	}
+	if addr == "" {
+		return startFresh(start)
+	}
+	return rebind(ctx, func(context.Context) error { return start(addr) })
+}
+
+// allUpProbe answers true once HAProxy's stats show every running replica UP.
+func (c *Cluster) allUpProbe(stats string) func(context.Context, *http.Client) bool {
+	return func(ctx context.Context, hc *http.Client) bool {
+		states, err := balancerStates(ctx, hc, stats)
+		if err != nil {
+			return false
+		}
+		for i, r := range c.replicas {
+			if r.PID() != 0 && states[ReplicaName(i)] != "UP" {
+				return false
+			}
+		}
+		return true
+	}
+}
+
+// BalancerStates is HAProxy's view of each replica, by server name (r1, ...):
+// "UP", "DOWN", or a transition such as "UP 1/2".
+func (c *Cluster) BalancerStates(ctx context.Context) (map[string]string, error) {
+	c.mu.Lock()
+	stats := c.stats
+	c.mu.Unlock()
+	hc := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: time.Second}
+	return balancerStates(ctx, hc, stats)
+}
+
+func balancerStates(ctx context.Context, hc *http.Client, stats string) (map[string]string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+stats+"/stats;csv", nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("haproxy stats: HTTP %d", resp.StatusCode)
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return nil, err
+	}
+	rows, err := csv.NewReader(strings.NewReader(strings.TrimPrefix(string(body), "# "))).ReadAll()
+	if err != nil || len(rows) == 0 {
+		return nil, fmt.Errorf("haproxy stats: %v", err)
+	}
+	col := map[string]int{}
+	for i, h := range rows[0] {
+		col[h] = i
+	}
+	out := map[string]string{}
+	for _, r := range rows[1:] {
+		if len(r) > col["status"] && r[col["pxname"]] == "mcplocal" && strings.HasPrefix(r[col["svname"]], "r") {
+			out[r[col["svname"]]] = r[col["status"]]
+		}
+	}
+	return out, nil
+}
+
+// haproxyConfig is the config file HAProxy runs: the shipped one unless set.
+func (c *Cluster) haproxyConfig() (string, error) {
+	if c.HAProxyConfig != "" {
+		return c.HAProxyConfig, nil
+	}
+	return ShippedHAProxyConfig()
+}
+
+// ShippedHAProxyConfig is the path of docs/deploy/haproxy.cfg in this
+// module's source tree.
+func ShippedHAProxyConfig() (string, error) {
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		return "", errors.New("cluster: cannot locate the module's source tree")
+	}
+	p := filepath.Join(filepath.Dir(file), "..", "..", "docs", "deploy", "haproxy.cfg")
+	if _, err := os.Stat(p); err != nil {
+		return "", fmt.Errorf("cluster: the shipped HAProxy config: %w", err)
+	}
+	return p, nil
+}
+
+func (c *Cluster) haproxyPath() (string, error) {
+	if c.HAProxy != "" {
+		return c.HAProxy, nil
+	}
+	if p, err := exec.LookPath("haproxy"); err == nil {
+		return p, nil
+	}
+	if isExec("/usr/sbin/haproxy") {
+		return "/usr/sbin/haproxy", nil
+	}
+	return "", errors.New("cluster: haproxy not found on PATH nor in /usr/sbin: run `make deps` (apt-get install -y haproxy)")
+}
+
+func isExec(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
+}
+
+// Restart implements Target: a rolling restart, each replica stopped
+// gracefully and started again before the next one.
+func (c *Cluster) Restart(ctx context.Context) error {
+	for i := range c.n() {
+		if err := c.RestartReplica(ctx, i); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// KillRestart implements Killer as a cluster meets a SIGKILL: one replica
+// (the next in turn) is SIGKILLed and started again; the others keep serving.
+func (c *Cluster) KillRestart(ctx context.Context) error {
+	c.mu.Lock()
+	i := c.nextKill % c.n()
+	c.nextKill++
+	c.mu.Unlock()
+	if err := c.KillReplica(ctx, i); err != nil {
+		return err
+	}
+	return c.StartReplica(ctx, i)
+}
+
+// KillRestartAll SIGKILLs every replica, then starts each again: every
+// session in memory is gone at once.
+func (c *Cluster) KillRestartAll(ctx context.Context) error {
+	for i := range c.n() {
+		if err := c.KillReplica(ctx, i); err != nil {
+			return err
+		}
+	}
+	for i := range c.n() {
+		if err := c.StartReplica(ctx, i); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// KillReplica SIGKILLs replica i; it stays down until StartReplica.
+func (c *Cluster) KillReplica(ctx context.Context, i int) error {
+	c.mu.Lock()
+	r := c.replicas[i]
+	c.mu.Unlock()
+	return r.Kill(ctx)
+}
+
+// StartReplica starts replica i again on its address after KillReplica.
+func (c *Cluster) StartReplica(ctx context.Context, i int) error {
+	c.mu.Lock()
+	r := c.replicas[i]
+	c.mu.Unlock()
+	return r.Restart(ctx) // after Kill, Restart only starts
+}
+
+// RestartReplica stops replica i gracefully and starts it again.
+func (c *Cluster) RestartReplica(ctx context.Context, i int) error {
+	c.mu.Lock()
+	r := c.replicas[i]
+	c.mu.Unlock()
+	return r.Restart(ctx)
+}
+
+// ReplicaPID is replica i's process id (0 while it is down).
+func (c *Cluster) ReplicaPID(i int) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.replicas[i].PID()
+}
+
+// PartitionStore cuts replica i off from the store: every byte on its store
+// link is dropped, connections stay open (a blackhole, as a network
+// partition looks).
+func (c *Cluster) PartitionStore(i int) error {
+	c.mu.Lock()
+	l := c.links[i]
+	c.mu.Unlock()
+	for _, dir := range []string{"upstream", "downstream"} {
+		if err := l.Toxic("partition-"+dir, "timeout", dir, map[string]any{"timeout": 0}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// HealStore ends replica i's partition: the blackholed connections are cut
+// (as a partition's TCP connections end) and new ones flow.
+func (c *Cluster) HealStore(i int) error {
+	c.mu.Lock()
+	l := c.links[i]
+	c.mu.Unlock()
+	l.Heal()
+	l.Down()
+	return l.Up()
+}
+
+// StoreOutage makes the store unreachable to every replica for d, every open
+// connection to it cut, then reachable again: what the replicas see of a
+// Postgres restart.
+func (c *Cluster) StoreOutage(ctx context.Context, d time.Duration) error {
+	c.mu.Lock()
+	links := c.links
+	c.mu.Unlock()
+	for _, l := range links {
+		l.Down()
+	}
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
+	}
+	var errs []error
+	for _, l := range links {
+		errs = append(errs, l.Up())
+	}
+	return errors.Join(append(errs, ctx.Err())...)
+}
+
+// RestartBalancer stops HAProxy (SIGTERM) and starts it again on the same
+// address, with an empty stick table.
+func (c *Cluster) RestartBalancer(ctx context.Context) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.lb != nil {
+		if err := c.lb.stop(ctx, true, binaryStopSlack, false); err != nil {
+			return fmt.Errorf("%s: haproxy stop: %w", c.Name(), err)
+		}
+		c.lb = nil
+	}
+	return c.startBalancerLocked(ctx, c.lbAddr)
+}
+
+// Stop implements Target: HAProxy, the replicas, the links, the store.
+func (c *Cluster) Stop(ctx context.Context) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.stopLocked(ctx)
+}
+
+func (c *Cluster) stopLocked(ctx context.Context) error {
+	var errs []error
+	if c.lb != nil {
+		errs = append(errs, c.lb.stop(ctx, true, binaryStopSlack, false))
+		c.lb = nil
+	}
+	for _, r := range c.replicas {
+		errs = append(errs, r.Stop(ctx))
+	}
+	if c.dsn != "" && len(c.replicas) > 0 {
+		c.keepTraces(ctx)
+	}
+	c.replicas, c.links = nil, nil
+	if c.toxi != nil {
+		c.toxi.Close()
+		c.toxi = nil
+	}
+	if c.stopPG != nil {
+		errs = append(errs, c.stopPG())
+		c.stopPG = nil
+	}
+	return errors.Join(errs...)
+}
