@@ -309,7 +309,7 @@ func Play(ctx context.Context, p Plan, env *harness.Env) (Result, error) {
 		return res, fmt.Errorf("calling %s: %w", p.Tool, err)
 	}
 	if res.Trace != "" {
-		res.Rows, err = mcplocal.Audit(ctx, env, res.Trace)
+		res.Rows, err = settledRows(ctx, func() ([]audit.Row, error) { return mcplocal.Audit(ctx, env, res.Trace) })
 		return res, err
 	}
 	// Not answered: the call's rows are the session's rows of the trace
@@ -334,8 +334,44 @@ func Play(ctx context.Context, p Plan, env *harness.Env) (Result, error) {
 }
 
 // rootWait bounds how long a replay waits for the root row of a call its
-// client gave up on.
+// client gave up on, and for the rows of an answered call to settle.
 const rootWait = 3 * time.Second
+
+// settleQuiet is how long an answered call's rows must stay the same before
+// they are taken as whole: a span that ends after the answer (an LLM
+// attempt cut by its stage's budget as the fallback goes out) is written a
+// moment later, more on a loaded machine.
+const settleQuiet = 200 * time.Millisecond
+
+// settledRows reads an answered call's rows until they hold its root row and
+// have not changed for settleQuiet, within rootWait; it returns the last
+// read.
+func settledRows(ctx context.Context, read func() ([]audit.Row, error)) ([]audit.Row, error) {
+	deadline := time.Now().Add(rootWait)
+	var (
+		last   []audit.Row
+		stable time.Time
+	)
+	for {
+		rows, err := read()
+		if err != nil {
+			return rows, err
+		}
+		if len(rows) != len(last) || !hasRoot(rows) {
+			last, stable = rows, time.Now()
+		} else if time.Since(stable) >= settleQuiet {
+			return rows, nil
+		}
+		if time.Now().After(deadline) {
+			return rows, nil
+		}
+		select {
+		case <-ctx.Done():
+			return rows, nil
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
 
 // callRows picks the rows of the trace that called the plan's tool.
 func callRows(rows []audit.Row, p Plan) (string, []audit.Row) {

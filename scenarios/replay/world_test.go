@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -102,5 +103,24 @@ func TestAnAttemptNeverClosedIsPlayedHung(t *testing.T) {
 	other.Server = "unifi"
 	if _, err := PlanOf(planBundle(t, []audit.Row{root, other}), 1); err == nil {
 		t.Errorf("a recorded upstream the world has no fake for was planned")
+	}
+}
+
+// An answered call's rows are read once they settle: a span written after
+// the answer (an LLM attempt cut as the fallback goes out) is not missed.
+func TestAnAnsweredCallsRowsAreReadOnceSettled(t *testing.T) {
+	root := row(audit.KindToolCallTrace, "docmost_search", 0, time.Second, "ok")
+	root.ParentID = ""
+	late := row(audit.KindLLMAttempt, "docmost_search", 0, time.Second, "timeout")
+	reads := 0
+	rows, err := settledRows(context.Background(), func() ([]audit.Row, error) {
+		reads++
+		if reads < 3 {
+			return []audit.Row{root}, nil
+		}
+		return []audit.Row{root, late}, nil
+	})
+	if err != nil || len(rows) != 2 {
+		t.Errorf("after %d reads: %d rows (%v), want the late attempt too", reads, len(rows), err)
 	}
 }
