@@ -81,7 +81,9 @@ func TestStartDelayHoldsTheProxyBack(t *testing.T) {
 	var out syncBuffer
 	done := make(chan error, 1)
 	start := time.Now()
-	go func() { done <- Main(ctx, []string{"--upstream", up.URL(), "--start-delay", "400ms"}, &out, io.Discard) }()
+	go func() {
+		done <- Main(ctx, []string{"--upstream", up.URL(), "--start-delay", "400ms"}, &out, io.Discard)
+	}()
 	deadline := time.Now().Add(10 * time.Second)
 	for !strings.Contains(out.String(), "serving MCP at") && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
