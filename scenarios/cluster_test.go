@@ -265,7 +265,7 @@ var _ = Describe("A cluster of mcplocal replicas behind HAProxy", Label("cluster
 		Expect(closed.Close(ctx)).To(Succeed())
 
 		outage := make(chan error, 1)
-		go func() { outage <- c.StoreOutage(ctx, 2*time.Second) }()
+		go func() { outage <- c.RestartStore(ctx, 2*time.Second) }()
 		calls := 0
 		for done := false; !done; {
 			select {

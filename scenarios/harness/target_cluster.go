@@ -31,9 +31,9 @@ import (
 // Faults it offers beyond Target: KillReplica and StartReplica (SIGKILL, then
 // start again on the same address), RestartReplica (graceful; one at a time
 // for each replica is a rolling restart, which Restart does),
-// PartitionStore/HealStore (one replica's store link blackholed), StoreOutage
-// (every replica's store connections cut at once, as a Postgres restart cuts
-// them) and RestartBalancer.
+// PartitionStore/HealStore (one replica's store link blackholed),
+// RestartStore (the PostgreSQL server itself restarted under every replica)
+// and RestartBalancer.
 type Cluster struct {
 	// Path of the mcplocal executable.
 	Path string
@@ -41,7 +41,7 @@ type Cluster struct {
 	// shipped HAProxy config declares).
 	Replicas int
 	// StoreDSN, if set, is the shared Postgres store; otherwise the cluster
-	// starts a throwaway server for its lifetime (audittest.StartPostgres).
+	// starts a throwaway server for its lifetime (audittest.StartServer).
 	StoreDSN string
 	// HAProxy is the haproxy executable; default "haproxy" on PATH, then
 	// /usr/sbin/haproxy.
@@ -56,6 +56,7 @@ type Cluster struct {
 	spec     Spec
 	toxi     *Toxi
 	stopPG   func() error
+	pg       *audittest.Server // the store started here (nil when StoreDSN was given)
 	dsn      string
 	links    []*Link
 	replicas []*Binary
@@ -215,9 +216,10 @@ func (c *Cluster) Start(ctx context.Context, spec Spec) (err error) {
 	}()
 	c.dsn = c.StoreDSN
 	if c.dsn == "" {
-		if c.dsn, c.stopPG, err = audittest.StartPostgres(ctx); err != nil {
+		if c.pg, err = audittest.StartServer(ctx); err != nil {
 			return err
 		}
+		c.dsn, c.stopPG = c.pg.DSN, c.pg.Stop
 	}
 	store, err := url.Parse(c.dsn)
 	if err != nil {
@@ -488,25 +490,18 @@ func (c *Cluster) HealStore(i int) error {
 	return l.Up()
 }
 
-// StoreOutage makes the store unreachable to every replica for d, every open
-// connection to it cut, then reachable again: what the replicas see of a
-// Postgres restart.
-func (c *Cluster) StoreOutage(ctx context.Context, d time.Duration) error {
+// RestartStore restarts the PostgreSQL server the replicas share: a fast
+// shutdown that closes every replica's connections, down for the while
+// given, then up again over the same data on the same address. It needs the
+// store the cluster started itself (not one named by StoreDSN).
+func (c *Cluster) RestartStore(ctx context.Context, down time.Duration) error {
 	c.mu.Lock()
-	links := c.links
+	pg := c.pg
 	c.mu.Unlock()
-	for _, l := range links {
-		l.Down()
+	if pg == nil {
+		return fmt.Errorf("%s: the store was given (StoreDSN), not started here: it cannot be restarted", c.Name())
 	}
-	select {
-	case <-ctx.Done():
-	case <-time.After(d):
-	}
-	var errs []error
-	for _, l := range links {
-		errs = append(errs, l.Up())
-	}
-	return errors.Join(append(errs, ctx.Err())...)
+	return pg.Restart(ctx, down)
 }
 
 // RestartBalancer stops HAProxy (SIGTERM) and starts it again on the same
@@ -549,7 +544,7 @@ func (c *Cluster) stopLocked(ctx context.Context) error {
 	}
 	if c.stopPG != nil {
 		errs = append(errs, c.stopPG())
-		c.stopPG = nil
+		c.stopPG, c.pg = nil, nil
 	}
 	return errors.Join(errs...)
 }

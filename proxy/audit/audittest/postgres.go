@@ -103,14 +103,32 @@ func isExecutable(p string) bool {
 // removes the directory; it is safe to call more than once. Without
 // PostgreSQL binaries the error is ErrNoPostgres.
 func StartPostgres(ctx context.Context) (dsn string, stop func() error, err error) {
-	bin, err := FindPostgres()
+	srv, err := StartServer(ctx)
 	if err != nil {
 		return "", nil, err
 	}
+	return srv.DSN, srv.Stop, nil
+}
+
+// Server is a throwaway PostgreSQL server (see StartPostgres) that can also
+// be restarted, as an operator restarts a database under its clients.
+type Server struct {
+	// DSN is the "audit" database's.
+	DSN string
+	s   *pgServer
+	mu  sync.Mutex // one Restart or Stop at a time
+}
+
+// StartServer starts a throwaway server as StartPostgres does.
+func StartServer(ctx context.Context) (*Server, error) {
+	bin, err := FindPostgres()
+	if err != nil {
+		return nil, err
+	}
 	s := &pgServer{bin: bin}
-	fail := func(err error) (string, func() error, error) {
+	fail := func(err error) (*Server, error) {
 		_ = s.stop()
-		return "", nil, err
+		return nil, err
 	}
 	if err := s.prepare(); err != nil {
 		return fail(err)
@@ -122,7 +140,7 @@ func StartPostgres(ctx context.Context) (dsn string, stop func() error, err erro
 	for attempt := 1; ; attempt++ {
 		// Another process may grab the free port before the server binds
 		// it; the server then exits and we retry on a new one.
-		if admin, err = s.start(ctx); err == nil {
+		if admin, err = s.start(ctx, 0); err == nil {
 			break
 		}
 		if !errors.Is(err, errPortTaken) || attempt == 3 {
@@ -131,10 +149,38 @@ func StartPostgres(ctx context.Context) (dsn string, stop func() error, err erro
 	}
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	if dsn, err = CreateDatabase(cctx, admin, "audit"); err != nil {
+	dsn, err := CreateDatabase(cctx, admin, "audit")
+	if err != nil {
 		return fail(err)
 	}
-	return dsn, s.stop, nil
+	return &Server{DSN: dsn, s: s}, nil
+}
+
+// Restart shuts the server down ("fast": open transactions rolled back,
+// every client connection closed), keeps it down for down, and starts it
+// again on the same port over the same data: what a database restart is to
+// its clients. It returns once the server accepts connections again.
+func (srv *Server) Restart(ctx context.Context, down time.Duration) error {
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	if err := srv.s.shutdown(); err != nil {
+		return err
+	}
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(down):
+	}
+	_, err := srv.s.start(ctx, srv.s.port)
+	return err
+}
+
+// Stop shuts the server down and removes its directory; it is safe to call
+// more than once.
+func (srv *Server) Stop() error {
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	return srv.s.stop()
 }
 
 var errPortTaken = errors.New("audittest: postgres port already in use")
@@ -149,6 +195,7 @@ type pgServer struct {
 	exited  chan struct{}
 	waitErr error
 	logPath string
+	port    int
 
 	stopOnce sync.Once
 	stopErr  error
@@ -249,15 +296,18 @@ func (s *pgServer) initdb(ctx context.Context) error {
 	return nil
 }
 
-// start runs the server and waits until it accepts connections; it returns
-// the DSN of its "postgres" database. On error the server may still run;
-// stop ends it.
-func (s *pgServer) start(ctx context.Context) (string, error) {
-	port, err := freePort()
-	if err != nil {
-		return "", err
+// start runs the server on port (0: a free one) and waits until it accepts
+// connections; it returns the DSN of its "postgres" database. On error the
+// server may still run; stop ends it.
+func (s *pgServer) start(ctx context.Context, port int) (string, error) {
+	if port == 0 {
+		var err error
+		if port, err = freePort(); err != nil {
+			return "", err
+		}
 	}
-	logf, err := os.OpenFile(s.logPath, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	s.port = port
+	logf, err := os.OpenFile(s.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return "", fmt.Errorf("audittest: %w", err)
 	}
@@ -318,25 +368,35 @@ func (s *pgServer) logTail() string {
 	return string(b)
 }
 
+// shutdown stops the server if it runs ("fast" shutdown), keeping its data.
+func (s *pgServer) shutdown() error {
+	if s.cmd == nil {
+		return nil
+	}
+	select {
+	case <-s.exited:
+		return nil
+	default:
+	}
+	// SIGINT: "fast" shutdown, rolls back open transactions.
+	_ = s.cmd.Process.Signal(syscall.SIGINT)
+	select {
+	case <-s.exited:
+		return nil
+	case <-time.After(pgStopTimeout):
+		// Kill the server's own process group (its backends included).
+		_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+		<-s.exited
+		return fmt.Errorf("audittest: postgres ignored SIGINT for %s; killed. log:\n%s", pgStopTimeout, s.logTail())
+	}
+}
+
 // stop shuts the server down (if it runs) and removes its directory.
 func (s *pgServer) stop() error {
 	s.stopOnce.Do(func() {
 		var errs []error
-		if s.cmd != nil {
-			select {
-			case <-s.exited:
-			default:
-				// SIGINT: "fast" shutdown, rolls back open transactions.
-				_ = s.cmd.Process.Signal(syscall.SIGINT)
-				select {
-				case <-s.exited:
-				case <-time.After(pgStopTimeout):
-					// Kill the server's own process group (its backends included).
-					_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
-					<-s.exited
-					errs = append(errs, fmt.Errorf("audittest: postgres ignored SIGINT for %s; killed. log:\n%s", pgStopTimeout, s.logTail()))
-				}
-			}
+		if err := s.shutdown(); err != nil {
+			errs = append(errs, err)
 		}
 		if s.dir != "" {
 			if err := os.RemoveAll(s.dir); err != nil {
