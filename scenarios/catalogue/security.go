@@ -55,6 +55,10 @@ func securityScenarios() []Scenario {
 	conns := withKnobs(twoUsers, func(v *knobs.Values) { v.ConnsMax, v.ReadTimeout = connsForScenario, connsReadTimeout })
 	secretURL := twoUsers
 	secretURL.DocmostQuery = "apikey=" + upstreamSecret
+	// Probes every 200 ms: the health output is judged once a probe has
+	// recorded the down upstream, on every target, whether the first probe
+	// ran before the link went down or after.
+	secretURL = probedOften(secretURL)
 	sec := func(more ...string) []string { return append([]string{"security", "sessions"}, more...) }
 	return []Scenario{
 		{Fault: harness.None{}, Operation: Hijack, Promise: "8 a session belongs to its user",

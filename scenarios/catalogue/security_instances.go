@@ -172,3 +172,10 @@ func apiGetWith(ctx context.Context, env *harness.Env, token, path string) (int,
 	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	return resp.StatusCode, string(b), err
 }
+
+// probedOften is o with the docmost server probed every 200 ms, so a row
+// that reads what a probe recorded waits a moment, not the default minute.
+func probedOften(o harness.EnvOptions) harness.EnvOptions {
+	o.DocmostHealth = &config.HealthCheck{IntervalSeconds: 0.2}
+	return o
+}
