@@ -216,9 +216,10 @@ func (s Scenario) RunSeeded(ctx context.Context, target harness.Target, seed uin
 	}
 	r := s.JudgeOn(target, kv, obs)
 	r.Draws = env.Draws()
-	if !env.Struck() {
+	if !env.Struck() && r.Pass {
 		// The operation ended before the fault's strike point: whatever it
-		// saw, the scenario proved nothing about the fault.
+		// saw, the scenario proved nothing about the fault. (One that failed
+		// before it is judged by that failure alone: one cause, one breach.)
 		r.Breaches = append(r.Breaches, Breach{Tier: Harness, Promise: PromiseStruck,
 			Detail: fmt.Sprintf("fault %s (strikes %s) never struck: the operation %q ended before its strike point", s.Fault.Name(), s.Fault.Strikes(), s.Operation.Name)})
 		r.Pass = false
@@ -301,6 +302,11 @@ func (s Scenario) Requires() []string {
 func (s Scenario) NotApplicable(target harness.Target) string {
 	if why := harness.Unforwarded(target, s.Operation.Forwards...); why != "" {
 		return why
+	}
+	if s.Operation.AnyShape {
+		if why := harness.Unfronted(target); why != "" {
+			return why
+		}
 	}
 	if ro, ok := target.(harness.ReadOnly); ok && !s.readOnly() {
 		return ro.ReadOnly()

@@ -93,3 +93,31 @@ func TestAnRPCErrorNeedsNoTraceCodeFromAProxyNotClaimingThem(t *testing.T) {
 		t.Error("a transport failure passed as an answer")
 	}
 }
+
+// The rows that call the everything fake's tools apply to a proxy that
+// fronts it, whatever its shape, and are N/A, saying so of the target, on
+// one whose spec never gives it the everything fake.
+func TestRowsOnTheEverythingFakeNeedAProxyFrontingIt(t *testing.T) {
+	fronting := shape(t, "")
+	s, err := harness.ParseForeign([]byte("name: docmost-only\ncommand: [x, \"{{.DocmostURL}}\"]\nbudgets: {request: 2s}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	docmostOnly := s.Target(nil)
+	anyShape := 0
+	for _, sc := range All() {
+		if !sc.Operation.AnyShape {
+			continue
+		}
+		anyShape++
+		if why := sc.NotApplicable(fronting); why != "" {
+			t.Errorf("%s: N/A on a proxy fronting the everything fake: %s", sc.Name(), why)
+		}
+		if why := sc.NotApplicable(docmostOnly); !strings.Contains(why, "target foreign:docmost-only does not front the everything fake") {
+			t.Errorf("%s on a proxy fronting docmost only: N/A %q, want it N/A for the everything fake it never fronts", sc.Name(), why)
+		}
+	}
+	if anyShape == 0 {
+		t.Fatal("no row calls the everything fake on any shape")
+	}
+}

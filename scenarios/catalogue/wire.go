@@ -49,7 +49,7 @@ type wireSession struct {
 // openWire initializes a session (untimed) and sends
 // notifications/initialized.
 func openWire(ctx context.Context, env *harness.Env) (*wireSession, error) {
-	w := &wireSession{env: env, hc: harness.HTTPClient(env.Token("alice")), endpoint: env.ServerURL("everything")}
+	w := &wireSession{env: env, hc: env.HTTPClient("alice"), endpoint: env.ServerURL("everything")}
 	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"` + wireVersion + `","capabilities":{},"clientInfo":{"name":"mcpchaos-wire","version":"0"}}}`
 	status, _, body, err := w.send(ctx, "", init, nil)
 	if err != nil {
@@ -441,7 +441,7 @@ var (
 var VersionNegotiated = Operation{Name: "an initialize for an unknown version gets one the server supports", AnyShape: true, Do: func(ctx context.Context, env *harness.Env) Observation {
 	var o Observation
 	for i, asked := range []string{"2999-01-01", wireVersion} {
-		w := &wireSession{env: env, hc: harness.HTTPClient(env.Token("alice")), endpoint: env.ServerURL("everything")}
+		w := &wireSession{env: env, hc: env.HTTPClient("alice"), endpoint: env.ServerURL("everything")}
 		init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"` + asked + `","capabilities":{},"clientInfo":{"name":"mcpchaos-wire","version":"0"}}}`
 		var status int
 		var body string

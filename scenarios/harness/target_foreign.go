@@ -388,6 +388,12 @@ func (f *Foreign) Forwards(method string) bool {
 	return f.Spec.Has(CapEverything) || slices.Contains(f.Spec.Forwards, method)
 }
 
+// FrontsEverything implements EverythingFronter: a template of the spec
+// gives the proxy the everything fake's URL.
+func (f *Foreign) FrontsEverything() bool {
+	return slices.ContainsFunc(f.Spec.templates(), func(t string) bool { return strings.Contains(t, ".EverythingURL") })
+}
+
 // Stateless implements Stateless: the spec's stateless:.
 func (f *Foreign) Stateless() bool { return f.Spec.Stateless }
 

@@ -136,3 +136,21 @@ func checkForwards(methods []string) error {
 	}
 	return nil
 }
+
+// EverythingFronter is implemented by targets that may or may not front the
+// everything fake: a foreign spec does when one of its templates uses
+// {{.EverythingURL}}. mcplocal's targets front it in every world that has it.
+type EverythingFronter interface {
+	FrontsEverything() bool
+}
+
+// Unfronted says why t cannot run a row that calls the everything fake's
+// tools through the proxy ("" when it can): its spec never gives the proxy
+// the everything fake, so a call to one of its tools would fail a proxy for
+// a server it was never asked to front.
+func Unfronted(t Target) string {
+	if f, ok := t.(EverythingFronter); ok && !f.FrontsEverything() {
+		return fmt.Sprintf("target %s does not front the everything fake (no template of its spec uses {{.EverythingURL}}): the row calls that server's tools", t.Name())
+	}
+	return ""
+}
