@@ -640,8 +640,14 @@ func checkAuditRows(rep *Report, calls []call, events []Event, kept func() (map[
 // links are cleared (toxiproxy v2.5.0), which says nothing about the proxy.
 const harnessOwned = "github.com/Shopify/toxiproxy/"
 
+// suiteOwned marks the goroutines Ginkgo's parallel mode runs to capture a
+// spec's output: it starts them anew around specs, so their number moves
+// under a soak run as a spec, and says nothing about the proxy either.
+const suiteOwned = "github.com/onsi/ginkgo/v2/internal.(*genericOutputInterceptor)"
+
 // goroutines returns how many goroutines run, not counting the harness's
-// toxiproxy ones (harness counts those), and the stacks of the counted ones.
+// toxiproxy ones and the suite's output capture (harness counts those), and
+// the stacks of the counted ones.
 func goroutines() (n, harness int, stacks string) {
 	buf := make([]byte, 1<<20)
 	for {
@@ -657,7 +663,7 @@ func goroutines() (n, harness int, stacks string) {
 		if strings.TrimSpace(g) == "" {
 			continue
 		}
-		if strings.Contains(g, harnessOwned) {
+		if strings.Contains(g, harnessOwned) || strings.Contains(g, suiteOwned) {
 			harness++
 			continue
 		}
