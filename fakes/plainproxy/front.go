@@ -300,12 +300,38 @@ func (f *front) forward(ctx context.Context, ss *mcp.ServerSession, b *backend, 
 	if err != nil {
 		return err
 	}
-	defer u.enter(ctx)()
-	if err := call(ctx, u.cs); err != nil {
+	err = f.callOn(ctx, u, call)
+	if err != nil && neverSent(err) {
+		// The upstream session was closing (its stream broke as the upstream
+		// restarted) when the request was made: it never left, so it is
+		// sent once more, on a new session.
+		f.failed(ss, b, u, err)
+		if u, err = f.upstream(ctx, ss, b); err != nil {
+			return err
+		}
+		err = f.callOn(ctx, u, call)
+	}
+	if err != nil {
 		f.failed(ss, b, u, err)
 		return err
 	}
 	return nil
+}
+
+// callOn runs call on u's session, recorded as in flight.
+func (f *front) callOn(ctx context.Context, u *upSession, call func(context.Context, *mcp.ClientSession) error) error {
+	defer u.enter(ctx)()
+	return call(ctx, u.cs)
+}
+
+// clientClosing is the go-sdk's JSON-RPC code for a request made while its
+// client session was closing: the request was never sent.
+const clientClosing = -32003
+
+// neverSent reports whether err says the request never left this proxy.
+func neverSent(err error) bool {
+	var werr *jsonrpc.Error
+	return errors.As(err, &werr) && werr.Code == clientClosing
 }
 
 func (f *front) callTool(b *backend, name string) mcp.ToolHandler {

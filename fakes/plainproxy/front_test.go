@@ -2,6 +2,8 @@ package plainproxy
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -9,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpchaos/mcpchaos/fakes/upstream"
@@ -134,5 +137,24 @@ func TestStatelessPathsServeEachServerOnItsOwnPath(t *testing.T) {
 			t.Errorf("%s serves %v: want %s, unprefixed", path, names, tool)
 		}
 		_ = cs.Close()
+	}
+}
+
+// A request the go-sdk refused because its client session was closing never
+// left: it may be sent again on a new session. Any other failure may have
+// reached the upstream, and is not.
+func TestOnlyARequestNeverSentIsSentAgain(t *testing.T) {
+	closing := fmt.Errorf("calling \"tools/call\": %w: %w", mcp.ErrConnectionClosed, &jsonrpc.Error{Code: clientClosing, Message: "client is closing"})
+	if !neverSent(closing) {
+		t.Errorf("a request refused while the client closed: %v, want it taken as never sent", closing)
+	}
+	for _, err := range []error{
+		mcp.ErrConnectionClosed,
+		fmt.Errorf("calling \"tools/call\": %w", &jsonrpc.Error{Code: -32603, Message: "internal"}),
+		errors.New("EOF"),
+	} {
+		if neverSent(err) {
+			t.Errorf("%v taken as never sent: it may have reached the upstream", err)
+		}
 	}
 }
