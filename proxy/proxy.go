@@ -25,6 +25,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 
 	"github.com/mcpchaos/mcpchaos/proxy/audit"
 	"github.com/mcpchaos/mcpchaos/proxy/bound"
@@ -75,6 +76,7 @@ type Proxy struct {
 	knobs    knobs.Values
 	logger   *slog.Logger
 	readyLog everySecond // /readyz's lines about a failing store
+	stopping atomic.Bool // Close began: new requests are refused (stopping.go)
 	store    audit.Store
 	rec      *audit.Recorder
 	sessions *session.Registry
@@ -278,7 +280,7 @@ func New(ctx context.Context, cfg *config.Config, o Options) (*Proxy, error) {
 	if h, _, err := net.SplitHostPort(cfg.Listen); err == nil && h != "" && !net.ParseIP(h).IsUnspecified() {
 		hosts = append(hosts, h)
 	}
-	p.handler = origin.Guard(mux, origin.Options{Origins: cfg.AllowedOrigins, Hosts: hosts, OnRefuse: refuseOrigin})
+	p.handler = origin.Guard(p.refuseWhileStopping(mux), origin.Options{Origins: cfg.AllowedOrigins, Hosts: hosts, OnRefuse: refuseOrigin})
 	return p, nil
 }
 
@@ -374,6 +376,7 @@ func (p *Proxy) Addr() string {
 // store. Close may be called more than once.
 func (p *Proxy) Close(ctx context.Context) error {
 	var errs []error
+	p.drainBeforeStop(ctx)
 	p.mu.Lock()
 	srv, served, prober := p.srv, p.served, p.prober
 	stopJanitor, janitorDone := p.stopJanitor, p.janitorDone

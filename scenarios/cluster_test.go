@@ -264,6 +264,10 @@ var _ = Describe("A cluster of mcplocal replicas behind HAProxy", Label("cluster
 		closedID := closed.ID
 		Expect(closed.Close(ctx)).To(Succeed())
 
+		home := map[string]string{}
+		for _, s := range sessions {
+			home[s.ID] = replicaOf(ctx, env.ProjectURL(), env.Token("alice"), s.ID)
+		}
 		outage := make(chan error, 1)
 		go func() { outage <- c.RestartStore(ctx, 2*time.Second) }()
 		calls := 0
@@ -278,6 +282,8 @@ var _ = Describe("A cluster of mcplocal replicas behind HAProxy", Label("cluster
 				r, err := s.CallTool(ctx, search, query)
 				Expect(err).NotTo(HaveOccurred(), "answered while the store restarts and after")
 				Expect(r.IsError).To(BeFalse(), r.Text)
+				Expect(replicaOf(ctx, env.ProjectURL(), env.Token("alice"), s.ID)).To(Equal(home[s.ID]),
+					"a session stays on its replica, drained or not: it answers from memory, while any other replica would need the store to recreate it")
 				calls++
 			}
 			Expect(calls).To(BeNumerically("<", 2000), "bounded")

@@ -151,7 +151,7 @@ func serve(args []string, stderr io.Writer) error {
 	logger.Info("mcplocal listening", append([]any{"addr", p.Addr(), "projects", len(cfg.Projects), "audit", cfg.Audit}, conns...)...)
 	<-ctx.Done()
 	logger.Info("mcplocal stopping")
-	cctx, cancel := context.WithTimeout(context.Background(), p.Knobs().ShutdownGrace+5*time.Second)
+	cctx, cancel := context.WithTimeout(context.Background(), p.Knobs().StopDrain+p.Knobs().ShutdownGrace+5*time.Second)
 	defer cancel()
 	return p.Close(cctx)
 }

@@ -50,3 +50,10 @@ func writeRPCErrorTo(w http.ResponseWriter, status, rpc int, id json.RawMessage,
 		},
 	})
 }
+
+// WriteError is writeError for what stands in front of the entry (the
+// proxy's stop gate): the same JSON-RPC error shape, id null, trace code
+// quoted.
+func WriteError(w http.ResponseWriter, status int, code, msg string) {
+	writeError(w, status, code, msg)
+}

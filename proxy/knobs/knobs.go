@@ -36,11 +36,18 @@ type Knob struct {
 	Unit    Unit
 	N       int64
 	count   func(*Values) *int64
+	// ZeroOK: 0 is a value of this knob (it turns a wait off), not an error.
+	ZeroOK bool
 }
 
 // dur declares a Millis knob.
 func dur(env string, def time.Duration, bounds string, field func(*Values) *time.Duration) Knob {
 	return Knob{Env: env, Default: def, Bounds: bounds, field: field}
+}
+
+// optionalWait declares a Millis knob whose 0 (its default) means no wait.
+func optionalWait(env string, bounds string, field func(*Values) *time.Duration) Knob {
+	return Knob{Env: env, Bounds: bounds, field: field, ZeroOK: true}
 }
 
 // num declares a Count or Bytes knob.
@@ -79,6 +86,7 @@ type Values struct {
 	UpstreamConnect      time.Duration
 	AuditWriteTimeout    time.Duration
 	ShutdownGrace        time.Duration
+	StopDrain            time.Duration
 	ChatBudget           time.Duration
 	AuditQueryTimeout    time.Duration
 	// ReadyTimeout bounds /readyz's check of the audit store: a readiness
@@ -163,6 +171,8 @@ var Table = []Knob{
 		func(v *Values) *time.Duration { return &v.AuditWriteTimeout }),
 	dur("MCPCTL_SHUTDOWN_GRACE_MS", 5*time.Second, `draining in-flight requests when the proxy stops: a request still running at the grace less a quarter of it (at most 250 ms) is answered "shutting down" then, and the stop ends within the grace`,
 		func(v *Values) *time.Duration { return &v.ShutdownGrace }),
+	optionalWait("MCPCTL_STOP_DRAIN_MS", "when the proxy stops, before the shutdown grace: it keeps listening this long, answering /readyz 503 (stopping) and every new request 503 with Retry-After, not processed, so a load balancer's health check takes it out and retries those requests on another replica; 0: no such wait (one proxy, nothing in front)",
+		func(v *Values) *time.Duration { return &v.StopDrain }),
 	dur("MCPCTL_CHAT_BUDGET_MS", 60*time.Second, "one chat turn through the failover chain, streaming included",
 		func(v *Values) *time.Duration { return &v.ChatBudget }),
 	dur("MCPCTL_AUDIT_QUERY_TIMEOUT_MS", 10*time.Second, "one GET /api/v1/audit query, flush included",
@@ -232,8 +242,12 @@ func Load(getenv func(string) string) (Values, error) {
 			continue
 		}
 		n, err := strconv.ParseInt(raw, 10, 64)
-		if err != nil || n <= 0 {
-			return Values{}, fmt.Errorf("knob %s=%q: want a positive whole number of %s", k.Env, raw, k.Unit)
+		if err != nil || n < 0 || (n == 0 && !k.ZeroOK) {
+			want := "a positive"
+			if k.ZeroOK {
+				want = "a zero or positive"
+			}
+			return Values{}, fmt.Errorf("knob %s=%q: want %s whole number of %s", k.Env, raw, want, k.Unit)
 		}
 		v.SetRaw(k.Env, n)
 	}
@@ -284,7 +298,9 @@ func (v *Values) SetRaw(env string, n int64) bool {
 }
 
 // Environ is every knob of v with a positive value as NAME=value, in the
-// knobs' own units: what a proxy process must be given to run with v.
+// knobs' own units: what a proxy process must be given to run with v (a
+// knob at 0 takes the proxy's default, and a knob whose 0 is allowed
+// defaults to 0).
 // Durations are rounded up to whole milliseconds, never down to 0.
 func (v Values) Environ() []string {
 	var env []string

@@ -141,3 +141,38 @@ func TestCountKnobsLoadAndRoundTrip(t *testing.T) {
 		t.Fatalf("Environ then Load changed the values:\n%+v\n%+v", v, back)
 	}
 }
+
+// TestAZeroOKKnobTakesZeroAndNothingBelow: 0 turns an optional wait off; a
+// negative number is still an error naming the variable, and every other
+// knob still refuses 0.
+func TestAZeroOKKnobTakesZeroAndNothingBelow(t *testing.T) {
+	env := map[string]string{"MCPCTL_STOP_DRAIN_MS": "0"}
+	v, err := Load(func(k string) string { return env[k] })
+	if err != nil || v.StopDrain != 0 {
+		t.Fatalf("MCPCTL_STOP_DRAIN_MS=0: %v, %v", v.StopDrain, err)
+	}
+	env["MCPCTL_STOP_DRAIN_MS"] = "250"
+	if v, err = Load(func(k string) string { return env[k] }); err != nil || v.StopDrain != 250*time.Millisecond {
+		t.Fatalf("MCPCTL_STOP_DRAIN_MS=250: %v, %v", v.StopDrain, err)
+	}
+	env["MCPCTL_STOP_DRAIN_MS"] = "-1"
+	if _, err = Load(func(k string) string { return env[k] }); err == nil || !strings.Contains(err.Error(), "MCPCTL_STOP_DRAIN_MS") {
+		t.Fatalf("MCPCTL_STOP_DRAIN_MS=-1 accepted or not named: %v", err)
+	}
+	for _, k := range Table {
+		if k.ZeroOK {
+			if k.DefaultRaw() != 0 {
+				t.Errorf("%s: a knob whose 0 means off defaults to off, not %d", k.Env, k.DefaultRaw())
+			}
+			continue
+		}
+		if _, err := Load(func(e string) string {
+			if e == k.Env {
+				return "0"
+			}
+			return ""
+		}); err == nil {
+			t.Errorf("%s=0 accepted: only an optional wait may be 0", k.Env)
+		}
+	}
+}

@@ -238,7 +238,7 @@ func (b *Binary) stopLocked(ctx context.Context, graceful bool) error {
 		return nil
 	}
 	b.proc = nil
-	grace := b.spec.Knobs.ShutdownGrace
+	grace := b.spec.Knobs.StopDrain + b.spec.Knobs.ShutdownGrace
 	if grace <= 0 {
 		grace, _ = knobs.Defaults().Get("MCPCTL_SHUTDOWN_GRACE_MS")
 	}

@@ -134,6 +134,14 @@ const (
 	clusterCheckRise  = "2"
 	clusterStream     = "60s"
 	clusterConnect    = "50ms" // loopback; also HAProxy's pause before the next replica
+	// clusterStopDrain is the replicas' MCPCTL_STOP_DRAIN_MS: FALL checks
+	// 100 ms apart take HAProxy 200 ms to mark a stopping replica DOWN; the
+	// rest is room for a loaded machine.
+	clusterStopDrain = 400 * time.Millisecond
+	// balancerRiseLimit bounds the wait for a started replica to be UP in
+	// HAProxy: RISE checks 100 ms apart take 200 ms; the rest is room for a
+	// loaded machine.
+	balancerRiseLimit = 10 * time.Second
 )
 
 // Name implements Target.
@@ -238,6 +246,11 @@ func (c *Cluster) Start(ctx context.Context, spec Spec) (err error) {
 		r := &Binary{Path: c.Path, Stderr: c.Stderr}
 		rs := spec
 		rs.Config = &cfg
+		if rs.Knobs.StopDrain == 0 {
+			// A replica behind the balancer drains before it stops, as
+			// docs/deploy.md tells operators to run one.
+			rs.Knobs.StopDrain = clusterStopDrain
+		}
 		if err := r.Start(ctx, rs); err != nil {
 			return fmt.Errorf("replica %s: %w", ReplicaName(i), err)
 		}
@@ -393,15 +406,44 @@ func isExec(p string) bool {
 	return err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
 }
 
-// Restart implements Target: a rolling restart, each replica stopped
-// gracefully and started again before the next one.
+// Restart implements Target: a rolling restart as docs/deploy.md tells an
+// operator to run one. Each replica is stopped gracefully and started again,
+// and the next one goes only once HAProxy reports this one UP: a replica
+// that is up but not yet UP in the balancer takes no traffic, so stopping
+// the next one sooner leaves no server to send a request to (HAProxy's 503).
 func (c *Cluster) Restart(ctx context.Context) error {
 	for i := range c.n() {
 		if err := c.RestartReplica(ctx, i); err != nil {
 			return err
 		}
+		if err := c.WaitBalancerUp(ctx, i); err != nil {
+			return err
+		}
 	}
 	return nil
+}
+
+// WaitBalancerUp waits until HAProxy reports replica i UP: its health check
+// passed MCPLOCAL_LB_CHECK_RISE times. It gives up after balancerRiseLimit.
+func (c *Cluster) WaitBalancerUp(ctx context.Context, i int) error {
+	ctx, cancel := context.WithTimeout(ctx, balancerRiseLimit)
+	defer cancel()
+	last := "no answer from the stats page"
+	for {
+		states, err := c.BalancerStates(ctx)
+		if err != nil {
+			last = err.Error()
+		} else if st := states[ReplicaName(i)]; st == "UP" {
+			return nil
+		} else {
+			last = st
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s: replica %s not UP in HAProxy within %v (last seen: %s)", c.Name(), ReplicaName(i), balancerRiseLimit, last)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }
 
 // KillRestart implements Killer as a cluster meets a SIGKILL: one replica
@@ -414,7 +456,10 @@ func (c *Cluster) KillRestart(ctx context.Context) error {
 	if err := c.KillReplica(ctx, i); err != nil {
 		return err
 	}
-	return c.StartReplica(ctx, i)
+	if err := c.StartReplica(ctx, i); err != nil {
+		return err
+	}
+	return c.WaitBalancerUp(ctx, i)
 }
 
 // KillRestartAll SIGKILLs every replica, then starts each again: every

@@ -446,13 +446,14 @@ func specEnv(spec Spec) []string {
 	return env
 }
 
-// shutdownGrace is the spec's shutdown grace knob, or its default.
+// shutdownGrace is how long the spec's proxy may take to stop: its stop
+// drain and its shutdown grace (the grace's default when unset).
 func shutdownGrace(kv knobs.Values) time.Duration {
 	if kv.ShutdownGrace > 0 {
-		return kv.ShutdownGrace
+		return kv.StopDrain + kv.ShutdownGrace
 	}
 	d, _ := knobs.Defaults().Get("MCPCTL_SHUTDOWN_GRACE_MS")
-	return d
+	return kv.StopDrain + d
 }
 
 // tail is the last n bytes of s.

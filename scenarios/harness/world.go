@@ -355,6 +355,9 @@ func CompressBy(factor int) knobs.Values {
 			continue
 		}
 		d, _ := v.Get(k.Env)
+		if d == 0 {
+			continue // a wait that is off stays off
+		}
 		v.Set(k.Env, max((d/time.Duration(factor)).Round(time.Millisecond), time.Millisecond))
 	}
 	return v
