@@ -339,7 +339,7 @@ func (p *Proxy) Start(addr string) error {
 		ErrorLog:          slog.NewLogLogger(p.logger.Handler(), slog.LevelDebug),
 	}
 	served := make(chan struct{})
-	prober := health.Start(p.healthTargets(), p.knobs.UpstreamConnect, p.knobs.ShutdownGrace)
+	prober := health.StartCutting(p.healthTargets(), p.knobs.UpstreamConnect, p.knobs.ShutdownGrace, int(p.knobs.MaxStoredStringBytes))
 	p.prune(context.Background()) // expired tombstones are gone before the first request
 	jctx, stop := context.WithCancel(context.Background())
 	jdone := make(chan struct{})

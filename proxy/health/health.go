@@ -21,6 +21,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpchaos/mcpchaos/proxy/bound"
 	"github.com/mcpchaos/mcpchaos/proxy/config"
 	"github.com/mcpchaos/mcpchaos/proxy/upstream"
 )
@@ -85,6 +86,7 @@ type Prober struct {
 	wg        sync.WaitGroup
 	connect   time.Duration
 	grace     time.Duration
+	maxError  int // bytes of an instance's LastError kept (0: all)
 }
 
 // probing is one target's running probe loop.
@@ -98,8 +100,16 @@ type probing struct {
 // connect bounds a probe's upstream connect; grace bounds closing its
 // session when the prober stops.
 func Start(targets []Target, connect, grace time.Duration) *Prober {
+	return StartCutting(targets, connect, grace, 0)
+}
+
+// StartCutting is Start keeping at most maxError bytes of each instance's
+// LastError (MCPCTL_MAX_STORED_STRING_BYTES; bound.String's marker says how
+// much was cut): an upstream's error text is the upstream's to size, and the
+// prober holds it until the next probe. 0 keeps it whole.
+func StartCutting(targets []Target, connect, grace time.Duration, maxError int) *Prober {
 	ctx, cancel := context.WithCancel(context.Background())
-	p := &Prober{instances: map[string]*Instance{}, probes: map[string]*probing{}, ctx: ctx, stop: cancel, connect: connect, grace: grace}
+	p := &Prober{instances: map[string]*Instance{}, probes: map[string]*probing{}, ctx: ctx, stop: cancel, connect: connect, grace: grace, maxError: maxError}
 	for _, t := range targets {
 		p.Put(t)
 	}
@@ -245,10 +255,10 @@ func (p *Prober) record(t Target, latency time.Duration, err error) {
 	in.CheckedAt, in.Latency, in.Note = time.Now(), latency, ""
 	switch {
 	case errors.Is(err, errMisconfigured):
-		in.Status, in.LastError, in.Failures = Misconfigured, err.Error(), 0
+		in.Status, in.LastError, in.Failures = Misconfigured, p.cut(err.Error()), 0
 	case err != nil:
 		in.Failures++
-		in.LastError = lastError(err)
+		in.LastError = p.cut(lastError(err))
 		in.Status = Degraded
 		if in.Failures >= t.Check.Threshold() {
 			in.Status = Unhealthy
@@ -320,6 +330,14 @@ func firstText(content []mcp.Content) string {
 // not MCP's shape (an L7 proxy's plain-text 403, a login page) is shown as
 // just that: its status, type and first bytes are the whole diagnosis, and
 // the transport layers it crossed would bury them.
+// cut keeps at most maxError bytes of an error's text.
+func (p *Prober) cut(s string) string {
+	if p.maxError <= 0 {
+		return s
+	}
+	return bound.String(s, p.maxError)
+}
+
 func lastError(err error) string {
 	var se *upstream.ShapeError
 	if errors.As(err, &se) {

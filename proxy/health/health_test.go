@@ -1,11 +1,15 @@
 package health
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpchaos/mcpchaos/proxy/config"
 )
@@ -34,6 +38,35 @@ func TestLastErrorNamesAMisshapenAnswer(t *testing.T) {
 			return
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatal("no probe result within 5s")
+}
+
+// TestLastErrorIsCutToTheStoredStringBound: an upstream sizes its own error
+// text (here a 64 KiB isError answer to the probe's tool); the prober keeps
+// at most MCPCTL_MAX_STORED_STRING_BYTES of it, ending in the marker that
+// says how much was cut, until the next probe.
+func TestLastErrorIsCutToTheStoredStringBound(t *testing.T) {
+	huge := strings.Repeat("x", 64<<10)
+	up := mcp.NewServer(&mcp.Implementation{Name: "loud", Version: "0"}, nil)
+	mcp.AddTool(up, &mcp.Tool{Name: "probe"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: huge}}}, nil, nil
+	})
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return up }, nil))
+	defer srv.Close()
+	const max = 1024
+	check := &config.HealthCheck{Tool: "probe", IntervalSeconds: 60, TimeoutSeconds: 2, FailureThreshold: 1}
+	p := StartCutting([]Target{{Project: "p", Server: "loud", URL: srv.URL, Check: check}}, 2*time.Second, 100*time.Millisecond, max)
+	defer p.Stop()
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		in := p.Instances()[0]
+		if in.Status == Unknown {
+			continue
+		}
+		if in.Status != Unhealthy || len(in.LastError) > max || !strings.Contains(in.LastError, "[cut ") || !strings.HasPrefix(in.LastError, "tools/call probe answered isError: xxx") {
+			t.Fatalf("status %s, lastError of %d bytes (%.80q...): want unhealthy, at most %d bytes, cut with a marker", in.Status, len(in.LastError), in.LastError, max)
+		}
+		return
 	}
 	t.Fatal("no probe result within 5s")
 }

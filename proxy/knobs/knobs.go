@@ -219,7 +219,7 @@ var Table = []Knob{
 		func(v *Values) *int64 { return &v.BatchMax }),
 	num("MCPCTL_MAX_NAME_BYTES", Bytes, 128, "a tool's or prompt's name in a request (the MCP spec's tool-name limit; tool names are also held to its characters A-Z a-z 0-9 _ - .); longer: a JSON-RPC error naming this knob",
 		func(v *Values) *int64 { return &v.MaxNameBytes }),
-	num("MCPCTL_MAX_STORED_STRING_BYTES", Bytes, 1024, "each string an audit row or a log line keeps (tool, method, id, trace code, error text); longer ones are cut and end in a marker saying how many bytes were cut",
+	num("MCPCTL_MAX_STORED_STRING_BYTES", Bytes, 1024, "each string an audit row, a log line or an upstream's health state keeps (tool, method, id, trace code, error text, lastError); longer ones are cut and end in a marker saying how many bytes were cut",
 		func(v *Values) *int64 { return &v.MaxStoredStringBytes }),
 }
 
