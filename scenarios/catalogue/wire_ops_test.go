@@ -30,6 +30,13 @@ func (t wireTarget) ServerEndpoint(_, _ string) string         { return t.url + 
 func (t wireTarget) ToolName(_, tool string) string            { return tool }
 func (t wireTarget) PromptName(_, prompt string) string        { return prompt }
 
+// upstreamKey carries inFront's reverse proxy to the everything fake in the
+// request a breaking func sees (frontProxy).
+type upstreamKey struct{}
+
+// frontProxy is the reverse proxy to the everything fake behind r's front.
+func frontProxy(r *http.Request) http.Handler { return r.Context().Value(upstreamKey{}).(http.Handler) }
+
 // inFront serves the everything fake through breaking, which may rewrite a
 // request (its body read into b) before it goes on, or answer it itself.
 func inFront(t *testing.T, breaking func(w http.ResponseWriter, r *http.Request, b *[]byte) bool) *harness.Env {
@@ -42,6 +49,7 @@ func inFront(t *testing.T, breaking func(w http.ResponseWriter, r *http.Request,
 	rp := httputil.NewSingleHostReverseProxy(u)
 	rp.FlushInterval = -1
 	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r = r.WithContext(context.WithValue(r.Context(), upstreamKey{}, rp))
 		b, _ := io.ReadAll(r.Body)
 		if breaking != nil && breaking(w, r, &b) {
 			return
