@@ -554,7 +554,12 @@ func (e *Env) Instance(ctx context.Context, server string) health.Instance {
 // *apiErr (the API's {"error": ...}). Evidence adapters read a target's own
 // APIs through it (scenarios/evidence/mcplocal: the audit API).
 func (e *Env) GetJSON(ctx context.Context, path string, v any, apiErr *string) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, e.Target.URL()+path, nil)
+	return e.getJSONFrom(ctx, e.Target.URL(), path, v, apiErr)
+}
+
+// getJSONFrom is GetJSON from the server at base.
+func (e *Env) getJSONFrom(ctx context.Context, base, path string, v any, apiErr *string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+path, nil)
 	if err != nil {
 		return err
 	}

@@ -25,12 +25,23 @@ func AuditSession(ctx context.Context, g Getter, id string) ([]audit.Row, error)
 	return query(ctx, g, "session="+url.QueryEscape(id))
 }
 
+// EachGetter is a Getter that can ask every process of a replicated target
+// in turn (harness.Env.GetJSONFromEach): the audit API flushes only the
+// answering replica's rows.
+type EachGetter interface {
+	GetJSONFromEach(ctx context.Context, path string, v any, apiErr *string) error
+}
+
 func query(ctx context.Context, g Getter, q string) ([]audit.Row, error) {
 	var body struct {
 		Rows  []audit.Row `json:"rows"`
 		Error string      `json:"error"`
 	}
-	err := g.GetJSON(ctx, "/api/v1/audit?"+q, &body, &body.Error)
+	get := g.GetJSON
+	if eg, ok := g.(EachGetter); ok {
+		get = eg.GetJSONFromEach
+	}
+	err := get(ctx, "/api/v1/audit?"+q, &body, &body.Error)
 	return body.Rows, err
 }
 

@@ -1,6 +1,7 @@
 package mcplocal
 
 import (
+	"context"
 	"reflect"
 	"slices"
 	"testing"
@@ -63,5 +64,30 @@ func TestSpansShowEveryRowOnce(t *testing.T) {
 	}
 	if Spans(nil) != nil {
 		t.Error("no rows gave spans")
+	}
+}
+
+// eachGetter records which read the audit query used.
+type eachGetter struct{ once, each int }
+
+func (g *eachGetter) GetJSON(context.Context, string, any, *string) error { g.once++; return nil }
+func (g *eachGetter) GetJSONFromEach(context.Context, string, any, *string) error {
+	g.each++
+	return nil
+}
+
+// TestTheAuditIsReadFromEveryReplica: on a target that can ask each of its
+// processes (a cluster), the audit rows are read after every replica
+// flushed its own, not from whichever replica the balancer picks.
+func TestTheAuditIsReadFromEveryReplica(t *testing.T) {
+	g := &eachGetter{}
+	if _, err := Audit(context.Background(), g, "ABCDEFGH"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := AuditSession(context.Background(), g, "S"); err != nil {
+		t.Fatal(err)
+	}
+	if g.each != 2 || g.once != 0 {
+		t.Fatalf("read from each replica %d times, from one %d times: want every read from each", g.each, g.once)
 	}
 }

@@ -1,0 +1,48 @@
+package harness
+
+import (
+	"context"
+	"errors"
+)
+
+// Replicated is a target made of several proxy processes behind one address
+// (a Cluster): ReplicaURLs are each process's own base URL, in order.
+type Replicated interface {
+	ReplicaURLs() []string
+}
+
+var _ Replicated = (*Cluster)(nil)
+
+// ReplicaURLs implements Replicated: replica i's base URL, for each i.
+func (c *Cluster) ReplicaURLs() []string {
+	out := make([]string, c.ReplicaCount())
+	for i := range out {
+		out[i] = c.ReplicaURL(i)
+	}
+	return out
+}
+
+// GetJSONFromEach is GetJSON for a read whose answer depends on the
+// answering process's own state first: on a Replicated target it asks every
+// replica in turn, directly, and keeps the last answer, which is given after
+// every replica has answered once. mcplocal's audit API flushes the
+// answering replica's queue of rows before it reads the shared store, so
+// the last answer holds the rows every replica wrote, wherever a request
+// went. On any other target it is GetJSON.
+func (e *Env) GetJSONFromEach(ctx context.Context, path string, v any, apiErr *string) error {
+	r, ok := e.Target.(Replicated)
+	if !ok {
+		return e.GetJSON(ctx, path, v, apiErr)
+	}
+	urls := r.ReplicaURLs()
+	if len(urls) == 0 {
+		return errors.New(e.Target.Name() + ": no replica is running")
+	}
+	var err error
+	for _, u := range urls {
+		if err = e.getJSONFrom(ctx, u, path, v, apiErr); err != nil {
+			return err
+		}
+	}
+	return err
+}
