@@ -200,11 +200,13 @@ func clusterRollingRestart(ctx context.Context, env *harness.Env, c harness.Targ
 	GinkgoHelper()
 	search, query := env.Tool("search"), map[string]any{"query": "cluster"}
 	sessions := openSessions(ctx, env.ProjectURL(), env.Token("alice"), 4)
+	// Each session calls at least perSession times, and on until the
+	// rolling restart is over: the load covers every replica's restart.
 	const perSession = 40
 	var mu sync.Mutex
 	var traces []string
 	var problems []string
-	refusals := 0
+	refusals, calls := 0, 0
 	var wg sync.WaitGroup
 	stop := make(chan struct{})
 	for _, s := range sessions {
@@ -212,9 +214,17 @@ func clusterRollingRestart(ctx context.Context, env *harness.Env, c harness.Targ
 		go func() {
 			defer GinkgoRecover()
 			defer wg.Done()
-			for i := 0; i < perSession; i++ {
+			for i := 0; ; i++ {
+				if i >= perSession {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+				}
 				r, refused, err := callOrRecover(ctx, env.Target, s, search, query)
 				mu.Lock()
+				calls++
 				if refused {
 					refusals++
 				}
@@ -228,18 +238,21 @@ func clusterRollingRestart(ctx context.Context, env *harness.Env, c harness.Targ
 				}
 				mu.Unlock()
 				select {
-				case <-stop:
+				case <-ctx.Done():
 					return
 				case <-time.After(20 * time.Millisecond):
 				}
 			}
 		}()
 	}
-	Expect(c.Restart(ctx)).To(Succeed(), "a rolling restart of every replica")
-	wg.Wait()
+	restarted := c.Restart(ctx)
 	close(stop)
+	wg.Wait()
+	Expect(restarted).To(Succeed(), "a rolling restart of every replica")
 	Expect(problems).To(BeEmpty(), "every request was answered: %d answered", len(traces))
-	Expect(traces).To(HaveLen(len(sessions) * perSession))
+	Expect(traces).To(HaveLen(calls))
+	Expect(calls).To(BeNumerically(">=", len(sessions)*perSession))
+	AddReportEntry("calls during the rolling restart", calls)
 	AddReportEntry("sessions refused with 404, then opened again", refusals)
 	if harness.Lacks(env.Target, harness.CapAuditAPI) != "" {
 		return
