@@ -162,7 +162,7 @@ func TestClusterOfAForeignSpec(t *testing.T) {
 	}
 	for doc, want := range map[string]string{
 		"name: bad\ncommand: [x]\ncluster: {store: redis}\n": `store "redis"`,
-		"name: img\nimage: some/proxy\n":                      "names an image",
+		"name: img\nimage: some/proxy\n":                     "names an image",
 	} {
 		p := write("spec.yaml", doc)
 		if _, err := parseTarget("cluster:2:"+p, nil); err == nil || !strings.Contains(err.Error(), want) {
