@@ -55,7 +55,7 @@ func newForeignCluster(spec *harness.ForeignSpec, n int) (*harness.Env, *harness
 }
 
 var _ = Describe(foreignClusterDescribe, Label("cluster"), Serial, func() {
-	It("reports the cluster scenarios it cannot run not applicable, by name and why: mcplocal's audit trail, its notice, a store it did not declare", func() {
+	It("reports the cluster scenarios it cannot run not applicable, by name and why: mcplocal's audit trail, its notice, a store it did not declare", func(_ SpecContext) {
 		c := harness.NewForeignCluster(plainClusterSpec(), 2, nil)
 		na := clusterNotApplicable(c)
 		for name, why := range na {
@@ -81,7 +81,7 @@ var _ = Describe(foreignClusterDescribe, Label("cluster"), Serial, func() {
 			Expect(strings.Contains(string(specs), `It("`+s.name) || strings.HasPrefix(clusterKillSpec, s.name) || strings.HasPrefix(clusterRollingSpec, s.name)).
 				To(BeTrue(), "%q names no spec of cluster_test.go", s.name)
 		}
-	})
+	}, SpecTimeout(specTimeout))
 
 	It(clusterKillSpec, func(ctx SpecContext) {
 		spec := plainClusterSpec()

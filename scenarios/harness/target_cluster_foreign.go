@@ -3,8 +3,6 @@ package harness
 import (
 	"fmt"
 	"io"
-
-	"github.com/mcpchaos/mcpchaos/proxy/knobs"
 )
 
 // ForeignCluster runs N replicas of a foreign proxy (a command spec) behind
@@ -89,9 +87,6 @@ func (f *ForeignCluster) ToolName(server, tool string) string { return f.proto.T
 func (f *ForeignCluster) PromptName(server, prompt string) string {
 	return f.proto.PromptName(server, prompt)
 }
-
-// Budgets implements Budgeter.
-func (f *ForeignCluster) Budgets(kv knobs.Values) knobs.Values { return f.proto.Budgets(kv) }
 
 // UndeclaredBudgets implements BudgetDeclarer.
 func (f *ForeignCluster) UndeclaredBudgets() []string { return f.proto.UndeclaredBudgets() }
