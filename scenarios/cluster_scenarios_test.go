@@ -85,20 +85,13 @@ func clusterNotApplicable(t harness.Target) map[string]string {
 	return out
 }
 
-// recreatesSessions says whether t is held to mcplocal's promise across
-// replicas: an unknown session recreated for its owner, with one notice,
-// from the store the replicas share.
-func recreatesSessions(t harness.Target) bool {
-	return harness.Lacks(t, harness.CapSessionAdoption) == "" && harness.Unshared(t) == ""
-}
-
 // callOrRecover is one tools/call on s. Where t is not held to recreating
 // sessions, a 404 (the MCP spec's answer to a session the server does not
 // know) has the client initialize again and send the call once more, as
 // the spec tells a client to: refused says it did.
 func callOrRecover(ctx context.Context, t harness.Target, s *clusterSession, tool string, args map[string]any) (r load.Result, refused bool, err error) {
 	r, err = s.CallTool(ctx, tool, args)
-	if err == nil || recreatesSessions(t) || r.Status != http.StatusNotFound {
+	if err == nil || harness.AdoptsAcrossReplicas(t) || r.Status != http.StatusNotFound {
 		return r, false, err
 	}
 	s.ID = ""
@@ -169,14 +162,14 @@ func clusterKillMidCall(ctx context.Context, env *harness.Env, c *harness.Cluste
 		if refused {
 			refusals++
 		}
-		if recreatesSessions(env.Target) {
+		if harness.AdoptsAcrossReplicas(env.Target) {
 			Expect(noticeCount(r)).To(Equal(1), "recreated with one notice: %s", r.Text)
 		}
 		Expect(replicaOf(ctx, env.ProjectURL(), env.Token("alice"), s.ID)).To(Equal(harness.ReplicaName(1)))
 		again, err := s.CallTool(ctx, search, query)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(again.IsError).To(BeFalse(), again.Text)
-		if recreatesSessions(env.Target) {
+		if harness.AdoptsAcrossReplicas(env.Target) {
 			Expect(noticeCount(again)).To(BeZero(), "one notice, not one per call: %s", again.Text)
 		}
 		if harness.Lacks(env.Target, harness.CapAuditAPI) == "" {

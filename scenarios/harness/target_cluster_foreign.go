@@ -46,6 +46,16 @@ func Unshared(t Target) string {
 	return ""
 }
 
+// AdoptsAcrossReplicas says whether t is held to mcplocal's promise across
+// replicas: a session whose replica is gone is recreated on another for its
+// owner, keeping its id, with one ⚠ notice, from the store the replicas
+// share. A cluster is held to it only when it claims CapSessionAdoption and
+// shares a store; otherwise a lost session may be refused with 404 (the MCP
+// spec's answer: the client initializes again).
+func AdoptsAcrossReplicas(t Target) bool {
+	return Lacks(t, CapSessionAdoption) == "" && Unshared(t) == ""
+}
+
 var (
 	_ Target           = (*ForeignCluster)(nil)
 	_ Killer           = (*ForeignCluster)(nil)

@@ -100,6 +100,29 @@ func TestUnsharedNamesAClusterWithoutAStore(t *testing.T) {
 	}
 }
 
+// Only a cluster that claims session adoption and shares a store is held to
+// recreating a lost session with one notice: mcplocal's is; a foreign one
+// lacking either is held to the MCP spec's 404.
+func TestAdoptionAcrossReplicasNeedsTheClaimAndTheStore(t *testing.T) {
+	if !AdoptsAcrossReplicas(&Cluster{}) {
+		t.Error("mcplocal's cluster is held to adoption across replicas")
+	}
+	for doc, want := range map[string]bool{
+		"name: a\ncommand: [x]":                                                                               false,
+		"name: a\ncommand: [x]\ncapabilities: [sessionAdoption]":                                              false,
+		"name: a\ncommand: [x, '{{.StoreDSN}}']\ncluster: {store: postgres}":                                  false,
+		"name: a\ncommand: [x, '{{.StoreDSN}}']\ncluster: {store: postgres}\ncapabilities: [sessionAdoption]": true,
+	} {
+		s, err := ParseForeign([]byte(doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := AdoptsAcrossReplicas(NewForeignCluster(s, 2, nil)); got != want {
+			t.Errorf("%q: held to adoption %v, want %v", doc, got, want)
+		}
+	}
+}
+
 // store: postgres: the replicas of a foreign proxy (mcplocal, run as one,
 // its audit store given as {{.StoreDSN}}) share one throwaway PostgreSQL,
 // each through its own link: a call through HAProxy leaves audit rows every
