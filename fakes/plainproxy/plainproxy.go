@@ -6,7 +6,9 @@
 // call slower than its timeout, with a protocol error rather than an isError
 // result. It opens one upstream session at start and never reopens it, so it
 // does not survive an upstream restart. Nothing here is a bug to fix: it is
-// the kind of proxy the harness must judge fairly.
+// the kind of proxy the harness must judge fairly. Given a health path and a
+// stop drain (Options.Health, Options.StopDrain), it runs behind a load
+// balancer as a replica that drains before it stops.
 //
 // Given Servers instead of one Upstream, it is a whole-surface proxy of
 // another shape (see front.go): one path per server (Path with {server}) or
