@@ -7,15 +7,12 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"sync"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/mcpchaos/mcpchaos/fakes/upstream"
 	"github.com/mcpchaos/mcpchaos/proxy/knobs"
-	"github.com/mcpchaos/mcpchaos/scenarios/evidence/mcplocal"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
 	"github.com/mcpchaos/mcpchaos/scenarios/load"
 	"github.com/mcpchaos/mcpchaos/scenarios/soak"
@@ -119,114 +116,14 @@ var _ = Describe("A cluster of mcplocal replicas behind HAProxy", Label("cluster
 	const search = "docmost_search"
 	query := map[string]any{"query": "cluster"}
 
-	It("a replica SIGKILLed mid-call: its calls in flight fail at the client as connection errors, and its sessions continue on another replica, recreated for their owner with one notice", func(ctx SpecContext) {
+	It(clusterKillSpec, func(ctx SpecContext) {
 		env, c := newCluster(2)
-		sessions := openSessions(ctx, env.ProjectURL(), env.Token("alice"), 4)
-		on := map[string][]*clusterSession{}
-		for _, s := range sessions {
-			r := replicaOf(ctx, env.ProjectURL(), env.Token("alice"), s.ID)
-			on[r] = append(on[r], s)
-		}
-		Expect(on).To(HaveLen(2), "round robin spreads 4 sessions over both replicas: %v", on)
-		victim := on[harness.ReplicaName(0)]
-		Expect(victim).NotTo(BeEmpty())
-
-		env.Docmost.Set("search", upstream.Behavior{Kind: upstream.Slow, Delay: 1500 * time.Millisecond})
-		type outcome struct {
-			s   *clusterSession
-			err error
-			r   load.Result
-		}
-		results := make(chan outcome, len(sessions))
-		for _, s := range sessions {
-			go func() {
-				defer GinkgoRecover()
-				r, err := s.CallTool(ctx, search, query)
-				results <- outcome{s, err, r}
-			}()
-		}
-		Eventually(env.Docmost.InFlight).WithTimeout(5*time.Second).WithPolling(10*time.Millisecond).
-			Should(Equal(len(sessions)), "every call reached the upstream")
-		Expect(c.KillReplica(ctx, 0)).To(Succeed())
-
-		lost := 0
-		for range sessions {
-			var o outcome
-			Eventually(results).WithTimeout(10 * time.Second).Should(Receive(&o))
-			if o.s.victimOf(victim) {
-				Expect(lostInFlight(o.err)).To(BeTrue(), "a call in flight on the killed replica ends as a connection error, not a silent hang nor a fake answer: %v %+v", o.err, o.r)
-				lost++
-				continue
-			}
-			Expect(o.err).NotTo(HaveOccurred(), "a call on the live replica is answered")
-			Expect(o.r.IsError).To(BeFalse(), o.r.Text)
-		}
-		Expect(lost).To(Equal(len(victim)), "every call in flight on the killed replica is counted")
-		AddReportEntry("calls lost with the killed replica", lost)
-
-		env.Docmost.Set("search", upstream.Behavior{Kind: upstream.OK})
-		for _, s := range victim {
-			r, err := s.CallTool(ctx, search, query)
-			Expect(err).NotTo(HaveOccurred(), "the next request of a killed replica's session is answered by another")
-			Expect(r.IsError).To(BeFalse(), r.Text)
-			Expect(noticeCount(r)).To(Equal(1), "recreated with one notice: %s", r.Text)
-			Expect(replicaOf(ctx, env.ProjectURL(), env.Token("alice"), s.ID)).To(Equal(harness.ReplicaName(1)))
-			again, err := s.CallTool(ctx, search, query)
-			Expect(err).NotTo(HaveOccurred())
-			Expect(noticeCount(again)).To(BeZero(), "one notice, not one per call: %s", again.Text)
-			rows, err := mcplocal.Audit(ctx, env, r.Trace)
-			Expect(err).NotTo(HaveOccurred())
-			Expect(rows).NotTo(BeEmpty())
-			for _, row := range rows {
-				Expect(row.User).To(Equal("alice"), "the recreated session is its owner's")
-			}
-		}
+		clusterKillMidCall(ctx, env, c)
 	}, SpecTimeout(2*time.Minute))
 
-	It("a rolling restart under load: nothing accepted by a live replica goes unanswered, and no audit row is lost", func(ctx SpecContext) {
+	It(clusterRollingSpec, func(ctx SpecContext) {
 		env, c := newCluster(2)
-		sessions := openSessions(ctx, env.ProjectURL(), env.Token("alice"), 4)
-		const perSession = 40
-		var mu sync.Mutex
-		var traces []string
-		var problems []string
-		var wg sync.WaitGroup
-		stop := make(chan struct{})
-		for _, s := range sessions {
-			wg.Add(1)
-			go func() {
-				defer GinkgoRecover()
-				defer wg.Done()
-				for i := 0; i < perSession; i++ {
-					r, err := s.CallTool(ctx, search, query)
-					mu.Lock()
-					switch {
-					case err != nil:
-						problems = append(problems, fmt.Sprintf("session %s call %d: %v", s.ID, i, err))
-					case r.IsError:
-						problems = append(problems, fmt.Sprintf("session %s call %d: isError: %s", s.ID, i, r.Text))
-					default:
-						traces = append(traces, r.Trace)
-					}
-					mu.Unlock()
-					select {
-					case <-stop:
-						return
-					case <-time.After(20 * time.Millisecond):
-					}
-				}
-			}()
-		}
-		Expect(c.Restart(ctx)).To(Succeed(), "a rolling restart of every replica")
-		wg.Wait()
-		close(stop)
-		Expect(problems).To(BeEmpty(), "every request was answered: %d answered", len(traces))
-		Expect(traces).To(HaveLen(len(sessions) * perSession))
-		for _, code := range traces {
-			Expect(code).NotTo(BeEmpty())
-			Eventually(func() (int, error) { rows, err := mcplocal.Audit(ctx, env, code); return len(rows), err }).
-				WithTimeout(10*time.Second).Should(BeNumerically(">", 0), "the audit rows of %s", code)
-		}
+		clusterRollingRestart(ctx, env, c)
 	}, SpecTimeout(3*time.Minute))
 
 	It("one replica partitioned from Postgres: it answers within budgets, reports not-ready and is drained; healed, it rejoins", func(ctx SpecContext) {

@@ -24,7 +24,7 @@ func runCatalogue(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	fs.SetOutput(stderr)
 	label := fs.String("label", "", "run only scenarios with this label")
 	seed := fs.Uint64("seed", 0, "order scenarios by this seed (0: a random seed, printed)")
-	target := fs.String("target", "inprocess", "where the proxy under test runs: inprocess, binary:PATH (a built mcplocal), container:IMAGE, foreign:SPEC.yaml (docs/targets.md), cluster[:N[:PATH]] (N mcplocal replicas on one Postgres behind HAProxy, docs/deploy.md), or url:ENDPOINT (a running proxy's MCP endpoint: read-only scenarios only)")
+	target := fs.String("target", "inprocess", "where the proxy under test runs: inprocess, binary:PATH (a built mcplocal), container:IMAGE, foreign:SPEC.yaml (docs/targets.md), cluster[:N[:PATH]] (N mcplocal replicas on one Postgres behind HAProxy, docs/deploy.md; a PATH ending in .yaml is a foreign spec, whose replicas share a store only if it declares one), or url:ENDPOINT (a running proxy's MCP endpoint: read-only scenarios only)")
 	reportDir := fs.String("report", "", "write DIR/junit.xml and DIR/report.html (waterfalls) after the run")
 	jsonPath := fs.String("json", "", "write every result, evidence spans included, as JSON to FILE (what mcpchaos canary compares)")
 	focus := fs.String("focus", "", "run only scenarios whose name (with --fault: either its own or the one it runs under) matches this `regexp`, as ginkgo --focus")
@@ -240,7 +240,8 @@ func dash(s string) string {
 const clusterDefaultReplicas = 3
 
 // parseCluster reads cluster[:N[:PATH]]: N replicas (default 3) of the
-// mcplocal at PATH (default bin/mcplocal, then mcplocal on PATH).
+// mcplocal at PATH (default bin/mcplocal, then mcplocal on PATH), or of the
+// foreign proxy a PATH ending in .yaml or .yml describes (docs/targets.md).
 func parseCluster(spec string, stderr io.Writer) (func() harness.Target, error) {
 	n, path := clusterDefaultReplicas, ""
 	if rest, ok := strings.CutPrefix(spec, "cluster:"); ok {
@@ -250,6 +251,16 @@ func parseCluster(spec string, stderr io.Writer) (func() harness.Target, error) 
 			return nil, fmt.Errorf("--target %s: want cluster:N or cluster:N:PATH with N >= 1", spec)
 		}
 		n, path = v, p
+	}
+	if strings.HasSuffix(path, ".yaml") || strings.HasSuffix(path, ".yml") {
+		fs, err := harness.LoadForeign(path)
+		if err != nil {
+			return nil, fmt.Errorf("--target %s: %w", spec, err)
+		}
+		if fs.Image != "" {
+			return nil, fmt.Errorf("--target %s: a cluster runs a command spec's replicas; %s names an image", spec, path)
+		}
+		return func() harness.Target { return harness.NewForeignCluster(fs, n, nil) }, nil
 	}
 	if path == "" {
 		path = filepath.Join("bin", "mcplocal")

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpchaos/mcpchaos/scenarios/harness"
 	"github.com/mcpchaos/mcpchaos/scenarios/report"
 )
 
@@ -132,6 +133,40 @@ func TestFaultsListsTheRegistry(t *testing.T) {
 			if !strings.Contains(rows[name], w) {
 				t.Errorf("faults: row %q lacks %q: %q", name, w, rows[name])
 			}
+		}
+	}
+}
+
+// --target cluster:N:PATH: a PATH ending in .yaml or .yml is a foreign
+// spec, whose proxy runs as N replicas behind HAProxy; a spec that is wrong,
+// or names an image, is refused before anything starts.
+func TestClusterOfAForeignSpec(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, doc string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for _, name := range []string{"plain.yaml", "plain.yml"} {
+		p := write(name, "name: plain\ncommand: [./proxy, '{{.Listen}}']\ncluster: {check: tcp}\n")
+		mk, err := parseTarget("cluster:2:"+p, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tg := mk()
+		if _, ok := tg.(*harness.ForeignCluster); !ok || tg.Name() != "cluster:2:foreign:plain" {
+			t.Errorf("%s: %T %q, want a cluster of 2 foreign:plain replicas", name, tg, tg.Name())
+		}
+	}
+	for doc, want := range map[string]string{
+		"name: bad\ncommand: [x]\ncluster: {store: redis}\n": `store "redis"`,
+		"name: img\nimage: some/proxy\n":                     "names an image",
+	} {
+		p := write("spec.yaml", doc)
+		if _, err := parseTarget("cluster:2:"+p, nil); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: got %v, want an error saying %q", doc, err, want)
 		}
 	}
 }

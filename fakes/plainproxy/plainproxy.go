@@ -6,7 +6,9 @@
 // call slower than its timeout, with a protocol error rather than an isError
 // result. It opens one upstream session at start and never reopens it, so it
 // does not survive an upstream restart. Nothing here is a bug to fix: it is
-// the kind of proxy the harness must judge fairly.
+// the kind of proxy the harness must judge fairly. Given a health path and a
+// stop drain (Options.Health, Options.StopDrain), it runs behind a load
+// balancer as a replica that drains before it stops.
 //
 // Given Servers instead of one Upstream, it is a whole-surface proxy of
 // another shape (see front.go): one path per server (Path with {server}) or
@@ -25,6 +27,7 @@ import (
 	"net/http"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -52,6 +55,13 @@ type Options struct {
 	Separator string
 	// Stateless serves without sessions (no Mcp-Session-Id).
 	Stateless bool
+	// Health, if set, is a path answering 200 while the proxy serves, and
+	// 503 once it drains (Drain).
+	Health string
+	// StopDrain is how long Drain keeps listening before it stops: every
+	// request but Health's is answered 503 (not acted on) meanwhile, so a
+	// load balancer takes the proxy out before its listener closes.
+	StopDrain time.Duration
 }
 
 // Proxy is a running plain proxy.
@@ -60,6 +70,45 @@ type Proxy struct {
 	srv      *http.Server
 	upstream *mcp.ClientSession // nil with Servers
 	path     string
+	drain    time.Duration
+	draining atomic.Bool
+}
+
+// serve wraps h with o's health path and the drain's refusals, and starts
+// serving on ln.
+func (p *Proxy) serve(o Options, h http.Handler) {
+	p.drain = o.StopDrain
+	p.srv = &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case o.Health != "" && r.URL.Path == o.Health:
+			if p.draining.Load() {
+				http.Error(w, "draining", http.StatusServiceUnavailable)
+				return
+			}
+			_, _ = io.WriteString(w, "ok\n")
+		case p.draining.Load():
+			w.Header().Set("Retry-After", "1")
+			http.Error(w, "stopping: not acted on", http.StatusServiceUnavailable)
+		default:
+			h.ServeHTTP(w, r)
+		}
+	})}
+	go func() { _ = p.srv.Serve(p.ln) }()
+}
+
+// Drain refuses every request (503, not acted on) and fails the health
+// path for StopDrain, then closes as Close does.
+func (p *Proxy) Drain(ctx context.Context) error {
+	p.draining.Store(true)
+	if p.drain > 0 {
+		t := time.NewTimer(p.drain)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+		}
+	}
+	return p.Close(ctx)
 }
 
 // Start connects to the upstream, lists its tools and serves them at
@@ -96,8 +145,8 @@ func Start(ctx context.Context, o Options) (*Proxy, error) {
 		h = keyed(o.APIKey, h)
 	}
 	mux.Handle("/mcp", h)
-	p := &Proxy{ln: ln, srv: &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}, upstream: up, path: "/mcp"}
-	go func() { _ = p.srv.Serve(ln) }()
+	p := &Proxy{ln: ln, upstream: up, path: "/mcp"}
+	p.serve(o, mux)
 	return p, nil
 }
 
@@ -182,8 +231,8 @@ func startFronts(ctx context.Context, o Options) (*Proxy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("plainproxy: %w", err)
 	}
-	p := &Proxy{ln: ln, srv: &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}, path: path}
-	go func() { _ = p.srv.Serve(ln) }()
+	p := &Proxy{ln: ln, path: path}
+	p.serve(o, mux)
 	return p, nil
 }
 
@@ -225,6 +274,8 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	sep := fs.String("aggregate", "", "with --server on one path: name each server's tools and prompts SERVER+SEP+NAME")
 	stateless := fs.Bool("stateless", false, "with --server: serve without sessions (no Mcp-Session-Id)")
 	delay := fs.Duration("start-delay", 0, "wait this long before listening: a proxy that takes time to start")
+	health := fs.String("health", "", "a path answering 200 while serving, 503 while draining (default: none)")
+	drain := fs.Duration("stop-drain", 0, "told to stop, keep listening this long, answering every request 503 (not acted on) and the health path 503, then stop (0: stop at once)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -241,11 +292,11 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	p, err := Start(ctx, Options{Addr: *listen, Upstream: *up, Timeout: *timeout, APIKey: *key,
-		Servers: servers, Path: *path, Separator: *sep, Stateless: *stateless})
+		Servers: servers, Path: *path, Separator: *sep, Stateless: *stateless, Health: *health, StopDrain: *drain})
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "fake proxy serving MCP at %s\n", p.URL())
 	<-ctx.Done()
-	return p.Close(context.WithoutCancel(ctx))
+	return p.Drain(context.WithoutCancel(ctx))
 }

@@ -52,6 +52,10 @@ type Cluster struct {
 	// Stderr, if set, also receives every process's output.
 	Stderr io.Writer
 
+	// foreign, when set, is the proxy each replica runs in place of mcplocal
+	// (ForeignCluster).
+	foreign *ForeignSpec
+
 	mu       sync.Mutex
 	spec     Spec
 	toxi     *Toxi
@@ -59,7 +63,7 @@ type Cluster struct {
 	pg       *audittest.Server // the store started here (nil when StoreDSN was given)
 	dsn      string
 	links    []*Link
-	replicas []*Binary
+	replicas []clusterReplica
 	lb       *process
 	lbAddr   string
 	stats    string // HAProxy's stats address
@@ -122,6 +126,25 @@ var (
 	_ Killer = (*Cluster)(nil)
 )
 
+// clusterReplica is one replica as the cluster drives it: a built mcplocal
+// (Binary) or a foreign proxy (Foreign). Each listens on its own free
+// loopback port and keeps it: Restart stops it gracefully (or, after Kill,
+// only starts it) on the same address.
+type clusterReplica interface {
+	Start(ctx context.Context, spec Spec) error
+	Restart(ctx context.Context) error
+	Kill(ctx context.Context) error
+	Stop(ctx context.Context) error
+	URL() string
+	Logs() string
+	PID() int // 0 while it is down
+}
+
+var (
+	_ clusterReplica = (*Binary)(nil)
+	_ clusterReplica = (*Foreign)(nil)
+)
+
 // clusterMaxReplicas is how many servers docs/deploy/haproxy.cfg declares.
 const clusterMaxReplicas = 5
 
@@ -145,7 +168,12 @@ const (
 )
 
 // Name implements Target.
-func (c *Cluster) Name() string { return fmt.Sprintf("cluster:%d", c.n()) }
+func (c *Cluster) Name() string {
+	if c.foreign != nil {
+		return fmt.Sprintf("cluster:%d:foreign:%s", c.n(), c.foreign.Name)
+	}
+	return fmt.Sprintf("cluster:%d", c.n())
+}
 
 func (c *Cluster) n() int {
 	if c.Replicas <= 0 {
@@ -222,41 +250,65 @@ func (c *Cluster) Start(ctx context.Context, spec Spec) (err error) {
 			err = fmt.Errorf("%s: %w", c.Name(), err)
 		}
 	}()
-	c.dsn = c.StoreDSN
-	if c.dsn == "" {
-		if c.pg, err = audittest.StartServer(ctx); err != nil {
-			return err
-		}
-		c.dsn, c.stopPG = c.pg.DSN, c.pg.Stop
+	if c.foreign != nil && c.foreign.Image != "" {
+		return errors.New("a cluster runs a command spec's replicas; an image spec's is not supported")
 	}
-	store, err := url.Parse(c.dsn)
-	if err != nil {
-		return fmt.Errorf("store DSN: %w", err)
+	var store *url.URL
+	if c.sharesStore() {
+		c.dsn = c.StoreDSN
+		if c.dsn == "" {
+			if c.pg, err = audittest.StartServer(ctx); err != nil {
+				return err
+			}
+			c.dsn, c.stopPG = c.pg.DSN, c.pg.Stop
+		}
+		if store, err = url.Parse(c.dsn); err != nil {
+			return fmt.Errorf("store DSN: %w", err)
+		}
 	}
 	for i := range c.n() {
-		link, err := c.toxi.Link("store-"+ReplicaName(i), store.Host)
-		if err != nil {
-			return err
+		via := ""
+		if store != nil {
+			link, err := c.toxi.Link("store-"+ReplicaName(i), store.Host)
+			if err != nil {
+				return err
+			}
+			c.links = append(c.links, link)
+			u := *store
+			u.Host = link.Addr()
+			via = u.String()
 		}
-		c.links = append(c.links, link)
-		via := *store
-		via.Host = link.Addr()
-		cfg := *spec.Config
-		cfg.Audit = via.String()
-		r := &Binary{Path: c.Path, Stderr: c.Stderr}
-		rs := spec
-		rs.Config = &cfg
-		if rs.Knobs.StopDrain == 0 {
-			// A replica behind the balancer drains before it stops, as
-			// docs/deploy.md tells operators to run one.
-			rs.Knobs.StopDrain = clusterStopDrain
-		}
+		r, rs := c.replica(spec, via)
 		if err := r.Start(ctx, rs); err != nil {
 			return fmt.Errorf("replica %s: %w", ReplicaName(i), err)
 		}
 		c.replicas = append(c.replicas, r)
 	}
 	return c.startBalancerLocked(ctx, "")
+}
+
+// sharesStore says whether the replicas share a store: mcplocal's always
+// do; a foreign proxy's when its spec declares one.
+func (c *Cluster) sharesStore() bool {
+	return c.foreign == nil || c.foreign.SharedStore() != ""
+}
+
+// replica is one replica to start, and the spec it starts with; store is
+// the shared store's DSN through the replica's own link ("" for none).
+func (c *Cluster) replica(spec Spec, store string) (clusterReplica, Spec) {
+	if c.foreign != nil {
+		return &Foreign{Spec: c.foreign, Stderr: c.Stderr, StoreDSN: store}, spec
+	}
+	cfg := *spec.Config
+	cfg.Audit = store
+	rs := spec
+	rs.Config = &cfg
+	if rs.Knobs.StopDrain == 0 {
+		// A replica behind the balancer drains before it stops, as
+		// docs/deploy.md tells operators to run one.
+		rs.Knobs.StopDrain = clusterStopDrain
+	}
+	return &Binary{Path: c.Path, Stderr: c.Stderr}, rs
 }
 
 // startBalancerLocked starts HAProxy on addr ("" for a fresh port) and waits
@@ -281,14 +333,7 @@ func (c *Cluster) startBalancerLocked(ctx context.Context, addr string) error {
 				env = append(env, kv)
 			}
 		}
-		env = append(env,
-			"MCPLOCAL_LB_BIND="+addr, "MCPLOCAL_LB_STATS="+stats,
-			"MCPLOCAL_LB_CHECK_INTER="+clusterCheckInter, "MCPLOCAL_LB_CHECK_FALL="+clusterCheckFall,
-			"MCPLOCAL_LB_CHECK_RISE="+clusterCheckRise, "MCPLOCAL_LB_STREAM="+clusterStream,
-			"MCPLOCAL_LB_CONNECT="+clusterConnect)
-		for i, r := range c.replicas {
-			env = append(env, fmt.Sprintf("MCPLOCAL_REPLICA_%d=%s", i+1, strings.TrimPrefix(r.URL(), "http://")))
-		}
+		env = append(env, c.balancerEnv(addr, stats)...)
 		p, err := spawn(ctx, procSpec{argv: []string{bin, "-f", cfg, "-db"}, env: env, addr: addr, log: c.logs(), stderr: c.Stderr},
 			"haproxy", c.allUpProbe(stats))
 		if err != nil {
@@ -304,6 +349,29 @@ func (c *Cluster) startBalancerLocked(ctx context.Context, addr string) error {
 		return startFresh(start)
 	}
 	return rebind(ctx, func(context.Context) error { return start(addr) })
+}
+
+// balancerEnv is the variables the cluster gives the shipped config for
+// HAProxy on addr, with its stats on stats: the compressed timings, each
+// replica's address, and for a foreign proxy its spec's health check (a
+// path, or a TCP check); mcplocal's replicas keep the config's /readyz.
+func (c *Cluster) balancerEnv(addr, stats string) []string {
+	env := []string{
+		"MCPLOCAL_LB_BIND=" + addr, "MCPLOCAL_LB_STATS=" + stats,
+		"MCPLOCAL_LB_CHECK_INTER=" + clusterCheckInter, "MCPLOCAL_LB_CHECK_FALL=" + clusterCheckFall,
+		"MCPLOCAL_LB_CHECK_RISE=" + clusterCheckRise, "MCPLOCAL_LB_STREAM=" + clusterStream,
+		"MCPLOCAL_LB_CONNECT=" + clusterConnect}
+	if c.foreign != nil {
+		if check := c.foreign.clusterCheck(); check == CheckTCP {
+			env = append(env, "MCPLOCAL_LB_CHECK_TCP=1")
+		} else {
+			env = append(env, "MCPLOCAL_LB_CHECK_PATH="+check)
+		}
+	}
+	for i, r := range c.replicas {
+		env = append(env, fmt.Sprintf("MCPLOCAL_REPLICA_%d=%s", i+1, strings.TrimPrefix(r.URL(), "http://")))
+	}
+	return env
 }
 
 // allUpProbe answers true once HAProxy's stats show every running replica UP.
@@ -513,9 +581,10 @@ func (c *Cluster) ReplicaPID(i int) int {
 // link is dropped, connections stay open (a blackhole, as a network
 // partition looks).
 func (c *Cluster) PartitionStore(i int) error {
-	c.mu.Lock()
-	l := c.links[i]
-	c.mu.Unlock()
+	l, err := c.link(i)
+	if err != nil {
+		return err
+	}
 	for _, dir := range []string{"upstream", "downstream"} {
 		if err := l.Toxic("partition-"+dir, "timeout", dir, map[string]any{"timeout": 0}); err != nil {
 			return err
@@ -527,12 +596,23 @@ func (c *Cluster) PartitionStore(i int) error {
 // HealStore ends replica i's partition: the blackholed connections are cut
 // (as a partition's TCP connections end) and new ones flow.
 func (c *Cluster) HealStore(i int) error {
-	c.mu.Lock()
-	l := c.links[i]
-	c.mu.Unlock()
+	l, err := c.link(i)
+	if err != nil {
+		return err
+	}
 	l.Heal()
 	l.Down()
 	return l.Up()
+}
+
+// link is replica i's store link.
+func (c *Cluster) link(i int) (*Link, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if i < 0 || i >= len(c.links) {
+		return nil, fmt.Errorf("%s: replica %d has no store link (no shared store, or not started)", c.Name(), i)
+	}
+	return c.links[i], nil
 }
 
 // RestartStore restarts the PostgreSQL server the replicas share: a fast
@@ -579,8 +659,10 @@ func (c *Cluster) stopLocked(ctx context.Context) error {
 	for _, r := range c.replicas {
 		errs = append(errs, r.Stop(ctx))
 	}
-	if c.dsn != "" && len(c.replicas) > 0 {
+	if c.dsn != "" && len(c.replicas) > 0 && c.foreign == nil {
 		c.keepTraces(ctx)
+	} else if c.foreign != nil {
+		c.keptErr = fmt.Errorf("%s: a foreign proxy's store holds no mcplocal audit rows", c.Name())
 	}
 	c.replicas, c.links = nil, nil
 	if c.toxi != nil {

@@ -174,12 +174,84 @@ type ForeignSpec struct {
 	// StopTimeout is the graceful stop's bound before SIGKILL (Go duration);
 	// default 10s.
 	StopTimeout string `yaml:"stopTimeout"`
+	// Cluster says how the proxy runs as N replicas behind HAProxy
+	// (--target cluster:N:SPEC.yaml, ForeignCluster); optional.
+	Cluster *ForeignClusterSpec `yaml:"cluster"`
 
 	// Dir is the spec file's directory (relative command paths).
 	Dir string `yaml:"-"`
 
 	stopTimeout time.Duration
 	budgets     map[string]time.Duration
+}
+
+// ForeignClusterSpec is a foreign spec's cluster: block.
+type ForeignClusterSpec struct {
+	// Check is what HAProxy health-checks on each replica: "/PATH" (a GET
+	// answering 200) or "tcp" (the port accepts a connection). Default: the
+	// spec's ready path if it is one, else "tcp".
+	Check string `yaml:"check"`
+	// Store, "postgres", has the harness start one throwaway PostgreSQL the
+	// replicas share: each replica sees it as {{.StoreDSN}}, through its own
+	// toxiproxy link. Default: none, each replica keeps its own state.
+	Store string `yaml:"store"`
+}
+
+// StorePostgres is the one shared store a foreign cluster may declare.
+const StorePostgres = "postgres"
+
+// CheckTCP is the cluster check of a proxy with no health path.
+const CheckTCP = "tcp"
+
+// clusterCheck is the check HAProxy runs on each replica: the cluster
+// block's, else the ready path, else tcp.
+func (s *ForeignSpec) clusterCheck() string {
+	if s.Cluster != nil && s.Cluster.Check != "" {
+		return s.Cluster.Check
+	}
+	if strings.HasPrefix(s.Ready, "/") && !strings.Contains(s.Ready, "{{") {
+		return s.Ready
+	}
+	return CheckTCP
+}
+
+// SharedStore is the store the spec's replicas share ("" for none).
+func (s *ForeignSpec) SharedStore() string {
+	if s.Cluster == nil {
+		return ""
+	}
+	return s.Cluster.Store
+}
+
+// checkCluster checks a spec's cluster: block.
+func (s *ForeignSpec) checkCluster() []error {
+	usesStore := slices.ContainsFunc(s.templates(), func(t string) bool { return strings.Contains(t, ".StoreDSN") })
+	if s.Cluster == nil {
+		if usesStore {
+			return []error{errors.New("a template uses {{.StoreDSN}}, but no cluster: block declares store: postgres")}
+		}
+		return nil
+	}
+	var errs []error
+	switch c := s.Cluster.Check; {
+	case c == "" || c == CheckTCP:
+	case !strings.HasPrefix(c, "/"):
+		errs = append(errs, fmt.Errorf("cluster: check %q: want /PATH (a GET answering 200) or tcp", c))
+	case strings.ContainsAny(c, " \t\"'{}#"):
+		errs = append(errs, fmt.Errorf("cluster: check %q: want a plain path (no spaces, quotes, braces or #): HAProxy sends it as it is", c))
+	}
+	switch s.Cluster.Store {
+	case "", StorePostgres:
+	default:
+		errs = append(errs, fmt.Errorf("cluster: store %q: want %s (the harness starts one the replicas share) or none", s.Cluster.Store, StorePostgres))
+	}
+	if s.Cluster.Store == StorePostgres && !usesStore {
+		errs = append(errs, errors.New("cluster: store: postgres, but no template gives the proxy {{.StoreDSN}}"))
+	}
+	if s.Cluster.Store == "" && usesStore {
+		errs = append(errs, errors.New("a template uses {{.StoreDSN}}, but the cluster: block declares no store (store: postgres)"))
+	}
+	return errs
 }
 
 // ForeignVars are the values a ForeignSpec's templates see.
@@ -211,6 +283,10 @@ type ForeignVars struct {
 	Knobs      map[string]string // MCPCTL_* → milliseconds
 	Users      map[string]string // user name → bearer token the clients send
 	Failpoints string            // MCPLOCAL_FAILPOINTS value
+	// StoreDSN is the shared store of a cluster whose spec declares one
+	// (cluster: store: postgres), through this replica's own link; empty
+	// when the proxy runs alone.
+	StoreDSN string
 }
 
 // LoadForeign reads and checks a target spec file.
@@ -303,6 +379,7 @@ func ParseForeign(doc []byte) (*ForeignSpec, error) {
 		}
 		s.stopTimeout = d
 	}
+	errs = append(errs, s.checkCluster()...)
 	// Every template must parse now, not at the first scenario.
 	for _, t := range s.templates() {
 		if _, err := template.New("").Option("missingkey=error").Parse(t); err != nil {
@@ -349,6 +426,8 @@ func (s *ForeignSpec) Target(stderr io.Writer) Target {
 type Foreign struct {
 	Spec   *ForeignSpec
 	Stderr io.Writer
+	// StoreDSN is {{.StoreDSN}}: set by the cluster that runs this replica.
+	StoreDSN string
 
 	mu       sync.Mutex
 	dir      string // temp dir; "" when stopped
@@ -501,7 +580,7 @@ func (f *Foreign) prepareLocked(cfg *config.Config, spec Spec, addr string) erro
 	v := ForeignVars{Listen: addr, Host: host, Port: port, URL: "http://" + addr, Project: Project,
 		ConfigFile: filepath.Join(f.dir, "mcplocal.yaml"), AuditDSN: cfg.Audit, Dir: f.dir,
 		Files: map[string]string{}, Knobs: map[string]string{}, Users: map[string]string{},
-		Failpoints: spec.Failpoints.String()}
+		Failpoints: spec.Failpoints.String(), StoreDSN: f.StoreDSN}
 	if p := cfg.Projects[Project]; p != nil {
 		if s := p.Servers["docmost"]; s != nil {
 			v.DocmostURL = s.URL
@@ -668,6 +747,30 @@ func (k *killableForeign) KillRestart(ctx context.Context) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return cycle(ctx, f.Name(), f.dir != "", false, f.instanceLocked())
+}
+
+// Kill SIGKILLs the proxy (a command spec's) and keeps its address and
+// files: Restart starts it again, Stop cleans up.
+func (f *Foreign) Kill(ctx context.Context) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.run != nil {
+		return fmt.Errorf("%s: kill: an image spec's replica is not killed on its own", f.Name())
+	}
+	if err := f.stopLocked(ctx, false); err != nil {
+		return fmt.Errorf("%s: kill: %w", f.Name(), err)
+	}
+	return nil
+}
+
+// PID is the proxy's process id (0 while it is down, or for an image spec).
+func (f *Foreign) PID() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.proc == nil {
+		return 0
+	}
+	return f.proc.cmd.Process.Pid
 }
 
 // Stop implements Target. Stop may be called more than once.

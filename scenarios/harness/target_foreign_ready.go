@@ -101,6 +101,9 @@ func (f *Foreign) Budgets(kv knobs.Values) knobs.Values {
 	return kv
 }
 
+// Budgets implements Budgeter for a foreign proxy's cluster: its spec's.
+func (f *ForeignCluster) Budgets(kv knobs.Values) knobs.Values { return f.proto.Budgets(kv) }
+
 // Headers implements Headerer: the spec's headers, rendered.
 func (f *Foreign) Headers() map[string]string {
 	f.mu.Lock()
