@@ -15,7 +15,8 @@ var update = flag.Bool("update", false, "rewrite testdata/applicability.golden f
 
 // goldenTargets are the targets whose applicability is frozen: one of each
 // kind mcplocal runs as, a live endpoint, a cluster, and the example proxy
-// shapes of scenarios/testdata/shapes (specs a user could have written). None
+// shapes of scenarios/testdata/shapes (specs a user could have written), the
+// aggregating one also as a cluster of two replicas. None
 // is started: what applies is decided from the target's kind and claims.
 func goldenTargets(t *testing.T) []harness.Target {
 	t.Helper()
@@ -36,6 +37,9 @@ func goldenTargets(t *testing.T) []harness.Target {
 			t.Fatal(err)
 		}
 		targets = append(targets, spec.Target(nil))
+		if name == "aggregate" {
+			targets = append(targets, harness.NewForeignCluster(spec, 2, nil))
+		}
 	}
 	return targets
 }
