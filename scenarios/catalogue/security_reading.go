@@ -46,7 +46,7 @@ func readingScenarios() []Scenario {
 	sec := func(more ...string) []string { return append([]string{"security", "reading"}, more...) }
 	return []Scenario{
 		{Fault: harness.None{}, Operation: ParserDifferential, Promise: "9 every decision about a request is made from one strict reading",
-			Labels: sec("caps", "sessions"), Env: caps, Budget: requestDeadline, Expect: sessionAnswered, Needs: ownsSessions},
+			Labels: sec("caps", "sessions"), Env: caps, Budget: requestDeadline, Expect: sessionAnswered, Needs: ownsSessionsAlone},
 		{Fault: harness.None{}, Operation: Batches, Promise: "8 a batch cannot grow the proxy",
 			Labels: sec("batch", "knob"), Env: batches, Budget: requestDeadline, Expect: sessionAnswered, Needs: ownsSessions},
 		{Fault: harness.None{}, Operation: LongNames, Promise: "8 names and stored strings are bounded",
@@ -58,7 +58,7 @@ func readingScenarios() []Scenario {
 		{Fault: harness.ToolHang{Tool: "update_page"}, Operation: CancelByOwnIDRelayed, Promise: "5 a caller's cancel stops the call",
 			Labels: sec("ids"), Env: cancelRelay, Budget: func(knobs.Values) time.Duration { return cancelReach }, Expect: sessionAnswered, Needs: ownsSessions},
 		{Fault: harness.None{}, Operation: HTTPRefusals, Promise: "8 every refusal is a JSON-RPC error; a wrong token is refused on every project",
-			Labels: sec("refusals", "auth"), Env: open, Budget: requestDeadline, Expect: sessionAnswered, Needs: ownsSessions},
+			Labels: sec("refusals", "auth"), Env: open, Budget: requestDeadline, Expect: sessionAnswered, Needs: ownsSessionsAlone},
 	}
 }
 

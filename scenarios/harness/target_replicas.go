@@ -3,6 +3,7 @@ package harness
 import (
 	"context"
 	"errors"
+	"fmt"
 )
 
 // Replicated is a target made of several proxy processes behind one address
@@ -45,4 +46,16 @@ func (e *Env) GetJSONFromEach(ctx context.Context, path string, v any, apiErr *s
 		}
 	}
 	return err
+}
+
+// OneProcess says why t cannot run a scenario about what one proxy process
+// does on its own: a bound it holds on its client connections (open
+// connections, idle keep-alives, header sizes, session caps), which a load
+// balancer in front holds first, or its own stop, which a cluster's restart
+// spreads over its replicas in turn. "" for a target of one process.
+func OneProcess(t Target) string {
+	if _, ok := t.(Replicated); !ok {
+		return ""
+	}
+	return fmt.Sprintf("target %s is several processes behind HAProxy, which holds the clients' connections and spreads their sessions: what one process does on its own (its connection and session bounds, its stop) is held on one replica (target binary)", t.Name())
 }
