@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -332,6 +333,47 @@ var _ = Describe("The knob matrix", Label("knobs"), func() {
 		kept := bound - min(bound/4, 250*time.Millisecond)
 		Expect(at.Sub(stopping)).To(BeNumerically(">=", kept-5*time.Millisecond),
 			"the request in flight ran on for the grace %v less its answering quarter (%v) before the stop answered it", bound, kept)
+	}, SpecTimeout(specTimeout))
+
+	// The drain is how long a stopping proxy keeps listening before its
+	// shutdown grace: it says stopping on /readyz and refuses new requests
+	// with a 503 a balancer may send elsewhere. With no request in flight
+	// the grace ends at once, so the stop takes the drain: not less (the
+	// balancer needs it to see the replica out), not a wider bound.
+	It("MCPCTL_STOP_DRAIN_MS alone decides how long a stopping proxy keeps listening, refusing new requests", func(ctx SpecContext) {
+		// Wider than the matrix's narrow bound: the spec asks /readyz and
+		// sends a request inside it, on a machine that may be loaded.
+		const drain = time.Second
+		o := paginateFeature.Env
+		o.Knobs = narrow("MCPCTL_STOP_DRAIN_MS", drain)
+		env := newWorld(o)
+		cs := connect(ctx, env, "alice-token")
+		// Read before the restart: a target's URL waits for its restart.
+		base, project := env.Target.URL(), env.ProjectURL()
+		restarted := make(chan timing, 1)
+		go func() {
+			defer GinkgoRecover()
+			restarted <- metered(func() { Expect(env.Target.Restart(ctx)).To(Succeed()) })
+		}()
+		readyz := func() string {
+			resp, err := http.Get(base + "/readyz")
+			if err != nil {
+				return err.Error()
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			return fmt.Sprintf("%d %s", resp.StatusCode, b)
+		}
+		Eventually(readyz).WithPolling(5*time.Millisecond).
+			Should(HavePrefix(`503 {"status":"stopping"}`), "/readyz says the stopping proxy is out")
+		status, body := post(ctx, project, "alice-token", cs.ID(), `{"jsonrpc":"2.0","id":7,"method":"tools/list"}`)
+		Expect(status).To(Equal(http.StatusServiceUnavailable), "a new request while draining is refused, not served: %v", body)
+		Expect(fmt.Sprint(body)).To(ContainSubstring("not processed"), "and says it was not acted on")
+		var t timing
+		Eventually(restarted).WithTimeout(drain+10*time.Second).Should(Receive(&t))
+		Expect(t.wall).To(BeNumerically(">=", drain), "the stop kept listening for the drain %v (took %v)", drain, t.wall)
+		Expect(t.unstalled()).To(BeNumerically("<", drain+matrixSlack),
+			"the stop ended at the drain %v (+%v), not a wider drain (took %v, %v of it the machine's load, not counted)", drain, matrixSlack, t.wall, t.stalled)
 	}, SpecTimeout(specTimeout))
 
 	It("MCPCTL_PAUSE_MAX_WAIT_MS alone ends a request's wait on a paused project", func(ctx SpecContext) {

@@ -7,18 +7,21 @@ import (
 )
 
 // Replicated is a target made of several proxy processes behind one address
-// (a Cluster): ReplicaURLs are each process's own base URL, in order.
+// (a Cluster): ReplicaURLs are the base URLs of those running now, in order.
 type Replicated interface {
 	ReplicaURLs() []string
 }
 
 var _ Replicated = (*Cluster)(nil)
 
-// ReplicaURLs implements Replicated: replica i's base URL, for each i.
+// ReplicaURLs implements Replicated: the base URL of each replica running
+// now (a killed one, until started again, has nothing to answer).
 func (c *Cluster) ReplicaURLs() []string {
-	out := make([]string, c.ReplicaCount())
-	for i := range out {
-		out[i] = c.ReplicaURL(i)
+	var out []string
+	for i := range c.ReplicaCount() {
+		if c.ReplicaPID(i) != 0 {
+			out = append(out, c.ReplicaURL(i))
+		}
 	}
 	return out
 }
@@ -39,13 +42,12 @@ func (e *Env) GetJSONFromEach(ctx context.Context, path string, v any, apiErr *s
 	if len(urls) == 0 {
 		return errors.New(e.Target.Name() + ": no replica is running")
 	}
-	var err error
 	for _, u := range urls {
-		if err = e.getJSONFrom(ctx, u, path, v, apiErr); err != nil {
+		if err := e.getJSONFrom(ctx, u, path, v, apiErr); err != nil {
 			return err
 		}
 	}
-	return err
+	return nil
 }
 
 // OneProcess says why t cannot run a scenario about what one proxy process
