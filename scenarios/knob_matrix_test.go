@@ -370,7 +370,7 @@ var _ = Describe("The knob matrix", Label("knobs"), func() {
 		Expect(status).To(Equal(http.StatusServiceUnavailable), "a new request while draining is refused, not served: %v", body)
 		Expect(fmt.Sprint(body)).To(ContainSubstring("not processed"), "and says it was not acted on")
 		var t timing
-		Eventually(restarted).WithTimeout(drain+10*time.Second).Should(Receive(&t))
+		Eventually(restarted).WithTimeout(drain + 10*time.Second).Should(Receive(&t))
 		Expect(t.wall).To(BeNumerically(">=", drain), "the stop kept listening for the drain %v (took %v)", drain, t.wall)
 		Expect(t.unstalled()).To(BeNumerically("<", drain+matrixSlack),
 			"the stop ended at the drain %v (+%v), not a wider drain (took %v, %v of it the machine's load, not counted)", drain, matrixSlack, t.wall, t.stalled)
