@@ -12,15 +12,20 @@ import (
 // started for it alone ("" when it may run in a warm world, on a proxy that
 // served earlier scenarios): its fault strikes before the proxy starts
 // (a failpoint in its environment), restarts or kills a process (the proxy,
-// the upstream), or its world arms failpoints or keeps its own scratch
-// directory. A row with other options (users, knobs, pipeline, fakes) runs
-// warm in a world kept for exactly those options (WarmKey).
+// the upstream), or may leave the proxy's upstream connections or sessions
+// broken for the rows after it (see spoils), or its world arms failpoints
+// or keeps its own scratch directory. A row with other options (users,
+// knobs, pipeline, fakes) runs warm in a world kept for exactly those
+// options (WarmKey).
 func ColdReason(s Scenario) string {
 	switch s.Fault.(type) {
 	case harness.ProxyRestart, harness.ProxyKill:
 		return "its fault restarts the proxy"
 	case harness.UpstreamRestart:
 		return "its fault restarts the upstream"
+	}
+	if spoils(s.Fault) {
+		return "its fault may leave the proxy's upstream connections or sessions broken"
 	}
 	if _, restarts := s.Fault.(harness.Midway); restarts {
 		return "its fault strikes midway: a restart"
@@ -38,6 +43,22 @@ func ColdReason(s Scenario) string {
 		return err.Error()
 	}
 	return ""
+}
+
+// spoils reports whether f may leave a proxy unfit for the next row once
+// healed: it cuts, resets, stalls or refuses a link's connections, or holds
+// an upstream call or handshake until the proxy gives it up. A proxy's
+// upstream client may close its session on a body cut short (the plain
+// proxy's go-sdk client does, after limit-data), and a proxy may mark the
+// upstream unhealthy for a while; a row after it would judge that, not its
+// own fault.
+func spoils(f harness.Fault) bool {
+	switch f.(type) {
+	case harness.Bandwidth, harness.Blackhole, harness.ResetPeer, harness.LimitData, harness.LinkDown,
+		harness.IngressHairpin, harness.HandshakeStall, harness.ToolHang, harness.ToolSlow:
+		return true
+	}
+	return false
 }
 
 // WarmKey names the world s runs in warm: its options, the fault and seed

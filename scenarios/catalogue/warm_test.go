@@ -22,11 +22,20 @@ func TestWhichRowsGoWarm(t *testing.T) {
 		cold string // "" for warm
 	}{
 		{none, ""},
-		{byName(t, "blackhole × small tools/call"), ""},
-		{byName(t, "down × small tools/call"), ""},
+		{byName(t, "latency × small tools/call"), ""},
+		{byName(t, "slicer × small tools/call"), ""},
 		{byName(t, "tool-error × paginating tools/call"), ""},
-		{byName(t, "ingress-hairpin × small tools/call"), ""},
 		{byName(t, "none × paginating tools/call via paginate"), ""},
+		{byName(t, "none × concurrent tools/calls on one session and on several"), ""},
+		{byName(t, "blackhole × small tools/call"), "upstream connections or sessions broken"},
+		{byName(t, "down × small tools/call"), "upstream connections or sessions broken"},
+		{byName(t, "limit-data × paginating tools/call"), "upstream connections or sessions broken"},
+		{byName(t, "reset-peer × small tools/call"), "upstream connections or sessions broken"},
+		{byName(t, "bandwidth × small tools/call"), "upstream connections or sessions broken"},
+		{byName(t, "ingress-hairpin × small tools/call"), "upstream connections or sessions broken"},
+		{byName(t, "tool-hang × small tools/call"), "upstream connections or sessions broken"},
+		{none.WithFault(harness.HandshakeStall{}), "upstream connections or sessions broken"},
+		{none.WithFault(harness.ToolSlow{Tool: "search", Delay: time.Second}), "upstream connections or sessions broken"},
 		{byName(t, "proxy-restart × reconnect after restart"), "restarts the proxy"},
 		{none.WithFault(harness.ProxyKill{}), "restarts the proxy"},
 		{byName(t, "upstream-restart × tools/call across the fault"), "restarts the upstream"},
@@ -48,7 +57,7 @@ func TestWhichRowsGoWarm(t *testing.T) {
 		}
 		return k
 	}
-	if key(none) != key(byName(t, "blackhole × small tools/call")) {
+	if key(none) != key(byName(t, "latency × small tools/call")) {
 		t.Error("two rows of the same world do not share it")
 	}
 	for name, other := range map[string]Scenario{
@@ -69,21 +78,25 @@ func withEnv(s Scenario, f func(*harness.EnvOptions)) Scenario {
 }
 
 // warmSample are rows run one after the other on one warm in-process proxy:
-// each fault that leaves something behind (a toxic, a downed link, a hung
-// call, a fake's tool behaviour, a hairpin on the link's address) is
-// followed by a row that would see it.
-var warmSample = []string{
-	"none × small tools/call",
-	"blackhole × small tools/call",
-	"none × small tools/call",
-	"tool-error × paginating tools/call",
-	"none × paginating tools/call",
-	"down × small tools/call",
-	"none × tools/list",
-	"ingress-hairpin × small tools/call",
-	"latency × small tools/call",
-	"tool-hang × small tools/call",
-	"none × small tools/call",
+// each fault that a warm row leaves behind (a toxic, a fake's tool
+// behaviour) is followed by a row that would see it, and rows that need a
+// fresh proxy (a fault that may break its upstream session, a restart) sit
+// between them.
+func warmSample(t *testing.T) []Scenario {
+	none := byName(t, "none × small tools/call")
+	return []Scenario{
+		none,
+		none.WithFault(harness.Latency{Ms: 2500}), // late: past the 1.5s deadline
+		none,
+		byName(t, "tool-error × paginating tools/call"),
+		byName(t, "none × paginating tools/call"),
+		byName(t, "blackhole × small tools/call"),
+		byName(t, "none × tools/list"),
+		byName(t, "slicer × small tools/call"),
+		byName(t, "none × concurrent tools/calls on one session and on several"),
+		byName(t, "proxy-restart × a new session after the restart"),
+		none,
+	}
 }
 
 // The same rows give the same verdicts warm and cold: a warm row inherits
@@ -91,24 +104,34 @@ var warmSample = []string{
 func TestWarmRowsJudgeAsColdOnes(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
+	sample := warmSample(t)
 	warm := &Warm{NewTarget: func() harness.Target { return &harness.InProcess{} }}
 	defer warm.Close()
 	var warmRes []Result
-	for _, name := range warmSample {
-		warmRes = append(warmRes, warm.Run(ctx, byName(t, name), 1))
+	for _, s := range sample {
+		warmRes = append(warmRes, warm.Run(ctx, s, 1))
 	}
-	if warm.WarmRows != len(warmSample)-1 || warm.ColdRows != 1 {
-		t.Errorf("%d rows warm, %d cold: want all but the first warm", warm.WarmRows, warm.ColdRows)
+	wantWarm := 0
+	for i, s := range sample {
+		if ColdReason(s) == "" && i > 0 {
+			wantWarm++
+		}
+		if got, want := warmRes[i].Warm, ColdReason(s) == "" && i > 0; got != want {
+			t.Errorf("row %d, %s: warm %v, want %v (%s)", i, s.Name(), got, want, ColdReason(s))
+		}
 	}
-	for i, name := range warmSample {
-		cold := byName(t, name).RunSeeded(ctx, &harness.InProcess{}, 1)
+	if warm.WarmRows != wantWarm || warm.WarmRows+warm.ColdRows != len(sample) {
+		t.Errorf("%d rows warm, %d cold: want %d warm of %d", warm.WarmRows, warm.ColdRows, wantWarm, len(sample))
+	}
+	for i, s := range sample {
+		cold := s.RunSeeded(ctx, &harness.InProcess{}, 1)
 		w := warmRes[i]
-		if i > 0 && !w.Warm {
-			t.Errorf("%s: ran cold in the warm run", name)
-		}
 		if w.Pass != cold.Pass || !slices.Equal(promises(w), promises(cold)) {
-			t.Errorf("row %d, %s: warm %v %v, cold %v %v\nwarm: %s\ncold: %s", i, name, w.Pass, promises(w), cold.Pass, promises(cold), w.Reason, cold.Reason)
+			t.Errorf("row %d, %s: warm %v %v, cold %v %v\nwarm: %s\ncold: %s", i, s.Name(), w.Pass, promises(w), cold.Pass, promises(cold), w.Reason, cold.Reason)
 		}
+	}
+	if warmRes[1].Pass {
+		t.Errorf("%s passed: the sample's late row proves nothing", sample[1].Name())
 	}
 }
 
