@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpchaos/mcpchaos/proxy/failpoint"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
 )
 
@@ -41,7 +40,6 @@ func TestWhichRowsGoWarm(t *testing.T) {
 		{byName(t, "upstream-restart × tools/call across the fault"), "restarts the upstream"},
 		{none.WithFault(harness.HandlerPanic{Tool: "docmost/search"}), "strikes before the proxy starts"},
 		{none.WithFault(harness.HandlerHang{Tool: "docmost/search"}), "strikes before the proxy starts"},
-		{withEnv(none, func(o *harness.EnvOptions) { o.Failpoints = failpoint.New() }), "arms failpoints"},
 		{withEnv(none, func(o *harness.EnvOptions) { o.Dir = t.TempDir() }), "its own scratch directory"},
 	} {
 		got := ColdReason(c.s)
