@@ -13,10 +13,10 @@ import (
 // served earlier scenarios): its fault strikes before the proxy starts
 // (a failpoint in its environment), restarts or kills a process (the proxy,
 // the upstream), or may leave the proxy's upstream connections or sessions
-// broken for the rows after it (see spoils), or its world arms failpoints
-// or keeps its own scratch directory. A row with other options (users,
-// knobs, pipeline, fakes) runs warm in a world kept for exactly those
-// options (WarmKey).
+// broken for the rows after it (see spoils), or its world has LLM stages
+// (a pipeline, the gate), arms failpoints or keeps its own scratch
+// directory. A row with other options (users, knobs, fakes) runs warm in a
+// world kept for exactly those options (WarmKey).
 func ColdReason(s Scenario) string {
 	switch s.Fault.(type) {
 	case harness.ProxyRestart, harness.ProxyKill:
@@ -32,6 +32,12 @@ func ColdReason(s Scenario) string {
 	}
 	if s.Fault.Strikes() == harness.StrikeBeforeStart {
 		return "its fault strikes before the proxy starts"
+	}
+	if len(s.Env.Pipeline) > 0 || s.Env.Gate {
+		// mcplocal keeps what its LLM stages answered (the page titles of
+		// a page already seen): a row after a good answer would never reach
+		// the LLM its fault is on.
+		return "its world has LLM stages, whose answers the proxy may keep"
 	}
 	if s.Env.Failpoints != nil {
 		return "its world arms failpoints"
