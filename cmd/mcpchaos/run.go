@@ -98,6 +98,7 @@ func runCatalogue(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	results := make([]catalogue.Result, 0, len(todo))
 	start := time.Now()
 	warm := &catalogue.Warm{NewTarget: newTarget, Off: *cold}
+	warm.Plan(todo)
 	defer warm.Close()
 	for i, s := range todo {
 		fmt.Fprintf(stderr, "[%2d/%d] %-44s ", i+1, len(todo), s.Name())

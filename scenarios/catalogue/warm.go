@@ -91,9 +91,26 @@ type Warm struct {
 	Off bool
 
 	worlds map[string]*harness.Env
+	// ahead counts, by key, the rows still to run warm (Plan); nil keeps
+	// every world to the end.
+	ahead map[string]int
 	// WarmRows and ColdRows count the scenarios run on a proxy that served
 	// an earlier one, and those that started their own.
 	WarmRows, ColdRows int
+}
+
+// Plan tells w the scenarios the run will give Run, so that a world is
+// closed after the last row that can use it instead of idling, its proxy
+// running, to the end of the run.
+func (w *Warm) Plan(todo []Scenario) {
+	w.ahead = map[string]int{}
+	target := w.NewTarget()
+	for _, s := range todo {
+		if ColdReason(s) == "" && s.NotApplicable(target) == "" {
+			key, _ := WarmKey(s)
+			w.ahead[key]++
+		}
+	}
 }
 
 // Run runs s with seed (as RunSeeded), in a kept world when it may.
@@ -144,6 +161,12 @@ func (w *Warm) Run(ctx context.Context, s Scenario, seed uint64) Result {
 	}
 	r := s.runIn(ctx, env)
 	r.Warm = reused
+	if w.ahead != nil {
+		if w.ahead[key]--; w.ahead[key] <= 0 {
+			_ = env.Close(context.Background())
+			delete(w.worlds, key)
+		}
+	}
 	return r
 }
 

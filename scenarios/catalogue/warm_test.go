@@ -106,10 +106,14 @@ func TestWarmRowsJudgeAsColdOnes(t *testing.T) {
 	defer cancel()
 	sample := warmSample(t)
 	warm := &Warm{NewTarget: func() harness.Target { return &harness.InProcess{} }}
+	warm.Plan(sample)
 	defer warm.Close()
 	var warmRes []Result
 	for _, s := range sample {
 		warmRes = append(warmRes, warm.Run(ctx, s, 1))
+	}
+	if len(warm.worlds) != 0 {
+		t.Errorf("%d worlds still open after the last row that could use them", len(warm.worlds))
 	}
 	wantWarm := 0
 	for i, s := range sample {
