@@ -29,7 +29,7 @@ func runCatalogue(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	jsonPath := fs.String("json", "", "write every result, evidence spans included, as JSON to FILE (what mcpchaos canary compares)")
 	focus := fs.String("focus", "", "run only scenarios whose name (with --fault: either its own or the one it runs under) matches this `regexp`, as ginkgo --focus")
 	faultSpec := fs.String("fault", "", "inject this fault, `NAME[:k=v,k=v]`, into every selected scenario instead of its own (mcpchaos faults lists them); a scenario whose world or target lacks what it requires is not applicable")
-	cold := fs.Bool("cold", false, "start a proxy process for every scenario; by default a run is warm: scenarios that need no fresh process share one proxy process (readied and checked between them), and only those whose fault strikes before the proxy starts, restarts a process, or arms failpoints get their own")
+	cold := fs.Bool("cold", false, "start a proxy process for every scenario; by default a run is warm: scenarios that need no fresh process share one proxy process (readied and checked between them), and only those that need a fresh one get their own (a fault that strikes before the proxy starts, restarts a process or may break its upstream session; knobs, failpoints or LLM stages of the scenario's own: docs/targets.md, Warm runs)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

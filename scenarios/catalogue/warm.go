@@ -14,9 +14,9 @@ import (
 // (a failpoint in its environment), restarts or kills a process (the proxy,
 // the upstream), or may leave the proxy's upstream connections or sessions
 // broken for the rows after it (see spoils), or its world has LLM stages
-// (a pipeline, the gate), arms failpoints or keeps its own scratch
-// directory. A row with other options (users, knobs, fakes) runs warm in a
-// world kept for exactly those options (WarmKey).
+// (a pipeline, the gate), sets knobs of its own, arms failpoints or keeps
+// its own scratch directory. A row with other options (users, fakes) runs
+// warm in a world kept for exactly those options (WarmKey).
 func ColdReason(s Scenario) string {
 	switch s.Fault.(type) {
 	case harness.ProxyRestart, harness.ProxyKill:
@@ -38,6 +38,12 @@ func ColdReason(s Scenario) string {
 		// a page already seen): a row after a good answer would never reach
 		// the LLM its fault is on.
 		return "its world has LLM stages, whose answers the proxy may keep"
+	}
+	if s.Env.Knobs != nil {
+		// A row about a knob drives the proxy to it (sessions up to a cap),
+		// which a proxy whose sessions the harness cannot count (a process)
+		// would carry into the next row of the same knobs.
+		return "its world sets knobs of its own"
 	}
 	if s.Env.Failpoints != nil {
 		return "its world arms failpoints"

@@ -43,6 +43,7 @@ func TestWhichRowsGoWarm(t *testing.T) {
 		{none.WithFault(harness.HandlerPanic{Tool: "docmost/search"}), "strikes before the proxy starts"},
 		{none.WithFault(harness.HandlerHang{Tool: "docmost/search"}), "strikes before the proxy starts"},
 		{withEnv(none, func(o *harness.EnvOptions) { o.Dir = t.TempDir() }), "its own scratch directory"},
+		{byName(t, "none × MCPCTL_SESSIONS_PER_USER_MAX and MCPCTL_SESSIONS_MAX decide: sessions over a cap are refused naming it"), "knobs of its own"},
 	} {
 		got := ColdReason(c.s)
 		if c.cold == "" && got != "" || !strings.Contains(got, c.cold) {
@@ -62,7 +63,6 @@ func TestWhichRowsGoWarm(t *testing.T) {
 	}
 	for name, other := range map[string]Scenario{
 		"users":  withEnv(none, func(o *harness.EnvOptions) { o.Users = map[string]string{"alice": "a"} }),
-		"knobs":  withEnv(none, func(o *harness.EnvOptions) { kv := harness.Compressed(); kv.RequestDeadline++; o.Knobs = &kv }),
 		"strict": withEnv(none, func(o *harness.EnvOptions) { o.Strict = true }),
 		"llm":    withEnv(none, func(o *harness.EnvOptions) { o.LLM = true }),
 	} {
