@@ -62,7 +62,7 @@ func chaosCommands(dir string) map[string]chaosCommand {
 	return map[string]chaosCommand{
 		"mutants --generic": generic,
 		"run": {args: []string{"run"}, values: map[string]string{"label": "x", "seed": "7", "target": "inprocess",
-			"report": dir, "json": filepath.Join(dir, "r.json"), "focus": "x", "fault": "x"}},
+			"report": dir, "json": filepath.Join(dir, "r.json"), "focus": "x", "fault": "x", "cold": ""}},
 		"soak": {args: []string{"soak"}, values: map[string]string{"requests": "10", "seed": "7", "target": "inprocess",
 			"workers": "2", "calls-per-session": "3", "epoch": "5", "report": filepath.Join(dir, "soak.json")}},
 		"bench":   bench,

@@ -29,6 +29,7 @@ func runCatalogue(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	jsonPath := fs.String("json", "", "write every result, evidence spans included, as JSON to FILE (what mcpchaos canary compares)")
 	focus := fs.String("focus", "", "run only scenarios whose name (with --fault: either its own or the one it runs under) matches this `regexp`, as ginkgo --focus")
 	faultSpec := fs.String("fault", "", "inject this fault, `NAME[:k=v,k=v]`, into every selected scenario instead of its own (mcpchaos faults lists them); a scenario whose world or target lacks what it requires is not applicable")
+	cold := fs.Bool("cold", false, "start a proxy process for every scenario; by default a run is warm: scenarios that need no fresh process share one proxy process (readied and checked between them), and only those that need a fresh one get their own (a fault that strikes before the proxy starts, restarts a process or may break its upstream session; knobs, failpoints or LLM stages of the scenario's own: docs/targets.md, Warm runs)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -76,10 +77,14 @@ func runCatalogue(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if len(todo) == 0 {
 		return fmt.Errorf("no scenario has label %q and a name matching %q", *label, *focus)
 	}
-	replay := replayCommand(*target, *seed, *label, *focus, *faultSpec)
+	replay := replayCommand(*target, *seed, *label, *focus, *faultSpec, *cold)
 	r := rand.New(rand.NewPCG(*seed, *seed))
 	r.Shuffle(len(todo), func(i, j int) { todo[i], todo[j] = todo[j], todo[i] })
-	fmt.Fprintf(stderr, "mcpchaos run: %d scenarios, target %s, seed %d\nreplay: %s\n", len(todo), *target, *seed, replay)
+	mode := "warm (a proxy process shared where no fresh one is needed)"
+	if *cold {
+		mode = "cold (a proxy process per scenario)"
+	}
+	fmt.Fprintf(stderr, "mcpchaos run: %d scenarios, target %s, seed %d, %s\nreplay: %s\n", len(todo), *target, *seed, mode, replay)
 	sample := newTarget()
 	assumed := harness.AssumedBudgetsText(sample, harness.Compressed())
 	if assumed != "" {
@@ -92,15 +97,23 @@ func runCatalogue(ctx context.Context, args []string, stdout, stderr io.Writer) 
 
 	results := make([]catalogue.Result, 0, len(todo))
 	start := time.Now()
+	warm := &catalogue.Warm{NewTarget: newTarget, Off: *cold}
+	warm.Plan(todo)
+	defer warm.Close()
 	for i, s := range todo {
 		fmt.Fprintf(stderr, "[%2d/%d] %-44s ", i+1, len(todo), s.Name())
-		res := s.RunSeeded(ctx, newTarget(), *seed)
+		res := warm.Run(ctx, s, *seed)
 		results = append(results, res)
-		fmt.Fprintf(stderr, "%s %v\n", verdict(res), res.Latency.Round(time.Millisecond))
+		how := ""
+		if res.Warm {
+			how = " (warm)"
+		}
+		fmt.Fprintf(stderr, "%s %v%s\n", verdict(res), res.Latency.Round(time.Millisecond), how)
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
 	}
+	warm.Close()
 
 	failed, na := 0, 0
 	for _, res := range results {
@@ -115,7 +128,7 @@ func runCatalogue(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	run := report.Run{Seed: *seed, Target: *target, Started: start, Duration: took, Tolerance: catalogue.Tolerance, Results: results,
 		BudgetsAssumed: assumed, NoAudit: noAudit,
 		Replay: func(res catalogue.Result) string {
-			return replayCommand(*target, *seed, *label, "^"+regexp.QuoteMeta(res.Scenario.Name())+"$", *faultSpec)
+			return replayCommand(*target, *seed, *label, "^"+regexp.QuoteMeta(res.Scenario.Name())+"$", *faultSpec, *cold)
 		}}
 	if assumed != "" {
 		fmt.Fprintln(stdout, strings.Join(report.Wrap("budgets: "+assumed, "  "), "\n"))
@@ -124,6 +137,8 @@ func runCatalogue(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	_ = report.WriteFailures(stdout, run)
 	fmt.Fprintf(stdout, "%d passed, %d failed, %d not applicable (seed %d, %v, tolerance %v)\n", len(results)-failed-na, failed, na, *seed,
 		took.Round(time.Millisecond), catalogue.Tolerance)
+	fmt.Fprintf(stdout, "wall time %v: %d scenarios ran warm (on a proxy process that served an earlier one), %d cold (on one started for them)\n",
+		took.Round(time.Millisecond), warm.WarmRows, warm.ColdRows)
 	if *reportDir != "" {
 		if err := report.Write(*reportDir, run); err != nil {
 			return err // exit 2: the table above still stands
@@ -149,8 +164,11 @@ func runCatalogue(ctx context.Context, args []string, stdout, stderr io.Writer) 
 // replayCommand is the command that runs the same scenarios with the same
 // draws again: the seed always, and the selection (--label, --focus, --fault)
 // that made the run.
-func replayCommand(target string, seed uint64, label, focus, fault string) string {
+func replayCommand(target string, seed uint64, label, focus, fault string, cold bool) string {
 	args := []string{"mcpchaos", "run", "--target", shellQuote(target), "--seed", fmt.Sprint(seed)}
+	if cold {
+		args = append(args, "--cold")
+	}
 	if label != "" {
 		args = append(args, "--label", shellQuote(label))
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -104,6 +105,31 @@ func TestRunFault(t *testing.T) {
 	recs, _, _ = runJSON(t, "--seed", "3", "--focus", "^upstream-restart × small tools/call in place of none$", "--fault", "upstream-restart")
 	if len(recs) != 1 || recs[0].Verdict != "FAIL" {
 		t.Errorf("the replay command ran %+v", recs)
+	}
+}
+
+// A run is warm unless --cold: rows that need no fresh proxy share one, and
+// the summary gives the wall time and how many rows ran warm and cold; the
+// replay command of a cold run is cold too.
+func TestRunIsWarmUnlessCold(t *testing.T) {
+	focus := "^(none|latency|blackhole) × small tools/call$"
+	recs, stdout, stderr := runJSON(t, "--focus", focus, "--seed", "2")
+	if len(recs) != 3 {
+		t.Fatalf("ran %+v", recs)
+	}
+	// blackhole may break an upstream session: it gets its own proxy.
+	if !strings.Contains(stdout, "scenarios ran warm") || !regexp.MustCompile(`wall time [0-9.]+m?s: 1 scenarios ran warm .*, 2 cold`).MatchString(stdout) {
+		t.Errorf("the summary does not say 1 row ran warm and 2 cold:\n%s", stdout)
+	}
+	if !strings.Contains(stderr, "seed 2, warm") || strings.Count(stderr, "(warm)") != 1 {
+		t.Errorf("the progress does not say the run is warm and which row ran so:\n%s", stderr)
+	}
+	_, stdout, stderr = runJSON(t, "--focus", focus, "--seed", "2", "--cold")
+	if !regexp.MustCompile(`wall time [0-9.]+m?s: 0 scenarios ran warm .*, 3 cold`).MatchString(stdout) || strings.Contains(stderr, "(warm)") {
+		t.Errorf("--cold ran a row warm:\n%s\n%s", stdout, stderr)
+	}
+	if !strings.Contains(stdout, "replay: mcpchaos run --target inprocess --seed 2 --cold --focus") {
+		t.Errorf("the replay command of a cold run is not cold:\n%s", stdout)
 	}
 }
 

@@ -130,6 +130,9 @@ type Result struct {
 	// scenario, kept for a failing row of a target whose log the harness
 	// reads.
 	Log string
+	// Warm: the scenario ran on a proxy process that had served an earlier
+	// one (Warm), not on one started for it.
+	Warm bool `json:",omitempty"`
 }
 
 // Judge gives the verdict on one observation, holding the proxy to every
@@ -200,6 +203,13 @@ func (s Scenario) RunSeeded(ctx context.Context, target harness.Target, seed uin
 		return Result{Scenario: s, Pass: false, Reason: "setup: " + err.Error(), Log: proxyLog(target)}
 	}
 	defer env.Close(context.Background())
+	return s.runIn(ctx, env)
+}
+
+// runIn performs s's operation in env, a world armed with s's fault, and
+// judges it.
+func (s Scenario) runIn(ctx context.Context, env *harness.Env) Result {
+	target := env.Target
 	// The client gives up long after the budget, so a proxy that never
 	// answers fails the scenario instead of hanging the run.
 	kv := env.Knobs

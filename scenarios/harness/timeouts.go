@@ -45,4 +45,6 @@ const (
 	tsInstallCap       = 5 * time.Minute  // npm ci, once per machine
 	tsStopCap          = 5 * time.Second  // close, then SIGKILL
 	readyDial          = time.Second      // one TCP readiness probe of a foreign target
+	warmProbe          = 2 * time.Second  // one readiness probe between two scenarios of a warm run
+	warmQuiet          = 5 * time.Second  // the fakes finishing the last scenario's calls before the next
 )

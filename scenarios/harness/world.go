@@ -584,6 +584,13 @@ func (e *Env) getJSONFrom(ctx context.Context, base, path string, v any, apiErr 
 // directory. Close may be called more than once.
 func (e *Env) Close(ctx context.Context) error {
 	var errs []error
+	// The links healed first: a proxy stopping gracefully may still talk to
+	// its upstream (closing its session there), which a blackholed or
+	// throttled link would hold until the stop gives up and kills it (10 s
+	// for a foreign proxy).
+	for _, l := range e.links() {
+		l.Heal()
+	}
 	if e.Target != nil {
 		errs = append(errs, e.Target.Stop(ctx))
 	}
