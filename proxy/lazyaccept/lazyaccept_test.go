@@ -1,6 +1,7 @@
 package lazyaccept
 
 import (
+	"fmt"
 	"io"
 	"net"
 	"runtime"
@@ -60,17 +61,25 @@ func acceptWithin(t *testing.T, l *Listener) net.Conn {
 
 func TestAcceptReturnsAConnectionWithItsFirstByteIntact(t *testing.T) {
 	l := listen(t, time.Minute)
-	silent := dial(t, l) // dialled first, never writes: must not block the next
-	_ = silent
-	c := dial(t, l)
-	if _, err := c.Write([]byte("hello")); err != nil {
-		t.Fatal(err)
-	}
-	s := acceptWithin(t, l)
-	_ = s.SetDeadline(time.Now().Add(bound))
-	got, err := io.ReadAll(io.LimitReader(s, 5))
-	if err != nil || string(got) != "hello" {
-		t.Fatalf("read %q, %v; want hello", got, err)
+	// Each round dials a silent connection first, then one that writes:
+	// Accept must return the one that wrote, whichever the listener's
+	// goroutines got to first. Twenty rounds, since a listener that hands
+	// out connections at accept returns the silent one only when its
+	// goroutine wins the race to Accept (it did not, once in a loaded run).
+	for round := range 20 {
+		silent := dial(t, l) // never writes: must not block the next
+		_ = silent
+		c := dial(t, l)
+		want := fmt.Sprintf("hello %02d", round)
+		if _, err := c.Write([]byte(want)); err != nil {
+			t.Fatal(err)
+		}
+		s := acceptWithin(t, l)
+		_ = s.SetDeadline(time.Now().Add(bound))
+		got, err := io.ReadAll(io.LimitReader(s, int64(len(want))))
+		if err != nil || string(got) != want {
+			t.Fatalf("round %d: read %q, %v; want %q", round, got, err, want)
+		}
 	}
 }
 
