@@ -90,40 +90,44 @@ func TestWhatAppliesIsFrozen(t *testing.T) {
 	}
 }
 
-// lineDiff lists the lines only in want (-) and only in got (+), each under
-// the target section it belongs to.
+// lineDiff lists the lines only in want (-) and only in got (+), each
+// under the target section it belongs to, at most 60.
 func lineDiff(want, got string) string {
-	count := func(s string) map[string]int {
-		m := map[string]int{}
-		section := ""
-		for _, l := range strings.Split(s, "\n") {
-			if strings.HasPrefix(l, "# ") {
-				section = strings.SplitN(l, ":", 2)[0]
-			}
-			m[section+" | "+l]++
-		}
-		return m
-	}
-	w, g := count(want), count(got)
+	w, g := sectioned(want), sectioned(got)
 	var out []string
-	seen := map[string]bool{}
-	emit := func(from, other map[string]int, sign string, text string) {
-		section := ""
-		for _, l := range strings.Split(text, "\n") {
-			if strings.HasPrefix(l, "# ") {
-				section = strings.SplitN(l, ":", 2)[0]
-			}
-			k := section + " | " + l
-			if from[k] > other[k] && !seen[sign+k] {
-				seen[sign+k] = true
-				out = append(out, sign+" "+k)
+	for _, d := range []struct {
+		sign        string
+		lines       []string
+		from, other map[string]int
+	}{{"-", w.lines, w.count, g.count}, {"+", g.lines, g.count, w.count}} {
+		for _, l := range d.lines {
+			if d.from[l] > d.other[l] {
+				out = append(out, d.sign+" "+l)
+				d.from[l] = d.other[l] // listed once
 			}
 		}
 	}
-	emit(w, g, "-", want)
-	emit(g, w, "+", got)
 	if len(out) > 60 {
 		out = append(out[:60], fmt.Sprintf("... and %d more", len(out)-60))
 	}
 	return strings.Join(out, "\n")
+}
+
+// sectioned is text's lines, each prefixed with the target section it is
+// in ("# inprocess | ..."), in order and counted.
+func sectioned(text string) (s struct {
+	lines []string
+	count map[string]int
+}) {
+	s.count = map[string]int{}
+	section := ""
+	for _, l := range strings.Split(text, "\n") {
+		if strings.HasPrefix(l, "# ") {
+			section = strings.SplitN(l, ":", 2)[0]
+		}
+		k := section + " | " + l
+		s.lines = append(s.lines, k)
+		s.count[k]++
+	}
+	return s
 }
