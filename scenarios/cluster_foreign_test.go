@@ -1,7 +1,6 @@
 package scenarios_test
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -42,16 +41,7 @@ func plainClusterSpec() *harness.ForeignSpec {
 func newForeignCluster(spec *harness.ForeignSpec, n int) (*harness.Env, *harness.ForeignCluster) {
 	GinkgoHelper()
 	c := harness.NewForeignCluster(spec, n, GinkgoWriter)
-	ctx, cancel := context.WithTimeout(context.Background(), clusterStartCap)
-	defer cancel()
-	env, err := harness.NewEnv(ctx, harness.EnvOptions{Users: alice.Users, Target: c, Knobs: clusterKnobs()})
-	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		Expect(env.Close(ctx)).To(Succeed())
-	})
-	return env, c
+	return startCluster(c), c
 }
 
 var _ = Describe(foreignClusterDescribe, Label("cluster"), Serial, func() {

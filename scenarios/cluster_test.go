@@ -45,6 +45,13 @@ func clusterKnobs() *knobs.Values {
 func newCluster(n int) (*harness.Env, *harness.Cluster) {
 	GinkgoHelper()
 	c := &harness.Cluster{Path: mcplocalPath, Replicas: n, Stderr: GinkgoWriter}
+	return startCluster(c), c
+}
+
+// startCluster starts a world for alice (and the auditor) whose target is
+// the cluster c, and tears it down after the spec.
+func startCluster(c harness.Target) *harness.Env {
+	GinkgoHelper()
 	ctx, cancel := context.WithTimeout(context.Background(), clusterStartCap)
 	defer cancel()
 	env, err := harness.NewEnv(ctx, harness.EnvOptions{Users: alice.Users, Target: c, Knobs: clusterKnobs()})
@@ -54,7 +61,7 @@ func newCluster(n int) (*harness.Env, *harness.Cluster) {
 		defer cancel()
 		Expect(env.Close(ctx)).To(Succeed())
 	})
-	return env, c
+	return env
 }
 
 // clusterSession is one client session through the balancer.

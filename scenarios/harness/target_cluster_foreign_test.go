@@ -147,18 +147,7 @@ cluster:
 	defer cancel()
 	var out strings.Builder
 	c := NewForeignCluster(spec, 2, &syncWriter{w: &out})
-	env, err := NewEnv(ctx, EnvOptions{Target: c, Users: map[string]string{"alice": "alice-token"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		if err := env.Close(context.Background()); err != nil {
-			t.Error(err)
-		}
-		if t.Failed() {
-			t.Log(out.String())
-		}
-	}()
+	env := startForAlice(t, ctx, c, &out)
 	if got, want := c.Name(), "cluster:2:foreign:shared"; got != want {
 		t.Errorf("name %q, want %q", got, want)
 	}

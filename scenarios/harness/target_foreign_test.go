@@ -193,18 +193,7 @@ func TestForeignRunsTheDocumentedMcplocalExample(t *testing.T) {
 	defer cancel()
 	var out strings.Builder
 	target := spec.Target(&syncWriter{w: &out})
-	env, err := NewEnv(ctx, EnvOptions{Target: target, Users: map[string]string{"alice": "alice-token"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		if err := env.Close(context.Background()); err != nil {
-			t.Error(err)
-		}
-		if t.Failed() {
-			t.Log(out.String())
-		}
-	}()
+	env := startForAlice(t, ctx, target, &out)
 	if got, want := target.Name(), "foreign:mcplocal"; got != want {
 		t.Errorf("name %q, want %q", got, want)
 	}
@@ -257,4 +246,23 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.w.Write(p)
+}
+
+// startForAlice starts a world for alice on target, whose output goes to
+// out; the world is closed when the test ends, and out logged if it failed.
+func startForAlice(t *testing.T, ctx context.Context, target Target, out *strings.Builder) *Env {
+	t.Helper()
+	env, err := NewEnv(ctx, EnvOptions{Target: target, Users: map[string]string{"alice": "alice-token"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := env.Close(context.Background()); err != nil {
+			t.Error(err)
+		}
+		if t.Failed() {
+			t.Log(out.String())
+		}
+	})
+	return env
 }
