@@ -156,7 +156,7 @@ func (s Scenario) JudgeOn(target harness.Target, kv knobs.Values, o Observation)
 		// One cause, one breach: a request the client gave up on was neither
 		// late nor answered in the wrong shape, it was not answered.
 		bs = append(bs, Breach{Tier: Generic, Promise: PromiseAnswered,
-			Detail: fmt.Sprintf("never answered: the client gave up after %v (budget %v)", o.Latency.Round(time.Millisecond), r.Budget)})
+			Detail: fmt.Sprintf("never answered: the client gave up after %v (budget %v)%s", o.Latency.Round(time.Millisecond), r.Budget, unansweredStep(o.Err))})
 	} else {
 		if harness.Unstalled(o.Latency, o.Stalled) > r.Budget+Tolerance {
 			load := ""
@@ -166,7 +166,12 @@ func (s Scenario) JudgeOn(target harness.Target, kv knobs.Values, o Observation)
 			bs = append(bs, Breach{Tier: Generic, Promise: PromiseBudget,
 				Detail: fmt.Sprintf("answered after %v%s, budget %v + tolerance %v%s", o.Latency.Round(time.Millisecond), load, r.Budget, Tolerance, assumed)})
 		}
-		bs = append(bs, s.breaches(s.Expect(o))...)
+		if late := len(bs) > 0; !late || !s.Cuts() || EndingOf(o) != EndResult {
+			// A late success where only a cut at the budget could have
+			// answered in time is one cause: the call was not cut. Its
+			// shape (no isError) is that same cause, not a second breach.
+			bs = append(bs, s.breaches(s.Expect(o))...)
+		}
 	}
 	bs = append(bs, o.Breached...)
 	for _, b := range o.Broken {
@@ -212,10 +217,7 @@ func (s Scenario) runIn(ctx context.Context, env *harness.Env) Result {
 	target := env.Target
 	// The client gives up long after the budget, so a proxy that never
 	// answers fails the scenario instead of hanging the run.
-	kv := env.Knobs
-	if b, ok := target.(harness.Budgeter); ok {
-		kv = b.Budgets(kv)
-	}
+	kv := harness.BudgetsOf(target, env.Knobs)
 	octx, cancel := context.WithTimeout(ctx, OperationLimit(s.Budget(kv)))
 	defer cancel()
 	obs := s.Operation.Do(octx, env)

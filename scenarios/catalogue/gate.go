@@ -45,7 +45,7 @@ func gateBudget(k knobs.Values) time.Duration { return k.GateLLMTimeout }
 // tools are hidden and refused (with an audit row); begin_session (timed)
 // ranks the prompts and opens them.
 var BeginSession = Operation{Name: "begin_session", Do: func(ctx context.Context, env *harness.Env) Observation {
-	cs, err := env.Connect(ctx, "alice")
+	cs, err := connect(ctx, env, "alice")
 	if err != nil {
 		return Observation{Err: err}
 	}

@@ -105,7 +105,7 @@ const cancelAfter = 200 * time.Millisecond
 // malformed request answered, a fresh session after the proxy restarts.
 var (
 	ConcurrentCalls = Operation{Name: "concurrent tools/calls on one session and on several", Do: func(ctx context.Context, env *harness.Env) Observation {
-		shared, err := env.Connect(ctx, "alice")
+		shared, err := connect(ctx, env, "alice")
 		if err != nil {
 			return Observation{Err: err}
 		}
@@ -121,7 +121,7 @@ var (
 			wg.Go(func() {
 				cs := shared
 				if i%2 == 1 { // every other call on a session of its own
-					own, err := env.Connect(ctx, "alice")
+					own, err := connect(ctx, env, "alice")
 					if err != nil {
 						mu.Lock()
 						broken = append(broken, fmt.Sprintf("session %d: %v", i, err))

@@ -2,6 +2,7 @@ package catalogue
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -32,12 +33,42 @@ var (
 
 // withSession connects a go-sdk client (untimed), runs f, and closes it.
 func withSession(ctx context.Context, env *harness.Env, f func(context.Context, *mcp.ClientSession) Observation) Observation {
-	cs, err := env.Connect(ctx, "alice")
+	start := time.Now()
+	cs, err := connect(ctx, env, "alice")
 	if err != nil {
-		return Observation{Err: err}
+		// What the client waited, for an answer to its initialize.
+		return Observation{Err: err, Latency: time.Since(start)}
 	}
 	defer cs.Close()
 	return f(ctx, cs)
+}
+
+// connect opens user's session with env.Connect; an error says it came
+// from opening the session (the initialize), not from the request a row
+// times (openError).
+func connect(ctx context.Context, env *harness.Env, user string) (*mcp.ClientSession, error) {
+	cs, err := env.Connect(ctx, user)
+	if err != nil {
+		return nil, openError{err}
+	}
+	return cs, nil
+}
+
+// openError is an error met opening a session: the initialize was not
+// answered well, so no later request of the operation was sent.
+type openError struct{ err error }
+
+func (e openError) Error() string { return "opening the session (initialize): " + e.err.Error() }
+func (e openError) Unwrap() error { return e.err }
+
+// unansweredStep says, for a breach of a request never answered, that it
+// was the session's initialize when err says so ("" otherwise).
+func unansweredStep(err error) string {
+	var oe openError
+	if errors.As(err, &oe) {
+		return ": the initialize that opens the session was never answered, so no call was sent"
+	}
+	return ""
 }
 
 // call performs one timed tools/call on a fresh session.

@@ -40,7 +40,7 @@ func All() []Scenario {
 		}
 	}
 	out = append(out,
-		Scenario{Fault: harness.ToolSlow{Tool: "search", Delay: 5 * time.Second}, Operation: PaginatingCall, Promise: "1 answered within budget",
+		Scenario{Fault: harness.ToolSlow{Tool: "search", Delay: 5 * time.Second, PastBudget: true}, Operation: PaginatingCall, Promise: "1 answered within budget",
 			Labels: []string{"upstream", "deadline"}, Budget: requestDeadline, Expect: answeredWithRecovery},
 		Scenario{Fault: harness.ToolHang{Tool: "search"}, Operation: PaginatingCall, Promise: "1 answered within budget",
 			Labels: []string{"upstream", "deadline"}, Budget: requestDeadline, Expect: answeredWithRecovery},

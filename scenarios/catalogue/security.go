@@ -1001,7 +1001,7 @@ var secretLists = []struct {
 // what it saw broken.
 func listsKeepTheKey(ctx context.Context, env *harness.Env) []string {
 	var broken []string
-	cs, err := env.Connect(ctx, "alice")
+	cs, err := connect(ctx, env, "alice")
 	if err != nil {
 		return []string{"connect for the list methods: " + err.Error()}
 	}

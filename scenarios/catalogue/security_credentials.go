@@ -92,7 +92,7 @@ var CredentialsStayWithTheirURL = Operation{Name: "a server's header key after i
 		return string(b)
 	}
 	touch := func() { // a session lists the tools: the proxy connects to every server
-		cs, err := env.Connect(ctx, "alice")
+		cs, err := connect(ctx, env, "alice")
 		if err != nil {
 			return
 		}

@@ -21,7 +21,7 @@ const NoticePrefix = "⚠ Session state unavailable ("
 // calls a tool, the pending fault strikes (the proxy restarts), and the client
 // calls again on its old session. The timed call is the first after the fault.
 var Reconnect = Operation{Name: "reconnect after restart", Do: func(ctx context.Context, env *harness.Env) Observation {
-	cs, err := env.Connect(ctx, "alice")
+	cs, err := connect(ctx, env, "alice")
 	if err != nil {
 		return Observation{Err: err}
 	}
@@ -84,7 +84,7 @@ var Reconnect = Operation{Name: "reconnect after restart", Do: func(ctx context.
 // id is then answered with a JSON-RPC 404 and never adopted; the proxy holds
 // no session for it.
 var DeleteEmptyJSON = Operation{Name: "DELETE with empty JSON body", Do: func(ctx context.Context, env *harness.Env) Observation {
-	cs, err := env.Connect(ctx, "alice")
+	cs, err := connect(ctx, env, "alice")
 	if err != nil {
 		return Observation{Err: err}
 	}
@@ -202,7 +202,7 @@ func sessionAnswered(o Observation) error {
 // replayed: it may have run). The call after it must work: the proxy has
 // reconnected.
 var CallAcrossFault = Operation{Name: "tools/call across the fault", Do: func(ctx context.Context, env *harness.Env) Observation {
-	cs, err := env.Connect(ctx, "alice")
+	cs, err := connect(ctx, env, "alice")
 	if err != nil {
 		return Observation{Err: err}
 	}

@@ -233,7 +233,7 @@ func surfaceOp(name string, forwards []string, f func(context.Context, *surfaceS
 func dead(ctx context.Context, env *harness.Env) string {
 	ctx, cancel := context.WithTimeout(ctx, env.Knobs.RequestDeadline)
 	defer cancel()
-	cs, err := env.Connect(ctx, "alice")
+	cs, err := connect(ctx, env, "alice")
 	if err != nil {
 		return "1 the proxy no longer answers an initialize after the operation: " + err.Error()
 	}

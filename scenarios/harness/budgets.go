@@ -86,3 +86,23 @@ var _ BudgetDeclarer = (*Live)(nil)
 // UndeclaredBudgets implements BudgetDeclarer: a proxy already running,
 // named by its URL alone, declares none.
 func (l *Live) UndeclaredBudgets() []string { return BudgetKinds() }
+
+// BudgetsOf is kv with the budgets target declares in place of the
+// harness's: what a scenario's budget and a fault timed against it read.
+func BudgetsOf(target Target, kv knobs.Values) knobs.Values {
+	if b, ok := target.(Budgeter); ok {
+		return b.Budgets(kv)
+	}
+	return kv
+}
+
+// DelayIn is how long a ToolSlow's tool takes under the budgets kv (as
+// BudgetsOf gives them): Delay, or with PastBudget at least twice the
+// request budget and the tolerance, so the tool outlasts the budget a
+// target declares, however long.
+func (f ToolSlow) DelayIn(kv knobs.Values) time.Duration {
+	if past := 2*kv.RequestDeadline + Tolerance; f.PastBudget && f.Delay < past {
+		return past
+	}
+	return f.Delay
+}

@@ -120,10 +120,13 @@ type LinkDown struct {
 	Link string `json:"link"`
 }
 
-// ToolSlow makes one upstream tool answer after Delay.
+// ToolSlow makes one upstream tool answer after Delay; with PastBudget, after
+// at least twice the request budget in force on the target (see DelayIn), so
+// the tool is slower than the budget whatever the target declares.
 type ToolSlow struct {
-	Tool  string        `json:"tool"`
-	Delay time.Duration `json:"delay"`
+	Tool       string        `json:"tool"`
+	Delay      time.Duration `json:"delay"`
+	PastBudget bool          `json:"pastBudget,omitempty"`
 }
 
 // ToolHang makes one upstream tool never answer (the fake blocks until the
@@ -329,8 +332,13 @@ func (f LimitData) Params() string { return fmt.Sprintf("link=%s bytes=%d", link
 func (LinkDown) Name() string      { return "down" }
 func (f LinkDown) Params() string  { return "link=" + link(f.Link) }
 func (ToolSlow) Name() string      { return "tool-slow" }
-func (f ToolSlow) Params() string  { return fmt.Sprintf("tool=%s delay=%v", f.Tool, f.Delay) }
-func (ToolHang) Name() string      { return "tool-hang" }
+func (f ToolSlow) Params() string {
+	if f.PastBudget {
+		return fmt.Sprintf("tool=%s delay=twice the request budget, at least %v", f.Tool, f.Delay)
+	}
+	return fmt.Sprintf("tool=%s delay=%v", f.Tool, f.Delay)
+}
+func (ToolHang) Name() string { return "tool-hang" }
 func (f ToolHang) Params() string {
 	if f.Server != "" {
 		return "server=" + f.Server + " tool=" + f.Tool
@@ -370,7 +378,7 @@ func (f LinkDown) Inject(_ context.Context, e *Env) error {
 	return nil
 }
 func (f ToolSlow) Inject(_ context.Context, e *Env) error {
-	e.Docmost.Set(f.Tool, upstream.Behavior{Kind: upstream.Slow, Delay: f.Delay})
+	e.Docmost.Set(f.Tool, upstream.Behavior{Kind: upstream.Slow, Delay: f.DelayIn(BudgetsOf(e.Target, e.Knobs))})
 	return nil
 }
 

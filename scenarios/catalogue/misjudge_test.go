@@ -1,0 +1,86 @@
+package catalogue
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpchaos/mcpchaos/scenarios/harness"
+)
+
+// Two misjudgements a third-party proxy met, each held here so it stays
+// fixed.
+
+// A proxy that opens its upstream session when a client's session opens
+// (a per-session child, say) meets an upstream fault at the initialize. The
+// row is then about an initialize never answered, for as long as the client
+// waited: not a tools/call the client "gave up on after 0s".
+func TestASessionThatNeverOpensIsTimedAndNamed(t *testing.T) {
+	env := inFront(t, func(w http.ResponseWriter, r *http.Request, b *[]byte) bool {
+		if strings.Contains(string(*b), `"initialize"`) {
+			<-r.Context().Done() // the upstream behind it never answers
+			return true
+		}
+		return false
+	})
+	const wait = 400 * time.Millisecond
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	o := SmallCall.Do(ctx, env)
+	if EndingOf(o) != EndNoAnswer {
+		t.Fatalf("an initialize never answered ended as %v (%v)", EndingOf(o), o.Err)
+	}
+	if o.Latency < wait-50*time.Millisecond {
+		t.Errorf("the observation took %v, want about the %v the client waited for the initialize", o.Latency, wait)
+	}
+	r := byName(t, "bandwidth × paginating tools/call").JudgeOn(env.Target, env.Knobs, o)
+	if len(r.Breaches) != 1 || r.Breaches[0].Promise != PromiseAnswered || !strings.Contains(r.Breaches[0].Detail, "initialize") {
+		t.Errorf("want one breach of %q naming the initialize, got %s", PromiseAnswered, r.Reason)
+	}
+}
+
+// A slow tool must be slower than the budget in force, whatever the target
+// declares: a 5 s tool behind a proxy that declares 10 s is not a call the
+// proxy had to cut, so its success is no breach.
+func TestASlowToolOutlastsTheBudgetInForce(t *testing.T) {
+	slow := byName(t, "tool-slow × paginating tools/call")
+	f, ok := slow.Fault.(harness.ToolSlow)
+	if !ok {
+		t.Fatalf("the row's fault is %T", slow.Fault)
+	}
+	for _, tg := range []harness.Target{
+		&harness.InProcess{},
+		foreignTarget(t, "name: patient\ncommand: [x]\nendpoint: /mcp\nbudgets: {request: 10s}\n"),
+		foreignTarget(t, "name: hasty\ncommand: [x]\nendpoint: /mcp\nbudgets: {request: 200ms}\n"),
+	} {
+		kv := harness.BudgetsOf(tg, harness.Compressed())
+		if d, budget := f.DelayIn(kv), slow.Budget(kv); d <= budget+Tolerance {
+			t.Errorf("%s: the slow tool answers after %v, within the budget %v + %v: nothing to cut", tg.Name(), d, budget, Tolerance)
+		}
+	}
+	// A delay asked for by name (mcpchaos run --fault) is kept as asked.
+	if d := (harness.ToolSlow{Tool: "search", Delay: time.Second}).DelayIn(harness.Compressed()); d != time.Second {
+		t.Errorf("an explicit delay became %v", d)
+	}
+}
+
+// A proxy that did not cut a call at its budget and answered late with the
+// tool's own result broke one promise (within budget), not also "a tool
+// failure as isError": one cause, one breach.
+func TestALateAnswerToACallThatNeededACutIsOneBreach(t *testing.T) {
+	declared := foreignTarget(t, "name: declared\ncommand: [x]\nendpoint: /mcp\nbudgets: {request: 2s}\n")
+	kv := harness.BudgetsOf(declared, harness.Compressed())
+	for _, name := range []string{"tool-slow × paginating tools/call", "tool-hang × small tools/call"} {
+		r := byName(t, name).JudgeOn(declared, kv, Observation{Latency: 9 * time.Second, Text: "the tool's own answer"})
+		if len(r.Breaches) != 1 || r.Breaches[0].Promise != PromiseBudget {
+			t.Errorf("%s, answered late with success: want one breach of %q, got %s", name, PromiseBudget, r.Reason)
+		}
+		// In time, success is still not a cut: that breach stays.
+		r = byName(t, name).JudgeOn(declared, kv, Observation{Latency: time.Second, Text: "the tool's own answer"})
+		if len(r.Breaches) != 1 || r.Breaches[0].Promise != PromiseIsError {
+			t.Errorf("%s, answered in time with success: want one breach of %q, got %s", name, PromiseIsError, r.Reason)
+		}
+	}
+}
