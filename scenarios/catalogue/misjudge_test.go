@@ -84,3 +84,31 @@ func TestALateAnswerToACallThatNeededACutIsOneBreach(t *testing.T) {
 		}
 	}
 }
+
+// The MCP spec asks a server to refuse a foreign Origin with 403 (DNS
+// rebinding); it asks nothing of the Host header. A proxy that checks the
+// Origin alone keeps the generic promise; one that serves the foreign
+// Origin breaks it. (mcplocal's own Origin row holds it to the Host too.)
+func TestTheGenericOriginRowAsksWhatTheSpecAsks(t *testing.T) {
+	originOnly := func(w http.ResponseWriter, r *http.Request, _ *[]byte) bool {
+		if r.Header.Get("Origin") == "http://evil.example" {
+			http.Error(w, "forbidden origin", http.StatusForbidden)
+			return true
+		}
+		r.Host = "" // the Host is not looked at: the upstream is asked by its own name
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if o := ForeignOrigin.Do(ctx, inFront(t, originOnly)); o.Err != nil || len(o.Broken) > 0 {
+		t.Errorf("a proxy refusing the foreign Origin, whatever the Host: %v %s", o.Err, strings.Join(o.Broken, "; "))
+	}
+	open := func(w http.ResponseWriter, r *http.Request, _ *[]byte) bool {
+		r.Header.Del("Origin") // what reaches the server: nothing to check
+		r.Host = ""
+		return false
+	}
+	if o := ForeignOrigin.Do(ctx, inFront(t, open)); o.Err == nil && len(o.Broken) == 0 {
+		t.Errorf("a proxy serving a foreign Origin kept the promise")
+	}
+}
