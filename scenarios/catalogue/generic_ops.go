@@ -174,6 +174,9 @@ var (
 				o.Broken = append(o.Broken, fmt.Sprintf("%s: %v", bad, err))
 			case status/100 == 4:
 			case status == http.StatusOK && strings.Contains(body, `"error"`):
+			case bad == `[]` && status == http.StatusAccepted && strings.TrimSpace(body) == "":
+				// No request in it to answer: accepted as a body of
+				// notifications alone is (the TypeScript SDK's reading).
 			default:
 				o.Broken = append(o.Broken, fmt.Sprintf("%s answered %d, want a 4xx or a JSON-RPC error: %s", bad, status, excerpt(body)))
 			}

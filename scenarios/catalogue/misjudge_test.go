@@ -112,3 +112,28 @@ func TestTheGenericOriginRowAsksWhatTheSpecAsks(t *testing.T) {
 		t.Errorf("a proxy serving a foreign Origin kept the promise")
 	}
 }
+
+// An empty JSON array holds no request to answer: the official TypeScript
+// SDK's server accepts it with 202 and no body, as the MCP transport does a
+// body of notifications alone. That is an answer, not a breach; a 2xx that
+// is neither (a 200 with no JSON-RPC error) still is one.
+func TestAnEmptyBatchAcceptedWith202IsAnswered(t *testing.T) {
+	answering := func(status int, body string) func(http.ResponseWriter, *http.Request, *[]byte) bool {
+		return func(w http.ResponseWriter, r *http.Request, b *[]byte) bool {
+			if strings.TrimSpace(string(*b)) == "[]" {
+				w.WriteHeader(status)
+				_, _ = w.Write([]byte(body))
+				return true
+			}
+			return false
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if o := MalformedRequests.Do(ctx, inFront(t, answering(http.StatusAccepted, ""))); o.Err != nil || len(o.Broken) > 0 {
+		t.Errorf("[] accepted with 202: %v %s", o.Err, strings.Join(o.Broken, "; "))
+	}
+	if o := MalformedRequests.Do(ctx, inFront(t, answering(http.StatusOK, `{"jsonrpc":"2.0","id":null,"result":{}}`))); len(o.Broken) == 0 {
+		t.Errorf("[] answered 200 with a result kept the promise")
+	}
+}
