@@ -270,9 +270,10 @@ func answeredOrRPCError(o Observation) error {
 	return nil
 }
 
-// answeredWithTrace: the request was answered (generic) and succeeded;
-// results that carry a _meta carry the trace code (ping's empty result has
-// none).
+// answeredWithTrace: the request was answered (generic) and succeeded; a
+// trace code the result carries in its _meta is a valid one (mcplocal's
+// own). A result without one passes: ping's empty result has no _meta, and
+// the observation does not say whether another result had one.
 func answeredWithTrace(o Observation) error {
 	if err := unanswered(o); err != nil {
 		return err
@@ -282,6 +283,9 @@ func answeredWithTrace(o Observation) error {
 	}
 	if o.IsError {
 		return broke(PromiseSuccess, "isError result: %s", excerpt(o.Text))
+	}
+	if o.Trace != "" && !smoke.ValidTraceCode(o.Trace) {
+		return noTraceCode(o.Trace)
 	}
 	return nil
 }
