@@ -13,6 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
+	"github.com/mcpchaos/mcpchaos/fakes/upstream"
 	"github.com/mcpchaos/mcpchaos/proxy/gate"
 	"github.com/mcpchaos/mcpchaos/proxy/knobs"
 	"github.com/mcpchaos/mcpchaos/proxy/stage"
@@ -113,6 +114,16 @@ var (
 		Spans: []evidence.Span{{Kind: mcplocal.KindToolCall, Trace: tc, Detail: hairpinShape}, {Kind: mcplocal.KindUpstreamCall, Trace: tc, Detail: hairpinShape}}}
 	recovered = Observation{IsError: true, Trace: tc, Text: "docmost is unreachable [trace " + tc + "]"}
 )
+
+// sectionsAffected is summarized with n sections affected, in the notice
+// and the row alike.
+func sectionsAffected(n int) Observation {
+	return with(summarized, func(o *Observation) {
+		count := fmt.Sprintf("; %d sections affected", n)
+		o.Text = strings.Replace(o.Text, "; 7 sections affected", count, 1)
+		o.Spans[0].Reason = summariesReason + count
+	})
+}
 
 // checkers is every checker the catalogue uses, with its cases.
 var checkers = map[string]checkerCases{
@@ -226,8 +237,8 @@ var checkers = map[string]checkerCases{
 		passes: map[string]Observation{"some sections excerpted, counted in the notice and the row": summarized},
 		breaks: append(unansweredCases(),
 			breaking{"no notice", with(summarized, func(o *Observation) { o.Text = "Summary tree (20 sections)\n" }), untyped, ""},
-			breaking{"no section affected", with(summarized, func(o *Observation) { o.Text = strings.Replace(o.Text, "7 sections", "0 sections", 1) }), untyped, ""},
-			breaking{"every section affected", with(summarized, func(o *Observation) { o.Text = strings.Replace(o.Text, "7 sections", "20 sections affected", 1) }), untyped, ""},
+			breaking{"no section affected", sectionsAffected(0), untyped, ""},
+			breaking{"every section affected", sectionsAffected(upstream.SearchSections), untyped, ""},
 			breaking{"the tree discarded", with(summarized, func(o *Observation) { o.Text = strings.Replace(o.Text, "Summary tree", "Excerpts", 1) }), untyped, ""},
 			breaking{"the row not degraded", with(summarized, func(o *Observation) { o.Spans[0].Degraded = false }), untyped, ""},
 			breaking{"the row counts otherwise", with(summarized, func(o *Observation) { o.Spans[0].Reason = summariesReason + "; 3 sections affected" }), untyped, ""}),
