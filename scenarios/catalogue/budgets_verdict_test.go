@@ -104,6 +104,8 @@ func inSpec(cluster bool) func(*testing.T, string, time.Duration) (harness.Targe
 var budgetTargets = []budgetTarget{
 	{"inprocess", givenKnobs(func() harness.Target { return &harness.InProcess{} })},
 	{"binary", givenKnobs(func() harness.Target { return &harness.Binary{Path: "bin/mcplocal"} })},
+	{"container", givenKnobs(func() harness.Target { return &harness.Container{Image: "mcplocal:test"} })},
+	{"cluster", givenKnobs(func() harness.Target { return &harness.Cluster{Path: "bin/mcplocal", Replicas: 2} })},
 	{"foreign", inSpec(false)},
 	{"foreign passing the knobs", givenKnobs(func() harness.Target {
 		spec, err := harness.ParseForeign([]byte("name: knobbed\ncommand: [x]\nendpoint: /mcp\npassKnobs: true\n"))
