@@ -76,3 +76,27 @@ func TestGenericSecurityOperationsFailAProxyThatBreaksThem(t *testing.T) {
 		})
 	}
 }
+
+// A surface result that carries no trace code in its _meta breaks
+// mcplocal's trace code promise, on the rows that succeed and on those under
+// a fault alike; a target that does not claim trace codes is not held to it.
+// The everything fake, served as it is, stamps none.
+func TestSurfaceResultsWithoutTheirTraceCodeBreakIt(t *testing.T) {
+	kv := knobs.Defaults()
+	for _, op := range []Operation{ReadResource, GetPrompt, Complete, Elicitation, Roots} {
+		for _, fault := range []string{"none", "latency"} {
+			s := byName(t, fault+" × "+op.Name)
+			t.Run(s.Name(), func(t *testing.T) {
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				defer cancel()
+				o := op.Do(ctx, inFront(t, nil))
+				if r := s.JudgeOn(nil, kv, o); r.Pass || !hasBreach(r, Own, PromiseTraceCode) {
+					t.Errorf("a result without a trace code, judged for mcplocal: want [mcplocal] %s, got %s", PromiseTraceCode, r.Reason)
+				}
+				if r := s.JudgeOn(bare{}, kv, o); !r.Pass {
+					t.Errorf("a target not claiming trace codes was held to one: %s", r.Reason)
+				}
+			})
+		}
+	}
+}
