@@ -19,6 +19,7 @@ import (
 	"github.com/mcpchaos/mcpchaos/proxy/stage"
 	"github.com/mcpchaos/mcpchaos/scenarios/evidence"
 	"github.com/mcpchaos/mcpchaos/scenarios/evidence/mcplocal"
+	"github.com/mcpchaos/mcpchaos/scenarios/harness"
 	"github.com/mcpchaos/mcpchaos/smoke"
 )
 
@@ -374,14 +375,26 @@ func TestEveryRowsCheckerCanFail(t *testing.T) {
 			}
 		}
 		for _, b := range c.breaks {
-			r := s.Judge(kv, b.o)
-			switch {
-			case r.Pass:
-				t.Errorf("%s: %s must fail, passed", s.Name(), b.name)
-			case b.tier == untyped && !hasBreach(r, s.untyped("").Tier, s.Promise):
-				t.Errorf("%s: %s must break the row's promise %q: %s", s.Name(), b.name, s.Promise, r.Reason)
-			case b.tier != untyped && !hasBreach(r, b.tier, b.promise):
-				t.Errorf("%s: %s must break [%s] %s: %s", s.Name(), b.name, b.tier, b.promise, r.Reason)
+			// On mcplocal (nil), and on each of mcplocal's own targets
+			// that runs the row: a breach of a capability they do not
+			// claim would never fail there.
+			for _, target := range mcplocalTargets() {
+				if target != nil && s.NotApplicable(target) != "" {
+					continue
+				}
+				r := s.JudgeOn(target, kv, b.o)
+				on := "mcplocal"
+				if target != nil {
+					on = target.Name()
+				}
+				switch {
+				case r.Pass:
+					t.Errorf("%s on %s: %s must fail, passed", s.Name(), on, b.name)
+				case b.tier == untyped && !hasBreach(r, s.untyped("").Tier, s.Promise):
+					t.Errorf("%s on %s: %s must break the row's promise %q: %s", s.Name(), on, b.name, s.Promise, r.Reason)
+				case b.tier != untyped && !hasBreach(r, b.tier, b.promise):
+					t.Errorf("%s on %s: %s must break [%s] %s: %s", s.Name(), on, b.name, b.tier, b.promise, r.Reason)
+				}
 			}
 		}
 	}
@@ -395,6 +408,13 @@ func TestEveryRowsCheckerCanFail(t *testing.T) {
 	if len(stale) > 0 {
 		t.Errorf("checkers no row uses are in the table: %v", stale)
 	}
+}
+
+// mcplocalTargets are nil (mcplocal, held to every promise) and mcplocal's
+// own kinds of target, never started.
+func mcplocalTargets() []harness.Target {
+	return []harness.Target{nil, &harness.InProcess{}, &harness.Binary{Path: "bin/mcplocal"},
+		&harness.Container{Image: "mcplocal:test"}, &harness.Cluster{Path: "bin/mcplocal", Replicas: 2}}
 }
 
 // hasBreach reports whether r lists a breach of promise with tier.
