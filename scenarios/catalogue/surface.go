@@ -31,7 +31,7 @@ var (
 		res, err := s.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: upstream.ReadmeURI})
 		o := clk.stop(Observation{Err: err})
 		if err == nil {
-			o.Trace, _ = res.Meta[smoke.TraceMetaKey].(string)
+			traced(&o, res.Meta)
 			if len(res.Contents) != 1 || res.Contents[0].Text != upstream.ReadmeText {
 				o.Broken = append(o.Broken, fmt.Sprintf("resources/read returned %d contents, not the readme", len(res.Contents)))
 			}
@@ -43,7 +43,7 @@ var (
 		res, err := s.cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: s.env.EverythingPrompt(upstream.GreetPrompt), Arguments: map[string]string{"name": "ana"}})
 		o := clk.stop(Observation{Err: err})
 		if err == nil {
-			o.Trace, _ = res.Meta[smoke.TraceMetaKey].(string)
+			traced(&o, res.Meta)
 			if len(res.Messages) == 0 {
 				o.Broken = append(o.Broken, "prompts/get returned no messages")
 			}
@@ -56,7 +56,7 @@ var (
 			Argument: mcp.CompleteParamsArgument{Name: "name", Value: "b"}})
 		o := clk.stop(Observation{Err: err})
 		if err == nil {
-			o.Trace, _ = res.Meta[smoke.TraceMetaKey].(string)
+			traced(&o, res.Meta)
 			if len(res.Completion.Values) != 1 || res.Completion.Values[0] != "bob" {
 				o.Broken = append(o.Broken, fmt.Sprintf("completion of b gave %v, not [bob]", res.Completion.Values))
 			}
@@ -178,9 +178,26 @@ func (s *surfaceSession) timedCall(ctx context.Context, clk *clock, tool string,
 func observeCall(clk *clock, res *mcp.CallToolResult, err error) Observation {
 	o := clk.stop(Observation{Err: err})
 	if err == nil {
-		o.IsError, o.Text, o.Trace = res.IsError, textOf(res), traceOf(res)
+		o.IsError, o.Text = res.IsError, textOf(res)
+		if o.IsError { // its checker reads the code its text must quote
+			o.Trace = traceOf(res)
+		} else {
+			traced(&o, res.Meta)
+		}
 	}
 	return o
+}
+
+// traced records the trace code a surface result carries in its _meta. A
+// result without one breaks mcplocal's trace code promise, held to targets
+// that claim it: the checkers of these rows cannot tell a missing code from
+// a result that carries none (ping's); the operation can. (A malformed code
+// is its checker's breach.)
+func traced(o *Observation, meta mcp.Meta) {
+	o.Trace, _ = meta[smoke.TraceMetaKey].(string)
+	if o.Trace == "" {
+		o.Breached = append(o.Breached, *noTraceCode("").(*Breach))
+	}
 }
 
 // surfaceOp wraps f: a session with every client handler is opened
@@ -270,9 +287,10 @@ func answeredOrRPCError(o Observation) error {
 	return nil
 }
 
-// answeredWithTrace: the request was answered (generic) and succeeded;
-// results that carry a _meta carry the trace code (ping's empty result has
-// none).
+// answeredWithTrace: the request was answered (generic) and succeeded; a
+// trace code the result carries in its _meta is a valid one (mcplocal's
+// own). A result without one passes: ping's empty result has no _meta, and
+// the observation does not say whether another result had one.
 func answeredWithTrace(o Observation) error {
 	if err := unanswered(o); err != nil {
 		return err
@@ -282,6 +300,9 @@ func answeredWithTrace(o Observation) error {
 	}
 	if o.IsError {
 		return broke(PromiseSuccess, "isError result: %s", excerpt(o.Text))
+	}
+	if o.Trace != "" && !smoke.ValidTraceCode(o.Trace) {
+		return noTraceCode(o.Trace)
 	}
 	return nil
 }
