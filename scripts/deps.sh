@@ -11,6 +11,7 @@
 #   - the conformance suite itself: `npm ci` in tools/conformance, from its
 #     lockfile, only when node_modules is missing or older than the lockfile;
 #   - the official TypeScript SDK client (tools/tsclient), the same way;
+#   - two public MCP proxies the thirdparty specs judge (tools/thirdparty);
 #   - the Go modules (go mod download).
 # Docker is not installed here: `make test` starts (and afterwards stops) one
 # for the container specs through scripts/docker.sh.
@@ -82,6 +83,16 @@ if [ -f "$TSCLIENT_DIR/node_modules/@modelcontextprotocol/sdk/package.json" ] &&
 else
   say "npm ci in $TSCLIENT_DIR"
   (cd "$TSCLIENT_DIR" && npm ci --no-audit --no-fund --loglevel=error) || die "npm ci in $TSCLIENT_DIR failed"
+fi
+
+# Two public MCP proxies the thirdparty specs judge (tools/thirdparty), the
+# same way.
+THIRDPARTY_DIR=tools/thirdparty
+if [ -x "$THIRDPARTY_DIR/node_modules/.bin/supergateway" ] && [ -x "$THIRDPARTY_DIR/node_modules/.bin/mcp-proxy" ] && [ "$THIRDPARTY_DIR/node_modules/.package-lock.json" -nt "$THIRDPARTY_DIR/package-lock.json" ]; then
+  say "third-party proxies: installed ($THIRDPARTY_DIR)"
+else
+  say "npm ci in $THIRDPARTY_DIR"
+  (cd "$THIRDPARTY_DIR" && npm ci --no-audit --no-fund --loglevel=error) || die "npm ci in $THIRDPARTY_DIR failed"
 fi
 
 go mod download
