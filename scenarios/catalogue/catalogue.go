@@ -315,11 +315,6 @@ func (s Scenario) NotApplicable(target harness.Target) string {
 	if why := harness.Unforwarded(target, s.Operation.Forwards...); why != "" {
 		return why
 	}
-	if s.Operation.AnyShape {
-		if why := harness.Unfronted(target); why != "" {
-			return why
-		}
-	}
 	if ro, ok := target.(harness.ReadOnly); ok && !s.readOnly() {
 		return ro.ReadOnly()
 	}

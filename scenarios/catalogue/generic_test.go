@@ -94,30 +94,40 @@ func TestAnRPCErrorNeedsNoTraceCodeFromAProxyNotClaimingThem(t *testing.T) {
 	}
 }
 
-// The rows that call the everything fake's tools apply to a proxy that
-// fronts it, whatever its shape, and are N/A, saying so of the target, on
-// one whose spec never gives it the everything fake.
-func TestRowsOnTheEverythingFakeNeedAProxyFrontingIt(t *testing.T) {
+// A proxy built around one upstream server (its spec gives it
+// {{.DocmostURL}} alone) is held to the rows on the everything fake too:
+// that fake stands in for docmost there, reached under docmost's names and
+// path, and every such row applies to it as to a proxy fronting both.
+func TestTheEverythingFakeStandsInForAProxyOfOneServer(t *testing.T) {
 	fronting := shape(t, "")
-	s, err := harness.ParseForeign([]byte("name: docmost-only\ncommand: [x, \"{{.DocmostURL}}\"]\nbudgets: {request: 2s}\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	docmostOnly := s.Target(nil)
-	anyShape := 0
-	for _, sc := range All() {
-		if !sc.Operation.AnyShape {
-			continue
+	for _, doc := range []string{"", "endpoint: \"/{{.Server}}/mcp\"\ntoolName: \"{{.Server}}__{{.Tool}}\"\n"} {
+		s, err := harness.ParseForeign([]byte("name: docmost-only\ncommand: [x, \"{{.DocmostURL}}\"]\nbudgets: {request: 2s}\n" + doc))
+		if err != nil {
+			t.Fatal(err)
 		}
-		anyShape++
-		if why := sc.NotApplicable(fronting); why != "" {
-			t.Errorf("%s: N/A on a proxy fronting the everything fake: %s", sc.Name(), why)
+		docmostOnly := s.Target(nil)
+		if !harness.StandsIn(docmostOnly) || harness.StandsIn(fronting) {
+			t.Fatalf("stands in: one-server proxy %v, two-server proxy %v", harness.StandsIn(docmostOnly), harness.StandsIn(fronting))
 		}
-		if why := sc.NotApplicable(docmostOnly); !strings.Contains(why, "target foreign:docmost-only does not front the everything fake") {
-			t.Errorf("%s on a proxy fronting docmost only: N/A %q, want it N/A for the everything fake it never fronts", sc.Name(), why)
+		env := &harness.Env{Target: docmostOnly}
+		if got, want := env.EverythingTool("echo"), harness.ToolName(docmostOnly, "docmost", "echo"); got != want {
+			t.Errorf("the everything fake's echo on a one-server proxy is called %q, want docmost's name for it %q", got, want)
 		}
-	}
-	if anyShape == 0 {
-		t.Fatal("no row calls the everything fake on any shape")
+		if got, want := env.ServerURL("everything"), env.ServerURL("docmost"); got != want {
+			t.Errorf("the everything fake is reached at %q, want docmost's endpoint %q", got, want)
+		}
+		anyShape := 0
+		for _, sc := range All() {
+			if !sc.Operation.AnyShape {
+				continue
+			}
+			anyShape++
+			if why := sc.NotApplicable(docmostOnly); why != "" {
+				t.Errorf("%s: N/A on a proxy of one server: %s", sc.Name(), why)
+			}
+		}
+		if anyShape == 0 {
+			t.Fatal("no row calls the everything fake on any shape")
+		}
 	}
 }

@@ -156,9 +156,9 @@ type ForeignSpec struct {
 	// a session's lifecycle do not apply to it.
 	Stateless bool `yaml:"stateless"`
 	// Forwards lists the MCP methods beyond tools the proxy claims to
-	// forward (ForwardableMethods); the proxy then fronts the everything
-	// fake ({{.EverythingURL}}) as server "everything". The capability
-	// everything claims them all.
+	// forward (ForwardableMethods), of the everything fake: as server
+	// "everything" ({{.EverythingURL}}), or in docmost's place for a proxy
+	// of one server (StandsIn). The capability everything claims them all.
 	Forwards []string `yaml:"forwards"`
 	// Budgets are the proxy's own budgets per scenario kind (BudgetKinds),
 	// as Go durations, for a proxy that does not read the harness's knobs;
@@ -342,9 +342,6 @@ func ParseForeign(doc []byte) (*ForeignSpec, error) {
 	if err := checkForwards(s.Forwards); err != nil {
 		errs = append(errs, err)
 	}
-	if len(s.Forwards) > 0 && !slices.ContainsFunc(s.templates(), func(t string) bool { return strings.Contains(t, ".EverythingURL") }) {
-		errs = append(errs, errors.New("forwards: the proxy must front the everything fake: no template uses {{.EverythingURL}}"))
-	}
 	if s.Has(CapEverything) && len(s.Forwards) > 0 {
 		errs = append(errs, errors.New("want at most one of forwards and the capability everything (which forwards every method)"))
 	}
@@ -467,10 +464,14 @@ func (f *Foreign) Forwards(method string) bool {
 	return f.Spec.Has(CapEverything) || slices.Contains(f.Spec.Forwards, method)
 }
 
-// FrontsEverything implements EverythingFronter: a template of the spec
-// gives the proxy the everything fake's URL.
+// FrontsEverything implements EverythingFronter: the proxy is given the
+// everything fake as a server of its own, by {{.EverythingURL}} or by
+// mcplocal's config ({{.ConfigFile}} names every server of the world), or
+// its spec claims the capability everything.
 func (f *Foreign) FrontsEverything() bool {
-	return slices.ContainsFunc(f.Spec.templates(), func(t string) bool { return strings.Contains(t, ".EverythingURL") })
+	return f.Spec.Has(CapEverything) || slices.ContainsFunc(f.Spec.templates(), func(t string) bool {
+		return strings.Contains(t, ".EverythingURL") || strings.Contains(t, ".ConfigFile")
+	})
 }
 
 // Stateless implements Stateless: the spec's stateless:.
@@ -573,6 +574,18 @@ func (f *Foreign) Start(ctx context.Context, spec Spec) (err error) {
 	return f.spawnLocked(ctx)
 }
 
+// upstreamURLs are {{.DocmostURL}} and {{.EverythingURL}} for a world whose
+// project's servers are at urls: each fake at its own, except that a proxy
+// of one server (StandsIn) is given the everything fake as that server in
+// the worlds that have it.
+func (f *Foreign) upstreamURLs(urls map[string]string) (docmost, everything string) {
+	docmost, everything = urls["docmost"], urls["everything"]
+	if everything != "" && StandsIn(f) {
+		docmost = everything
+	}
+	return docmost, everything
+}
+
 // prepareLocked renders the spec for one start on addr: vars, files,
 // argv (image first for image targets) and environment.
 func (f *Foreign) prepareLocked(cfg *config.Config, spec Spec, addr string) error {
@@ -582,12 +595,11 @@ func (f *Foreign) prepareLocked(cfg *config.Config, spec Spec, addr string) erro
 		Files: map[string]string{}, Knobs: map[string]string{}, Users: map[string]string{},
 		Failpoints: spec.Failpoints.String(), StoreDSN: f.StoreDSN}
 	if p := cfg.Projects[Project]; p != nil {
-		if s := p.Servers["docmost"]; s != nil {
-			v.DocmostURL = s.URL
+		urls := map[string]string{}
+		for name, s := range p.Servers {
+			urls[name] = s.URL
 		}
-		if s := p.Servers["everything"]; s != nil {
-			v.EverythingURL = s.URL
-		}
+		v.DocmostURL, v.EverythingURL = f.upstreamURLs(urls)
 	}
 	if cfg.LLM != nil {
 		if p, ok := cfg.LLM.Providers[cfg.LLM.Primary]; ok {

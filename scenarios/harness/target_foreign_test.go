@@ -266,3 +266,45 @@ func startForAlice(t *testing.T, ctx context.Context, target Target, out *string
 	})
 	return env
 }
+
+// A proxy of one server is given the everything fake as that server in a
+// world that has it, and docmost in the others; a proxy of two is given
+// each fake as itself.
+func TestAProxyOfOneServerIsGivenTheEverythingFakeInItsPlace(t *testing.T) {
+	urls := map[string]string{"docmost": "http://docmost", "everything": "http://everything"}
+	for _, c := range []struct {
+		doc, docmost string
+	}{
+		{"name: one\ncommand: [x, '{{.DocmostURL}}']", "http://everything"},
+		{"name: two\ncommand: [x, '{{.DocmostURL}}', '{{.EverythingURL}}']", "http://docmost"},
+	} {
+		s, err := ParseForeign([]byte(c.doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := s.Target(nil).(*Foreign)
+		if d, e := f.upstreamURLs(urls); d != c.docmost || e != "http://everything" {
+			t.Errorf("%s: docmost %q everything %q, want docmost %q", s.Name, d, e, c.docmost)
+		}
+		if d, _ := f.upstreamURLs(map[string]string{"docmost": "http://docmost"}); d != "http://docmost" {
+			t.Errorf("%s in a world without the everything fake: docmost %q", s.Name, d)
+		}
+	}
+}
+
+// A proxy given mcplocal's config, or claiming the capability everything,
+// fronts the everything fake as itself: nothing stands in.
+func TestAProxyGivenTheWholeConfigFrontsEveryServer(t *testing.T) {
+	for _, doc := range []string{
+		"name: cfg\ncommand: [x, --config, '{{.ConfigFile}}']",
+		"name: claims\ncommand: [x, '{{.DocmostURL}}']\ncapabilities: [everything]",
+	} {
+		s, err := ParseForeign([]byte(doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tg := s.Target(nil); StandsIn(tg) {
+			t.Errorf("%s: the everything fake stands in for docmost", s.Name)
+		}
+	}
+}

@@ -113,6 +113,9 @@ func PromptName(t Target, server, prompt string) string {
 // the harness project: its own path on a proxy with one path per server, the
 // project's endpoint otherwise.
 func (e *Env) ServerURL(server string) string {
+	if server == "everything" {
+		server = everythingAs(e.Target)
+	}
 	if se, ok := e.Target.(ServerEndpointer); ok {
 		return se.ServerEndpoint(Project, server)
 	}
@@ -120,11 +123,34 @@ func (e *Env) ServerURL(server string) string {
 }
 
 // EverythingTool is the proxy's name for a tool of the everything fake.
-func (e *Env) EverythingTool(tool string) string { return ToolName(e.Target, "everything", tool) }
+func (e *Env) EverythingTool(tool string) string {
+	return ToolName(e.Target, everythingAs(e.Target), tool)
+}
 
 // EverythingPrompt is the proxy's name for a prompt of the everything fake.
 func (e *Env) EverythingPrompt(prompt string) string {
-	return PromptName(e.Target, "everything", prompt)
+	return PromptName(e.Target, everythingAs(e.Target), prompt)
+}
+
+// everythingAs is the server name under which t's proxy fronts the
+// everything fake: "everything", or "docmost" for a proxy that fronts one
+// upstream server (StandsIn).
+func everythingAs(t Target) string {
+	if StandsIn(t) {
+		return "docmost"
+	}
+	return "everything"
+}
+
+// StandsIn reports whether, in a world with the everything fake, that fake
+// stands in for docmost on t: t's proxy fronts one upstream server (its
+// spec gives it {{.DocmostURL}} and never {{.EverythingURL}}), so it is
+// given the everything fake at {{.DocmostURL}} and reached under docmost's
+// name and path. A proxy built around one server (a stdio bridge, a
+// gateway for one backend) is held to every generic row that way.
+func StandsIn(t Target) bool {
+	f, ok := t.(EverythingFronter)
+	return ok && !f.FrontsEverything()
 }
 
 // checkForwards checks a spec's forwards: list.
@@ -144,13 +170,3 @@ type EverythingFronter interface {
 	FrontsEverything() bool
 }
 
-// Unfronted says why t cannot run a row that calls the everything fake's
-// tools through the proxy ("" when it can): its spec never gives the proxy
-// the everything fake, so a call to one of its tools would fail a proxy for
-// a server it was never asked to front.
-func Unfronted(t Target) string {
-	if f, ok := t.(EverythingFronter); ok && !f.FrontsEverything() {
-		return fmt.Sprintf("target %s does not front the everything fake (no template of its spec uses {{.EverythingURL}}): the row calls that server's tools", t.Name())
-	}
-	return ""
-}
