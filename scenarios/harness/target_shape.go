@@ -169,4 +169,3 @@ func checkForwards(methods []string) error {
 type EverythingFronter interface {
 	FrontsEverything() bool
 }
-
