@@ -137,3 +137,35 @@ func TestAnEmptyBatchAcceptedWith202IsAnswered(t *testing.T) {
 		t.Errorf("[] answered 200 with a result kept the promise")
 	}
 }
+
+// "The proxy still serves" asks for an answer, not a fast one: a proxy that
+// opens each session slowly (a child process per session) is not dead
+// because its initialize outlasts the harness's own request knob. One that
+// never answers is.
+func TestAProxySlowToOpenASessionStillServes(t *testing.T) {
+	var slow time.Duration
+	env := inFront(t, func(w http.ResponseWriter, r *http.Request, b *[]byte) bool {
+		if strings.Contains(string(*b), `"initialize"`) {
+			time.Sleep(slow)
+		}
+		return false
+	})
+	slow = 2*env.Knobs.RequestDeadline + Tolerance
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if why := dead(ctx, env); why != "" {
+		t.Errorf("a proxy that opens a session in %v was taken for dead: %s", slow, why)
+	}
+	hung := inFront(t, func(w http.ResponseWriter, r *http.Request, b *[]byte) bool {
+		if strings.Contains(string(*b), `"initialize"`) {
+			<-r.Context().Done()
+			return true
+		}
+		return false
+	})
+	short, cancel2 := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel2()
+	if why := dead(short, hung); why == "" {
+		t.Errorf("a proxy that never answers an initialize was taken for serving")
+	}
+}

@@ -245,10 +245,13 @@ func surfaceOp(name string, forwards []string, f func(context.Context, *surfaceS
 }
 
 // dead says why the proxy no longer serves ("" when it does): a fresh
-// client's initialize on the project's endpoint is answered within the
-// request deadline, as any MCP proxy answers it.
+// client's initialize on the project's endpoint is answered, as any MCP
+// proxy answers it.
 func dead(ctx context.Context, env *harness.Env) string {
-	ctx, cancel := context.WithTimeout(ctx, env.Knobs.RequestDeadline)
+	// An answer at all, not a fast one: a proxy may open each session
+	// slowly (a child process per session). Only silence past the limit a
+	// client gives any operation is dead.
+	ctx, cancel := context.WithTimeout(ctx, OperationLimit(harness.BudgetsOf(env.Target, env.Knobs).RequestDeadline))
 	defer cancel()
 	cs, err := connect(ctx, env, "alice")
 	if err != nil {
