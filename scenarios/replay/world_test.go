@@ -195,10 +195,10 @@ func TestEachNetworkFailureIsPlayedAsItself(t *testing.T) {
 	root.ParentID, root.Project = "", "docmost"
 	for detail, want := range map[string]Network{
 		`upstream docmost: calling "tools/call": rejected by transport: Post "http://127.0.0.1:1/mcp": dial tcp 127.0.0.1:1: connect: connection refused`: NetworkRefused,
-		`upstream docmost: calling "tools/call": rejected by transport: Post "http://127.0.0.1:1/mcp": EOF`:                                             NetworkReset,
-		`upstream docmost: read tcp 127.0.0.1:5->127.0.0.1:1: read: connection reset by peer`:                                                          NetworkReset,
-		`upstream docmost: calling "tools/call": Post "http://127.0.0.1:1/mcp": dial tcp 127.0.0.1:1: i/o timeout`:                                     NetworkTimeout,
-		`fake upstream docmost: search failed on purpose`: "",
+		`upstream docmost: calling "tools/call": rejected by transport: Post "http://127.0.0.1:1/mcp": EOF`:                                               NetworkReset,
+		`upstream docmost: read tcp 127.0.0.1:5->127.0.0.1:1: read: connection reset by peer`:                                                             NetworkReset,
+		`upstream docmost: calling "tools/call": Post "http://127.0.0.1:1/mcp": dial tcp 127.0.0.1:1: i/o timeout`:                                        NetworkTimeout,
+		`fake upstream docmost: search failed on purpose`:                                                                                                 "",
 	} {
 		up := row(audit.KindUpstreamCall, "search", 0, 5*time.Millisecond, "error")
 		up.Server, up.Detail = "docmost", detail
