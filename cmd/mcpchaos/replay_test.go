@@ -486,3 +486,40 @@ func TestAnUpstreamRefusalReplaysFaithfully(t *testing.T) {
 		t.Errorf("replaying a refused connection: %v\n%s", err, out)
 	}
 }
+
+// A recreated session through another server replays: the proxy restarts
+// between handshake and call, and the fake of that server, added to the
+// proxy at run time, is added again to the restarted one.
+func TestARecreatedSessionThroughAnotherServerReplays(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	kv := harness.CompressBy(100)
+	env, err := harness.NewEnv(ctx, harness.EnvOptions{Target: &harness.InProcess{}, Knobs: &kv, Everything: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer env.Close(context.Background())
+	cs, err := harness.SDKClient(ctx, env.ProjectURL(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if err := env.Target.Restart(ctx); err != nil {
+		t.Fatal(err)
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "everything_echo", Arguments: map[string]any{"text": "notes"}})
+	if err != nil || res.IsError || !strings.Contains(firstText(res), "⚠ Session state unavailable (") {
+		t.Fatalf("the recorded call after a restart: %v %s", err, firstText(res))
+	}
+	code, _ := res.Meta[trace.MetaKey].(string)
+	rows, err := settledAudit(ctx, env, code)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := writeBundle(t, env, code, rows)
+	_ = env.Close(context.Background())
+	out, err := replayed(ctx, file, "--expect", "same")
+	if err != nil || !strings.Contains(out, "⚠ Session state unavailable (") {
+		t.Errorf("replaying a recreated session through the everything server: %v\n%s", err, out)
+	}
+}

@@ -38,8 +38,9 @@ const padKey = "mcpchaos/pad"
 // block holds the bytes of that word, a link or resource points at
 // replay://neutral/N), structuredContent {"replay": "neutral"} when asked,
 // and filler words in its first text (or resource text, or else its _meta)
-// so that its JSON is s.Bytes long. Kinds that take more room than s.Bytes
-// are kept, at their own size.
+// so that its JSON is s.Bytes long (a text is cut short, to nothing at
+// most, for a smaller one). Kinds that take more room than s.Bytes are
+// kept, at their own size.
 func Synthetic(s Shape) *mcp.CallToolResult {
 	res := &mcp.CallToolResult{Content: []mcp.Content{}, IsError: s.IsError}
 	var text, resource *string // where the filler goes
@@ -89,6 +90,8 @@ func Synthetic(s Shape) *mcp.CallToolResult {
 	}
 	need := s.Bytes - len(base)
 	switch {
+	case need < 0 && pad != nil:
+		*pad = (*pad)[:max(0, len(*pad)+need)] // a smaller answer than the word itself
 	case need <= 0:
 		res.Meta = nil // no room for filler: no pad either
 	case pad != nil:

@@ -46,6 +46,8 @@ func TestASyntheticAnswerHasTheShapeAsked(t *testing.T) {
 		kinds string
 	}{
 		{Shape{Bytes: 14000, Blocks: []Block{{"text", 1}}}, "text"},
+		{Shape{Bytes: 40, Blocks: []Block{{"text", 1}}}, "text"},
+		{Shape{Bytes: 110, Blocks: []Block{{"resource", 1}}}, "resource"},
 		{Shape{Bytes: 3000, Blocks: []Block{{"text", 2}, {"image", 1}, {"audio", 1}, {"resource_link", 1}, {"resource", 1}}, Structured: true}, "text,text,image,audio,resource_link,resource,structured"},
 		{Shape{Bytes: 900, Blocks: []Block{{"image", 2}}}, "image,image"},
 		{Shape{Bytes: 700, Blocks: []Block{{"resource", 1}}, IsError: true}, "resource,isError"},
