@@ -54,7 +54,7 @@ type Plan struct {
 	// session_recreated row).
 	Recreate bool
 	// Network, when the recorded upstream call failed in the network, is
-	// how: the replay fails it the same way on the link to the upstream's
+	// how: the replay fails it the same way on the way to the upstream's
 	// fake, armed after the handshake.
 	Network Network
 	// Answered says whether the recorded request was answered; an attempt
@@ -64,13 +64,14 @@ type Plan struct {
 	ClientTimeout time.Duration
 }
 
-// Network is a kind of network failure a replay plays on the link to the
+// Network is a kind of network failure a replay plays on the way to the
 // upstream's fake.
 type Network string
 
 // The network failures a replay plays.
 const (
-	// NetworkRefused: the link is down, so connecting is refused.
+	// NetworkRefused: connecting is refused (the server pointed at an
+	// address where nothing listens).
 	NetworkRefused Network = "refused"
 	// NetworkReset: the link resets the connection (toxiproxy reset_peer).
 	NetworkReset Network = "reset"
@@ -79,8 +80,8 @@ const (
 	NetworkTimeout Network = "timeout"
 )
 
-// networkOf is how the recorded failure kind is played on the link ("":
-// not a network failure).
+// networkOf is how the recorded failure kind is played ("": not a network
+// failure).
 var networkOf = map[string]Network{
 	FailureRefused:    NetworkRefused,
 	FailureNetwork:    NetworkReset,
