@@ -28,13 +28,16 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
                       [--as-scenario OUT.json [--name NAME]]
 
 Replays the request recorded in a bundle (mcpctl trace CODE --bundle FILE):
-the docmost-like fake upstream answers the recorded tool after the recorded
-latency (or hangs, or fails, as recorded), the fake LLMs play each recorded
-attempt back (answered after N ms, hung until the budget, 404, 429, reset,
-stream cut; an attempt the recording never closed hangs), and the proxy
-runs with the recorded knobs, pipeline and gate. Prints the new waterfall,
+a fake of the recorded upstream server (any the bundle's config names)
+answers the recorded tool after the recorded latency with a neutral body of
+the recorded size and content kinds (or hangs, or fails as recorded: an
+error result, a refused connection, a reset, a network timeout), the fake
+LLMs play each recorded attempt back (answered after N ms, hung until the
+budget, 404, 429, reset, stream cut; an attempt the recording never closed
+hangs), and the proxy runs with the recorded knobs, pipeline and gate. Prints the new waterfall,
 the two side by side, and every difference named (span missing or added,
-slower or faster, different outcome, notice lost or gained).
+slower or faster, different outcome, notice lost or gained, different
+answer).
 
 Verdicts: same (the recording's shape), fixed (recorded unanswered or not
 ok, now answered), changed. --expect makes the verdict the exit status.

@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	fakellm "github.com/mcpchaos/mcpchaos/fakes/llm"
+	"github.com/mcpchaos/mcpchaos/fakes/upstream"
 	"github.com/mcpchaos/mcpchaos/proxy/audit"
 	"github.com/mcpchaos/mcpchaos/proxy/bundle"
 	"github.com/mcpchaos/mcpchaos/proxy/config"
@@ -346,5 +347,179 @@ func TestAKeptFileIsJudgedByItsPinnedVerdict(t *testing.T) {
 	err = run(ctx, []string{"replay", write(k)}, &out, &errOut)
 	if err == nil || !strings.Contains(err.Error(), "verdict fixed, expected same") {
 		t.Errorf("the seed incident pinned to its hang, on mcplocal: %v, want a failure\n%s", err, out.String())
+	}
+}
+
+// recordOne records one call in a fresh in-process world (time compressed
+// 100×) shaped by o and set up by before (before the client connects), and
+// returns the bundle file of its trace and the call's result.
+func recordOne(t *testing.T, ctx context.Context, o harness.EnvOptions, tool string, args map[string]any, before func(*harness.Env) error) (string, *mcp.CallToolResult) {
+	t.Helper()
+	kv := harness.CompressBy(100)
+	o.Target, o.Knobs = &harness.InProcess{}, &kv
+	env, err := harness.NewEnv(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer env.Close(context.Background())
+	if before != nil {
+		if err := before(env); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cs, err := harness.SDKClient(ctx, env.ProjectURL(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+	if err != nil {
+		t.Fatalf("the recorded call: %v", err)
+	}
+	code, _ := res.Meta[trace.MetaKey].(string)
+	rows, err := settledAudit(ctx, env, code)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return writeBundle(t, env, code, rows), res
+}
+
+// settledAudit reads the rows of code once they hold the request's root
+// row, a bounded while.
+func settledAudit(ctx context.Context, env *harness.Env, code string) ([]audit.Row, error) {
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		rows, err := mcplocal.Audit(ctx, env, code)
+		if err != nil || hasToolCallRow(rows) || time.Now().After(deadline) {
+			return rows, err
+		}
+		select {
+		case <-ctx.Done():
+			return rows, ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// replayed runs mcpchaos replay FILE ARGS... and returns its output.
+func replayed(ctx context.Context, file string, args ...string) (string, error) {
+	var out, errOut bytes.Buffer
+	err := run(ctx, append([]string{"replay", file}, args...), &out, &errOut)
+	return out.String() + errOut.String(), err
+}
+
+// recordedUpstreamRow is the upstream_call row a bundle recorded.
+func recordedUpstreamRow(t *testing.T, file string) audit.Row {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := bundle.Unmarshal(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range b.Rows {
+		if r.Kind == audit.KindUpstreamCall {
+			return r
+		}
+	}
+	t.Fatalf("the bundle holds no upstream_call row")
+	return audit.Row{}
+}
+
+// A recorded answer's shape is replayed: the upstream answered with text,
+// an image and structuredContent, 6000 bytes in all, after 300 ms; the
+// replay's fake answers the recorded tool after the recorded latency with a
+// neutral body of that size and those kinds, so the replay is the same
+// (another size or other kinds would be a different answer).
+func TestAnAnswersShapeReplays(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	shape := upstream.Shape{Bytes: 6000, Blocks: []upstream.Block{{Type: "text", N: 1}, {Type: "image", N: 1}}, Structured: true}
+	file, _ := recordOne(t, ctx, harness.EnvOptions{}, "docmost_search", map[string]any{"query": "notes"}, func(env *harness.Env) error {
+		env.Docmost.Set("search", upstream.Behavior{Kind: upstream.Slow, Delay: 30 * time.Millisecond, Shape: &shape})
+		return nil
+	})
+	if r := recordedUpstreamRow(t, file); r.Bytes != 6000 || r.Content != "text:1,image:1,structured" {
+		t.Fatalf("the recorded upstream_call row says %d bytes, %q", r.Bytes, r.Content)
+	}
+	out, err := replayed(ctx, file, "--expect", "same")
+	if err != nil || strings.Contains(out, string(replay.DifferentAnswer)) {
+		t.Errorf("replaying an answer's shape: %v\n%s", err, out)
+	}
+}
+
+// A trace through any upstream replays: recorded through the everything
+// server, which the replay world does not have, the replay fakes a server
+// of that name serving the recorded tool, and the replay is the same.
+func TestACallThroughAnotherServerReplays(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	file, res := recordOne(t, ctx, harness.EnvOptions{Everything: true}, "everything_echo", map[string]any{"text": "PRIVATE page text"}, nil)
+	if res.IsError {
+		t.Fatalf("the recorded call: %s", firstText(res))
+	}
+	out, err := replayed(ctx, file, "--expect", "same")
+	if err != nil || !strings.Contains(out, "everything_echo → everything/echo") {
+		t.Errorf("replaying a call through the everything server: %v\n%s", err, out)
+	}
+	if strings.Contains(out, "PRIVATE") {
+		t.Errorf("the replay shows the recorded answer's content:\n%s", out)
+	}
+}
+
+// A refused connection replays as itself: recorded as a call whose
+// upstream link was down, the replay takes the link down too (not a
+// reset), and the replay is the same.
+func TestAnUpstreamRefusalReplaysFaithfully(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	file, res := recordOne(t, ctx, harness.EnvOptions{}, "docmost_search", map[string]any{"query": "notes"}, func(env *harness.Env) error {
+		return env.Arm(ctx, harness.LinkDown{})
+	})
+	if !res.IsError || !strings.Contains(firstText(res), "connection refused") {
+		t.Fatalf("the recorded call over a link down: %s", firstText(res))
+	}
+	out, err := replayed(ctx, file, "--expect", "same")
+	if answer, _, _ := strings.Cut(out, "recorded:"); err != nil || !strings.Contains(answer, "connect: connection refused") {
+		t.Errorf("replaying a refused connection: %v\n%s", err, out)
+	}
+}
+
+// A recreated session through another server replays: the proxy restarts
+// between handshake and call, and the fake of that server, added to the
+// proxy at run time, is added again to the restarted one.
+func TestARecreatedSessionThroughAnotherServerReplays(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	kv := harness.CompressBy(100)
+	env, err := harness.NewEnv(ctx, harness.EnvOptions{Target: &harness.InProcess{}, Knobs: &kv, Everything: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer env.Close(context.Background())
+	cs, err := harness.SDKClient(ctx, env.ProjectURL(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if err := env.Target.Restart(ctx); err != nil {
+		t.Fatal(err)
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "everything_echo", Arguments: map[string]any{"text": "notes"}})
+	if err != nil || res.IsError || !strings.Contains(firstText(res), "⚠ Session state unavailable (") {
+		t.Fatalf("the recorded call after a restart: %v %s", err, firstText(res))
+	}
+	code, _ := res.Meta[trace.MetaKey].(string)
+	rows, err := settledAudit(ctx, env, code)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := writeBundle(t, env, code, rows)
+	_ = env.Close(context.Background())
+	out, err := replayed(ctx, file, "--expect", "same")
+	if err != nil || !strings.Contains(out, "⚠ Session state unavailable (") {
+		t.Errorf("replaying a recreated session through the everything server: %v\n%s", err, out)
 	}
 }

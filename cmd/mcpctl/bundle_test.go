@@ -3,6 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -10,11 +13,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/mcpchaos/mcpchaos/proxy"
 	"github.com/mcpchaos/mcpchaos/proxy/audit"
 	"github.com/mcpchaos/mcpchaos/proxy/bundle"
 	"github.com/mcpchaos/mcpchaos/proxy/config"
 	"github.com/mcpchaos/mcpchaos/proxy/llm"
+	"github.com/mcpchaos/mcpchaos/proxy/trace"
 )
 
 // plantedConfig holds a secret (S3CRET-...) in every field of the config a
@@ -171,5 +177,88 @@ func TestBundleIsAdminOnly(t *testing.T) {
 	err = run([]string{"trace", code, "--private", "--url", "http://" + p.Addr()}, &out, &errOut)
 	if report(err, &errOut) != exitUsage {
 		t.Errorf("--private without --bundle: %v, want a usage error", err)
+	}
+}
+
+// A bundle carries the shape of an upstream's answer, never its content:
+// the proxy relays a result holding private texts in every kind of content
+// block and in structuredContent; the bundle mcpctl writes of that call
+// holds none of them, and says the answer's size in bytes and its content
+// kinds, in its rows and its answers.
+func TestABundleHoldsTheAnswersShapeNotItsContent(t *testing.T) {
+	private := &mcp.CallToolResult{Content: []mcp.Content{
+		&mcp.TextContent{Text: "PRIVATE-page-body " + strings.Repeat("PRIVATE-words ", 100)},
+		&mcp.ImageContent{Data: []byte("PRIVATE-png"), MIMEType: "image/png"},
+		&mcp.ResourceLink{URI: "wiki://PRIVATE-link", Name: "PRIVATE-name"},
+		&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "wiki://PRIVATE-res", MIMEType: "text/plain", Text: "PRIVATE-resource"}},
+	}, StructuredContent: map[string]any{"owner": "PRIVATE-owner"}}
+	body, _ := json.Marshal(private)
+	up := mcp.NewServer(&mcp.Implementation{Name: "wiki", Version: "0"}, nil)
+	up.AddTool(&mcp.Tool{Name: "get_page", InputSchema: map[string]any{"type": "object"}}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return private, nil
+	})
+	upSrv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return up }, nil))
+	defer upSrv.Close()
+	cfg, err := config.Parse([]byte("listen: 127.0.0.1:0\nprojects:\n  docs:\n    servers:\n      wiki: {url: \"" + upSrv.URL + "\"}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := proxy.New(context.Background(), cfg, proxy.Options{AuditStore: audit.NewMemory()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Start("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "0"}, nil).Connect(ctx,
+		&mcp.StreamableClientTransport{Endpoint: "http://" + p.Addr() + "/projects/docs/mcp", MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "wiki_get_page", Arguments: map[string]any{}})
+	if err != nil || res.IsError {
+		t.Fatalf("the call: %v %+v", err, res)
+	}
+	code, _ := res.Meta[trace.MetaKey].(string)
+	file := filepath.Join(t.TempDir(), "bundle.json")
+	var data []byte
+	const want = "text:1,image:1,resource_link:1,resource:1,structured"
+	for deadline := time.Now().Add(5 * time.Second); ; { // the rows are written a moment after the answer
+		var out, errOut bytes.Buffer
+		if err := run([]string{"trace", code, "--bundle", file, "--url", "http://" + p.Addr()}, &out, &errOut); err != nil {
+			t.Fatalf("trace --bundle: %v (%s)", err, errOut.String())
+		}
+		if data, err = os.ReadFile(file); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(data), want) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if s := regexp.MustCompile(`PRIVATE-[a-z]+`).FindAllString(string(data), -1); len(s) > 0 {
+		t.Errorf("the bundle holds the answer's content %v:\n%s", s, data)
+	}
+	b, err := bundle.Unmarshal(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rowSeen, answerSeen bool
+	for _, r := range b.Rows {
+		if r.Kind == audit.KindUpstreamCall {
+			rowSeen = r.Bytes == int64(len(body)) && r.Content == want
+		}
+	}
+	for _, a := range b.Answers {
+		if a.Kind == audit.KindUpstreamCall {
+			answerSeen = a.Bytes == len(body) && a.Content == want
+		}
+	}
+	if !rowSeen || !answerSeen {
+		t.Errorf("the bundle does not say the answer's shape (%d bytes, %s) in its row (%v) and its answer (%v):\n%s", len(body), want, rowSeen, answerSeen, data)
 	}
 }

@@ -40,6 +40,9 @@ const (
 type Behavior struct {
 	Kind  Kind          `json:"kind"`
 	Delay time.Duration `json:"delayNs,omitempty"` // for Slow
+	// Shape, if set, replaces the tool's own answer (OK, Slow) or error
+	// (ErrorResult) by a synthetic one of that shape (Synthetic).
+	Shape *Shape `json:"shape,omitempty"`
 }
 
 // Call is one recorded tool call.
@@ -62,6 +65,7 @@ type Server struct {
 	wg    sync.WaitGroup // serving goroutine
 
 	mu        sync.Mutex
+	tools     map[string]bool // the tools add registered: Serves
 	behaviors map[string]Behavior
 	calls     []Call
 	inflight  sync.WaitGroup
@@ -105,6 +109,26 @@ func NewDocmost(opts Options) (*Server, error) {
 	return s, s.start(opts.Addr)
 }
 
+// NewNamed starts a fake MCP server at /mcp named name, serving tools
+// that each answer a short neutral text (or as their behaviour says): the
+// stand-in a replay builds for any upstream a recording names.
+func NewNamed(name string, tools ...string) (*Server, error) {
+	s := newServer(name, Options{})
+	for _, tool := range tools {
+		s.add(&mcp.Tool{Name: tool, Description: "A stand-in for " + name + "'s " + tool + ".", InputSchema: map[string]any{"type": "object"}},
+			func(map[string]any) string { return fmt.Sprintf("fake %s: %s answered", name, tool) })
+	}
+	return s, s.start("")
+}
+
+// Serves reports whether the fake has tool (one its constructor added
+// with a switchable behaviour).
+func (s *Server) Serves(tool string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.tools[tool]
+}
+
 func newServer(name string, opts Options) *Server {
 	logger := opts.Logger
 	if logger == nil {
@@ -113,6 +137,7 @@ func newServer(name string, opts Options) *Server {
 	s := &Server{
 		name:      name,
 		done:      make(chan struct{}),
+		tools:     map[string]bool{},
 		behaviors: map[string]Behavior{},
 	}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "fake-" + name, Version: "1.0.0"}, &mcp.ServerOptions{Logger: logger, Capabilities: opts.Capabilities})
@@ -120,6 +145,9 @@ func newServer(name string, opts Options) *Server {
 }
 
 func (s *Server) add(t *mcp.Tool, answer func(map[string]any) string) {
+	s.mu.Lock()
+	s.tools[t.Name] = true
+	s.mu.Unlock()
 	s.mcp.AddTool(t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		var args map[string]any
 		if len(req.Params.Arguments) > 0 {
@@ -168,9 +196,19 @@ func (s *Server) run(ctx context.Context, tool string, answer func() *mcp.CallTo
 		}
 	case ErrorResult:
 		rec(false)
+		if b.Shape != nil {
+			sh := *b.Shape
+			sh.IsError = true
+			return Synthetic(sh)
+		}
 		return errorResult(fmt.Sprintf("fake upstream %s: %s failed on purpose", s.name, tool))
 	}
-	r := answer()
+	var r *mcp.CallToolResult
+	if b.Shape != nil {
+		r = Synthetic(*b.Shape)
+	} else {
+		r = answer()
+	}
 	rec(false)
 	return r
 }

@@ -110,6 +110,13 @@ type Row struct {
 	DegradedReason string `json:"degradedReason,omitempty"`
 	// Detail is free text: error text, provider/model, etc.
 	Detail string `json:"detail,omitempty"`
+	// Bytes and Content are the shape of the answer an upstream_call got,
+	// never its content: the tools/call result's size in bytes as JSON, and
+	// its content kinds as Shape.String writes them ("text:2,image:1,
+	// structured,isError"). 0 and "" when the call got no result, and on
+	// other rows.
+	Bytes   int64  `json:"bytes,omitempty"`
+	Content string `json:"content,omitempty"`
 }
 
 // Bounded returns the row with every string cut to max bytes (a marker
@@ -117,7 +124,7 @@ type Row struct {
 // error text, cannot grow the store. max <= 0 keeps the row as it is.
 func (r Row) Bounded(max int) Row {
 	for _, f := range []*string{&r.CorrelationID, &r.SpanID, &r.ParentID, &r.SessionID, &r.User, &r.Project,
-		&r.Server, &r.Tool, &r.Stage, &r.Status, &r.DegradedReason, &r.Detail} {
+		&r.Server, &r.Tool, &r.Stage, &r.Status, &r.DegradedReason, &r.Detail, &r.Content} {
 		*f = bound.String(*f, max)
 	}
 	return r

@@ -36,8 +36,13 @@ var postgresSchema = []string{
 		status          TEXT        NOT NULL DEFAULT '',
 		degraded        BOOLEAN     NOT NULL DEFAULT FALSE,
 		degraded_reason TEXT        NOT NULL DEFAULT '',
-		detail          TEXT        NOT NULL DEFAULT ''
+		detail          TEXT        NOT NULL DEFAULT '',
+		answer_bytes    BIGINT      NOT NULL DEFAULT 0,
+		answer_content  TEXT        NOT NULL DEFAULT ''
 	)`,
+	// Stores made before upstream_call rows kept their answer's shape.
+	`ALTER TABLE ` + Table + ` ADD COLUMN IF NOT EXISTS answer_bytes BIGINT NOT NULL DEFAULT 0`,
+	`ALTER TABLE ` + Table + ` ADD COLUMN IF NOT EXISTS answer_content TEXT NOT NULL DEFAULT ''`,
 	`CREATE INDEX IF NOT EXISTS ` + Table + `_correlation_id_idx ON ` + Table + ` (correlation_id, start_at, id)`,
 	`CREATE INDEX IF NOT EXISTS ` + Table + `_session_id_idx ON ` + Table + ` (session_id, start_at, id)`,
 }
@@ -95,10 +100,10 @@ func (p *Postgres) Write(ctx context.Context, r Row) error {
 	r = normalize(r)
 	_, err := p.pool.Exec(ctx, `INSERT INTO `+Table+` (
 		kind, correlation_id, span_id, parent_id, session_id, user_name, project, server, tool, stage,
-		start_at, duration_ns, status, degraded, degraded_reason, detail
-	) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
+		start_at, duration_ns, status, degraded, degraded_reason, detail, answer_bytes, answer_content
+	) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
 		string(r.Kind), r.CorrelationID, r.SpanID, r.ParentID, r.SessionID, r.User, r.Project, r.Server, r.Tool, r.Stage,
-		r.Start, int64(r.Duration), r.Status, r.Degraded, r.DegradedReason, r.Detail)
+		r.Start, int64(r.Duration), r.Status, r.Degraded, r.DegradedReason, r.Detail, r.Bytes, r.Content)
 	if err != nil {
 		return fmt.Errorf("audit: postgres write: %w", p.closedErr(err))
 	}
@@ -107,7 +112,7 @@ func (p *Postgres) Write(ctx context.Context, r Row) error {
 
 // Query returns the rows matching f ordered by Start, then ID.
 func (p *Postgres) Query(ctx context.Context, f Filter) ([]Row, error) {
-	q := `SELECT ` + sqlColumns + `start_at, duration_ns, status, degraded, degraded_reason, detail FROM ` + Table
+	q := `SELECT ` + sqlColumns + `start_at, duration_ns, status, degraded, degraded_reason, detail, answer_bytes, answer_content FROM ` + Table
 	var where []string
 	var args []any
 	if f.Trace != "" {
@@ -140,7 +145,7 @@ func (p *Postgres) Query(ctx context.Context, f Filter) ([]Row, error) {
 		)
 		if err := rows.Scan(&r.ID, &kind, &r.CorrelationID, &r.SpanID, &r.ParentID, &r.SessionID, &r.User,
 			&r.Project, &r.Server, &r.Tool, &r.Stage, &r.Start, &duration, &r.Status, &r.Degraded,
-			&r.DegradedReason, &r.Detail); err != nil {
+			&r.DegradedReason, &r.Detail, &r.Bytes, &r.Content); err != nil {
 			return nil, fmt.Errorf("audit: postgres scan: %w", err)
 		}
 		r.Kind = Kind(kind)

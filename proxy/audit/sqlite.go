@@ -34,7 +34,9 @@ var sqliteSchema = []string{
 		status          TEXT    NOT NULL DEFAULT '',
 		degraded        INTEGER NOT NULL DEFAULT 0,
 		degraded_reason TEXT    NOT NULL DEFAULT '',
-		detail          TEXT    NOT NULL DEFAULT ''
+		detail          TEXT    NOT NULL DEFAULT '',
+		answer_bytes    INTEGER NOT NULL DEFAULT 0,
+		answer_content  TEXT    NOT NULL DEFAULT ''
 	)`,
 	`CREATE INDEX IF NOT EXISTS ` + Table + `_correlation_id_idx ON ` + Table + ` (correlation_id, start_us, id)`,
 	`CREATE INDEX IF NOT EXISTS ` + Table + `_session_id_idx ON ` + Table + ` (session_id, start_us, id)`,
@@ -96,7 +98,31 @@ func OpenSQLite(ctx context.Context, path string) (*SQLite, error) {
 		db.Close()
 		return nil, fmt.Errorf("audit: open sqlite %q: add the session table's client column: %w", path, err)
 	}
+	if err := sqliteAddShape(ctx, db); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("audit: open sqlite %q: add the audit table's answer columns: %w", path, err)
+	}
 	return s, nil
+}
+
+// sqliteAddShape adds the answer columns (Row.Bytes, Row.Content) to an
+// audit table made before upstream_call rows kept their answer's shape:
+// SQLite has no ADD COLUMN IF NOT EXISTS.
+func sqliteAddShape(ctx context.Context, db *sql.DB) error {
+	for _, col := range []string{"answer_bytes INTEGER NOT NULL DEFAULT 0", "answer_content TEXT NOT NULL DEFAULT ''"} {
+		name, _, _ := strings.Cut(col, " ")
+		var n int
+		if err := db.QueryRowContext(ctx, `SELECT COUNT(*) FROM pragma_table_info('`+Table+`') WHERE name = ?`, name).Scan(&n); err != nil {
+			return err
+		}
+		if n > 0 {
+			continue
+		}
+		if _, err := db.ExecContext(ctx, `ALTER TABLE `+Table+` ADD COLUMN `+col); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // DB exposes the underlying database (for inspection in tests and tools).
@@ -109,7 +135,7 @@ func (s *SQLite) Write(ctx context.Context, r Row) error {
 	defer s.wmu.Unlock()
 	_, err := s.db.ExecContext(ctx, insertRow,
 		string(r.Kind), r.CorrelationID, r.SpanID, r.ParentID, r.SessionID, r.User, r.Project, r.Server, r.Tool, r.Stage,
-		r.Start.UnixMicro(), int64(r.Duration), r.Status, r.Degraded, r.DegradedReason, r.Detail)
+		r.Start.UnixMicro(), int64(r.Duration), r.Status, r.Degraded, r.DegradedReason, r.Detail, r.Bytes, r.Content)
 	if err != nil {
 		return fmt.Errorf("audit: sqlite write: %w", closedErr(err))
 	}
@@ -119,8 +145,8 @@ func (s *SQLite) Write(ctx context.Context, r Row) error {
 // insertRow is the statement Write and WriteBatch use.
 const insertRow = `INSERT INTO ` + Table + ` (
 		kind, correlation_id, span_id, parent_id, session_id, user_name, project, server, tool, stage,
-		start_us, duration_ns, status, degraded, degraded_reason, detail
-	) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+		start_us, duration_ns, status, degraded, degraded_reason, detail, answer_bytes, answer_content
+	) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 // WriteBatch stores rows in one transaction, in order: all of them or, on
 // error, none. One commit for many rows is what lets the writer keep up
@@ -145,7 +171,7 @@ func (s *SQLite) WriteBatch(ctx context.Context, rows []Row) error {
 		r = normalize(r)
 		if _, err := stmt.ExecContext(ctx, string(r.Kind), r.CorrelationID, r.SpanID, r.ParentID, r.SessionID, r.User,
 			r.Project, r.Server, r.Tool, r.Stage, r.Start.UnixMicro(), int64(r.Duration), r.Status, r.Degraded,
-			r.DegradedReason, r.Detail); err != nil {
+			r.DegradedReason, r.Detail, r.Bytes, r.Content); err != nil {
 			return fmt.Errorf("audit: sqlite write batch: %w", closedErr(err))
 		}
 	}
@@ -157,7 +183,7 @@ func (s *SQLite) WriteBatch(ctx context.Context, rows []Row) error {
 
 // Query returns the rows matching f ordered by Start, then ID.
 func (s *SQLite) Query(ctx context.Context, f Filter) ([]Row, error) {
-	q := `SELECT ` + sqlColumns + `start_us, duration_ns, status, degraded, degraded_reason, detail FROM ` + Table
+	q := `SELECT ` + sqlColumns + `start_us, duration_ns, status, degraded, degraded_reason, detail, answer_bytes, answer_content FROM ` + Table
 	var where []string
 	var args []any
 	if f.Trace != "" {
@@ -191,7 +217,7 @@ func (s *SQLite) Query(ctx context.Context, f Filter) ([]Row, error) {
 		)
 		if err := rows.Scan(&r.ID, &kind, &r.CorrelationID, &r.SpanID, &r.ParentID, &r.SessionID, &r.User,
 			&r.Project, &r.Server, &r.Tool, &r.Stage, &startUS, &duration, &r.Status, &r.Degraded,
-			&r.DegradedReason, &r.Detail); err != nil {
+			&r.DegradedReason, &r.Detail, &r.Bytes, &r.Content); err != nil {
 			return nil, fmt.Errorf("audit: sqlite scan: %w", err)
 		}
 		r.Kind = Kind(kind)

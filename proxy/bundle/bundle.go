@@ -90,7 +90,8 @@ type Bundle struct {
 }
 
 // Answer is the shape of one answer the request waited for: who answered,
-// after how long, with which outcome, how big, and the error text.
+// after how long, with which outcome, how big, of which content kinds, and
+// the error text.
 type Answer struct {
 	SpanID   string     `json:"spanId"`
 	Kind     audit.Kind `json:"kind"`
@@ -99,9 +100,13 @@ type Answer struct {
 	Stage    string     `json:"stage,omitempty"`
 	Status   string     `json:"status"`
 	Duration float64    `json:"durationMs"`
-	// Bytes is the answer's size when its row says it ("N bytes"); -1 when
-	// it does not.
+	// Bytes is the answer's size when its row says it (an upstream call's
+	// answer size, or "N bytes" in its text); -1 when it does not.
 	Bytes int `json:"bytes"`
+	// Content is an upstream call's answer's content kinds, as its row
+	// keeps them (audit.Shape: "text:2,image:1,structured,isError"); never
+	// the content.
+	Content string `json:"content,omitempty"`
 	// Provider and Model name an LLM attempt's target.
 	Provider string `json:"provider,omitempty"`
 	Model    string `json:"model,omitempty"`
@@ -154,9 +159,12 @@ func New(trace string, rows []audit.Row, ctx Context, now time.Time) Bundle {
 			continue
 		}
 		a := Answer{SpanID: r.SpanID, Kind: r.Kind, Server: r.Server, Tool: r.Tool, Stage: r.Stage, Status: r.Status,
-			Duration: float64(r.Duration) / float64(time.Millisecond), Bytes: -1, DegradedReason: r.DegradedReason}
+			Duration: float64(r.Duration) / float64(time.Millisecond), Bytes: -1, Content: r.Content, DegradedReason: r.DegradedReason}
 		if m := bytesRE.FindStringSubmatch(r.Detail); m != nil {
 			a.Bytes, _ = strconv.Atoi(m[1])
+		}
+		if r.Bytes > 0 {
+			a.Bytes = int(r.Bytes)
 		}
 		if r.Kind == audit.KindLLMAttempt {
 			// The proxy writes "provider (model): outcome after D: detail",

@@ -1,9 +1,10 @@
 // Package bundle is what a replay of one request needs, taken from the proxy
 // that served it: the request's audit rows, the config with every secret
 // removed, the knob values in force, the proxy's version and the shapes of
-// the answers (sizes, outcomes, error texts). A bundle never holds a secret;
-// it holds private content (prompt texts, health-check arguments) only when
-// it was asked for with Options.Private.
+// the answers (sizes, content kinds, outcomes, error texts). A bundle never
+// holds a secret nor an answer's content; it holds private content (prompt
+// texts, health-check arguments) only when it was asked for with
+// Options.Private.
 package bundle
 
 import (

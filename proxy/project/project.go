@@ -11,6 +11,7 @@ package project
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -515,19 +516,31 @@ func (p *Project) upstreamCall(ctx context.Context, cl *client, server, tool str
 		return err
 	})
 	err = redact.Error(err) // upstream URLs may carry keys in their query
-	p.audit.Record(p.upstreamRow(c, trace.From(ctx), span, parent, server, tool, start, err, err == nil && res.IsError))
+	var result []byte
+	if err == nil {
+		// The shape of the result as the SDK decoded it: measured on its
+		// JSON, as the relay measures the bytes it got.
+		result, _ = json.Marshal(res)
+	}
+	p.audit.Record(p.upstreamRow(c, trace.From(ctx), span, parent, server, tool, start, err, result))
 	return res, err
 }
 
 // upstreamRow is the upstream_call row of one tools/call sent upstream, on
 // the go-sdk path (upstreamCall) and on the raw relay (relayUpstream) alike:
-// err is the call's error, redacted; isError, whether the upstream's result
-// is an isError result.
-func (p *Project) upstreamRow(c *call, code, span, parent, server, tool string, start time.Time, err error, isError bool) audit.Row {
+// err is the call's error, redacted; result, the upstream's result as JSON
+// (nil when the call got none), of which the row keeps the shape: its size,
+// its content kinds, whether it is an isError result. Never its content.
+func (p *Project) upstreamRow(c *call, code, span, parent, server, tool string, start time.Time, err error, result []byte) audit.Row {
 	row := audit.Row{
 		Kind: audit.KindUpstreamCall, CorrelationID: code, SpanID: span, ParentID: parent,
 		SessionID: c.session, User: c.user, Project: p.Name, Server: server, Tool: tool,
 		Start: start, Duration: time.Since(start), Status: audit.StatusOK,
+	}
+	var isError bool
+	if err == nil && result != nil {
+		n, shape := audit.ShapeOf(result)
+		row.Bytes, row.Content, isError = n, shape.String(), shape.IsError
 	}
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):

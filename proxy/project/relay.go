@@ -259,7 +259,7 @@ func (p *Project) relayUpstream(ctx context.Context, cl *client, conn *upstream.
 	defer done()
 
 	id := relay.NewID()
-	var stamped json.RawMessage
+	var stamped, got json.RawMessage
 	var isError bool
 	var text string
 	rs, err := conn.Session(uctx) // the first call of a session connects, as on the SDK path
@@ -275,7 +275,7 @@ func (p *Project) relayUpstream(ctx context.Context, cl *client, conn *upstream.
 		if err == nil {
 			var r relay.Result
 			if r, err = relay.ParseResult(result); err == nil {
-				isError = r.IsError
+				got, isError = result, r.IsError
 				if isError {
 					text = r.FirstText() // the row's detail
 				}
@@ -300,7 +300,7 @@ func (p *Project) relayUpstream(ctx context.Context, cl *client, conn *upstream.
 	}
 	end(err != nil && uctx.Err() != nil && !connectFailed)
 	err = redact.Error(err)
-	p.audit.Record(p.upstreamRow(c, code, span, parent, server, tool, start, err, isError))
+	p.audit.Record(p.upstreamRow(c, code, span, parent, server, tool, start, err, got))
 	return stamped, isError, text, err
 }
 

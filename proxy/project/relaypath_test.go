@@ -352,7 +352,7 @@ func TestTheRelayAnswersAsTheSDKPathDoes(t *testing.T) {
 			if r.Kind == audit.KindMCPRequest {
 				continue // initialize, setLevel: not the relay's
 			}
-			seen.rows = append(seen.rows, fmt.Sprintf("%s %s %s %s %q degraded=%v", r.Kind, r.Server, r.Tool, r.Status, r.Detail, r.Degraded))
+			seen.rows = append(seen.rows, fmt.Sprintf("%s %s %s %s %q degraded=%v answer=%d %s", r.Kind, r.Server, r.Tool, r.Status, r.Detail, r.Degraded, r.Bytes, r.Content))
 		}
 		rows.mu.Unlock()
 		sort.Strings(seen.rows)

@@ -25,6 +25,7 @@ const (
 	DifferentOutcome What = "different outcome"
 	NoticeLost       What = "notice lost"
 	NoticeGained     What = "notice gained"
+	DifferentAnswer  What = "different answer"
 )
 
 // Difference is one way the replay differs from the recording, on one span.
@@ -108,6 +109,9 @@ func Compare(recorded, replayed []audit.Row, scale int, tol Tolerance) []Differe
 		case r.Kind == audit.KindUpstreamCall && r.Status != audit.StatusOK && UpstreamFailure(r.Detail) != UpstreamFailure(n.Detail):
 			out = append(out, Difference{DifferentOutcome, s.key, fmt.Sprintf("recorded %s, replayed %s", UpstreamFailure(r.Detail), UpstreamFailure(n.Detail))})
 		}
+		if r.Kind == audit.KindUpstreamCall && r.Bytes > 0 && n.Bytes > 0 && (r.Bytes != n.Bytes || r.Content != n.Content) {
+			out = append(out, Difference{DifferentAnswer, s.key, fmt.Sprintf("recorded %d bytes %s, replayed %d bytes %s", r.Bytes, shapeText(r.Content), n.Bytes, shapeText(n.Content))})
+		}
 		switch {
 		case r.Degraded && !n.Degraded:
 			out = append(out, Difference{NoticeLost, s.key, fmt.Sprintf("recorded ⚠ %s, replayed without", r.DegradedReason)})
@@ -131,22 +135,48 @@ func Compare(recorded, replayed []audit.Row, scale int, tol Tolerance) []Differe
 	return out
 }
 
+// shapeText is an answer's content kinds as a difference names them.
+func shapeText(content string) string {
+	if content == "" {
+		return "(no content)"
+	}
+	return content
+}
+
 // The ways an upstream call fails, as its row's text tells.
 const (
+	// FailureRefused: the connection was refused (nothing listened).
+	FailureRefused = "a refused connection"
+	// FailureNetTimeout: the network gave no answer in time (a dial or
+	// read that timed out).
+	FailureNetTimeout = "a network timeout"
+	// FailureNetwork: the connection failed otherwise (reset, EOF, broken
+	// pipe).
 	FailureNetwork = "a network failure"
-	FailureResult  = "an error result"
+	// FailureResult: the tool answered with an error.
+	FailureResult = "an error result"
 )
 
-// networkWords are what the proxy's text of an upstream call says when the
-// connection failed rather than the tool.
-var networkWords = []string{"rejected by transport", ": eof", "connection reset", "connection refused", "broken pipe", "unexpected eof"}
+// failureWords are what the proxy's text of an upstream call says when the
+// connection failed rather than the tool, by kind, the narrower kinds
+// first.
+var failureWords = []struct {
+	kind  string
+	words []string
+}{
+	{FailureRefused, []string{"connection refused"}},
+	{FailureNetTimeout, []string{"i/o timeout", "tls handshake timeout"}},
+	{FailureNetwork, []string{"rejected by transport", ": eof", "connection reset", "broken pipe", "unexpected eof"}},
+}
 
 // UpstreamFailure classifies an upstream call's failure text.
 func UpstreamFailure(detail string) string {
 	d := strings.ToLower(detail)
-	for _, w := range networkWords {
-		if strings.Contains(d, w) {
-			return FailureNetwork
+	for _, k := range failureWords {
+		for _, w := range k.words {
+			if strings.Contains(d, w) {
+				return k.kind
+			}
 		}
 	}
 	return FailureResult

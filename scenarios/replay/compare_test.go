@@ -138,3 +138,54 @@ func TestAnUpstreamFailuresKindIsCompared(t *testing.T) {
 		t.Errorf("two network failures named a difference: %v", d)
 	}
 }
+
+// A refused connection, a reset and a network timeout are three outcomes:
+// one replayed as another is a different outcome.
+func TestEachNetworkFailureIsItsOwnOutcome(t *testing.T) {
+	up := func(detail string) []audit.Row {
+		r := row(audit.KindUpstreamCall, "search", 0, time.Millisecond, "error")
+		r.Server, r.Detail = "docmost", detail
+		return []audit.Row{r}
+	}
+	refused := up(`upstream docmost: rejected by transport: dial tcp 127.0.0.1:1: connect: connection refused`)
+	reset := up(`upstream docmost: rejected by transport: Post "http://127.0.0.1:1/mcp": EOF`)
+	timeout := up(`upstream docmost: dial tcp 127.0.0.1:1: i/o timeout`)
+	for _, c := range []struct {
+		rec, rep []audit.Row
+		want     string
+	}{
+		{refused, reset, "recorded a refused connection, replayed a network failure"},
+		{reset, refused, "recorded a network failure, replayed a refused connection"},
+		{timeout, reset, "recorded a network timeout, replayed a network failure"},
+	} {
+		d := Compare(c.rec, c.rep, 1, DefaultTolerance)
+		if len(d) != 1 || d[0].What != DifferentOutcome || d[0].Detail != c.want {
+			t.Errorf("differences %v, want one: %s", d, c.want)
+		}
+	}
+	if d := Compare(refused, up("upstream docmost: dial tcp [::1]:9: connect: connection refused"), 1, DefaultTolerance); len(d) != 0 {
+		t.Errorf("two refusals named a difference: %v", d)
+	}
+}
+
+// An upstream call's answer is compared by its shape when both rows say
+// it: another size or other content kinds is a different answer.
+func TestAnAnswersShapeIsCompared(t *testing.T) {
+	up := func(n int64, content string) []audit.Row {
+		r := row(audit.KindUpstreamCall, "search", 0, time.Millisecond, "ok")
+		r.Server, r.Bytes, r.Content = "docmost", n, content
+		return []audit.Row{r}
+	}
+	rec := up(14321, "text:1,image:1")
+	for _, rep := range [][]audit.Row{up(900, "text:1,image:1"), up(14321, "text:1")} {
+		d := Compare(rec, rep, 1, DefaultTolerance)
+		if len(d) != 1 || d[0].What != DifferentAnswer {
+			t.Errorf("recorded %d %s, replayed %d %s: differences %v, want a different answer", rec[0].Bytes, rec[0].Content, rep[0].Bytes, rep[0].Content, d)
+		}
+	}
+	for _, rep := range [][]audit.Row{up(14321, "text:1,image:1"), up(0, "")} {
+		if d := Compare(rec, rep, 1, DefaultTolerance); len(d) != 0 {
+			t.Errorf("replayed %d %q: differences %v, want none (the same shape, or a build that does not say it)", rep[0].Bytes, rep[0].Content, d)
+		}
+	}
+}

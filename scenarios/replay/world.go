@@ -1,11 +1,17 @@
 package replay
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -23,8 +29,10 @@ import (
 )
 
 // Plan is how a bundle's recording is played back in the harness's world:
-// the docmost-like fake upstream answers the recorded tools after the
-// recorded latencies (or hangs, or fails, as recorded), the fake LLMs play
+// a fake of the recorded upstream server (the docmost-like fake, or one
+// standing in for any other server the config names) answers the recorded
+// tool after the recorded latency with a neutral body of the recorded size
+// and content kinds (or hangs, or fails, as recorded), the fake LLMs play
 // each recorded attempt back, and the proxy runs with the recorded knobs,
 // pipeline and gate.
 type Plan struct {
@@ -45,10 +53,10 @@ type Plan struct {
 	// a session id the proxy does not know (the recording holds a
 	// session_recreated row).
 	Recreate bool
-	// UpstreamFault, when the recorded upstream call failed in the network
-	// (reset, EOF, refused), is the toxiproxy fault that fails it the same
-	// way on the docmost link, armed after the handshake.
-	UpstreamFault harness.Fault
+	// Network, when the recorded upstream call failed in the network, is
+	// how: the replay fails it the same way on the way to the upstream's
+	// fake, armed after the handshake.
+	Network Network
 	// Answered says whether the recorded request was answered; an attempt
 	// the recording never closed is played as a hang.
 	Answered bool
@@ -56,7 +64,33 @@ type Plan struct {
 	ClientTimeout time.Duration
 }
 
-// The replay world's one upstream is the docmost-like fake.
+// Network is a kind of network failure a replay plays on the way to the
+// upstream's fake.
+type Network string
+
+// The network failures a replay plays.
+const (
+	// NetworkRefused: connecting is refused (the server pointed at an
+	// address where nothing listens).
+	NetworkRefused Network = "refused"
+	// NetworkReset: the link resets the connection (toxiproxy reset_peer).
+	NetworkReset Network = "reset"
+	// NetworkTimeout: the link takes the request and never answers
+	// (toxiproxy timeout 0, a blackhole).
+	NetworkTimeout Network = "timeout"
+)
+
+// networkOf is how the recorded failure kind is played ("": not a network
+// failure).
+var networkOf = map[string]Network{
+	FailureRefused:    NetworkRefused,
+	FailureNetwork:    NetworkReset,
+	FailureNetTimeout: NetworkTimeout,
+}
+
+// The replay world's own upstream is the docmost-like fake, server
+// docmost of its project; a call recorded through another server, or
+// through a tool that fake does not serve, gets a fake of its own.
 const fakeServer = "docmost"
 
 var statusRE = regexp.MustCompile(`\b(40[0-9]|429|5[0-9][0-9])\b`)
@@ -98,9 +132,6 @@ func PlanOf(b bundle.Bundle, compress int) (Plan, error) {
 	if p.UpstreamTool == "" {
 		return p, errors.New("the bundle records no upstream call: nothing to replay it against")
 	}
-	if p.Server != fakeServer {
-		return p, fmt.Errorf("the recorded upstream is server %q: the replay world fakes only the docmost-like server %q", p.Server, fakeServer)
-	}
 	if p.Tool == "" {
 		p.Tool = p.Server + "_" + p.UpstreamTool
 	}
@@ -112,6 +143,9 @@ func PlanOf(b bundle.Bundle, compress int) (Plan, error) {
 	}
 	if pc == nil {
 		return p, fmt.Errorf("the bundle's config has no project %q", project)
+	}
+	if _, ok := pc.Servers[p.Server]; !ok {
+		return p, fmt.Errorf("the recorded upstream is server %q, which the bundle's config does not name: nothing says it was an upstream of the project", p.Server)
 	}
 	p.Env = harness.EnvOptions{Knobs: &p.Knobs, Pipeline: pc.Pipeline, Gate: pc.Gate.Enabled, Prompts: pc.Prompts}
 	primary := ""
@@ -129,9 +163,9 @@ func PlanOf(b bundle.Bundle, compress int) (Plan, error) {
 		d := time.Duration(a.Duration*float64(time.Millisecond)) / time.Duration(compress)
 		switch a.Kind {
 		case audit.KindUpstreamCall:
-			p.Upstream[a.Tool] = upstreamBehavior(a.Status, d)
-			if a.Status == audit.StatusError && UpstreamFailure(a.Error) == FailureNetwork {
-				p.UpstreamFault = harness.ResetPeer{Link: harness.LinkDocmost}
+			p.Upstream[a.Tool] = upstreamBehavior(a, d)
+			if a.Status == audit.StatusError {
+				p.Network = networkOf[UpstreamFailure(a.Error)]
 			}
 		case audit.KindLLMAttempt:
 			st := llmStep(a, d)
@@ -155,18 +189,36 @@ func isMillis(env string) bool {
 	return false
 }
 
-func upstreamBehavior(status string, d time.Duration) upstream.Behavior {
-	switch status {
+// upstreamBehavior plays one recorded upstream answer back: after its
+// latency, with a neutral body of its size and content kinds when its row
+// says them; hung; or an error result.
+func upstreamBehavior(a bundle.Answer, d time.Duration) upstream.Behavior {
+	var b upstream.Behavior
+	switch a.Status {
 	case audit.StatusOK:
+		b = upstream.Behavior{Kind: upstream.Slow, Delay: d}
 		if d <= 0 {
-			return upstream.Behavior{Kind: upstream.OK}
+			b = upstream.Behavior{Kind: upstream.OK}
 		}
-		return upstream.Behavior{Kind: upstream.Slow, Delay: d}
 	case audit.StatusTimeout, audit.StatusCancelled:
 		return upstream.Behavior{Kind: upstream.Hang}
 	default:
-		return upstream.Behavior{Kind: upstream.ErrorResult}
+		b = upstream.Behavior{Kind: upstream.ErrorResult}
 	}
+	if a.Content != "" { // a row that says the answer's kinds (older rows do not)
+		b.Shape = shapeOf(a)
+	}
+	return b
+}
+
+// shapeOf is the recorded answer's shape as the fake takes it.
+func shapeOf(a bundle.Answer) *upstream.Shape {
+	rec := audit.ParseShape(a.Content)
+	s := &upstream.Shape{Bytes: max(a.Bytes, 0), Structured: rec.Structured, IsError: rec.IsError}
+	for _, b := range rec.Blocks {
+		s.Blocks = append(s.Blocks, upstream.Block{Type: b.Type, N: b.N})
+	}
+	return s
 }
 
 // llmStep plays one recorded attempt back: answered after its duration,
@@ -260,8 +312,13 @@ func Run(ctx context.Context, p Plan, target harness.Target) (Result, error) {
 // the proxy wrote for it are returned.
 func Play(ctx context.Context, p Plan, env *harness.Env) (Result, error) {
 	var res Result
+	up, err := upstreamFor(ctx, p, env)
+	if err != nil {
+		return res, err
+	}
+	defer up.close()
 	for tool, b := range p.Upstream {
-		env.Docmost.Set(tool, b)
+		up.fake.Set(tool, b)
 	}
 	if env.LLM != nil && len(p.LLM) > 0 {
 		if err := env.LLM.Set(fakellm.AnyModel, append(p.LLM, p.Env.LLMDefault)...); err != nil {
@@ -282,14 +339,17 @@ func Play(ctx context.Context, p Plan, env *harness.Env) (Result, error) {
 	if err != nil {
 		return res, err
 	}
-	if p.UpstreamFault != nil {
-		if err := env.Arm(ctx, p.UpstreamFault); err != nil {
-			return res, fmt.Errorf("arming %s, as recorded: %w", p.UpstreamFault.Name(), err)
-		}
-	}
 	if p.Recreate {
 		if err := env.Target.Restart(ctx); err != nil {
 			return res, fmt.Errorf("restarting the proxy before the call, as recorded: %w", err)
+		}
+		if err := up.register(ctx); err != nil { // a server added at run time is gone with the process
+			return res, err
+		}
+	}
+	if p.Network != "" {
+		if err := up.fail(ctx, p.Network); err != nil {
+			return res, fmt.Errorf("failing the way to %s as recorded (%s): %w", p.Server, p.Network, err)
 		}
 	}
 	cctx, cancel := context.WithTimeout(ctx, p.ClientTimeout)
@@ -423,4 +483,137 @@ func argumentsFor(ctx context.Context, cs *mcp.ClientSession, tool string) (map[
 		return args, nil
 	}
 	return nil, fmt.Errorf("the proxy lists no tool %s", tool)
+}
+
+// playedUpstream is the fake that plays the recorded upstream server, and
+// the toxiproxy link the proxy reaches it through.
+type playedUpstream struct {
+	env    *harness.Env
+	server string
+	fake   *upstream.Server
+	link   *harness.Link
+	// own: the fake is the replay's, added to the proxy through its
+	// servers API; moved: the server was pointed elsewhere (fail).
+	own, moved bool
+}
+
+// links numbers the links of own fakes: a toxiproxy link's name is unique.
+var links atomic.Int64
+
+// upstreamFor is the fake of the plan's upstream server: the world's
+// docmost fake when the recording went to its docmost server through a
+// tool it serves; otherwise a fake of its own, named as the recorded
+// server and serving the recorded tool, behind a link of its own, added to
+// the world's project through the proxy's servers API (replacing a server
+// of that name while the replay runs).
+func upstreamFor(ctx context.Context, p Plan, env *harness.Env) (*playedUpstream, error) {
+	u := &playedUpstream{env: env, server: p.Server, fake: env.Docmost, link: env.DocmostLink}
+	if p.Server == fakeServer && env.Docmost.Serves(p.UpstreamTool) {
+		return u, nil
+	}
+	fake, err := upstream.NewNamed(p.Server, p.UpstreamTool)
+	if err != nil {
+		return nil, err
+	}
+	link, err := env.Toxi.Link(fmt.Sprintf("replay-%s-%d", p.Server, links.Add(1)), fake.Addr())
+	if err != nil {
+		_ = fake.Close()
+		return nil, err
+	}
+	u.fake, u.link, u.own = fake, link, true
+	if err := u.register(ctx); err != nil {
+		u.close()
+		return nil, err
+	}
+	return u, nil
+}
+
+// register tells the proxy where the fake is: an own fake is added (or
+// put back) through the servers API; the world's docmost is in its config.
+func (u *playedUpstream) register(ctx context.Context) error {
+	if !u.own {
+		return nil
+	}
+	if err := putServer(ctx, u.env, u.server, "http://"+u.link.Addr()+"/mcp"); err != nil {
+		return fmt.Errorf("adding a fake of server %s to the proxy: %w", u.server, err)
+	}
+	return nil
+}
+
+// close gives the world back as it was: an own fake removed from the proxy
+// (a replaced docmost put back) and stopped, a moved docmost put back.
+func (u *playedUpstream) close() {
+	if !u.own && !u.moved {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if u.server == fakeServer {
+		_ = putServer(ctx, u.env, fakeServer, "http://"+u.env.DocmostLink.Addr()+"/mcp")
+	} else {
+		_ = serversCall(ctx, u.env, http.MethodDelete, u.server, nil)
+	}
+	if u.own {
+		_ = u.fake.Close()
+	}
+}
+
+// fail fails the way to the fake as recorded: a reset or a network timeout
+// on its link (toxiproxy reset_peer, a blackhole), a refusal by pointing
+// the server at an address where nothing listens. Taking the link down
+// would refuse new connections too, but a connection the proxy pooled
+// could still see the close first, as an EOF: a reset, not a refusal.
+func (u *playedUpstream) fail(ctx context.Context, n Network) error {
+	switch n {
+	case NetworkRefused:
+		addr, err := refusingAddr()
+		if err != nil {
+			return err
+		}
+		u.moved = true
+		return putServer(ctx, u.env, u.server, "http://"+addr+"/mcp")
+	case NetworkReset:
+		return u.link.Toxic("replay-reset", "reset_peer", "downstream", map[string]any{"timeout": 0})
+	case NetworkTimeout:
+		return u.link.Toxic("replay-blackhole", "timeout", "upstream", map[string]any{"timeout": 0})
+	}
+	return fmt.Errorf("no way to play network failure %q", n)
+}
+
+// refusingAddr is a loopback address where nothing listens: a port just
+// taken and let go.
+func refusingAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	addr := ln.Addr().String()
+	return addr, ln.Close()
+}
+
+// putServer creates or replaces server name of the world's project,
+// served at url.
+func putServer(ctx context.Context, env *harness.Env, name, url string) error {
+	body, _ := json.Marshal(map[string]string{"url": url})
+	return serversCall(ctx, env, http.MethodPut, name, body)
+}
+
+// serversCall sends one request to the proxy's servers API about server
+// name of the world's project.
+func serversCall(ctx context.Context, env *harness.Env, method, name string, body []byte) error {
+	req, err := http.NewRequestWithContext(ctx, method, env.Target.URL()+"/api/v1/servers/"+harness.Project+"/"+name, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("%s /api/v1/servers/%s/%s: %s: %s", method, harness.Project, name, resp.Status, bytes.TrimSpace(msg))
+	}
+	return nil
 }

@@ -2,8 +2,12 @@ package replay
 
 import (
 	"context"
+	"reflect"
+	"strings"
 	"testing"
 	"time"
+
+	"gopkg.in/yaml.v3"
 
 	fakellm "github.com/mcpchaos/mcpchaos/fakes/llm"
 	"github.com/mcpchaos/mcpchaos/fakes/upstream"
@@ -122,5 +126,88 @@ func TestAnAnsweredCallsRowsAreReadOnceSettled(t *testing.T) {
 	})
 	if err != nil || len(rows) != 2 {
 		t.Errorf("after %d reads: %d rows (%v), want the late attempt too", reads, len(rows), err)
+	}
+}
+
+// The fake answers the recorded tool with the recorded answer's shape: its
+// size and content kinds, an isError result as one.
+func TestTheFakeAnswersWithTheRecordedShape(t *testing.T) {
+	root := row(audit.KindToolCallTrace, "docmost_search", 0, time.Second, "ok")
+	root.ParentID, root.Project = "", "docmost"
+	up := row(audit.KindUpstreamCall, "search", 0, 200*time.Millisecond, "ok")
+	up.Server, up.Bytes, up.Content = "docmost", 14321, "text:2,image:1,structured"
+	p, err := PlanOf(planBundle(t, []audit.Row{root, up}), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := upstream.Shape{Bytes: 14321, Blocks: []upstream.Block{{Type: "text", N: 2}, {Type: "image", N: 1}}, Structured: true}
+	got := p.Upstream["search"]
+	if got.Kind != upstream.Slow || got.Delay != 200*time.Millisecond || got.Shape == nil || !reflect.DeepEqual(*got.Shape, want) {
+		t.Errorf("upstream search: %+v (shape %+v), want slow 200ms with shape %+v", got, got.Shape, want)
+	}
+	up.Status, up.Bytes, up.Content = "error", 80, "text:1,isError"
+	p, err = PlanOf(planBundle(t, []audit.Row{root, up}), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Upstream["search"]; got.Kind != upstream.ErrorResult || got.Shape == nil || got.Shape.Bytes != 80 || !got.Shape.IsError {
+		t.Errorf("an isError answer: %+v (shape %+v), want an error result of 80 bytes", got, got.Shape)
+	}
+}
+
+// A call recorded through any server the bundle's config names is
+// planned on a fake of that server; one the config does not name is
+// refused, naming it.
+func TestACallThroughAnyConfiguredServerIsPlanned(t *testing.T) {
+	root := row(audit.KindToolCallTrace, "wiki_get_page", 0, time.Second, "ok")
+	root.ParentID, root.Project = "", "docmost"
+	up := row(audit.KindUpstreamCall, "get_page", 0, 20*time.Millisecond, "ok")
+	up.Server = "wiki"
+	b := planBundle(t, []audit.Row{root, up})
+	var cfg config.Config
+	if err := yaml.Unmarshal([]byte(b.Config), &cfg); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Projects["docmost"].Servers["wiki"] = &config.Server{URL: "http://127.0.0.1:2/mcp"}
+	y, err := config.Marshal(&cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Config = string(y)
+	p, err := PlanOf(b, 1)
+	if err != nil {
+		t.Fatalf("a call through wiki: %v\n%s", err, b.Config)
+	}
+	if p.Server != "wiki" || p.UpstreamTool != "get_page" || p.Tool != "wiki_get_page" {
+		t.Errorf("plan: %+v", p)
+	}
+	up.Server = "jira"
+	if _, err := PlanOf(planBundle(t, []audit.Row{root, up}), 1); err == nil || !strings.Contains(err.Error(), `"jira"`) {
+		t.Errorf("a server the config does not name: %v, want a refusal naming it", err)
+	}
+}
+
+// Each kind of network failure is played as itself: a refused connection
+// as the link down, a reset as reset_peer, a network timeout as a
+// blackhole; an error result as the fake's.
+func TestEachNetworkFailureIsPlayedAsItself(t *testing.T) {
+	root := row(audit.KindToolCallTrace, "docmost_search", 0, time.Second, "ok")
+	root.ParentID, root.Project = "", "docmost"
+	for detail, want := range map[string]Network{
+		`upstream docmost: calling "tools/call": rejected by transport: Post "http://127.0.0.1:1/mcp": dial tcp 127.0.0.1:1: connect: connection refused`: NetworkRefused,
+		`upstream docmost: calling "tools/call": rejected by transport: Post "http://127.0.0.1:1/mcp": EOF`:                                               NetworkReset,
+		`upstream docmost: read tcp 127.0.0.1:5->127.0.0.1:1: read: connection reset by peer`:                                                             NetworkReset,
+		`upstream docmost: calling "tools/call": Post "http://127.0.0.1:1/mcp": dial tcp 127.0.0.1:1: i/o timeout`:                                        NetworkTimeout,
+		`fake upstream docmost: search failed on purpose`:                                                                                                 "",
+	} {
+		up := row(audit.KindUpstreamCall, "search", 0, 5*time.Millisecond, "error")
+		up.Server, up.Detail = "docmost", detail
+		p, err := PlanOf(planBundle(t, []audit.Row{root, up}), 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Network != want {
+			t.Errorf("%s: played as %q, want %q", detail, p.Network, want)
+		}
 	}
 }

@@ -89,6 +89,8 @@ func fullRow() audit.Row {
 		Degraded:       true,
 		DegradedReason: "LLM budget spent after 30000 ms",
 		Detail:         "provider=vllm-current model=qwen3-32b; error: context deadline exceeded — ünïcödé ⚠ 'quotes' \"double\"",
+		Bytes:          14321,
+		Content:        "text:2,image:1,structured,isError",
 	}
 }
 

@@ -106,6 +106,9 @@ func Render(w io.Writer, code string, rows []audit.Row) error {
 		if isFailure(r) && strings.TrimSpace(r.Detail) != "" {
 			fmt.Fprintf(&b, "%s✗ %s\n", under, excerpt(r.Detail, maxDetail))
 		}
+		if r.Bytes > 0 {
+			fmt.Fprintf(&b, "%sanswer %d bytes: %s\n", under, r.Bytes, excerpt(r.Content, maxDetail))
+		}
 	}
 
 	s := spans[slowest]

@@ -414,3 +414,16 @@ func TestRenderHeader(t *testing.T) {
 		t.Errorf("missing identity should show dashes, time in UTC:\n%s", out)
 	}
 }
+
+// An upstream call's answer shows its shape under the call: size and
+// content kinds, as its row keeps them.
+func TestRenderAnswerShape(t *testing.T) {
+	rows := []audit.Row{
+		{Kind: audit.KindToolCallTrace, SpanID: "R", Start: at(0), Duration: 5 * time.Millisecond, Status: "ok"},
+		{Kind: audit.KindUpstreamCall, SpanID: "U", ParentID: "R", Server: "wiki", Tool: "get_page", Start: at(1), Duration: 3 * time.Millisecond,
+			Status: "ok", Bytes: 6000, Content: "text:1,image:1,structured"},
+	}
+	if out := render(t, rows); !strings.Contains(out, "\n    answer 6000 bytes: text:1,image:1,structured\n") {
+		t.Errorf("no answer shape under the upstream call:\n%s", out)
+	}
+}
