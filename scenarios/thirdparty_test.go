@@ -44,7 +44,15 @@ var thirdPartyVerdicts = []thirdPartyVerdict{
 	{"mcp-proxy", "none × malformed requests answered", nil},
 	// It serves an initialize from any Origin (the MCP spec: refuse with 403).
 	{"mcp-proxy", "none × an initialize from a foreign Origin", []string{"8 a foreign Origin is refused (MCP spec: DNS rebinding)"}},
+	// A proxy of one server meets the rows on the everything fake with that
+	// fake in its server's place: the wire rows, the methods it forwards.
+	{"mcp-proxy", "none × ids of every kind come back as sent", nil},
+	{"mcp-proxy", "latency × prompts/get", nil},
 	{"supergateway", "none × small tools/call", nil},
+	{"supergateway", "none × resources/templates/list + a templated read", nil},
+	// It opens each session with a child process, slowly: after the
+	// malformed requests it still serves, which is all the row asks.
+	{"supergateway", "none × malformed requests answered", nil},
 	// Its bridge keeps using an upstream session the restarted upstream
 	// answers 404, where the MCP spec says a client starts a new one.
 	{"supergateway", "upstream-restart × tools/call across the fault", []string{"1 the proxy reconnects to a restarted upstream"}},

@@ -16,7 +16,8 @@ var update = flag.Bool("update", false, "rewrite testdata/applicability.golden f
 // goldenTargets are the targets whose applicability is frozen: one of each
 // kind mcplocal runs as, a live endpoint, a cluster, and the example proxy
 // shapes of scenarios/testdata/shapes (specs a user could have written), the
-// aggregating one also as a cluster of two replicas. None
+// aggregating one also as a cluster of two replicas, and the two public
+// proxies of scenarios/testdata/thirdparty (proxies of one server). None
 // is started: what applies is decided from the target's kind and claims.
 func goldenTargets(t *testing.T) []harness.Target {
 	t.Helper()
@@ -40,6 +41,13 @@ func goldenTargets(t *testing.T) []harness.Target {
 		if name == "aggregate" {
 			targets = append(targets, harness.NewForeignCluster(spec, 2, nil))
 		}
+	}
+	for _, name := range []string{"mcp-proxy", "supergateway"} {
+		spec, err := harness.LoadForeign(filepath.Join("..", "testdata", "thirdparty", name+".yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		targets = append(targets, spec.Target(nil))
 	}
 	return targets
 }
