@@ -2,6 +2,7 @@ package catalogue
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -24,7 +25,7 @@ import (
 var ForeignOrigin = Operation{Name: "an initialize from a foreign Origin", Do: func(ctx context.Context, env *harness.Env) Observation {
 	var o Observation
 	clk := startClock()
-	status, sid, body, err := rawMCP(ctx, env, func(r *http.Request) { r.Header.Set("Origin", "http://evil.example") }, "", initialize)
+	status, sid, body, err := rawMCP(ctx, env, func(r *http.Request) { r.Header.Set("Origin", "http://evil.example") }, "", "", initialize)
 	o.Err = err
 	clk.into(&o)
 	if err != nil {
@@ -50,7 +51,7 @@ var MalformedSessionIDs = Operation{Name: "malformed session ids answered and re
 		if i == 0 { // the first id's answer is the timed part
 			clk = startClock()
 		}
-		status, _, body, err := rawMCP(ctx, env, nil, id, call)
+		status, _, body, err := rawMCP(ctx, env, nil, id, "", call)
 		if i == 0 {
 			o.Err = err
 			clk.into(&o)
@@ -69,9 +70,12 @@ var MalformedSessionIDs = Operation{Name: "malformed session ids answered and re
 }}
 
 // rawMCP POSTs body to the project's MCP endpoint as alice's client would,
-// with the target's headers, a session id if given, and edit applied; it
-// returns the status, the session id the answer issued, and the body.
-func rawMCP(ctx context.Context, env *harness.Env, edit func(*http.Request), session, body string) (int, string, string, error) {
+// with the target's headers, a session id and a protocol version header if
+// given ("" sends none: an initialize names no version in its header, and a
+// request after it names the one the proxy chose, negotiatedVersion), and
+// edit applied; it returns the status, the session id the answer issued,
+// and the body.
+func rawMCP(ctx context.Context, env *harness.Env, edit func(*http.Request), session, version, body string) (int, string, string, error) {
 	hc := env.HTTPClient("alice")
 	defer hc.CloseIdleConnections()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, env.ProjectURL(), strings.NewReader(body))
@@ -80,7 +84,9 @@ func rawMCP(ctx context.Context, env *harness.Env, edit func(*http.Request), ses
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	if version != "" {
+		req.Header.Set("Mcp-Protocol-Version", version)
+	}
 	if session != "" {
 		req.Header["Mcp-Session-Id"] = []string{session} // as sent, even when not canonical
 	}
@@ -105,4 +111,18 @@ func genericSecurityScenarios() []Scenario {
 		{Fault: harness.None{}, Operation: MalformedSessionIDs, Promise: "8 a malformed session id is answered and cleanly refused",
 			Labels: []string{"security", "ids"}, Budget: requestDeadline, Expect: sessionAnswered, Needs: harness.NeedsSessions},
 	}
+}
+
+// negotiatedVersion is the protocol version an initialize's answer chose
+// (body, JSON or SSE), or "" when it names none.
+func negotiatedVersion(status int, body string) string {
+	a, bad := responseOf(status, body)
+	if bad != "" || a.Result == nil {
+		return ""
+	}
+	var r struct {
+		ProtocolVersion string `json:"protocolVersion"`
+	}
+	_ = json.Unmarshal(a.Result, &r)
+	return r.ProtocolVersion
 }

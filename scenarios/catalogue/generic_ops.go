@@ -153,18 +153,19 @@ var (
 		return o
 	}}
 	MalformedRequests = Operation{Name: "malformed requests answered", Do: func(ctx context.Context, env *harness.Env) Observation {
-		status, sid, body, err := rawMCP(ctx, env, nil, "", initialize)
+		status, sid, body, err := rawMCP(ctx, env, nil, "", "", initialize)
 		if err != nil || status != http.StatusOK {
 			return Observation{Err: fmt.Errorf("initialize: %d %v %s", status, err, excerpt(body))}
 		}
-		if _, _, _, err := rawMCP(ctx, env, nil, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); err != nil {
+		version := negotiatedVersion(status, body)
+		if _, _, _, err := rawMCP(ctx, env, nil, sid, version, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); err != nil {
 			return Observation{Err: err}
 		}
 		var o Observation
 		clk := startClock()
 		for i, bad := range []string{`{not json`, `{"jsonrpc":"2.0","id":5,"method":"no/such/method"}`,
 			`{"jsonrpc":"2.0","id":6,"method":"tools/call","params":"not an object"}`, `[]`} {
-			status, _, body, err := rawMCP(ctx, env, nil, sid, bad)
+			status, _, body, err := rawMCP(ctx, env, nil, sid, version, bad)
 			if i == 0 {
 				o.Err = err
 				clk.into(&o)

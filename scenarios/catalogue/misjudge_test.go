@@ -169,3 +169,31 @@ func TestAProxySlowToOpenASessionStillServes(t *testing.T) {
 		t.Errorf("a proxy that never answers an initialize was taken for serving")
 	}
 }
+
+// A proxy on an SDK older than the newest protocol version answers 400 to a
+// request naming a version it does not know. An initialize names none (the
+// MCP spec's header is for the requests after it), and later requests name
+// the version the proxy chose: such a proxy is judged on what the row asks,
+// not refused for the harness's header.
+func TestRawRowsSpeakTheVersionTheProxyChose(t *testing.T) {
+	older := func(w http.ResponseWriter, r *http.Request, _ *[]byte) bool {
+		if v := r.Header.Get("Mcp-Protocol-Version"); v != "" && v != "2025-06-18" {
+			http.Error(w, "Bad Request: unsupported protocol version "+v, http.StatusBadRequest)
+			return true
+		}
+		if r.Header.Get("Origin") == "http://evil.example" {
+			http.Error(w, "forbidden origin", http.StatusForbidden)
+			return true
+		}
+		r.Host = ""
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if o := ForeignOrigin.Do(ctx, inFront(t, older)); o.Err != nil || len(o.Broken) > 0 {
+		t.Errorf("the Origin row on a proxy of an older protocol version: %v %s", o.Err, strings.Join(o.Broken, "; "))
+	}
+	if o := MalformedRequests.Do(ctx, inFront(t, older)); o.Err != nil {
+		t.Errorf("the malformed-requests row could not open its session on a proxy of an older protocol version: %v", o.Err)
+	}
+}
