@@ -170,16 +170,21 @@ func writeBundle(t *testing.T, env *harness.Env, code string, rows []audit.Row) 
 	return file
 }
 
+// replayCompress is how far the recordings of these tests compress the
+// knobs: 20, not 100. At 100 an LLM attempt has 100 ms and an upstream call
+// 300 ms, and at load 13 under -race one recording met a timeout for the
+// primary's 404 (no failover chain) and one replay an upstream call that
+// took its whole 300 ms: a compressed window shorter than the action it
+// spans on a loaded machine.
+const replayCompress = 20
+
 // A failover chain replays faithfully on the build that recorded it: the
 // primary answering 404 on every attempt and the fallback answering, the
 // replay has the same spans, outcomes and notices (--expect same).
 func TestAFailoverChainReplaysFaithfully(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	// Compressed by 20, not 100: the recording needs the primary's 404 back
-	// inside its attempt budget on a loaded machine (at 100 an attempt has
-	// 100 ms, and one -race run at load 13 recorded a timeout instead).
-	kv := harness.CompressBy(20)
+	kv := harness.CompressBy(replayCompress)
 	env, err := harness.NewEnv(ctx, harness.EnvOptions{
 		Target: &harness.InProcess{}, Knobs: &kv, LLM: true, Fallback: true,
 		Pipeline: []config.Stage{{Name: "paginate"}},
@@ -229,7 +234,7 @@ func TestAFailoverChainReplaysFaithfully(t *testing.T) {
 func TestARecreatedSessionReplaysFaithfully(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	kv := harness.CompressBy(100)
+	kv := harness.CompressBy(replayCompress)
 	env, err := harness.NewEnv(ctx, harness.EnvOptions{Target: &harness.InProcess{}, Knobs: &kv})
 	if err != nil {
 		t.Fatal(err)
@@ -273,7 +278,7 @@ func TestARecreatedSessionReplaysFaithfully(t *testing.T) {
 func TestAnUpstreamResetReplaysFaithfully(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	kv := harness.CompressBy(100)
+	kv := harness.CompressBy(replayCompress)
 	env, err := harness.NewEnv(ctx, harness.EnvOptions{Target: &harness.InProcess{}, Knobs: &kv})
 	if err != nil {
 		t.Fatal(err)
@@ -358,7 +363,7 @@ func TestAKeptFileIsJudgedByItsPinnedVerdict(t *testing.T) {
 // returns the bundle file of its trace and the call's result.
 func recordOne(t *testing.T, ctx context.Context, o harness.EnvOptions, tool string, args map[string]any, before func(*harness.Env) error) (string, *mcp.CallToolResult) {
 	t.Helper()
-	kv := harness.CompressBy(100)
+	kv := harness.CompressBy(replayCompress)
 	o.Target, o.Knobs = &harness.InProcess{}, &kv
 	env, err := harness.NewEnv(ctx, o)
 	if err != nil {
@@ -496,7 +501,7 @@ func TestAnUpstreamRefusalReplaysFaithfully(t *testing.T) {
 func TestARecreatedSessionThroughAnotherServerReplays(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	kv := harness.CompressBy(100)
+	kv := harness.CompressBy(replayCompress)
 	env, err := harness.NewEnv(ctx, harness.EnvOptions{Target: &harness.InProcess{}, Knobs: &kv, Everything: true})
 	if err != nil {
 		t.Fatal(err)
