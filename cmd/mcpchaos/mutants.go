@@ -1,12 +1,15 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"maps"
+	"os"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -33,9 +36,12 @@ func runMutants(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	logs := fs.String("logs", "", "write each mutant's full output to DIR/NAME.log")
 	list := fs.Bool("list", false, "list the mutants and their checks, run nothing")
 	touching := fs.String("touching", "", "print, for these package directories (comma-separated), the checks of their mutants (make quick), run nothing")
+	findSmaller := fs.Bool("find-smaller", false, "instead of judging, run the whole go tests of each mutant's patched packages and name those that kill it (default: the mutants with a Ginkgo or catalogue check)")
+	jsonOut := fs.String("json", "", "also write each mutant's outcome and times to FILE, one JSON object a line")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, `usage: mcpchaos mutants [--only NAME,...] [--parallel N] [--timeout D] [--control] [--logs DIR] [--list]
        mcpchaos mutants --touching DIR[,DIR...]   (the checks of those packages' mutants, for make quick)
+       mcpchaos mutants --find-smaller [--only NAME,...]   (the package tests that kill each mutant)
        mcpchaos mutants --generic PKG[,PKG...] ...   (generic mutation testing; --generic --help says more)
 
 Applies each known regression (scenarios/mutants/patches) to a copy of the
@@ -60,6 +66,10 @@ mutant; exit 1 if any survived or could not be judged. --touching and
 		excludes("touching", "parallel", runsNothing), excludes("touching", "timeout", runsNothing),
 		excludes("list", "control", listsOnly), excludes("list", "logs", listsOnly),
 		excludes("list", "parallel", listsOnly), excludes("list", "timeout", listsOnly),
+		excludes("touching", "find-smaller", runsNothing), excludes("list", "find-smaller", listsOnly),
+		excludes("touching", "json", runsNothing), excludes("list", "json", listsOnly),
+		excludes("find-smaller", "control", "it runs its own control, once per package"),
+		excludes("find-smaller", "json", "it judges nothing"), excludes("find-smaller", "logs", "it judges nothing"),
 	); err != nil {
 		return err
 	}
@@ -93,6 +103,12 @@ mutant; exit 1 if any survived or could not be judged. --touching and
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", m.Name, m.PatchFile, m.Kill, m.Regression)
 		}
 		return tw.Flush()
+	}
+
+	if *findSmaller {
+		return printSmaller(stdout, mutants.FindSmaller(ctx, mutants.Options{
+			Only: names, Parallel: *parallel, Timeout: *timeout, Progress: stderr,
+		}))
 	}
 
 	start := time.Now()
@@ -139,6 +155,11 @@ mutant; exit 1 if any survived or could not be judged. --touching and
 	}
 	fmt.Fprintln(stdout)
 	writeTimes(stdout, outcomes)
+	if *jsonOut != "" {
+		if err := writeOutcomesJSON(*jsonOut, outcomes); err != nil {
+			return err
+		}
+	}
 	fmt.Fprintf(stdout, "\n%d killed, %d survived, %d errors, of %d mutants in %v (parallel %d)\n",
 		counts[mutants.Killed], counts[mutants.Survived], counts[mutants.Errored], len(outcomes),
 		time.Since(start).Round(time.Second), *parallel)
@@ -202,4 +223,69 @@ func writeTimes(w io.Writer, outcomes []mutants.Outcome) {
 		fmt.Fprintf(tw, "%s\t%d\t%v\t%v\t%v\t%v\t%v\t%v\n", k, s.n, r(s.setup), r(s.build), r(s.check), r(s.whole), mean(s.build), mean(s.check))
 	}
 	_ = tw.Flush()
+}
+
+// outcomeJSON is one line of --json: a mutant's verdict and where its time
+// went, in seconds.
+type outcomeJSON struct {
+	Name     string  `json:"name"`
+	Kind     string  `json:"kind"`
+	Check    string  `json:"check"`
+	Verdict  string  `json:"verdict"`
+	TimedOut bool    `json:"timedOut,omitempty"`
+	Error    string  `json:"error,omitempty"`
+	Setup    float64 `json:"setupSeconds"`
+	Build    float64 `json:"buildSeconds"`
+	Run      float64 `json:"checkSeconds"`
+	Whole    float64 `json:"wholeSeconds"`
+}
+
+func writeOutcomesJSON(file string, outcomes []mutants.Outcome) error {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	for _, o := range outcomes {
+		j := outcomeJSON{Name: o.Mutant.Name, Kind: o.Mutant.Kill.Kind.String(), Check: o.Mutant.Kill.String(),
+			Verdict: string(o.Verdict), TimedOut: o.TimedOut,
+			Setup: o.SetupDuration.Seconds(), Build: o.BuildDuration.Seconds(), Run: o.CheckDuration.Seconds(), Whole: o.Duration.Seconds()}
+		if o.Err != nil {
+			j.Error = o.Err.Error()
+		}
+		if err := enc.Encode(j); err != nil {
+			return err
+		}
+	}
+	return os.WriteFile(file, b.Bytes(), 0o644)
+}
+
+// printSmaller prints what --find-smaller found: per mutant its present
+// check and the smallest go test that kills it, then the table entries to
+// change, as Go.
+func printSmaller(w io.Writer, found []mutants.Smaller) error {
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "MUTANT\tCHECK NOW\tSMALLER CHECK\tFAILED TESTS")
+	var kills []string
+	for _, s := range found {
+		smaller := "-"
+		if c, ok := s.Kill(); ok {
+			smaller = c.String()
+			run := fmt.Sprintf("goTest(%q, %q)", c.Pkg, c.Run)
+			if c.SDKPath {
+				run = fmt.Sprintf("Check{Kind: GoTest, Pkg: %q, Run: %q, SDKPath: true}", c.Pkg, c.Run)
+			}
+			kills = append(kills, fmt.Sprintf("%s:\tKill: %s,", s.Mutant.Name, run))
+		} else if s.Err != nil {
+			smaller = "- (" + shorten(s.Err.Error(), 100) + ")"
+		}
+		var names []string
+		for _, f := range s.Failed {
+			names = append(names, fmt.Sprintf("%s %s (%v)", f.Pkg, f.Name, f.Took))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.Mutant.Name, s.Mutant.Kill, smaller, dash(strings.Join(names, ", ")))
+	}
+	_ = tw.Flush()
+	fmt.Fprintf(w, "\n%d of %d mutant(s) have a smaller check:\n", len(kills), len(found))
+	for _, k := range kills {
+		fmt.Fprintln(w, k)
+	}
+	return nil
 }

@@ -41,12 +41,16 @@ func chaosCommands(dir string) map[string]chaosCommand {
 	}
 	mutants := chaosCommand{args: []string{"mutants"}, values: map[string]string{
 		"only": "x", "parallel": "1", "timeout": "1m0s", "control": "", "logs": dir, "list": "", "touching": "proxy",
+		"find-smaller": "", "json": filepath.Join(dir, "m.jsonl"),
 	}}
-	for _, f := range []string{"only", "list", "control", "logs", "parallel", "timeout"} {
+	for _, f := range []string{"only", "list", "control", "logs", "parallel", "timeout", "find-smaller", "json"} {
 		mutants.conflicts = append(mutants.conflicts, [2]string{"touching", f})
 	}
-	for _, f := range []string{"control", "logs", "parallel", "timeout"} {
+	for _, f := range []string{"control", "logs", "parallel", "timeout", "find-smaller", "json"} {
 		mutants.conflicts = append(mutants.conflicts, [2]string{"list", f})
+	}
+	for _, f := range []string{"control", "logs", "json"} { // it judges nothing, with a control of its own
+		mutants.conflicts = append(mutants.conflicts, [2]string{"find-smaller", f})
 	}
 	generic := chaosCommand{args: []string{"mutants", "--generic", "proxy/trace"}, values: map[string]string{
 		"generic": "proxy/trace", "parallel": "2", "timeout": "1m0s", "limit": "3", "at": "proxy/trace/trace.go:1:1",

@@ -386,28 +386,20 @@ func dispatchOrder(muts []Mutant) []int {
 }
 
 // control runs each distinct check of muts once on the unpatched module and
-// returns the checks that failed there, with why.
+// returns the checks that failed there, with why. Checks that run from the
+// same build (one package's tests, the scenarios suite, mcpchaos) share
+// one copy and one build: the unpatched module is the same for all.
 func control(ctx context.Context, m *module, muts []Mutant, opts Options, p *progress) map[Check]string {
-	var checks []Check
-	seen := map[Check]bool{}
-	for _, mu := range muts {
-		if !seen[mu.Kill] {
-			seen[mu.Kill] = true
-			checks = append(checks, mu.Kill)
-		}
+	groups := buildGroups(muts)
+	n := 0
+	for _, g := range groups {
+		n += len(g)
 	}
-	p.printf("control: %d distinct check(s) on the unpatched module first\n", len(checks))
+	p.printf("control: %d distinct check(s) from %d build(s) on the unpatched module first\n", n, len(groups))
 	broken := map[Check]string{}
 	var mu sync.Mutex
-	sem := make(chan struct{}, opts.Parallel)
-	var wg sync.WaitGroup
-	for i, c := range checks {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			o := judge(ctx, m, Mutant{Name: fmt.Sprintf("control-%02d", i+1), Kill: c}, opts)
+	parallel(len(groups), opts.Parallel, func(i int) {
+		for _, o := range judgeAll(ctx, m, fmt.Sprintf("control-%02d", i+1), "", groups[i], opts) {
 			verdict := "passes"
 			if o.Verdict != Survived { // a clean tree must "survive" its own check
 				verdict = "FAILS"
@@ -416,82 +408,141 @@ func control(ctx context.Context, m *module, muts []Mutant, opts Options, p *pro
 					why = o.Err.Error()
 				}
 				mu.Lock()
-				broken[c] = why
+				broken[o.Mutant.Kill] = why
 				mu.Unlock()
 			}
-			p.printf("control: %s %s without any mutant (%v)\n", c, verdict, o.Duration.Round(100*time.Millisecond))
-		}()
-	}
-	wg.Wait()
+			p.printf("control: %s %s without any mutant (check %v)\n", o.Mutant.Kill, verdict, o.CheckDuration.Round(100*time.Millisecond))
+		}
+	})
 	return broken
 }
 
-// judge copies the module, applies the mutant, builds it and runs its check.
-func judge(ctx context.Context, m *module, mu Mutant, opts Options) (o Outcome) {
-	o = Outcome{Mutant: mu, ExitCode: -1}
-	start := time.Now()
-	defer func() { o.Duration = time.Since(start) }()
-	fail := func(err error, excerpt string) Outcome {
-		o.Verdict, o.Err, o.Excerpt = Errored, err, excerpt
-		return o
+// buildGroups are the distinct checks of muts, grouped by the build they
+// run from (sameBuild), in order of first use.
+func buildGroups(muts []Mutant) [][]Check {
+	var groups [][]Check
+	seen := map[Check]bool{}
+	for _, mu := range muts {
+		c := mu.Kill
+		if seen[c] {
+			continue
+		}
+		seen[c] = true
+		i := slices.IndexFunc(groups, func(g []Check) bool { return sameBuild(g[0], c) })
+		if i < 0 {
+			groups = append(groups, nil)
+			i = len(groups) - 1
+		}
+		groups[i] = append(groups[i], c)
 	}
-	if err := mu.Kill.Validate(); err != nil {
-		return fail(err, "")
+	return groups
+}
+
+// judge copies the module, applies the mutant, builds it and runs its check.
+func judge(ctx context.Context, m *module, mu Mutant, opts Options) Outcome {
+	o := judgeAll(ctx, m, mu.Name, mu.Patch, []Check{mu.Kill}, opts)[0]
+	o.Mutant = mu
+	return o
+}
+
+// judgeAll copies the module once, applies patch, builds what checks run
+// once, and runs each check from that build: checks whose builds are the
+// same (sameBuild), such as several -run regexps of one package's tests,
+// one label filter after another of the scenarios suite. The outcomes are
+// in the order of checks, each of a Mutant named name with that Kill; each
+// carries the shared copy and build, and its own check's run.
+func judgeAll(ctx context.Context, m *module, name, patch string, checks []Check, opts Options) []Outcome {
+	outs := make([]Outcome, len(checks))
+	for i, c := range checks {
+		outs[i] = Outcome{Mutant: Mutant{Name: name, Patch: patch, Kill: c}, ExitCode: -1}
+	}
+	start := time.Now()
+	failAll := func(err error, excerpt string) []Outcome {
+		for i := range outs {
+			outs[i].Verdict, outs[i].Err, outs[i].Excerpt = Errored, err, excerpt
+			outs[i].Duration = time.Since(start)
+		}
+		return outs
+	}
+	for _, c := range checks {
+		if err := c.Validate(); err != nil {
+			return failAll(err, "")
+		}
+		if !sameBuild(c, checks[0]) {
+			return failAll(fmt.Errorf("%s and %s need different builds", c, checks[0]), "")
+		}
 	}
 	var log io.Writer
 	if opts.LogDir != "" {
 		if err := os.MkdirAll(opts.LogDir, 0o755); err != nil {
-			return fail(err, "")
+			return failAll(err, "")
 		}
-		f, err := os.Create(filepath.Join(opts.LogDir, mu.Name+".log"))
+		f, err := os.Create(filepath.Join(opts.LogDir, name+".log"))
 		if err != nil {
-			return fail(err, "")
+			return failAll(err, "")
 		}
 		defer f.Close()
 		log = f
 	}
-	w, err := newWorkspace(ctx, m, mu.Patch)
+	w, err := newWorkspace(ctx, m, patch)
 	if err != nil {
-		return fail(err, "")
+		return failAll(err, "")
 	}
 	defer w.close()
 
-	// Build what the check runs first, so a mutant that does not compile is
+	// Build what the checks run first, so a mutant that does not compile is
 	// an error of the run, never a kill; then run the built binary itself.
 	// One build per mutant: `go test` or `go run ginkgo` would link the test
 	// binary again (and vet it) for the check.
-	steps, check, dir, env := mu.Kill.prepared(w.tmp)
+	steps, _, _, _ := checks[0].prepared(w.tmp)
 	buildStart := time.Now()
+	var build time.Duration
 	for _, s := range steps {
 		r := w.run(ctx, opts.Timeout, log, s...)
-		o.BuildDuration += r.took
+		build += r.took
+		for i := range outs {
+			outs[i].BuildDuration = build
+		}
 		switch {
 		case r.err != nil:
-			return fail(fmt.Errorf("%s: %w", strings.Join(s, " "), r.err), "")
+			return failAll(fmt.Errorf("%s: %w", strings.Join(s, " "), r.err), "")
 		case r.timedOut:
-			return fail(fmt.Errorf("%s: still running after %v", strings.Join(s, " "), opts.Timeout), excerpt(r.out))
+			return failAll(fmt.Errorf("%s: still running after %v", strings.Join(s, " "), opts.Timeout), excerpt(r.out))
 		case r.exit != 0:
-			return fail(fmt.Errorf("the mutated module does not build: %s exited %d", strings.Join(s, " "), r.exit), excerpt(r.out))
+			return failAll(fmt.Errorf("the mutated module does not build: %s exited %d", strings.Join(s, " "), r.exit), excerpt(r.out))
 		}
 	}
-
-	o.SetupDuration = buildStart.Sub(start)
-	r := w.runEnv(ctx, dir, append(env, mu.Kill.Env()...), opts.Timeout, log, check...)
-	o.CheckDuration, o.ExitCode, o.TimedOut = r.took, r.exit, r.timedOut
-	switch {
-	case r.err != nil:
-		return fail(fmt.Errorf("%s: %w", mu.Kill, r.err), "")
-	case mu.Kill.Kind == Catalogue && strings.Contains(r.out, "no scenario has label"):
-		return fail(fmt.Errorf("%s: the catalogue has no scenario with label %q", mu.Kill, mu.Kill.Label), "")
-	case r.timedOut:
-		o.Verdict, o.KilledBy = Killed, mu.Kill.String()
-		o.Excerpt = fmt.Sprintf("still running after %v, stopped\n%s", opts.Timeout, excerpt(r.out))
-	case r.exit != 0:
-		o.Verdict, o.KilledBy, o.Excerpt = Killed, mu.Kill.String(), excerpt(r.out)
-	default:
-		o.Verdict = Survived
+	setup := buildStart.Sub(start)
+	for i, c := range checks {
+		_, check, dir, env := c.prepared(w.tmp)
+		o := &outs[i]
+		o.SetupDuration = setup
+		r := w.runEnv(ctx, dir, append(env, c.Env()...), opts.Timeout, log, check...)
+		o.CheckDuration, o.ExitCode, o.TimedOut = r.took, r.exit, r.timedOut
+		o.Duration = setup + build + r.took
+		switch {
+		case r.err != nil:
+			o.Verdict, o.Err = Errored, fmt.Errorf("%s: %w", c, r.err)
+		case c.Kind == Catalogue && strings.Contains(r.out, "no scenario has label"):
+			o.Verdict, o.Err = Errored, fmt.Errorf("%s: the catalogue has no scenario with label %q", c, c.Label)
+		case r.timedOut:
+			o.Verdict, o.KilledBy = Killed, c.String()
+			o.Excerpt = fmt.Sprintf("still running after %v, stopped\n%s", opts.Timeout, excerpt(r.out))
+		case r.exit != 0:
+			o.Verdict, o.KilledBy, o.Excerpt = Killed, c.String(), excerpt(r.out)
+		default:
+			o.Verdict = Survived
+		}
 	}
-	return o
+	return outs
+}
+
+// sameBuild: a and b run from the same build (prepared builds the same
+// binaries for both).
+func sameBuild(a, b Check) bool {
+	ab, _, _, _ := a.prepared("T")
+	bb, _, _, _ := b.prepared("T")
+	return slices.EqualFunc(ab, bb, slices.Equal[[]string])
 }
 
 // Why a check failed, in every output the checks produce. First the lines
@@ -600,11 +651,16 @@ func (p *progress) printf(format string, a ...any) {
 	fmt.Fprintf(p.w, format, a...)
 }
 
-func (p *progress) done(o Outcome) {
+// next counts one more mutant done and returns the count.
+func (p *progress) next() int {
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	p.n++
-	n := p.n
-	p.mu.Unlock()
+	return p.n
+}
+
+func (p *progress) done(o Outcome) {
+	n := p.next()
 	line := fmt.Sprintf("[%2d/%d] %s: %s", n, p.total, o.Mutant.Name, o.Verdict)
 	switch o.Verdict {
 	case Killed:
