@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -173,6 +174,33 @@ func TestEveryPathIsAnsweredByTheOneGuard(t *testing.T) {
 					t.Errorf("answered isError=%v %q; want an isError saying %q… and quoting %s", r.IsError, text, c.text, code)
 				}
 			})
+		}
+	}
+}
+
+// A request that arrives after the stop is answered and never run, on
+// every path, every time: the run would race the stop's own answer, so a
+// guard that ran it would still answer "stopped" in some rounds; twenty
+// rounds per path leave it no round to hide in.
+func TestARequestArrivingAfterTheStopIsNeverRun(t *testing.T) {
+	code := trace.New()
+	for _, path := range guardPaths {
+		var ran atomic.Int32
+		for round := 0; round < 20; round++ {
+			stop, stopNow := context.WithCancel(context.Background())
+			stopNow()
+			var got Answer
+			o := Options{Deadline: 100 * time.Millisecond, Stop: stop, OnAnswer: func(_ context.Context, a Answer) { got = a }}
+			_, _ = path.run(context.Background(), o, code, func(context.Context) (mcp.Result, error) {
+				ran.Add(1)
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ran"}}}, nil
+			})
+			if got.Outcome != Cancelled || !strings.HasPrefix(got.Detail, StoppedText) {
+				t.Fatalf("%s, round %d: a request after the stop was answered %s %q, want %s %q", path.name, round, got.Outcome, got.Detail, Cancelled, StoppedText)
+			}
+		}
+		if n := ran.Load(); n > 0 {
+			t.Errorf("%s: %d of 20 requests that arrived after the stop were run", path.name, n)
 		}
 	}
 }
