@@ -229,16 +229,24 @@ func TestRowJSON(t *testing.T) {
 // session records kept their client opens with the column added, its
 // records kept (their client empty), and new records keep theirs.
 func TestSQLiteAddsTheClientColumnToAnOlderSessionTable(t *testing.T) {
+	s := sqliteOver(t, "the older session table",
+		`CREATE TABLE `+audit.SessionTable+` (project TEXT NOT NULL, id TEXT NOT NULL, owner TEXT NOT NULL DEFAULT '',
+			created_us INTEGER NOT NULL, closed_us INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (project, id))`,
+		`INSERT INTO `+audit.SessionTable+` (project, id, owner, created_us) VALUES ('p', 'OLD', 'alice', 1)`)
+	defer s.Close()
+	olderRecordAndNewClient(t, s)
+}
+
+// sqliteOver opens a SQLite store over a file an older version made with
+// stmts (what names it in a failure).
+func sqliteOver(t *testing.T, what string, stmts ...string) audit.Store {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "old.db")
 	old, err := sql.Open("sqlite", path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, stmt := range []string{
-		`CREATE TABLE ` + audit.SessionTable + ` (project TEXT NOT NULL, id TEXT NOT NULL, owner TEXT NOT NULL DEFAULT '',
-			created_us INTEGER NOT NULL, closed_us INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (project, id))`,
-		`INSERT INTO ` + audit.SessionTable + ` (project, id, owner, created_us) VALUES ('p', 'OLD', 'alice', 1)`,
-	} {
+	for _, stmt := range stmts {
 		if _, err := old.Exec(stmt); err != nil {
 			t.Fatal(err)
 		}
@@ -248,10 +256,9 @@ func TestSQLiteAddsTheClientColumnToAnOlderSessionTable(t *testing.T) {
 	}
 	s, err := audit.OpenSQLite(ctx(t), path)
 	if err != nil {
-		t.Fatalf("open a store with the older session table: %v", err)
+		t.Fatalf("open a store with %s: %v", what, err)
 	}
-	defer s.Close()
-	olderRecordAndNewClient(t, s)
+	return s
 }
 
 // olderRecordAndNewClient checks a store opened over an older session table
@@ -334,23 +341,7 @@ func olderRowAndNewShape(t *testing.T, s audit.Store) {
 // before upstream_call rows kept their answer's shape opens with the
 // columns added.
 func TestSQLiteAddsTheShapeColumnsToAnOlderAuditTable(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "old.db")
-	old, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, stmt := range olderRowsTable("INTEGER", "start_us", "INTEGER", "1") {
-		if _, err := old.Exec(stmt); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := old.Close(); err != nil {
-		t.Fatal(err)
-	}
-	s, err := audit.OpenSQLite(ctx(t), path)
-	if err != nil {
-		t.Fatalf("open a store with the older audit table: %v", err)
-	}
+	s := sqliteOver(t, "the older audit table", olderRowsTable("INTEGER", "start_us", "INTEGER", "1")...)
 	defer s.Close()
 	olderRowAndNewShape(t, s)
 }
