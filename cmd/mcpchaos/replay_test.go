@@ -234,25 +234,8 @@ func TestAFailoverChainReplaysFaithfully(t *testing.T) {
 func TestARecreatedSessionReplaysFaithfully(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	kv := harness.CompressBy(replayCompress)
-	env, err := harness.NewEnv(ctx, harness.EnvOptions{Target: &harness.InProcess{}, Knobs: &kv})
-	if err != nil {
-		t.Fatal(err)
-	}
+	env, code := callAfterRestart(ctx, t, harness.EnvOptions{}, "docmost_search", map[string]any{"query": "notes"})
 	defer env.Close(context.Background())
-	cs, err := harness.SDKClient(ctx, env.ProjectURL(), "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
-	if err := env.Target.Restart(ctx); err != nil {
-		t.Fatal(err)
-	}
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "docmost_search", Arguments: map[string]any{"query": "notes"}})
-	if err != nil || res.IsError || !strings.Contains(firstText(res), "⚠ Session state unavailable (") {
-		t.Fatalf("the recorded call after a restart: %v %s", err, firstText(res))
-	}
-	code, _ := res.Meta[trace.MetaKey].(string)
 	rows, err := mcplocal.Audit(ctx, env, code)
 	if err != nil {
 		t.Fatal(err)
@@ -409,6 +392,39 @@ func settledAudit(ctx context.Context, env *harness.Env, code string) ([]audit.R
 	}
 }
 
+// callAfterRestart records a call that arrives after a restart with the
+// client's old session id: in an in-process world of opts (knobs
+// compressed by replayCompress) a client opens its session, the proxy
+// restarts, and tool is called with args. It returns the world, still up
+// (the caller closes it), and the call's trace code; the call must have
+// been answered with the ⚠ Session state unavailable notice.
+func callAfterRestart(ctx context.Context, t *testing.T, opts harness.EnvOptions, tool string, args map[string]any) (*harness.Env, string) {
+	t.Helper()
+	kv := harness.CompressBy(replayCompress)
+	opts.Target, opts.Knobs = &harness.InProcess{}, &kv
+	env, err := harness.NewEnv(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := harness.SDKClient(ctx, env.ProjectURL(), "")
+	if err != nil {
+		_ = env.Close(context.Background())
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if err := env.Target.Restart(ctx); err != nil {
+		_ = env.Close(context.Background())
+		t.Fatal(err)
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+	if err != nil || res.IsError || !strings.Contains(firstText(res), "⚠ Session state unavailable (") {
+		_ = env.Close(context.Background())
+		t.Fatalf("the recorded call after a restart: %v %s", err, firstText(res))
+	}
+	code, _ := res.Meta[trace.MetaKey].(string)
+	return env, code
+}
+
 // replayed runs mcpchaos replay FILE ARGS... and returns its output.
 func replayed(ctx context.Context, file string, args ...string) (string, error) {
 	var out, errOut bytes.Buffer
@@ -501,25 +517,8 @@ func TestAnUpstreamRefusalReplaysFaithfully(t *testing.T) {
 func TestARecreatedSessionThroughAnotherServerReplays(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	kv := harness.CompressBy(replayCompress)
-	env, err := harness.NewEnv(ctx, harness.EnvOptions{Target: &harness.InProcess{}, Knobs: &kv, Everything: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	env, code := callAfterRestart(ctx, t, harness.EnvOptions{Everything: true}, "everything_echo", map[string]any{"text": "notes"})
 	defer env.Close(context.Background())
-	cs, err := harness.SDKClient(ctx, env.ProjectURL(), "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
-	if err := env.Target.Restart(ctx); err != nil {
-		t.Fatal(err)
-	}
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "everything_echo", Arguments: map[string]any{"text": "notes"}})
-	if err != nil || res.IsError || !strings.Contains(firstText(res), "⚠ Session state unavailable (") {
-		t.Fatalf("the recorded call after a restart: %v %s", err, firstText(res))
-	}
-	code, _ := res.Meta[trace.MetaKey].(string)
 	rows, err := settledAudit(ctx, env, code)
 	if err != nil {
 		t.Fatal(err)
