@@ -16,9 +16,11 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	ctx, cancel := watchSignals(context.Background(), sigs, os.Stderr, os.Exit)
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	stop()
+	cancel()
 	var exit exitError
 	switch {
 	case err == nil, errors.Is(err, flag.ErrHelp):
@@ -41,7 +43,9 @@ Usage:
   mcpchaos run [--target inprocess|binary:PATH|container:IMAGE|foreign:SPEC] [--label L] [--seed N] [--report DIR]
         Build the topology (fakes behind toxiproxy, the proxy under test),
         run the fault catalogue and print one row per scenario. Exit 1 if
-        any scenario breaks its promise.
+        any scenario breaks its promise. Ctrl-C (or SIGTERM) cuts the
+        scenario running, prints the rows that ran and exits 130; a second
+        one quits at once.
   mcpchaos faults
         The fault catalogue: every fault with its parameters.
   mcpchaos repro hang-1800s [--compress N]

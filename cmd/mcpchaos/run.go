@@ -100,18 +100,23 @@ func runCatalogue(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	warm := &catalogue.Warm{NewTarget: newTarget, Off: *cold}
 	warm.Plan(todo)
 	defer warm.Close()
+	interrupted := ""
 	for i, s := range todo {
 		fmt.Fprintf(stderr, "[%2d/%d] %-44s ", i+1, len(todo), s.Name())
 		res := warm.Run(ctx, s, *seed)
+		if ctx.Err() != nil {
+			// The row was cut by the interruption, not judged: it is left
+			// out, and the rows before it are reported as usual.
+			fmt.Fprintln(stderr, "interrupted")
+			interrupted = fmt.Sprintf("interrupted: %d of %d scenarios ran; %s was cut and is not judged", i, len(todo), s.Name())
+			break
+		}
 		results = append(results, res)
 		how := ""
 		if res.Warm {
 			how = " (warm)"
 		}
 		fmt.Fprintf(stderr, "%s %v%s\n", verdict(res), res.Latency.Round(time.Millisecond), how)
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
 	}
 	warm.Close()
 
@@ -151,6 +156,10 @@ func runCatalogue(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		}
 	}
 	fmt.Fprintf(stdout, "replay: %s\n", replay)
+	if interrupted != "" {
+		fmt.Fprintln(stdout, interrupted)
+		return exitError(exitInterrupted)
+	}
 	if failed > 0 {
 		return exitError(1)
 	}
