@@ -19,7 +19,7 @@ import (
 	"github.com/mcpchaos/mcpchaos/scenarios/soak"
 )
 
-// Bounds under load: the tight-bounds target of docs/performance.md.
+// Bounds under load: the tight-bounds target of docs/load.md.
 const (
 	// inFlight is how many requests are in flight at once.
 	inFlight = 200
