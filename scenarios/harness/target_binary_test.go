@@ -261,8 +261,18 @@ func TestBinaryRestartWaitsForTheAddressToFree(t *testing.T) {
 	if err != nil {
 		t.Fatalf("take the freed address: %v", err)
 	}
-	released := time.AfterFunc(300*time.Millisecond, func() { _ = squatter.Close() })
-	defer released.Stop()
+	// The squatter holds the address until the restart's first attempt has
+	// met it (its log says so), however long the process takes to start,
+	// then frees it for the attempt after.
+	met := make(chan struct{})
+	go func() {
+		defer close(met)
+		defer squatter.Close()
+		for ctx.Err() == nil && !strings.Contains(b.Logs(), "address already in use") {
+			time.Sleep(5 * time.Millisecond)
+		}
+	}()
+	defer func() { _ = squatter.Close(); <-met }()
 	if err := b.Restart(ctx); err != nil {
 		t.Fatal(err)
 	}
