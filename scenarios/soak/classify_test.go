@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -42,6 +43,27 @@ func TestClassifyCountsEveryRequestOnceAndJudgesOnlyWhatThePromiseCovers(t *test
 	}
 	if len(ex) == 0 {
 		t.Error("no examples of what went wrong")
+	}
+}
+
+// A call is late by the time the proxy had, not by the time the machine's
+// load kept the client from running: its stall is not counted, and what is
+// left past the limit still is.
+func TestClassifyDoesNotCountTheMachinesStallsAsLate(t *testing.T) {
+	t0 := time.Unix(1_700_000_000, 0)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	calls := []call{
+		{start: at(0), end: at(900), stalled: 150 * time.Millisecond},  // 750 ms of its own: in budget
+		{start: at(0), end: at(1200), stalled: 150 * time.Millisecond}, // 1,050 ms of its own: late
+		{start: at(0), end: at(900)},                                   // no stall: late
+	}
+	var ex []string
+	c := classify(calls, nil, 800*time.Millisecond, &ex)
+	if c.InBudget != 1 || c.Late != 2 {
+		t.Fatalf("classify = %+v, want 1 in budget and 2 late", c)
+	}
+	if !strings.Contains(strings.Join(ex, "\n"), "150ms of it the machine's load, not counted") {
+		t.Errorf("a late call's example does not say what of it was the machine's load: %q", ex)
 	}
 }
 

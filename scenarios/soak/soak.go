@@ -29,6 +29,7 @@ import (
 	_ "modernc.org/sqlite" // reads the proxy's audit database after the run
 
 	fakellm "github.com/mcpchaos/mcpchaos/fakes/llm"
+	"github.com/mcpchaos/mcpchaos/internal/stall"
 	"github.com/mcpchaos/mcpchaos/proxy/audit"
 	"github.com/mcpchaos/mcpchaos/proxy/config"
 	"github.com/mcpchaos/mcpchaos/proxy/knobs"
@@ -246,9 +247,12 @@ func llmPlan(seed uint64) fakellm.Random {
 type call struct {
 	epoch      int
 	start, end time.Time
-	err        error
-	res        load.Result
-	timedOut   bool
+	// stalled is how long this process was kept from running between start
+	// and end (internal/stall): the machine's load, not the proxy's time.
+	stalled  time.Duration
+	err      error
+	res      load.Result
+	timedOut bool
 }
 
 // Run runs a soak and reports it. An error means the soak could not run
@@ -302,12 +306,17 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 
 	hc := load.NewHTTPClient(o.Workers)
+	// Every call's lateness is judged less the time the machine's load kept
+	// this process from running during it, as the catalogue's budget
+	// verdicts are: a proxy late by its own doing is late still.
+	clock := stall.StartClock()
+	defer clock.Stop()
 	giveUp := catalogue.OperationLimit(kv.RequestDeadline)
 	rng := rand.New(rand.NewPCG(o.Seed, o.Seed^0x5eed))
 	catalog := faults(o.Target)
 	workers := make([]*worker, o.Workers)
 	for i := range workers {
-		workers[i] = &worker{url: env.ProjectURL(), hc: hc, every: o.CallsPerSession, giveUp: giveUp,
+		workers[i] = &worker{clock: clock, url: env.ProjectURL(), hc: hc, every: o.CallsPerSession, giveUp: giveUp,
 			rng: rand.New(rand.NewPCG(o.Seed, uint64(i)+1))}
 	}
 	var (
@@ -351,6 +360,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	for _, w := range workers {
 		w.close()
 	}
+	clock.Stop() // before the goroutines are counted
 	rep.Took = time.Since(start)
 	rep.Events = events
 	for _, w := range workers {
@@ -444,6 +454,7 @@ func runEpoch(ctx context.Context, env *harness.Env, workers []*worker, epoch, n
 
 // worker is one client session calling in a loop, renewed every `every` calls.
 type worker struct {
+	clock    *stall.Clock
 	url      string
 	hc       *http.Client
 	every    int
@@ -486,9 +497,9 @@ func (w *worker) do(ctx context.Context) call {
 	}
 	cctx, cancel := context.WithTimeout(ctx, w.giveUp)
 	defer cancel()
-	c := call{start: time.Now()}
+	c, stalled := call{start: time.Now()}, w.clock.Stalled()
 	c.res, c.err = w.s.CallTool(cctx, tool, args)
-	c.end = time.Now()
+	c.end, c.stalled = time.Now(), w.clock.Stalled()-stalled
 	c.timedOut = c.err != nil && cctx.Err() != nil
 	return c
 }
@@ -513,6 +524,9 @@ func classify(calls []call, events []Event, limit time.Duration, examples *[]str
 		}
 		seen[kind]++
 		msg := fmt.Sprintf("%s: epoch %d, started %s, after %v", kind, x.epoch, x.start.Format("15:04:05.000"), x.end.Sub(x.start).Round(time.Millisecond))
+		if x.stalled > 0 {
+			msg += fmt.Sprintf(" (%v of it the machine's load, not counted)", x.stalled.Round(time.Millisecond))
+		}
 		if x.err != nil {
 			msg += ": " + x.err.Error()
 		}
@@ -521,7 +535,7 @@ func classify(calls []call, events []Event, limit time.Duration, examples *[]str
 	for _, x := range calls {
 		c.Requests++
 		if load.Answered(x.err) && !balancerGaveUp(x.err) {
-			if x.end.Sub(x.start) > limit {
+			if stall.Unstalled(x.end.Sub(x.start), x.stalled) > limit {
 				c.Late++
 				note("late", x)
 			} else {
