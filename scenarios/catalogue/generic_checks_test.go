@@ -83,7 +83,7 @@ func TestGenericSecurityOperationsFailAProxyThatBreaksThem(t *testing.T) {
 // The everything fake, served as it is, stamps none.
 func TestSurfaceResultsWithoutTheirTraceCodeBreakIt(t *testing.T) {
 	kv := knobs.Defaults()
-	for _, op := range []Operation{ReadResource, GetPrompt, Complete, Elicitation, Roots} {
+	for _, op := range []Operation{ReadResource, GetPrompt, Complete, Elicitation, Roots, LargeAnswer} {
 		for _, fault := range []string{"none", "latency"} {
 			s := byName(t, fault+" × "+op.Name)
 			t.Run(s.Name(), func(t *testing.T) {

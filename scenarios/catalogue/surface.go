@@ -276,10 +276,10 @@ func answeredOrRPCError(o Observation) error {
 		}
 		return nil
 	}
+	// What unanswered leaves here is a JSON-RPC error: an answer, which
+	// holds mcplocal's trace code in its data.
 	var werr *jsonrpc.Error
-	if !errors.As(o.Err, &werr) {
-		return broke(PromiseAnswered, "not answered as JSON-RPC: %v", o.Err)
-	}
+	errors.As(o.Err, &werr)
 	var data map[string]string
 	if json.Unmarshal(werr.Data, &data) != nil || !smoke.ValidTraceCode(data[smoke.TraceMetaKey]) {
 		return brokeOwn(harness.CapTraceCode, PromiseTraceCode, "JSON-RPC error %d without a trace code in error.data: %s", werr.Code, excerpt(werr.Message))

@@ -13,7 +13,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
-	"github.com/mcpchaos/mcpchaos/smoke"
 )
 
 // The wire rows: what JSON-RPC 2.0 and the MCP spec (2025-06-18, Streamable
@@ -323,7 +322,7 @@ var (
 			return o
 		}
 		o.IsError, o.Text = res.IsError, res.Content[0].Text
-		o.Trace, _ = res.Meta[smoke.TraceMetaKey].(string)
+		traced(&o, res.Meta)
 		if !res.IsError && res.Content[0].Text != text {
 			o.Broken = append(o.Broken, fmt.Sprintf("1 the large answer came back with %d bytes of text, not the %d sent", len(res.Content[0].Text), len(text)))
 		}
