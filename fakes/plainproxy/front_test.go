@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
@@ -252,4 +253,53 @@ func TestOnlyARequestNeverSentIsSentAgain(t *testing.T) {
 			t.Errorf("%v taken as never sent: it may have reached the upstream", err)
 		}
 	}
+}
+
+// A stateless front ends each request's client session with its answer:
+// none is left open, nor an upstream session of one.
+func TestStatelessLeavesNoSessionOpen(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	f, err := newFront(ctx, []*backend{{name: "everything", url: fakes(t)["everything"]}}, 5*time.Second, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(f.handler())
+	defer ts.Close()
+	c := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "0"}, &mcp.ClientOptions{
+		CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			return &mcp.CreateMessageResult{Role: "assistant", Model: "t", Content: &mcp.TextContent{Text: "yes"}}, nil
+		},
+	})
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: ts.URL, MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range []string{"echo", "sample", "echo"} {
+		if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: map[string]any{"text": "x", "prompt": "x"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_ = cs.Close()
+	open := func() (clients, upstreams int) {
+		for range f.srv.Sessions() {
+			clients++
+		}
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		for _, m := range f.sessions {
+			upstreams += len(m)
+		}
+		return clients, upstreams
+	}
+	// Upstream sessions are released by a goroutine once their client
+	// session has ended: wait for that, bounded.
+	for ctx.Err() == nil {
+		if c, u := open(); c == 0 && u == 0 {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	c0, u0 := open()
+	t.Errorf("%d client sessions and %d upstream sessions still open after the requests", c0, u0)
 }
