@@ -34,10 +34,11 @@ type backend struct {
 
 // front is one MCP endpoint: an mcp.Server over one or more backends.
 type front struct {
-	srv       *mcp.Server
-	backends  []*backend
-	timeout   time.Duration
-	stateless bool // no session to ask for roots
+	srv      *mcp.Server
+	backends []*backend
+	timeout  time.Duration
+	// stateless: each client session lasts one request (statelessHandler).
+	stateless bool
 
 	mu       sync.Mutex
 	sessions map[*mcp.ServerSession]map[*backend]*upSession
@@ -208,7 +209,20 @@ func (f *front) upstream(ctx context.Context, ss *mcp.ServerSession, b *backend)
 			_ = f.srv.ResourceUpdated(u.callCtx(), r.Params)
 		},
 	})
-	if p := ss.InitializeParams(); !f.stateless && p != nil && p.Capabilities != nil && p.Capabilities.RootsV2 != nil {
+	if f.stateless {
+		// The client's capabilities are not known: its roots are asked for
+		// only when the upstream asks, on the stream of the request in
+		// flight, so a call that needs none never asks a client that may
+		// not offer them.
+		c.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+				if method == "roots/list" {
+					return ss.ListRoots(u.callCtx(), nil)
+				}
+				return next(ctx, method, req)
+			}
+		})
+	} else if p := ss.InitializeParams(); p != nil && p.Capabilities != nil && p.Capabilities.RootsV2 != nil {
 		// The upstream asks this proxy for roots: it answers with the client's.
 		roots, err := ss.ListRoots(ctx, nil)
 		if err != nil {
@@ -438,8 +452,13 @@ func (f *front) complete(ctx context.Context, req *mcp.CompleteRequest) (res *mc
 
 // handler serves the front over Streamable HTTP, refusing cross-origin
 // requests (the MCP spec's DNS-rebinding MUST; the SDK refuses a foreign
-// Host on a loopback listener itself).
+// Host on a loopback listener itself); a stateless front one session per
+// request (stateless.go).
 func (f *front) handler() http.Handler {
-	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return f.srv },
-		&mcp.StreamableHTTPOptions{Stateless: f.stateless, CrossOriginProtection: http.NewCrossOriginProtection()})
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return f.srv },
+		&mcp.StreamableHTTPOptions{CrossOriginProtection: http.NewCrossOriginProtection()})
+	if !f.stateless {
+		return h
+	}
+	return http.NewCrossOriginProtection().Handler(newStateless(h))
 }

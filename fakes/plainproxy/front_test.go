@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -140,6 +143,99 @@ func TestStatelessPathsServeEachServerOnItsOwnPath(t *testing.T) {
 	}
 }
 
+// A stateless front carries an upstream's requests on the call's stream and
+// the client's answers, each a POST with no session, back to the upstream
+// that asked (sampling, elicitation, roots), concurrent calls each to its
+// own; it keeps nothing between requests: no session id, GET and DELETE
+// refused, a log level set by one request unknown to the next.
+func TestStatelessCarriesTheUpstreamsRequestsWithinACall(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	p, err := Start(ctx, Options{Addr: "127.0.0.1:0", Servers: fakes(t), Path: "/{server}/mcp", Stateless: true, Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close(context.Background())
+	endpoint := strings.TrimSuffix(p.URL(), "/{server}/mcp") + "/everything/mcp"
+	var logs atomic.Int32
+	c := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "0"}, &mcp.ClientOptions{
+		CreateMessageHandler: func(_ context.Context, r *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			said := r.Params.Messages[0].Content.(*mcp.TextContent).Text
+			return &mcp.CreateMessageResult{Role: "assistant", Model: "t", Content: &mcp.TextContent{Text: "re " + said}}, nil
+		},
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "ana"}}, nil
+		},
+		LoggingMessageHandler: func(context.Context, *mcp.LoggingMessageRequest) { logs.Add(1) },
+	})
+	c.AddRoots(&mcp.Root{URI: "file:///t", Name: "t"})
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: endpoint, MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if cs.ID() != "" {
+		t.Errorf("a stateless front issued session id %q", cs.ID())
+	}
+	call := func(tool string, args map[string]any) string {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+		if err != nil {
+			return "error: " + err.Error()
+		}
+		return res.Content[0].(*mcp.TextContent).Text
+	}
+	var wg sync.WaitGroup
+	for i := range 4 { // concurrent calls: each answer reaches the call that asked
+		wg.Go(func() {
+			said := fmt.Sprintf("hi %d", i)
+			if got := call("sample", map[string]any{"prompt": said}); got != "sampled: re "+said {
+				t.Errorf("sampling round trip %d: %q", i, got)
+			}
+		})
+	}
+	wg.Wait()
+	if got := call("elicit", map[string]any{"question": "name?"}); got != "elicited: accept ana" {
+		t.Errorf("elicitation round trip: %q", got)
+	}
+	if got := call("roots", map[string]any{}); got != "roots: file:///t" {
+		t.Errorf("roots round trip: %q", got)
+	}
+	if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := call("log", map[string]any{"text": "x"}); got != "logged" || logs.Load() != 0 {
+		t.Errorf("a log call after a log level set by another request: %q, %d messages; want none: the level is not kept", got, logs.Load())
+	}
+	// A raw client that answers no request: a call that needs none of its
+	// capabilities asks it nothing, and gets its result.
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, endpoint,
+		strings.NewReader(`{"jsonrpc":"2.0","id":"raw","method":"tools/call","params":{"name":"echo","arguments":{"text":"plain"}}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(raw), `"text":"plain"`) || strings.Contains(string(raw), `"isError":true`) || strings.Contains(string(raw), `"method"`) {
+		t.Errorf("a raw client's echo: %d %s", resp.StatusCode, raw)
+	}
+	for _, method := range []string{http.MethodGet, http.MethodDelete} {
+		req, _ := http.NewRequestWithContext(ctx, method, endpoint, nil)
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusMethodNotAllowed {
+			t.Errorf("%s answered %d, want 405", method, resp.StatusCode)
+		}
+	}
+}
+
 // A request the go-sdk refused because its client session was closing never
 // left: it may be sent again on a new session. Any other failure may have
 // reached the upstream, and is not.
@@ -157,4 +253,53 @@ func TestOnlyARequestNeverSentIsSentAgain(t *testing.T) {
 			t.Errorf("%v taken as never sent: it may have reached the upstream", err)
 		}
 	}
+}
+
+// A stateless front ends each request's client session with its answer:
+// none is left open, nor an upstream session of one.
+func TestStatelessLeavesNoSessionOpen(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	f, err := newFront(ctx, []*backend{{name: "everything", url: fakes(t)["everything"]}}, 5*time.Second, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(f.handler())
+	defer ts.Close()
+	c := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "0"}, &mcp.ClientOptions{
+		CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			return &mcp.CreateMessageResult{Role: "assistant", Model: "t", Content: &mcp.TextContent{Text: "yes"}}, nil
+		},
+	})
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: ts.URL, MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range []string{"echo", "sample", "echo"} {
+		if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: map[string]any{"text": "x", "prompt": "x"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_ = cs.Close()
+	open := func() (clients, upstreams int) {
+		for range f.srv.Sessions() {
+			clients++
+		}
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		for _, m := range f.sessions {
+			upstreams += len(m)
+		}
+		return clients, upstreams
+	}
+	// Upstream sessions are released by a goroutine once their client
+	// session has ended: wait for that, bounded.
+	for ctx.Err() == nil {
+		if c, u := open(); c == 0 && u == 0 {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	c0, u0 := open()
+	t.Errorf("%d client sessions and %d upstream sessions still open after the requests", c0, u0)
 }

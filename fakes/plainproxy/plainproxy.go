@@ -13,8 +13,9 @@
 // Given Servers instead of one Upstream, it is a whole-surface proxy of
 // another shape (see front.go): one path per server (Path with {server}) or
 // one aggregated endpoint naming each server's tools and prompts
-// SERVER+Separator+NAME, stateful or Stateless, forwarding every method,
-// with tool failures as isError results.
+// SERVER+Separator+NAME, stateful or Stateless, forwarding every method
+// (a stateless one keeps no subscription or log level past the request that
+// sets it: stateless.go), with tool failures as isError results.
 package plainproxy
 
 import (
@@ -53,7 +54,8 @@ type Options struct {
 	// Separator, for Servers on one path, names each server's tools and
 	// prompts SERVER+Separator+NAME.
 	Separator string
-	// Stateless serves without sessions (no Mcp-Session-Id).
+	// Stateless serves without sessions (no Mcp-Session-Id), one client
+	// session per request (stateless.go).
 	Stateless bool
 	// Health, if set, is a path answering 200 while the proxy serves, and
 	// 503 once it drains (Drain).

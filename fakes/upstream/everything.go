@@ -169,6 +169,8 @@ func (s *Server) everythingTools() {
 	s.mcp.AddTool(&mcp.Tool{Name: "sample", Description: "Asks the client's LLM (sampling/createMessage) and answers with its reply.",
 		InputSchema: objectSchema(map[string]string{"prompt": "string"}, "prompt")},
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			ctx, stop := s.asking(ctx)
+			defer stop()
 			res, err := req.Session.CreateMessage(ctx, &mcp.CreateMessageParams{MaxTokens: 64,
 				Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: str(args(req)["prompt"])}}}})
 			if err != nil {
@@ -183,6 +185,8 @@ func (s *Server) everythingTools() {
 	s.mcp.AddTool(&mcp.Tool{Name: "elicit", Description: "Asks the user (elicitation/create) for a name and answers with it.",
 		InputSchema: objectSchema(map[string]string{"question": "string"}, "question")},
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			ctx, stop := s.asking(ctx)
+			defer stop()
 			res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: str(args(req)["question"]),
 				RequestedSchema: nameSchema})
 			if err != nil {
@@ -192,6 +196,8 @@ func (s *Server) everythingTools() {
 		})
 	s.mcp.AddTool(&mcp.Tool{Name: "roots", Description: "Lists the client's roots (roots/list).", InputSchema: empty},
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			ctx, stop := s.asking(ctx)
+			defer stop()
 			res, err := req.Session.ListRoots(ctx, nil)
 			if err != nil {
 				return errorResult("roots/list failed: " + err.Error()), nil
@@ -244,4 +250,19 @@ func (s *Server) everythingTools() {
 			}
 			return text("touched " + uri), nil
 		})
+}
+
+// asking is ctx for a request to the client, cancelled when the server
+// closes too: a client (or a proxy) that never answers must not hold the
+// tool, and with it the session's Close and the server's, for ever.
+func (s *Server) asking(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	go func() {
+		select {
+		case <-s.done:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, cancel
 }

@@ -451,3 +451,47 @@ func TestEveryRowFailsOnWhatItsOperationSawBroken(t *testing.T) {
 		}
 	}
 }
+
+// Every row that runs on a stateless proxy claiming every method it can
+// forward fails there on each breaking observation of its checker that
+// breaks a generic promise, and on what its operation saw broken: a row
+// newly applying to such a proxy is judged there, not only on mcplocal.
+func TestEveryRowOnAStatelessProxyCanFailThere(t *testing.T) {
+	var forwards []string
+	for _, m := range harness.ForwardableMethods {
+		if m != harness.MethodSubscribe && m != harness.MethodSetLevel {
+			forwards = append(forwards, m)
+		}
+	}
+	target := shape(t, "stateless: true\nendpoint: \"/{{.Server}}/mcp\"\ntoolName: \"{{.Tool}}\"\nforwards: ["+strings.Join(forwards, ", ")+"]\n")
+	kv := knobs.Defaults()
+	ran := 0
+	for _, s := range All() {
+		if s.NotApplicable(target) != "" {
+			continue
+		}
+		ran++
+		c, ok := checkers[checkerName(s.Expect)]
+		if !ok {
+			continue // TestEveryRowsCheckerCanFail names it
+		}
+		for _, b := range c.breaks {
+			if b.tier != Generic {
+				continue
+			}
+			if r := s.JudgeOn(target, kv, b.o); r.Pass || !hasBreach(r, Generic, b.promise) {
+				t.Errorf("%s on a stateless proxy: %s must break [%s] %s: %s", s.Name(), b.name, b.tier, b.promise, r.Reason)
+			}
+		}
+		for what, o := range c.passes {
+			o.Broken = []string{"a step broke"}
+			if r := s.JudgeOn(target, kv, o); r.Pass {
+				t.Errorf("%s on a stateless proxy: %s with a step broken must fail, passed", s.Name(), what)
+			}
+			break
+		}
+	}
+	if ran == 0 {
+		t.Fatal("no row runs on the stateless proxy")
+	}
+}

@@ -68,7 +68,7 @@ func All() []Scenario {
 			Labels: []string{"sessions", "restart", "kill"}, Env: users, Budget: requestDeadline, Expect: sessionAnswered,
 			Claims: []string{harness.CapSessionAdoption, harness.CapAuditAPI}},
 		Scenario{Fault: harness.None{}, Operation: DeleteEmptyJSON, Promise: "3 DELETE closes, 2 deleted id not adopted",
-			Labels: []string{"sessions", "delete"}, Env: users, Budget: requestDeadline, Expect: sessionAnswered, Needs: harness.NeedsSessions},
+			Labels: []string{"sessions", "delete"}, Env: users, Budget: requestDeadline, Expect: sessionAnswered},
 	)
 	out = append(out, securityScenarios()...)
 	out = append(out, routingScenarios()...)

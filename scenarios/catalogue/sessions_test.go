@@ -4,7 +4,10 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -48,6 +51,50 @@ func TestAStatelessProxyIsJudgedByStatelessPromises(t *testing.T) {
 	if !r.Pass || !strings.Contains(o.Text, "stateless") {
 		t.Errorf("a stateless proxy's DELETE: want a pass judged as stateless, got %q (%s)", r.Reason, o.Text)
 	}
+}
+
+// A stateless proxy is still held to its DELETE being answered 2xx or 405
+// and to serving after it: one answering 500, or refusing the request
+// after, fails the row.
+func TestAStatelessProxysBrokenDeleteFails(t *testing.T) {
+	s := byName(t, "none × DELETE with empty JSON body")
+	for name, refuse := range map[string]func(r *http.Request, deleted bool) bool{
+		"a DELETE answered 500":            func(r *http.Request, _ bool) bool { return r.Method == http.MethodDelete },
+		"a request after the DELETE fails": func(_ *http.Request, deleted bool) bool { return deleted },
+	} {
+		t.Run(name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			inner := sdkServer(t, true)
+			var deleted atomic.Bool
+			proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				after := deleted.Load()
+				if r.Method == http.MethodDelete {
+					deleted.Store(true)
+				}
+				if refuse(r, after) {
+					http.Error(w, "broken", http.StatusInternalServerError)
+					return
+				}
+				httputil.NewSingleHostReverseProxy(mustParse(t, inner.URL)).ServeHTTP(w, r)
+			}))
+			t.Cleanup(proxy.Close)
+			target := served{url: proxy.URL}
+			o := DeleteEmptyJSON.Do(ctx, &harness.Env{Target: target})
+			if r := s.JudgeOn(shape(t, "stateless: true\n"), knobs.Defaults(), o); r.Pass {
+				t.Errorf("%s: the row passed (%s)", name, o.Text)
+			}
+		})
+	}
+}
+
+func mustParse(t *testing.T, raw string) *url.URL {
+	t.Helper()
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
 }
 
 // A stateful proxy that does not claim errorShapes is held to the spec's

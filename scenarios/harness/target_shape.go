@@ -82,7 +82,18 @@ func Unforwarded(t Target, methods ...string) string {
 	if len(missing) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("target %s does not claim to forward %s", t.Name(), strings.Join(missing, ", "))
+	why := fmt.Sprintf("target %s does not claim to forward %s", t.Name(), strings.Join(missing, ", "))
+	if IsStateless(t) && slices.ContainsFunc(missing, outlivesItsRequest) {
+		why += ": it is stateless, and a subscription or a log level a request sets outlives that request"
+	}
+	return why
+}
+
+// outlivesItsRequest reports whether method sets something later requests
+// need (a subscription, a log level): a stateless proxy keeps nothing
+// between requests to carry it.
+func outlivesItsRequest(method string) bool {
+	return method == MethodSubscribe || method == MethodSetLevel
 }
 
 // IsStateless reports whether t declares its proxy stateless.
