@@ -626,3 +626,51 @@ func TestKnownMutantEnvIsTheHarnesss(t *testing.T) {
 		t.Errorf("KnownMutantEnv = %q, harness.KnownMutantEnv = %q", KnownMutantEnv, harness.KnownMutantEnv)
 	}
 }
+
+// Real known mutants behave in the shared tree as on their own copies: for
+// a sample of patches (one package's four, each changing other functions of
+// the session store), each with its own check and one with another's check
+// that its own copy passes, the shared tree's verdict is the own copy's.
+func TestPlacedMutantsBehaveAsTheirOwnCopies(t *testing.T) {
+	all := All()
+	pick := func(name string, kill Check) Mutant {
+		i := slices.IndexFunc(all, func(mu Mutant) bool { return mu.Name == name })
+		if i < 0 {
+			t.Fatalf("no known mutant %s", name)
+		}
+		mu := all[i]
+		if kill.Kind != 0 {
+			mu.Kill = kill
+		}
+		return mu
+	}
+	other := goTest("./proxy/session", "^TestRecreatedSessionOwesOneNotice$")
+	muts := []Mutant{
+		pick("silent-recreation", Check{}), pick("sessions-uncapped", Check{}),
+		pick("sessions-never-expire", Check{}), pick("readded-session-never-idles", Check{}),
+		pick("sessions-uncapped", other), // its own copy passes that check
+	}
+	muts[4].Name = "sessions-uncapped" // same patch, same switch name: another check
+	opts := Options{Timeout: 3 * time.Minute}.withDefaults()
+	shared := runMutants(context.Background(), opts, muts)
+	opts.OwnCopies = true
+	own := runMutants(context.Background(), opts, muts)
+	survived := 0
+	for i := range muts {
+		s, o := shared[i], own[i]
+		if s.SharedVerdict == "" {
+			t.Errorf("%s (%s): not judged in the shared tree (%s)", muts[i].Name, muts[i].Kill, s.NotShared)
+			continue
+		}
+		if s.SharedVerdict != o.Verdict {
+			t.Errorf("%s (%s): %s in the shared tree, %s on its own copy (err %v / %v)\nshared: %s\nown: %s",
+				muts[i].Name, muts[i].Kill, s.SharedVerdict, o.Verdict, s.Err, o.Err, s.Excerpt, o.Excerpt)
+		}
+		if o.Verdict == Survived {
+			survived++
+		}
+	}
+	if survived == 0 || survived == len(muts) {
+		t.Errorf("%d of %d survived their own copies: the sample must hold kills and survivals", survived, len(muts))
+	}
+}
