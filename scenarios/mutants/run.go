@@ -366,8 +366,12 @@ func runMutants(ctx context.Context, opts Options, muts []Mutant) []Outcome {
 
 	out := make([]Outcome, len(muts))
 	q := newJobQueue()
+	var ownJob func(int, Outcome) func()
 	own := func(i int, prior Outcome) {
-		q.push(func() {
+		q.push(ownJob(i, prior))
+	}
+	ownJob = func(i int, prior Outcome) func() {
+		return func() {
 			mu := muts[i]
 			if ctx.Err() != nil {
 				out[i] = Outcome{Mutant: mu, Verdict: Errored, Err: ctx.Err()}
@@ -378,7 +382,7 @@ func runMutants(ctx context.Context, opts Options, muts []Mutant) []Outcome {
 			o.SharedVerdict, o.NotShared = prior.SharedVerdict, prior.NotShared
 			out[i] = o
 			p.done(out[i])
-		})
+		}
 	}
 	var sharedIdx []int
 	notShared := map[int]string{}
@@ -403,11 +407,14 @@ func runMutants(ctx context.Context, opts Options, muts []Mutant) []Outcome {
 			p.done(out[i])
 			continue
 		}
-		own(i, Outcome{NotShared: notShared[i]})
+		q.pushKind(mu.Kill.Kind, ownJob(i, Outcome{NotShared: notShared[i]}))
 	}
 	q.run(opts.Parallel)
 	return out
 }
+
+// kindCost orders the kinds of check slowest first.
+var kindCost = map[CheckKind]int{Ginkgo: 0, Catalogue: 1, GoTest: 2}
 
 // dispatchOrder is the order Run starts muts in, as indexes: the slowest
 // kinds of check first (a Ginkgo check links the suite and two binaries and
@@ -415,7 +422,7 @@ func runMutants(ctx context.Context, opts Options, muts []Mutant) []Outcome {
 // check links one package's tests), table order within a kind. Started last,
 // a slow mutant would run alone at the end while the other slots idle.
 func dispatchOrder(muts []Mutant) []int {
-	cost := map[CheckKind]int{Ginkgo: 0, Catalogue: 1, GoTest: 2}
+	cost := kindCost
 	order := make([]int, len(muts))
 	for i := range order {
 		order[i] = i

@@ -17,8 +17,14 @@ import (
 type jobQueue struct {
 	mu      sync.Mutex
 	cond    *sync.Cond
-	jobs    []func()
+	jobs    []queued
 	pending int // queued or running
+}
+
+// queued is a job and the rank pushKind queued it by (push: last).
+type queued struct {
+	rank int
+	fn   func()
 }
 
 func newJobQueue() *jobQueue {
@@ -27,22 +33,33 @@ func newJobQueue() *jobQueue {
 	return q
 }
 
-func (q *jobQueue) push(j func()) { q.add(j, false) }
+// push queues j at the back.
+func (q *jobQueue) push(j func()) { q.insert(-1, queued{len(kindCost), j}) }
 
+// pushKind queues j, a job of the kind of check k, before every queued job
+// of a cheaper kind (see dispatchOrder): a slow build started last would
+// run alone at the end while the other workers idle.
+func (q *jobQueue) pushKind(k CheckKind, j func()) { q.insert(-1, queued{kindCost[k], j}) }
+
+// pushFront queues js, in order, before every queued job.
 func (q *jobQueue) pushFront(js ...func()) {
 	for i := len(js) - 1; i >= 0; i-- {
-		q.add(js[i], true)
+		q.insert(0, queued{-1, js[i]})
 	}
 }
 
-func (q *jobQueue) add(j func(), front bool) {
+// insert queues j at index at, or (at < 0) after the last job whose rank
+// is not above j's.
+func (q *jobQueue) insert(at int, j queued) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if front {
-		q.jobs = append([]func(){j}, q.jobs...)
-	} else {
-		q.jobs = append(q.jobs, j)
+	if at < 0 {
+		at = len(q.jobs)
+		for at > 0 && q.jobs[at-1].rank > j.rank {
+			at--
+		}
 	}
+	q.jobs = slices.Insert(q.jobs, at, j)
 	q.pending++
 	q.cond.Signal()
 }
@@ -65,7 +82,7 @@ func (q *jobQueue) run(n int) {
 				j := q.jobs[0]
 				q.jobs = q.jobs[1:]
 				q.mu.Unlock()
-				j()
+				j.fn()
 				q.mu.Lock()
 				q.pending--
 				if q.pending == 0 {
@@ -161,7 +178,7 @@ func runShared(ctx context.Context, q *jobQueue, m *module, muts []Mutant, share
 	left.Add(len(groups))
 	go func() { left.Wait(); w.close() }()
 	for _, g := range groups {
-		q.push(func() {
+		q.pushKind(muts[g.muts[0]].Kill.Kind, func() {
 			jobs := sharedBuild(ctx, w, g, muts, opts, p, out, fallBack, left.Done)
 			q.pushFront(jobs...)
 		})
