@@ -10,6 +10,7 @@ import (
 	"io"
 	"maps"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -204,14 +205,7 @@ func writeShared(w io.Writer, outcomes []mutants.Outcome) {
 		case o.SharedVerdict != "":
 			again++
 		case o.NotShared != "":
-			r := o.NotShared
-			if i := strings.Index(r, " ("); i > 0 {
-				r = r[:i]
-			}
-			if i := strings.Index(r, ": "); i > 0 {
-				r = r[:i]
-			}
-			reasons[r]++
+			reasons[notSharedKind(o.NotShared)]++
 		}
 	}
 	fmt.Fprintf(w, "\nshared tree: %d verdict(s) from it, %d judged again on their own copy, %d not placed there\n",
@@ -219,6 +213,22 @@ func writeShared(w io.Writer, outcomes []mutants.Outcome) {
 	for _, r := range slices.Sorted(maps.Keys(reasons)) {
 		fmt.Fprintf(w, "  %3d %s\n", reasons[r], r)
 	}
+}
+
+// goFile is a module-relative Go file's path in a reason.
+var goFile = regexp.MustCompile(`\S+\.go\b`)
+
+// notSharedKind is a reason a mutant was not placed in the shared tree
+// without the files it names, so mutants left out for one reason count
+// together.
+func notSharedKind(why string) string {
+	if i := strings.Index(why, " ("); i > 0 {
+		why = why[:i]
+	}
+	if i := strings.Index(why, ": "); i > 0 {
+		why = why[:i]
+	}
+	return goFile.ReplaceAllString(why, "a Go file")
 }
 
 func shorten(s string, n int) string {

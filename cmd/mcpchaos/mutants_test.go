@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -55,5 +56,26 @@ func TestMutantsJSONHasEachMutantsTimes(t *testing.T) {
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("--json wrote\n%+v\nwant\n%+v", got, want)
+	}
+}
+
+// The run's summary counts the verdicts the shared tree gave, the mutants
+// judged again on their own copies, and those never placed there by
+// reason, whatever file each names.
+func TestMutantsSummarySaysWhereVerdictsCameFrom(t *testing.T) {
+	var b strings.Builder
+	writeShared(&b, []mutants.Outcome{
+		{Shared: true, SharedVerdict: mutants.Killed}, {Shared: true, SharedVerdict: mutants.Killed},
+		{SharedVerdict: mutants.Survived},
+		{NotShared: "it changes proxy/a.go outside function bodies"}, {NotShared: "it changes proxy/b/b.go outside function bodies"},
+		{NotShared: "it patches a file that is not Go (docs/deploy/haproxy.cfg)"},
+	})
+	want := `
+shared tree: 2 verdict(s) from it, 1 judged again on their own copy, 3 not placed there
+    2 it changes a Go file outside function bodies
+    1 it patches a file that is not Go
+`
+	if b.String() != want {
+		t.Errorf("summary:\n%s\nwant:\n%s", b.String(), want)
 	}
 }
