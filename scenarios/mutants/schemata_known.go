@@ -2,6 +2,7 @@ package mutants
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"go/ast"
@@ -61,7 +62,6 @@ type KnownSchemata struct {
 	// NotShared says, for each mutant not placed, why: it is judged on its
 	// own copy.
 	NotShared map[string]string
-	modPath   string
 }
 
 // Shared reports whether the mutant named name is placed in the tree.
@@ -115,7 +115,7 @@ func PlanKnownSchemata(ctx context.Context, root string, muts []Mutant) (*KnownS
 	if err != nil {
 		return nil, err
 	}
-	k := &KnownSchemata{Files: map[string][]byte{}, Placed: map[string][]string{}, NotShared: map[string]string{}, modPath: modPath}
+	k := &KnownSchemata{Files: map[string][]byte{}, Placed: map[string][]string{}, NotShared: map[string]string{}}
 	scratch, err := os.MkdirTemp("", "mcpchaos-known-")
 	if err != nil {
 		return nil, err
@@ -226,7 +226,7 @@ func bodyChanges(ctx context.Context, root, scratch string, mu Mutant) (map[stri
 	for _, h := range hs {
 		switch {
 		case h.lifecycle:
-			return nil, fmt.Sprintf("it adds, removes or renames a file (%s)", cmpOr(h.to, h.from))
+			return nil, fmt.Sprintf("it adds, removes or renames a file (%s)", cmp.Or(h.to, h.from))
 		case h.binary:
 			return nil, fmt.Sprintf("it patches a binary file (%s)", h.to)
 		case !strings.HasSuffix(h.to, ".go"):
@@ -276,13 +276,6 @@ func bodyChanges(ctx context.Context, root, scratch string, mu Mutant) (map[stri
 		return nil, "its patch changes no function body"
 	}
 	return out, ""
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // funcDecls are the file's function declarations that have a body, in

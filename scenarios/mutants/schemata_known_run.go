@@ -1,6 +1,7 @@
 package mutants
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -238,7 +239,7 @@ func sharedBuild(ctx context.Context, w *workspace, g *sharedGroup, muts []Mutan
 		w.check(ctx, c, tmp, nil, opts.Timeout, log, &o)
 		if o.Verdict != Survived {
 			broken[c] = true
-			p.printf("shared tree: %s FAILS with no mutant switched on: its mutants are judged on their own copies\n%s\n", c, indentLines(cmpOr(o.Excerpt, fmt.Sprint(o.Err)), "    "))
+			p.printf("shared tree: %s FAILS with no mutant switched on: its mutants are judged on their own copies\n%s\n", c, indentLines(cmp.Or(o.Excerpt, fmt.Sprint(o.Err)), "    "))
 		}
 	}
 	p.printf("shared tree: build %d ready in %v (%d check(s) passed with no mutant on in %v): %d mutant(s)\n",
