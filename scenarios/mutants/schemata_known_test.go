@@ -674,3 +674,27 @@ func TestPlacedMutantsBehaveAsTheirOwnCopies(t *testing.T) {
 		t.Errorf("%d of %d survived their own copies: the sample must hold kills and survivals", survived, len(muts))
 	}
 }
+
+// The run's queue starts the slowest kinds of check first whatever order
+// they were queued in, puts fallbacks (push) last and a group's own jobs
+// (pushFront) next, and ends once every job, and every job a job queued,
+// has run.
+func TestTheQueueStartsSlowKindsFirst(t *testing.T) {
+	q := newJobQueue()
+	var got []string
+	rec := func(s string) func() { return func() { got = append(got, s) } }
+	q.pushKind(GoTest, rec("go test 1"))
+	q.push(rec("fallback"))
+	q.pushKind(Catalogue, rec("catalogue"))
+	q.pushKind(Ginkgo, func() {
+		got = append(got, "ginkgo build")
+		q.pushFront(rec("ginkgo check 1"), rec("ginkgo check 2"))
+		q.push(rec("ginkgo fallback"))
+	})
+	q.pushKind(GoTest, rec("go test 2"))
+	q.run(1)
+	want := []string{"ginkgo build", "ginkgo check 1", "ginkgo check 2", "catalogue", "go test 1", "go test 2", "fallback", "ginkgo fallback"}
+	if !slices.Equal(got, want) {
+		t.Errorf("ran %q, want %q", got, want)
+	}
+}
