@@ -10,6 +10,7 @@ import (
 	"io"
 	"maps"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -38,15 +39,21 @@ func runMutants(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	touching := fs.String("touching", "", "print, for these package directories (comma-separated), the checks of their mutants (make quick), run nothing")
 	findSmaller := fs.Bool("find-smaller", false, "instead of judging, run the whole go tests of each mutant's patched packages and name those that kill it (default: the mutants with a Ginkgo or catalogue check)")
 	jsonOut := fs.String("json", "", "also write each mutant's outcome and times to FILE, one JSON object a line")
+	ownCopies := fs.Bool("own-copies", false, "judge every mutant on its own patched copy, none in the shared tree of known mutants")
 	fs.Usage = func() {
-		fmt.Fprint(stderr, `usage: mcpchaos mutants [--only NAME,...] [--parallel N] [--timeout D] [--control] [--logs DIR] [--list]
+		fmt.Fprint(stderr, `usage: mcpchaos mutants [--only NAME,...] [--parallel N] [--timeout D] [--control] [--own-copies] [--logs DIR] [--json FILE] [--list]
        mcpchaos mutants --touching DIR[,DIR...]   (the checks of those packages' mutants, for make quick)
        mcpchaos mutants --find-smaller [--only NAME,...]   (the package tests that kill each mutant)
        mcpchaos mutants --generic PKG[,PKG...] ...   (generic mutation testing; --generic --help says more)
 
 Applies each known regression (scenarios/mutants/patches) to a copy of the
-module and runs the check of the suite that must kill it. Prints one row per
-mutant; exit 1 if any survived or could not be judged. --touching and
+module and runs the check of the suite that must kill it. A mutant whose
+patch changes only Go function bodies is first judged in one shared tree
+where every such mutant is placed at function level and switched on by
+MCPCHAOS_KNOWN_MUTANT=NAME, each check built once; a mutant that tree does
+not kill is judged again on its own copy (--own-copies: every mutant on its
+own copy). Prints one row per mutant; exit 1 if any survived or could not be
+judged. --touching and
 --list run nothing: the flags that shape a run are refused beside them.
 `)
 		fs.PrintDefaults()
@@ -68,6 +75,8 @@ mutant; exit 1 if any survived or could not be judged. --touching and
 		excludes("list", "parallel", listsOnly), excludes("list", "timeout", listsOnly),
 		excludes("touching", "find-smaller", runsNothing), excludes("list", "find-smaller", listsOnly),
 		excludes("touching", "json", runsNothing), excludes("list", "json", listsOnly),
+		excludes("touching", "own-copies", runsNothing), excludes("list", "own-copies", listsOnly),
+		excludes("find-smaller", "own-copies", "it builds each mutant's own copy"),
 		excludes("find-smaller", "control", "it runs its own control, once per package"),
 		excludes("find-smaller", "json", "it judges nothing"), excludes("find-smaller", "logs", "it judges nothing"),
 	); err != nil {
@@ -113,14 +122,14 @@ mutant; exit 1 if any survived or could not be judged. --touching and
 
 	start := time.Now()
 	outcomes := mutants.Run(ctx, mutants.Options{
-		Only: names, Parallel: *parallel, Timeout: *timeout, Progress: stderr, LogDir: *logs, Control: *control,
+		Only: names, Parallel: *parallel, Timeout: *timeout, Progress: stderr, LogDir: *logs, Control: *control, OwnCopies: *ownCopies,
 	})
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
 
 	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "MUTANT\tREGRESSION\tVERDICT\tKILLED BY\tDURATION\tBUILD\tCHECK")
+	fmt.Fprintln(tw, "MUTANT\tREGRESSION\tVERDICT\tSHARED\tKILLED BY\tDURATION\tBUILD\tCHECK")
 	counts := map[mutants.Verdict]int{}
 	for _, o := range outcomes {
 		counts[o.Verdict]++
@@ -128,7 +137,7 @@ mutant; exit 1 if any survived or could not be judged. --touching and
 		if o.TimedOut {
 			by += " (timed out)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%v\t%v\t%v\n", o.Mutant.Name, shorten(o.Mutant.Regression, 64), o.Verdict, dash(by),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%v\t%v\t%v\n", o.Mutant.Name, shorten(o.Mutant.Regression, 64), o.Verdict, sharedColumn(o), dash(by),
 			o.Duration.Round(100*time.Millisecond), o.BuildDuration.Round(100*time.Millisecond), o.CheckDuration.Round(100*time.Millisecond))
 	}
 	_ = tw.Flush()
@@ -155,6 +164,7 @@ mutant; exit 1 if any survived or could not be judged. --touching and
 	}
 	fmt.Fprintln(stdout)
 	writeTimes(stdout, outcomes)
+	writeShared(stdout, outcomes)
 	if *jsonOut != "" {
 		if err := writeOutcomesJSON(*jsonOut, outcomes); err != nil {
 			return err
@@ -167,6 +177,58 @@ mutant; exit 1 if any survived or could not be judged. --touching and
 		return exitError(1)
 	}
 	return nil
+}
+
+// sharedColumn says where the verdict came from: "yes" (the shared tree),
+// "no" (not placed there: its own copy), or what the shared tree said
+// before the own copy judged it again.
+func sharedColumn(o mutants.Outcome) string {
+	switch {
+	case o.Shared:
+		return "yes"
+	case o.SharedVerdict != "":
+		return "no (shared: " + string(o.SharedVerdict) + ")"
+	}
+	return "no"
+}
+
+// writeShared sums up the shared tree: how many verdicts came from it,
+// how many mutants it did not kill and their own copies judged again, and
+// how many were not placed there, by reason.
+func writeShared(w io.Writer, outcomes []mutants.Outcome) {
+	var shared, again int
+	reasons := map[string]int{}
+	for _, o := range outcomes {
+		switch {
+		case o.Shared:
+			shared++
+		case o.SharedVerdict != "":
+			again++
+		case o.NotShared != "":
+			reasons[notSharedKind(o.NotShared)]++
+		}
+	}
+	fmt.Fprintf(w, "\nshared tree: %d verdict(s) from it, %d judged again on their own copy, %d not placed there\n",
+		shared, again, len(outcomes)-shared-again)
+	for _, r := range slices.Sorted(maps.Keys(reasons)) {
+		fmt.Fprintf(w, "  %3d %s\n", reasons[r], r)
+	}
+}
+
+// goFile is a module-relative Go file's path in a reason.
+var goFile = regexp.MustCompile(`\S+\.go\b`)
+
+// notSharedKind is a reason a mutant was not placed in the shared tree
+// without the files it names, so mutants left out for one reason count
+// together.
+func notSharedKind(why string) string {
+	if i := strings.Index(why, " ("); i > 0 {
+		why = why[:i]
+	}
+	if i := strings.Index(why, ": "); i > 0 {
+		why = why[:i]
+	}
+	return goFile.ReplaceAllString(why, "a Go file")
 }
 
 func shorten(s string, n int) string {
@@ -228,16 +290,23 @@ func writeTimes(w io.Writer, outcomes []mutants.Outcome) {
 // outcomeJSON is one line of --json: a mutant's verdict and where its time
 // went, in seconds.
 type outcomeJSON struct {
-	Name     string  `json:"name"`
-	Kind     string  `json:"kind"`
-	Check    string  `json:"check"`
-	Verdict  string  `json:"verdict"`
-	TimedOut bool    `json:"timedOut,omitempty"`
-	Error    string  `json:"error,omitempty"`
-	Setup    float64 `json:"setupSeconds"`
-	Build    float64 `json:"buildSeconds"`
-	Run      float64 `json:"checkSeconds"`
-	Whole    float64 `json:"wholeSeconds"`
+	Name    string `json:"name"`
+	Kind    string `json:"kind"`
+	Check   string `json:"check"`
+	Verdict string `json:"verdict"`
+	// Shared: the verdict came from the shared tree of known mutants.
+	// SharedVerdict is what that tree said ("" if the mutant was not
+	// placed there: NotShared says why); a mutant it did not kill was
+	// judged again on its own copy, whose verdict is Verdict.
+	Shared        bool    `json:"shared"`
+	SharedVerdict string  `json:"sharedVerdict,omitempty"`
+	NotShared     string  `json:"notShared,omitempty"`
+	TimedOut      bool    `json:"timedOut,omitempty"`
+	Error         string  `json:"error,omitempty"`
+	Setup         float64 `json:"setupSeconds"`
+	Build         float64 `json:"buildSeconds"`
+	Run           float64 `json:"checkSeconds"`
+	Whole         float64 `json:"wholeSeconds"`
 }
 
 func writeOutcomesJSON(file string, outcomes []mutants.Outcome) error {
@@ -246,6 +315,7 @@ func writeOutcomesJSON(file string, outcomes []mutants.Outcome) error {
 	for _, o := range outcomes {
 		j := outcomeJSON{Name: o.Mutant.Name, Kind: o.Mutant.Kill.Kind.String(), Check: o.Mutant.Kill.String(),
 			Verdict: string(o.Verdict), TimedOut: o.TimedOut,
+			Shared: o.Shared, SharedVerdict: string(o.SharedVerdict), NotShared: o.NotShared,
 			Setup: o.SetupDuration.Seconds(), Build: o.BuildDuration.Seconds(), Run: o.CheckDuration.Seconds(), Whole: o.Duration.Seconds()}
 		if o.Err != nil {
 			j.Error = o.Err.Error()

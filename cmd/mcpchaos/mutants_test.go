@@ -6,6 +6,8 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,7 +15,8 @@ import (
 )
 
 // --json writes one object a mutant with its verdict and where its time
-// went, in seconds: the per-mutant figures of docs/ci.md come from it.
+// went, in seconds, and whether the verdict came from the shared tree: the
+// per-mutant figures of docs/ci.md come from it.
 func TestMutantsJSONHasEachMutantsTimes(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "m.jsonl")
 	outcomes := []mutants.Outcome{
@@ -21,6 +24,12 @@ func TestMutantsJSONHasEachMutantsTimes(t *testing.T) {
 			SetupDuration: 500 * time.Millisecond, BuildDuration: 3 * time.Second, CheckDuration: time.Second, Duration: 4500 * time.Millisecond},
 		{Mutant: mutants.Mutant{Name: "b", Kill: mutants.Check{Kind: mutants.Catalogue, Label: "x"}}, Verdict: mutants.Errored,
 			Err: errors.New("does not build")},
+		{Mutant: mutants.Mutant{Name: "c", Kill: mutants.Check{Kind: mutants.GoTest, Pkg: "./p", Run: "^T$"}}, Verdict: mutants.Killed,
+			Shared: true, SharedVerdict: mutants.Killed, CheckDuration: time.Second, Duration: time.Second},
+		{Mutant: mutants.Mutant{Name: "d", Kill: mutants.Check{Kind: mutants.GoTest, Pkg: "./p", Run: "^T$"}}, Verdict: mutants.Killed,
+			SharedVerdict: mutants.Survived},
+		{Mutant: mutants.Mutant{Name: "e", Kill: mutants.Check{Kind: mutants.GoTest, Pkg: "./p", Run: "^T$"}}, Verdict: mutants.Killed,
+			NotShared: "it patches a file that is not Go (x.cfg)"},
 	}
 	if err := writeOutcomesJSON(file, outcomes); err != nil {
 		t.Fatal(err)
@@ -41,8 +50,32 @@ func TestMutantsJSONHasEachMutantsTimes(t *testing.T) {
 	want := []outcomeJSON{
 		{Name: "a", Kind: "go test", Check: "go test -count=1 -failfast ./p -run '^T$'", Verdict: "killed", Setup: 0.5, Build: 3, Run: 1, Whole: 4.5},
 		{Name: "b", Kind: "catalogue", Check: "go run ./cmd/mcpchaos run --label x", Verdict: "ERROR", Error: "does not build"},
+		{Name: "c", Kind: "go test", Check: "go test -count=1 -failfast ./p -run '^T$'", Verdict: "killed", Shared: true, SharedVerdict: "killed", Run: 1, Whole: 1},
+		{Name: "d", Kind: "go test", Check: "go test -count=1 -failfast ./p -run '^T$'", Verdict: "killed", SharedVerdict: "SURVIVED"},
+		{Name: "e", Kind: "go test", Check: "go test -count=1 -failfast ./p -run '^T$'", Verdict: "killed", NotShared: "it patches a file that is not Go (x.cfg)"},
 	}
-	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
+	if !slices.Equal(got, want) {
 		t.Errorf("--json wrote\n%+v\nwant\n%+v", got, want)
+	}
+}
+
+// The run's summary counts the verdicts the shared tree gave, the mutants
+// judged again on their own copies, and those never placed there by
+// reason, whatever file each names.
+func TestMutantsSummarySaysWhereVerdictsCameFrom(t *testing.T) {
+	var b strings.Builder
+	writeShared(&b, []mutants.Outcome{
+		{Shared: true, SharedVerdict: mutants.Killed}, {Shared: true, SharedVerdict: mutants.Killed},
+		{SharedVerdict: mutants.Survived},
+		{NotShared: "it changes proxy/a.go outside function bodies"}, {NotShared: "it changes proxy/b/b.go outside function bodies"},
+		{NotShared: "it patches a file that is not Go (docs/deploy/haproxy.cfg)"},
+	})
+	want := `
+shared tree: 2 verdict(s) from it, 1 judged again on their own copy, 3 not placed there
+    2 it changes a Go file outside function bodies
+    1 it patches a file that is not Go
+`
+	if b.String() != want {
+		t.Errorf("summary:\n%s\nwant:\n%s", b.String(), want)
 	}
 }

@@ -41,15 +41,15 @@ func chaosCommands(dir string) map[string]chaosCommand {
 	}
 	mutants := chaosCommand{args: []string{"mutants"}, values: map[string]string{
 		"only": "x", "parallel": "1", "timeout": "1m0s", "control": "", "logs": dir, "list": "", "touching": "proxy",
-		"find-smaller": "", "json": filepath.Join(dir, "m.jsonl"),
+		"find-smaller": "", "json": filepath.Join(dir, "m.jsonl"), "own-copies": "",
 	}}
-	for _, f := range []string{"only", "list", "control", "logs", "parallel", "timeout", "find-smaller", "json"} {
+	for _, f := range []string{"only", "list", "control", "logs", "parallel", "timeout", "find-smaller", "json", "own-copies"} {
 		mutants.conflicts = append(mutants.conflicts, [2]string{"touching", f})
 	}
-	for _, f := range []string{"control", "logs", "parallel", "timeout", "find-smaller", "json"} {
+	for _, f := range []string{"control", "logs", "parallel", "timeout", "find-smaller", "json", "own-copies"} {
 		mutants.conflicts = append(mutants.conflicts, [2]string{"list", f})
 	}
-	for _, f := range []string{"control", "logs", "json"} { // it judges nothing, with a control of its own
+	for _, f := range []string{"control", "logs", "json", "own-copies"} { // it judges nothing, with a control of its own, on each mutant's own copy
 		mutants.conflicts = append(mutants.conflicts, [2]string{"find-smaller", f})
 	}
 	generic := chaosCommand{args: []string{"mutants", "--generic", "proxy/trace"}, values: map[string]string{

@@ -235,11 +235,7 @@ func (r *containerRun) create(ctx context.Context) error {
 	if err := localImage(ctx, p, r.image); err != nil {
 		return err
 	}
-	env := map[string]string{}
-	for _, kv := range r.env {
-		k, v, _ := strings.Cut(kv, "=")
-		env[k] = v
-	}
+	env := containerEnv(r.env)
 	binds := r.binds
 	ctr, err := p.CreateContainer(ctx, testcontainers.ContainerRequest{
 		Image:  r.image,
@@ -428,6 +424,28 @@ func auditBind(cfg *config.Config) ([]string, error) {
 	}
 	cfg.Audit = "sqlite:" + abs
 	return []string{dir + ":" + dir}, nil
+}
+
+// KnownMutantEnv switches one known mutant on in the shared tree that
+// judges them (scenarios/mutants; that package spells it out too, and its
+// test keeps the two equal). A process inherits it from the test process;
+// a container does not, so containerEnv passes it in.
+const KnownMutantEnv = "MCPCHAOS_KNOWN_MUTANT"
+
+// containerEnv is a container's environment: kvs ("KEY=VALUE", later wins)
+// and, when this process has one switched on, KnownMutantEnv, so a proxy
+// built from the shared tree of known mutants runs the mutant under
+// judgement in a container as it does in a process.
+func containerEnv(kvs []string) map[string]string {
+	env := map[string]string{}
+	if v, ok := os.LookupEnv(KnownMutantEnv); ok {
+		env[KnownMutantEnv] = v
+	}
+	for _, kv := range kvs {
+		k, v, _ := strings.Cut(kv, "=")
+		env[k] = v
+	}
+	return env
 }
 
 // specEnv is the environment a proxy process or container gets from spec:

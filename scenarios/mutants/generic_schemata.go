@@ -35,9 +35,10 @@ const switchName = "__mcpchaosm"
 // site's first mutant first, so the rewritten text can be scanned for
 // where each site ended up (see siteAt).
 const switchSource = `// Package mcpchaosmutant is the runtime switch of generic mutation
-// testing's schemata (written into a module copy by mcpchaos, never
-// shipped): ` + MutantEnv + `=N turns mutant N on; unset, every site is the
-// original code.
+// testing's schemata and of the shared tree of known mutants (written into
+// a module copy by mcpchaos, never shipped): ` + MutantEnv + `=N turns
+// generic mutant N on, ` + KnownMutantEnv + `=NAME known mutant NAME;
+// unset, every site is the original code.
 package mcpchaosmutant
 
 import (
@@ -53,6 +54,13 @@ var active = func() int {
 
 // On reports whether mutant id is the one switched on.
 func On(id int) bool { return id == active }
+
+// known is the known mutant switched on in the shared tree of known
+// mutants (` + KnownMutantEnv + `=NAME); "" for none.
+var known = os.Getenv("` + KnownMutantEnv + `")
+
+// Known reports whether the known mutant named name is the one switched on.
+func Known(name string) bool { return name == known }
 
 // Not is !b, or b when mutant id ("drop !") is on.
 func Not(id int, b bool) bool {

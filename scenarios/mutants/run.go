@@ -47,6 +47,10 @@ type Options struct {
 	// check that fails there cannot tell a mutant apart, so the mutants it
 	// would judge are reported as errors.
 	Control bool
+	// OwnCopies judges every mutant on its own patched copy, as before the
+	// shared tree of known mutants (see PlanKnownSchemata): no mutant is
+	// judged in the shared tree.
+	OwnCopies bool
 }
 
 func (o Options) withDefaults() Options {
@@ -94,6 +98,16 @@ type Outcome struct {
 	// BuildDuration the build steps (compiling what the patch touches and
 	// linking the check's binaries); CheckDuration the check's run alone.
 	SetupDuration, BuildDuration, CheckDuration time.Duration
+	// Shared: the verdict came from the shared tree of known mutants
+	// (PlanKnownSchemata), where the mutant's check was built once for
+	// every mutant that shares it, so BuildDuration and SetupDuration are
+	// zero. SharedVerdict is what the shared tree said when the mutant was
+	// placed there ("" if it was not tried there); a mutant the shared tree
+	// did not kill is judged again on its own copy, and its Verdict is
+	// that copy's. NotShared says why a mutant was not placed.
+	Shared        bool
+	SharedVerdict Verdict
+	NotShared     string
 }
 
 // module is the module under test (modcopy.Module: its root, its files,
@@ -316,14 +330,23 @@ func (w *workspace) runEnv(ctx context.Context, dir string, extra []string, time
 	return result{exit: r.Exit, timedOut: r.TimedOut, out: r.Out, err: r.Err, took: r.Took}
 }
 
-// Run applies each mutant to its own copy of the module and runs its check
-// there, at most opts.Parallel at a time. Outcomes come back in table order.
+// Run judges each mutant, at most opts.Parallel commands at a time: those
+// the shared tree of known mutants places (PlanKnownSchemata) there first,
+// each distinct check built once; every other mutant, and every mutant the
+// shared tree did not kill, on its own patched copy of the module, with its
+// check built there (opts.OwnCopies: every mutant so). Outcomes come back
+// in table order.
 func Run(ctx context.Context, opts Options) []Outcome {
 	opts = opts.withDefaults()
 	muts, err := Select(opts.Only)
 	if err != nil {
 		return []Outcome{{Mutant: Mutant{Name: strings.Join(opts.Only, ",")}, Verdict: Errored, Err: err}}
 	}
+	return runMutants(ctx, opts, muts)
+}
+
+// runMutants is Run of muts (opts.Only aside).
+func runMutants(ctx context.Context, opts Options, muts []Mutant) []Outcome {
 	m, err := findModule(ctx, opts.Dir)
 	if err != nil {
 		out := make([]Outcome, len(muts))
@@ -342,33 +365,56 @@ func Run(ctx context.Context, opts Options) []Outcome {
 	}
 
 	out := make([]Outcome, len(muts))
-	sem := make(chan struct{}, opts.Parallel)
-	var wg sync.WaitGroup
+	q := newJobQueue()
+	var ownJob func(int, Outcome) func()
+	own := func(i int, prior Outcome) {
+		q.push(ownJob(i, prior))
+	}
+	ownJob = func(i int, prior Outcome) func() {
+		return func() {
+			mu := muts[i]
+			if ctx.Err() != nil {
+				out[i] = Outcome{Mutant: mu, Verdict: Errored, Err: ctx.Err()}
+				return
+			}
+			p.printf("       %s: applying, building, running %s\n", mu.Name, mu.Kill)
+			o := judge(ctx, m, mu, opts)
+			o.SharedVerdict, o.NotShared = prior.SharedVerdict, prior.NotShared
+			out[i] = o
+			p.done(out[i])
+		}
+	}
+	var sharedIdx []int
+	notShared := map[int]string{}
+	var plan *KnownSchemata
+	if !opts.OwnCopies {
+		plan, sharedIdx, notShared = planShared(ctx, m, muts, broken, p)
+	}
+	if len(sharedIdx) > 0 {
+		runShared(ctx, q, m, muts, sharedIdx, plan, opts, p, out, own)
+	}
+	inShared := map[int]bool{}
+	for _, i := range sharedIdx {
+		inShared[i] = true
+	}
 	for _, i := range dispatchOrder(muts) {
 		mu := muts[i]
+		if inShared[i] {
+			continue
+		}
 		if why, bad := broken[mu.Kill]; bad {
 			out[i] = Outcome{Mutant: mu, Verdict: Errored, Err: fmt.Errorf("its check fails without the mutant, so it proves nothing: %s", why)}
 			p.done(out[i])
 			continue
 		}
-		select {
-		case sem <- struct{}{}:
-		case <-ctx.Done():
-			out[i] = Outcome{Mutant: mu, Verdict: Errored, Err: ctx.Err()}
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			p.printf("       %s: applying, building, running %s\n", mu.Name, mu.Kill)
-			out[i] = judge(ctx, m, mu, opts)
-			p.done(out[i])
-		}()
+		q.pushKind(mu.Kill.Kind, ownJob(i, Outcome{NotShared: notShared[i]}))
 	}
-	wg.Wait()
+	q.run(opts.Parallel)
 	return out
 }
+
+// kindCost orders the kinds of check slowest first.
+var kindCost = map[CheckKind]int{Ginkgo: 0, Catalogue: 1, GoTest: 2}
 
 // dispatchOrder is the order Run starts muts in, as indexes: the slowest
 // kinds of check first (a Ginkgo check links the suite and two binaries and
@@ -376,7 +422,7 @@ func Run(ctx context.Context, opts Options) []Outcome {
 // check links one package's tests), table order within a kind. Started last,
 // a slow mutant would run alone at the end while the other slots idle.
 func dispatchOrder(muts []Mutant) []int {
-	cost := map[CheckKind]int{Ginkgo: 0, Catalogue: 1, GoTest: 2}
+	cost := kindCost
 	order := make([]int, len(muts))
 	for i := range order {
 		order[i] = i
@@ -494,47 +540,64 @@ func judgeAll(ctx context.Context, m *module, name, patch string, checks []Check
 	// an error of the run, never a kill; then run the built binary itself.
 	// One build per mutant: `go test` or `go run ginkgo` would link the test
 	// binary again (and vet it) for the check.
-	steps, _, _, _ := checks[0].prepared(w.tmp)
 	buildStart := time.Now()
-	var build time.Duration
-	for _, s := range steps {
-		r := w.run(ctx, opts.Timeout, log, s...)
-		build += r.took
-		for i := range outs {
-			outs[i].BuildDuration = build
-		}
-		switch {
-		case r.err != nil:
-			return failAll(fmt.Errorf("%s: %w", strings.Join(s, " "), r.err), "")
-		case r.timedOut:
-			return failAll(fmt.Errorf("%s: still running after %v", strings.Join(s, " "), opts.Timeout), excerpt(r.out))
-		case r.exit != 0:
-			return failAll(fmt.Errorf("the mutated module does not build: %s exited %d", strings.Join(s, " "), r.exit), excerpt(r.out))
-		}
+	build, exc, err := w.build(ctx, checks[0], w.tmp, opts.Timeout, log)
+	for i := range outs {
+		outs[i].BuildDuration = build
+	}
+	if err != nil {
+		return failAll(err, exc)
 	}
 	setup := buildStart.Sub(start)
 	for i, c := range checks {
-		_, check, dir, env := c.prepared(w.tmp)
 		o := &outs[i]
+		w.check(ctx, c, w.tmp, nil, opts.Timeout, log, o)
 		o.SetupDuration = setup
-		r := w.runEnv(ctx, dir, append(env, c.Env()...), opts.Timeout, log, check...)
-		o.CheckDuration, o.ExitCode, o.TimedOut = r.took, r.exit, r.timedOut
-		o.Duration = setup + build + r.took
-		switch {
-		case r.err != nil:
-			o.Verdict, o.Err = Errored, fmt.Errorf("%s: %w", c, r.err)
-		case c.Kind == Catalogue && strings.Contains(r.out, "no scenario has label"):
-			o.Verdict, o.Err = Errored, fmt.Errorf("%s: the catalogue has no scenario with label %q", c, c.Label)
-		case r.timedOut:
-			o.Verdict, o.KilledBy = Killed, c.String()
-			o.Excerpt = fmt.Sprintf("still running after %v, stopped\n%s", opts.Timeout, excerpt(r.out))
-		case r.exit != 0:
-			o.Verdict, o.KilledBy, o.Excerpt = Killed, c.String(), excerpt(r.out)
-		default:
-			o.Verdict = Survived
-		}
+		o.Duration = setup + build + o.CheckDuration
 	}
 	return outs
+}
+
+// build runs the build steps of check c in the workspace, its binaries
+// under tmp/bin: how long they took, and why the build failed (with an
+// excerpt of the failing step's output).
+func (w *workspace) build(ctx context.Context, c Check, tmp string, timeout time.Duration, log io.Writer) (time.Duration, string, error) {
+	steps, _, _, _ := c.prepared(tmp)
+	var took time.Duration
+	for _, s := range steps {
+		r := w.run(ctx, timeout, log, s...)
+		took += r.took
+		switch {
+		case r.err != nil:
+			return took, "", fmt.Errorf("%s: %w", strings.Join(s, " "), r.err)
+		case r.timedOut:
+			return took, excerpt(r.out), fmt.Errorf("%s: still running after %v", strings.Join(s, " "), timeout)
+		case r.exit != 0:
+			return took, excerpt(r.out), fmt.Errorf("the mutated module does not build: %s exited %d", strings.Join(s, " "), r.exit)
+		}
+	}
+	return took, "", nil
+}
+
+// check runs check c from the binaries build put under tmp, with extra
+// added to its environment, and sets o's verdict and check fields.
+func (w *workspace) check(ctx context.Context, c Check, tmp string, extra []string, timeout time.Duration, log io.Writer, o *Outcome) {
+	_, check, dir, env := c.prepared(tmp)
+	r := w.runEnv(ctx, dir, slices.Concat(env, c.Env(), extra), timeout, log, check...)
+	o.CheckDuration, o.ExitCode, o.TimedOut = r.took, r.exit, r.timedOut
+	switch {
+	case r.err != nil:
+		o.Verdict, o.Err = Errored, fmt.Errorf("%s: %w", c, r.err)
+	case c.Kind == Catalogue && strings.Contains(r.out, "no scenario has label"):
+		o.Verdict, o.Err = Errored, fmt.Errorf("%s: the catalogue has no scenario with label %q", c, c.Label)
+	case r.timedOut:
+		o.Verdict, o.KilledBy = Killed, c.String()
+		o.Excerpt = fmt.Sprintf("still running after %v, stopped\n%s", timeout, excerpt(r.out))
+	case r.exit != 0:
+		o.Verdict, o.KilledBy, o.Excerpt = Killed, c.String(), excerpt(r.out)
+	default:
+		o.Verdict = Survived
+	}
 }
 
 // sameBuild: a and b run from the same build (prepared builds the same
@@ -670,6 +733,9 @@ func (p *progress) done(o Outcome) {
 		}
 	case Errored:
 		line += ": " + o.Err.Error()
+	}
+	if o.Shared {
+		line += " [shared tree]"
 	}
 	p.printf("%s (%v)\n", line, o.Duration.Round(100*time.Millisecond))
 }
