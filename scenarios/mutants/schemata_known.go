@@ -29,17 +29,27 @@ import (
 //
 //	func (s *Server) handle(w http.ResponseWriter, r *http.Request) { if __mcpchaosm.Known("bare-404") { s.handle__known_bare_404(w, r); return };
 //
+// A function literal in the initializer of a package-level variable (the
+// catalogue's operations, a table of handlers) is placed the same way: it
+// is in no function, so it captures nothing but package-level names and
+// its parameters, and its patched body becomes a top-level function of the
+// literal's signature, named after the variable:
+//
+//	var X = wireOp("...", func(ctx context.Context, w *wireSession) Observation { if __mcpchaosm.Known("m") { return X__known_m(ctx, w) };
+//
 // The siblings are appended to the file, each behind a line directive that
 // gives it the lines it has in the patched file, so a failure inside it
 // names the lines the mutant's own copy would. KnownMutantEnv, read once at
-// start-up by the switch package of the generic schemata (SwitchDir),
-// switches one mutant on by name; unset, the shared tree is the original
-// code. Each distinct check is then built once for every mutant placed,
-// instead of once per mutant.
+// start-up by the switch package of the generic schemata (SwitchDir, so
+// before any variable of the tree is initialized), switches one mutant on
+// by name; unset, the shared tree is the original code. Each distinct
+// check is then built once for every mutant placed, instead of once per
+// mutant.
 //
 // A patch that changes anything else (a type, an import, a package-level
-// variable, a signature, a comment outside a body, a file that is not Go,
-// a file added or removed) is not shared: its mutant keeps its own copy.
+// variable outside its literals' bodies, a signature, a comment outside a
+// body, a file that is not Go, a file added or removed) is not shared: its
+// mutant keeps its own copy.
 
 // KnownMutantEnv names the environment variable that switches one known
 // mutant on in the shared tree: the mutant's name. Every process a check
@@ -104,7 +114,7 @@ type bodyChange struct {
 	index  int    // of the function among the file's function declarations with a body
 	decl   string // the patched declaration's text, from `func` to its closing brace
 	line   int    // of `func` in the patched file
-	name   string // "(*Recv).name" or "name"
+	name   string // "(*Recv).name" or "name"; "var.funcN" for a variable's Nth literal
 }
 
 // PlanKnownSchemata places every mutant of muts it can in one shared tree
@@ -290,13 +300,89 @@ func funcDecls(f *ast.File) []*ast.FuncDecl {
 	return out
 }
 
-// skeleton is src with the inside of every function body cut out: two
-// versions of a file whose skeletons are equal differ only inside bodies.
+// bodyUnit is one body the shared tree can switch: a function declaration
+// with a body, or a function literal in the initializer of a package-level
+// variable (outside every other function literal). Such a literal is in no
+// function, so it captures nothing but package-level names and its own
+// parameters: its body moves to a top-level function of the same
+// signature unchanged in meaning.
+type bodyUnit struct {
+	decl  *ast.FuncDecl // or nil
+	lit   *ast.FuncLit  // or nil
+	owner string        // for a literal: the variable its initializer sets
+	nth   int           // for a literal: its number among the owner's literals, from 1
+}
+
+func (u bodyUnit) body() *ast.BlockStmt {
+	if u.decl != nil {
+		return u.decl.Body
+	}
+	return u.lit.Body
+}
+
+func (u bodyUnit) ftype() *ast.FuncType {
+	if u.decl != nil {
+		return u.decl.Type
+	}
+	return u.lit.Type
+}
+
+func (u bodyUnit) pos() token.Pos {
+	if u.decl != nil {
+		return u.decl.Pos()
+	}
+	return u.lit.Pos()
+}
+
+func (u bodyUnit) end() token.Pos {
+	if u.decl != nil {
+		return u.decl.End()
+	}
+	return u.lit.End()
+}
+
+// bodyUnits are the file's function declarations with a body and the
+// function literals of its package-level variables' initializers, in
+// source order.
+func bodyUnits(f *ast.File) []bodyUnit {
+	var out []bodyUnit
+	for _, d := range f.Decls {
+		switch d := d.(type) {
+		case *ast.FuncDecl:
+			if d.Body != nil {
+				out = append(out, bodyUnit{decl: d})
+			}
+		case *ast.GenDecl:
+			if d.Tok != token.VAR {
+				continue
+			}
+			for _, sp := range d.Specs {
+				vs := sp.(*ast.ValueSpec)
+				n := 0
+				for _, v := range vs.Values {
+					ast.Inspect(v, func(x ast.Node) bool {
+						lit, ok := x.(*ast.FuncLit)
+						if !ok {
+							return true
+						}
+						n++
+						out = append(out, bodyUnit{lit: lit, owner: vs.Names[0].Name, nth: n})
+						return false // a literal inside it is part of its body
+					})
+				}
+			}
+		}
+	}
+	return out
+}
+
+// skeleton is src with the inside of every body unit cut out: two versions
+// of a file whose skeletons are equal differ only inside bodies.
 func skeleton(fset *token.FileSet, f *ast.File, src []byte) []byte {
 	var b bytes.Buffer
 	at := 0
-	for _, fd := range funcDecls(f) {
-		from, to := fset.Position(fd.Body.Lbrace).Offset+1, fset.Position(fd.Body.Rbrace).Offset
+	for _, u := range bodyUnits(f) {
+		from, to := fset.Position(u.body().Lbrace).Offset+1, fset.Position(u.body().Rbrace).Offset
 		b.Write(src[at:from])
 		at = to
 	}
@@ -319,15 +405,27 @@ func changedBodies(file string, orig, patched []byte) ([]bodyChange, string) {
 	if !bytes.Equal(skeleton(fset, of, orig), skeleton(fset, pf, patched)) {
 		return nil, fmt.Sprintf("it changes %s outside function bodies", file)
 	}
-	ods, pds := funcDecls(of), funcDecls(pf)
+	ous, pus := bodyUnits(of), bodyUnits(pf)
+	if len(ous) != len(pus) {
+		return nil, fmt.Sprintf("it changes %s outside function bodies", file)
+	}
 	var out []bodyChange
-	for i, od := range ods {
-		pd := pds[i]
-		ob := orig[fset.Position(od.Body.Lbrace).Offset:fset.Position(od.Body.End()).Offset]
-		pb := patched[fset.Position(pd.Body.Lbrace).Offset:fset.Position(pd.Body.End()).Offset]
+	for i, ou := range ous {
+		pu := pus[i]
+		ob := orig[fset.Position(ou.body().Lbrace).Offset:fset.Position(ou.body().End()).Offset]
+		pb := patched[fset.Position(pu.body().Lbrace).Offset:fset.Position(pu.body().End()).Offset]
 		if bytes.Equal(ob, pb) {
 			continue
 		}
+		start := fset.Position(pu.pos())
+		text := string(patched[start.Offset:fset.Position(pu.end()).Offset])
+		if ou.lit != nil {
+			// A declaration of the literal's signature, named when placed.
+			out = append(out, bodyChange{index: i, decl: "func _" + strings.TrimPrefix(text, "func"),
+				line: start.Line, name: fmt.Sprintf("%s.func%d", ou.owner, ou.nth)})
+			continue
+		}
+		od := ou.decl
 		if od.Name.Name == "_" {
 			return nil, fmt.Sprintf("it changes a function named _ in %s", file)
 		}
@@ -340,9 +438,7 @@ func changedBodies(file string, orig, patched []byte) ([]bodyChange, string) {
 				}
 			}
 		}
-		start := fset.Position(pd.Pos())
-		out = append(out, bodyChange{index: i, decl: string(patched[start.Offset:fset.Position(pd.End()).Offset]),
-			line: start.Line, name: funcName(od, orig, fset)})
+		out = append(out, bodyChange{index: i, decl: text, line: start.Line, name: funcName(od, orig, fset)})
 	}
 	return out, ""
 }
@@ -371,10 +467,11 @@ func applyEdits(src []byte, edits []textEdit) []byte {
 	return out
 }
 
-// signatureEdits name every unnamed or blank receiver and parameter of fd
-// (offsets relative to base), so a dispatch can pass them on; and return
-// the receiver's name and the arguments of a call passing them on.
-func signatureEdits(fset *token.FileSet, fd *ast.FuncDecl, base int) (edits []textEdit, recv string, args []string) {
+// signatureEdits name every unnamed or blank receiver (recvs, nil for a
+// function) and parameter of ft (offsets relative to base), so a dispatch
+// can pass them on; and return the receiver's name and the arguments of a
+// call passing them on.
+func signatureEdits(fset *token.FileSet, recvs *ast.FieldList, ft *ast.FuncType, base int) (edits []textEdit, recv string, args []string) {
 	off := func(p token.Pos) int { return fset.Position(p).Offset - base }
 	name := func(fl *ast.FieldList, prefix string, into *[]string) {
 		if fl == nil {
@@ -400,13 +497,13 @@ func signatureEdits(fset *token.FileSet, fd *ast.FuncDecl, base int) (edits []te
 			}
 		}
 	}
-	var recvs []string
-	name(fd.Recv, "__mcpchaosr", &recvs)
-	name(fd.Type.Params, "__mcpchaosp", &args)
-	if len(recvs) > 0 {
-		recv = recvs[0]
+	var rs []string
+	name(recvs, "__mcpchaosr", &rs)
+	name(ft.Params, "__mcpchaosp", &args)
+	if len(rs) > 0 {
+		recv = rs[0]
 	}
-	if ps := fd.Type.Params.List; len(ps) > 0 {
+	if ps := ft.Params.List; len(ps) > 0 {
 		if _, variadic := ps[len(ps)-1].Type.(*ast.Ellipsis); variadic {
 			args[len(args)-1] += "..."
 		}
@@ -427,7 +524,7 @@ func placeBodies(modPath, file string, src []byte, changes []bodyChange, used ma
 	if err != nil {
 		return nil, err
 	}
-	decls := funcDecls(f)
+	decls := bodyUnits(f)
 	byIndex := map[int][]bodyChange{}
 	for _, c := range changes {
 		if c.index >= len(decls) {
@@ -438,11 +535,17 @@ func placeBodies(modPath, file string, src []byte, changes []bodyChange, used ma
 	var edits []textEdit
 	var siblings strings.Builder
 	for _, i := range slices.Sorted(maps.Keys(byIndex)) {
-		fd := decls[i]
-		sig, recv, args := signatureEdits(fset, fd, 0)
+		u := decls[i]
+		var recvs *ast.FieldList
+		stem := u.owner // a literal's sibling is named after its variable
+		if fd := u.decl; fd != nil {
+			recvs, stem = fd.Recv, fd.Name.Name
+		}
+		ft := u.ftype()
+		sig, recv, args := signatureEdits(fset, recvs, ft, 0)
 		edits = append(edits, sig...)
 		var tparams []string
-		if tp := fd.Type.TypeParams; tp != nil {
+		if tp := ft.TypeParams; tp != nil {
 			for _, fl := range tp.List {
 				for _, n := range fl.Names {
 					tparams = append(tparams, n.Name)
@@ -450,15 +553,15 @@ func placeBodies(modPath, file string, src []byte, changes []bodyChange, used ma
 			}
 		}
 		recvKey := ""
-		if fd.Recv != nil && len(fd.Recv.List) > 0 {
-			t := fd.Recv.List[0].Type
+		if recvs != nil && len(recvs.List) > 0 {
+			t := recvs.List[0].Type
 			recvKey = strings.TrimPrefix(string(src[fset.Position(t.Pos()).Offset:fset.Position(t.End()).Offset]), "*")
 		}
 		var dispatch strings.Builder
 		for _, c := range byIndex[i] {
-			sib := fd.Name.Name + knownInfix + notIdent.ReplaceAllString(c.mutant, "_")
+			sib := stem + knownInfix + notIdent.ReplaceAllString(c.mutant, "_")
 			for n := 2; used[path.Dir(file)+"\x00"+recvKey+"\x00"+sib]; n++ {
-				sib = fmt.Sprintf("%s%s%s_%d", fd.Name.Name, knownInfix, notIdent.ReplaceAllString(c.mutant, "_"), n)
+				sib = fmt.Sprintf("%s%s%s_%d", stem, knownInfix, notIdent.ReplaceAllString(c.mutant, "_"), n)
 			}
 			used[path.Dir(file)+"\x00"+recvKey+"\x00"+sib] = true
 			call := sib
@@ -468,7 +571,7 @@ func placeBodies(modPath, file string, src []byte, changes []bodyChange, used ma
 				call += "[" + strings.Join(tparams, ", ") + "]"
 			}
 			call += "(" + strings.Join(args, ", ") + ")"
-			if fd.Type.Results != nil && len(fd.Type.Results.List) > 0 {
+			if ft.Results != nil && len(ft.Results.List) > 0 {
 				fmt.Fprintf(&dispatch, " if %s.Known(%q) { return %s };", switchName, c.mutant, call)
 			} else {
 				fmt.Fprintf(&dispatch, " if %s.Known(%q) { %s; return };", switchName, c.mutant, call)
@@ -479,7 +582,7 @@ func placeBodies(modPath, file string, src []byte, changes []bodyChange, used ma
 			}
 			fmt.Fprintf(&siblings, "\n\n//line :%d:1\n%s", c.line, sibling)
 		}
-		lb := fset.Position(fd.Body.Lbrace).Offset + 1
+		lb := fset.Position(u.body().Lbrace).Offset + 1
 		edits = append(edits, textEdit{lb, lb, dispatch.String()})
 	}
 	body := applyEdits(src, edits)
@@ -513,7 +616,7 @@ func renameSibling(decl, name string) (string, error) {
 		return "", fmt.Errorf("%d declarations where one was expected", len(fds))
 	}
 	fd := fds[0]
-	edits, _, _ := signatureEdits(fset, fd, 0)
+	edits, _, _ := signatureEdits(fset, fd.Recv, fd.Type, 0)
 	off := fset.Position(fd.Name.Pos()).Offset
 	edits = append(edits, textEdit{off, off + len(fd.Name.Name), name})
 	return strings.TrimPrefix(string(applyEdits([]byte(src), edits)), "package p\n"), nil

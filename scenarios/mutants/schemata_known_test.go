@@ -22,7 +22,8 @@ import (
 
 // knownModuleP is the package the shared-tree tests mutate: functions,
 // methods with unnamed and blank receivers and parameters, a variadic
-// method with named results, a generic function, and code outside bodies.
+// method with named results, a generic function, function literals in a
+// package-level variable, and code outside bodies.
 const knownModuleP = `package p
 
 import "strconv"
@@ -59,6 +60,14 @@ func Same[K comparable](k K) K { return k }
 
 // V is "1".
 var V = strconv.Itoa(1)
+
+// Ops are operations by name.
+var Ops = map[string]func(int) int{
+	"double": func(x int) int {
+		return 2 * x
+	},
+	"drop": func(_ int) int { return 0 },
+}
 `
 
 // knownModuleMain prints what p's functions return, then the same from a
@@ -78,7 +87,7 @@ func main() {
 		p.Boom(0)
 	}
 	t := &p.T{}
-	fmt.Printf("%d %s %d %d", p.F(), p.T{}.G(1, "x"), t.H(1, 2), p.Same(7))
+	fmt.Printf("%d %s %d %d %d %d", p.F(), p.T{}.G(1, "x"), t.H(1, 2), p.Same(7), p.Ops["double"](2), p.Ops["drop"](1))
 	if len(os.Args) > 1 && os.Args[1] == "child" {
 		return
 	}
@@ -188,7 +197,7 @@ func patchOf(t *testing.T, dir string, edits map[string][2]string, write map[str
 	return patch
 }
 
-// knownMutants are the tiny module's mutants: six that change only
+// knownMutants are the tiny module's mutants: eight that change only
 // function bodies, the rest something else.
 func knownMutants(t *testing.T, dir string) []Mutant {
 	p := "p/p.go"
@@ -205,6 +214,9 @@ func knownMutants(t *testing.T, dir string) []Mutant {
 		// Boom's patched body panics two lines further down than its
 		// first line: the panic must name the patched file's line.
 		mk("boom", patchOf(t, dir, body("\tvar s []int\n\t_ = s\n", "\tvar s []int\n\t_ = s\n\t// the index is out of range\n\t_ = s[len(s)]\n"), nil)),
+		mk("lit-triple", patchOf(t, dir, body("return 2 * x", "return 3 * x"), nil)),
+		mk("lit-blank", patchOf(t, dir, body("{ return 0 }", "{ return 9 }"), nil)),
+		mk("lit-signature-changed", patchOf(t, dir, body("func(_ int) int { return 0 }", "func(int) int { return 0 }"), nil)),
 		mk("type-changed", patchOf(t, dir, body("type T struct{ n int }", "type T struct{ n, m int }"), nil)),
 		mk("import-added", patchOf(t, dir, body("import \"strconv\"", "import (\n\t\"fmt\"\n\t\"strconv\"\n)"), nil)),
 		mk("signature-changed", patchOf(t, dir, body("func F() int {\n\treturn 1", "func F() int64 {\n\treturn 1"), nil)),
@@ -228,6 +240,7 @@ func TestOnlyFunctionBodiesAreShared(t *testing.T) {
 	}
 	want := map[string]string{ // mutant → "" (placed) or what its reason says
 		"f-two": "", "f-three": "", "g-blank": "", "h-variadic": "", "same-generic": "", "boom": "",
+		"lit-triple": "", "lit-blank": "", "lit-signature-changed": "outside function bodies",
 		"type-changed": "outside function bodies", "import-added": "outside function bodies",
 		"signature-changed": "outside function bodies", "var-changed": "outside function bodies",
 		"doc-changed":  "outside function bodies",
@@ -280,7 +293,9 @@ func TestTheSharedTreeKeepsLinesAndNamesThePatchedFunctions(t *testing.T) {
 	// its unnamed and blank parameters); every other line is as it was.
 	opening := map[string]string{"func F() int {": "func F() int {", "func (T) G(int, string) string {": "func (__mcpchaosr0 T) G(__mcpchaosp0 int, __mcpchaosp1 string) string {",
 		"func (t *T) H(xs ...int) (n int) {": "func (t *T) H(xs ...int) (n int) {", "func Boom(_ int) {": "func Boom(__mcpchaosp0 int) {",
-		"func Same[K comparable](k K) K { return k }": "func Same[K comparable](k K) K {"}
+		"func Same[K comparable](k K) K { return k }": "func Same[K comparable](k K) K {",
+		"\t\"double\": func(x int) int {":             "\t\"double\": func(x int) int {",
+		"\t\"drop\": func(_ int) int { return 0 },":   "\t\"drop\": func(__mcpchaosp0 int) int {"}
 	for i, l := range orig {
 		want := l
 		if o, ok := opening[l]; ok {
@@ -293,6 +308,7 @@ func TestTheSharedTreeKeepsLinesAndNamesThePatchedFunctions(t *testing.T) {
 	wantPlaced := map[string][]string{
 		"f-two": {"p/p.go:F"}, "f-three": {"p/p.go:F"}, "g-blank": {"p/p.go:(T).G"},
 		"h-variadic": {"p/p.go:(*T).H"}, "same-generic": {"p/p.go:Same"}, "boom": {"p/p.go:Boom"},
+		"lit-triple": {"p/p.go:Ops.func1"}, "lit-blank": {"p/p.go:Ops.func2"},
 	}
 	for name, fns := range wantPlaced {
 		if !slices.Equal(k.Placed[name], fns) {
@@ -309,7 +325,8 @@ func TestTheSharedTreeKeepsLinesAndNamesThePatchedFunctions(t *testing.T) {
 			names = append(names, fd.Name.Name)
 		}
 	}
-	for _, n := range []string{"F__known_f_two", "F__known_f_three", "G__known_g_blank", "H__known_h_variadic", "Same__known_same_generic", "Boom__known_boom"} {
+	for _, n := range []string{"F__known_f_two", "F__known_f_three", "G__known_g_blank", "H__known_h_variadic", "Same__known_same_generic", "Boom__known_boom",
+		"Ops__known_lit_triple", "Ops__known_lit_blank"} {
 		if !slices.Contains(names, n) {
 			t.Errorf("no function %s in the shared tree's p/p.go (it has %v)", n, names)
 		}
@@ -347,13 +364,15 @@ func TestTheSharedTreeSwitchesOneMutantOnByName(t *testing.T) {
 		return strings.TrimSpace(string(out)), err
 	}
 	for mutant, want := range map[string]string{
-		"":             "1 g 3 7 | 1 g 3 7",
-		"f-two":        "2 g 3 7 | 2 g 3 7",
-		"f-three":      "3 g 3 7 | 3 g 3 7",
-		"g-blank":      "1 G 3 7 | 1 G 3 7",
-		"h-variadic":   "1 g 30 7 | 1 g 30 7",
-		"same-generic": "1 g 3 0 | 1 g 3 0",
-		"type-changed": "1 g 3 7 | 1 g 3 7", // not placed: the switch does nothing
+		"":             "1 g 3 7 4 0 | 1 g 3 7 4 0",
+		"f-two":        "2 g 3 7 4 0 | 2 g 3 7 4 0",
+		"f-three":      "3 g 3 7 4 0 | 3 g 3 7 4 0",
+		"g-blank":      "1 G 3 7 4 0 | 1 G 3 7 4 0",
+		"h-variadic":   "1 g 30 7 4 0 | 1 g 30 7 4 0",
+		"same-generic": "1 g 3 0 4 0 | 1 g 3 0 4 0",
+		"lit-triple":   "1 g 3 7 6 0 | 1 g 3 7 6 0",
+		"lit-blank":    "1 g 3 7 4 9 | 1 g 3 7 4 9",
+		"type-changed": "1 g 3 7 4 0 | 1 g 3 7 4 0", // not placed: the switch does nothing
 	} {
 		if got, err := run(mutant); err != nil || got != want {
 			t.Errorf("%s=%s: got %q (%v), want %q", KnownMutantEnv, mutant, got, err, want)
@@ -473,7 +492,8 @@ func TestASharedCheckThatFailsUnmutatedProvesNothing(t *testing.T) {
 // Every known mutant is either placed in the shared tree or listed with
 // why it is not; and a mutant is placed exactly when its patch changes Go
 // files only, adds and removes none, and changes no line outside the
-// bodies of functions: judged here from the patch's own line numbers and
+// bodies of functions and of the function literals of package-level
+// variables: judged here from the patch's own line numbers and
 // the original files' function bodies, apart from how the plan decides.
 func TestEveryKnownPatchIsPlacedOrSaysWhyNot(t *testing.T) {
 	m, err := findModule(context.Background(), ".")
@@ -515,7 +535,8 @@ var hunkHeader = regexp.MustCompile(`^@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@`)
 // compares each with the original line by line (git diff --no-index -U0,
 // whose line numbers are exact where the patch's may have drifted): every
 // removed line, and every place a line is added, must be strictly inside
-// the body of a function declaration of the original file (between the
+// the body of a function declaration, or of a function literal in a
+// package-level variable's initializer, of the original file (between the
 // lines of its braces).
 func onlyInsideBodies(t *testing.T, root, patch string) (bool, string) {
 	t.Helper()
@@ -551,10 +572,29 @@ func onlyInsideBodies(t *testing.T, root, patch string) (bool, string) {
 		}
 		type body struct{ from, to, lcol, rcol int } // lines and columns of { and }
 		var bodies []body
+		add := func(b *ast.BlockStmt) {
+			l, r := fset.Position(b.Lbrace), fset.Position(b.Rbrace)
+			bodies = append(bodies, body{l.Line, r.Line, l.Column, r.Column})
+		}
 		for _, d := range f.Decls {
-			if fd, ok := d.(*ast.FuncDecl); ok && fd.Body != nil {
-				l, r := fset.Position(fd.Body.Lbrace), fset.Position(fd.Body.Rbrace)
-				bodies = append(bodies, body{l.Line, r.Line, l.Column, r.Column})
+			switch d := d.(type) {
+			case *ast.FuncDecl:
+				if d.Body != nil {
+					add(d.Body)
+				}
+			case *ast.GenDecl:
+				// The bodies of function literals in package-level
+				// variables' initializers (a literal in a literal is
+				// inside the outer one's body).
+				if d.Tok == token.VAR {
+					ast.Inspect(d, func(n ast.Node) bool {
+						if fl, ok := n.(*ast.FuncLit); ok {
+							add(fl.Body)
+							return false
+						}
+						return true
+					})
+				}
 			}
 		}
 		// inside: old lines from..to (to = from-1: an insertion after line
