@@ -115,6 +115,9 @@ type bodyChange struct {
 	decl   string // the patched declaration's text, from `func` to its closing brace
 	line   int    // of `func` in the patched file
 	name   string // "(*Recv).name" or "name"; "var.funcN" for a variable's Nth literal
+	// imports the patch adds to the file, as `name "path"`: the shared
+	// tree's file gains them (see importChanges).
+	imports []string
 }
 
 // PlanKnownSchemata places every mutant of muts it can in one shared tree
@@ -269,12 +272,18 @@ func bodyChanges(ctx context.Context, root, scratch string, mu Mutant) (map[stri
 		if err != nil {
 			return nil, err.Error()
 		}
-		cs, why := changedBodies(h.to, orig, patched)
+		cs, imp, why := changedBodies(h.to, orig, patched)
 		if why != "" {
 			return nil, why
 		}
+		var added []string
+		if len(imp.added)+len(imp.removed) > 0 {
+			if added, why = importsHold(ctx, root, scratch, h.to, hs, imp, cs); why != "" {
+				return nil, why
+			}
+		}
 		for i := range cs {
-			cs[i].mutant = mu.Name
+			cs[i].mutant, cs[i].imports = mu.Name, added
 		}
 		out[h.to] = append(out[h.to], cs...)
 	}
@@ -376,11 +385,21 @@ func bodyUnits(f *ast.File) []bodyUnit {
 	return out
 }
 
-// skeleton is src with the inside of every body unit cut out: two versions
-// of a file whose skeletons are equal differ only inside bodies.
+// skeleton is src with the inside of every body unit cut out, and every
+// import declaration: two versions of a file whose skeletons are equal
+// differ only inside bodies and in what they import.
 func skeleton(fset *token.FileSet, f *ast.File, src []byte) []byte {
 	var b bytes.Buffer
 	at := 0
+	for _, d := range f.Decls {
+		if gd, ok := d.(*ast.GenDecl); ok && gd.Tok == token.IMPORT {
+			b.Write(src[at:fset.Position(gd.Pos()).Offset])
+			at = fset.Position(gd.End()).Offset
+			for at < len(src) && (src[at] == '\n' || src[at] == ' ' || src[at] == '\t') {
+				at++ // a file that loses its last import loses its blank line too
+			}
+		}
+	}
 	for _, u := range bodyUnits(f) {
 		from, to := fset.Position(u.body().Lbrace).Offset+1, fset.Position(u.body().Rbrace).Offset
 		b.Write(src[at:from])
@@ -392,22 +411,26 @@ func skeleton(fset *token.FileSet, f *ast.File, src []byte) []byte {
 
 // changedBodies compares a file before and after a patch: the functions
 // whose bodies differ, or why the change is not body-only.
-func changedBodies(file string, orig, patched []byte) ([]bodyChange, string) {
+func changedBodies(file string, orig, patched []byte) ([]bodyChange, importChanges, string) {
+	var imp importChanges
 	fset := token.NewFileSet()
 	of, err := parser.ParseFile(fset, file, orig, parser.ParseComments|parser.SkipObjectResolution)
 	if err != nil {
-		return nil, fmt.Sprintf("%s does not parse: %v", file, err)
+		return nil, imp, fmt.Sprintf("%s does not parse: %v", file, err)
 	}
 	pf, err := parser.ParseFile(fset, file, patched, parser.ParseComments|parser.SkipObjectResolution)
 	if err != nil {
-		return nil, fmt.Sprintf("%s does not parse once patched: %v", file, err)
+		return nil, imp, fmt.Sprintf("%s does not parse once patched: %v", file, err)
 	}
 	if !bytes.Equal(skeleton(fset, of, orig), skeleton(fset, pf, patched)) {
-		return nil, fmt.Sprintf("it changes %s outside function bodies", file)
+		return nil, imp, fmt.Sprintf("it changes %s outside function bodies", file)
 	}
 	ous, pus := bodyUnits(of), bodyUnits(pf)
 	if len(ous) != len(pus) {
-		return nil, fmt.Sprintf("it changes %s outside function bodies", file)
+		return nil, imp, fmt.Sprintf("it changes %s outside function bodies", file)
+	}
+	if imp, err = compareImports(of, pf); err != nil {
+		return nil, imp, fmt.Sprintf("it changes the imports of %s: %v", file, err)
 	}
 	var out []bodyChange
 	for i, ou := range ous {
@@ -427,20 +450,20 @@ func changedBodies(file string, orig, patched []byte) ([]bodyChange, string) {
 		}
 		od := ou.decl
 		if od.Name.Name == "_" {
-			return nil, fmt.Sprintf("it changes a function named _ in %s", file)
+			return nil, imp, fmt.Sprintf("it changes a function named _ in %s", file)
 		}
 		if tp := od.Type.TypeParams; tp != nil {
 			for _, fl := range tp.List {
 				for _, n := range fl.Names {
 					if n.Name == "_" {
-						return nil, fmt.Sprintf("it changes %s in %s, which has a blank type parameter", od.Name.Name, file)
+						return nil, imp, fmt.Sprintf("it changes %s in %s, which has a blank type parameter", od.Name.Name, file)
 					}
 				}
 			}
 		}
 		out = append(out, bodyChange{index: i, decl: text, line: start.Line, name: funcName(od, orig, fset)})
 	}
-	return out, ""
+	return out, imp, ""
 }
 
 // funcName is "(*Recv).name" for a method, "name" for a function.
@@ -585,6 +608,32 @@ func placeBodies(modPath, file string, src []byte, changes []bodyChange, used ma
 		lb := fset.Position(u.body().Lbrace).Offset + 1
 		edits = append(edits, textEdit{lb, lb, dispatch.String()})
 	}
+	// The imports the placed patches add (importsHold), each once; a
+	// name two of them, or one and the original, give two packages could
+	// not be compiled.
+	names := map[string]string{}
+	for _, is := range f.Imports {
+		p, _ := strconv.Unquote(is.Path.Value)
+		name := path.Base(p)
+		if is.Name != nil {
+			name = is.Name.Name
+		}
+		names[name] = is.Path.Value
+	}
+	var imports []string
+	for _, c := range changes {
+		for _, s := range c.imports {
+			name, quoted, _ := strings.Cut(s, " ")
+			if q, ok := names[name]; ok && q != quoted {
+				return nil, fmt.Errorf("%s: the import %s of %s takes the name of %s", file, quoted, c.mutant, q)
+			}
+			if _, ok := names[name]; !ok {
+				names[name] = quoted
+				imports = append(imports, s)
+			}
+		}
+	}
+	edits = append(edits, textEdit{fset.Position(f.Name.End()).Offset, fset.Position(f.Name.End()).Offset, importText(imports)})
 	body := applyEdits(src, edits)
 	if !bytes.HasSuffix(body, []byte("\n")) {
 		body = append(body, '\n')

@@ -70,6 +70,20 @@ var Ops = map[string]func(int) int{
 }
 `
 
+// knownModuleExtra is another file of p, with an import of its own.
+const knownModuleExtra = `package p
+
+import "errors"
+
+// Extra is 0.
+func Extra() int {
+	if errors.Is(nil, nil) {
+		return 0
+	}
+	return 1
+}
+`
+
 // knownModuleMain prints what p's functions return, then the same from a
 // child process of itself: a switched-on mutant must reach it too.
 const knownModuleMain = `package main
@@ -87,7 +101,7 @@ func main() {
 		p.Boom(0)
 	}
 	t := &p.T{}
-	fmt.Printf("%d %s %d %d %d %d", p.F(), p.T{}.G(1, "x"), t.H(1, 2), p.Same(7), p.Ops["double"](2), p.Ops["drop"](1))
+	fmt.Printf("%d %s %d %d %d %d %d", p.F(), p.T{}.G(1, "x"), t.H(1, 2), p.Same(7), p.Ops["double"](2), p.Ops["drop"](1), p.Extra())
 	if len(os.Args) > 1 && os.Args[1] == "child" {
 		return
 	}
@@ -142,7 +156,7 @@ func knownModule(t *testing.T) *module {
 	dir := t.TempDir()
 	for name, body := range map[string]string{
 		"go.mod": "module example.com/tiny\n\ngo 1.22\n", "README.md": "tiny\n",
-		"p/p.go": knownModuleP, "p/p_test.go": knownModuleTest, "p/extra.go": "package p\n\n// Extra is 0.\nfunc Extra() int { return 0 }\n",
+		"p/p.go": knownModuleP, "p/p_test.go": knownModuleTest, "p/extra.go": knownModuleExtra,
 		"cmd/tiny/main.go": knownModuleMain,
 	} {
 		path := filepath.Join(dir, name)
@@ -217,6 +231,12 @@ func knownMutants(t *testing.T, dir string) []Mutant {
 		mk("lit-triple", patchOf(t, dir, body("return 2 * x", "return 3 * x"), nil)),
 		mk("lit-blank", patchOf(t, dir, body("{ return 0 }", "{ return 9 }"), nil)),
 		mk("lit-signature-changed", patchOf(t, dir, body("func(_ int) int { return 0 }", "func(int) int { return 0 }"), nil)),
+		// errors is linked anyway (strconv imports it): placed.
+		mk("import-needed", patchOf(t, dir, body("import \"strconv\"\n\n// T holds a number.\ntype T struct{ n int }\n\n// F is one.\nfunc F() int {\n\treturn 1",
+			"import (\n\t\"errors\"\n\t\"strconv\"\n)\n\n// T holds a number.\ntype T struct{ n int }\n\n// F is one.\nfunc F() int {\n\tif errors.Is(nil, nil) {\n\t\treturn 5\n\t}\n\treturn 1"), nil)),
+		// Extra's file loses its only import.
+		mk("import-dropped", patchOf(t, dir, map[string][2]string{"p/extra.go": {"import \"errors\"\n\n// Extra is 0.\nfunc Extra() int {\n\tif errors.Is(nil, nil) {\n\t\treturn 0\n\t}\n\treturn 1",
+			"// Extra is 0.\nfunc Extra() int {\n\treturn 7"}}, nil)),
 		mk("type-changed", patchOf(t, dir, body("type T struct{ n int }", "type T struct{ n, m int }"), nil)),
 		mk("import-added", patchOf(t, dir, body("import \"strconv\"", "import (\n\t\"fmt\"\n\t\"strconv\"\n)"), nil)),
 		mk("signature-changed", patchOf(t, dir, body("func F() int {\n\treturn 1", "func F() int64 {\n\treturn 1"), nil)),
@@ -241,7 +261,8 @@ func TestOnlyFunctionBodiesAreShared(t *testing.T) {
 	want := map[string]string{ // mutant → "" (placed) or what its reason says
 		"f-two": "", "f-three": "", "g-blank": "", "h-variadic": "", "same-generic": "", "boom": "",
 		"lit-triple": "", "lit-blank": "", "lit-signature-changed": "outside function bodies",
-		"type-changed": "outside function bodies", "import-added": "outside function bodies",
+		"import-needed": "", "import-dropped": "",
+		"type-changed": "outside function bodies", "import-added": "its package now links",
 		"signature-changed": "outside function bodies", "var-changed": "outside function bodies",
 		"doc-changed":  "outside function bodies",
 		"file-added":   "adds, removes or renames a file (p/q.go)",
@@ -261,8 +282,8 @@ func TestOnlyFunctionBodiesAreShared(t *testing.T) {
 			t.Errorf("%s: placed %v and not shared %v: want exactly one", mu.Name, k.Shared(mu.Name), notShared)
 		}
 	}
-	if got := slices.Sorted(mapKeysOf(k.Files)); !slices.Equal(got, []string{"p/p.go"}) {
-		t.Errorf("rewritten files %v, want only p/p.go", got)
+	if got := slices.Sorted(mapKeysOf(k.Files)); !slices.Equal(got, []string{"p/extra.go", "p/p.go"}) {
+		t.Errorf("rewritten files %v, want only p/extra.go and p/p.go", got)
 	}
 }
 
@@ -309,6 +330,7 @@ func TestTheSharedTreeKeepsLinesAndNamesThePatchedFunctions(t *testing.T) {
 		"f-two": {"p/p.go:F"}, "f-three": {"p/p.go:F"}, "g-blank": {"p/p.go:(T).G"},
 		"h-variadic": {"p/p.go:(*T).H"}, "same-generic": {"p/p.go:Same"}, "boom": {"p/p.go:Boom"},
 		"lit-triple": {"p/p.go:Ops.func1"}, "lit-blank": {"p/p.go:Ops.func2"},
+		"import-needed": {"p/p.go:F"}, "import-dropped": {"p/extra.go:Extra"},
 	}
 	for name, fns := range wantPlaced {
 		if !slices.Equal(k.Placed[name], fns) {
@@ -364,15 +386,17 @@ func TestTheSharedTreeSwitchesOneMutantOnByName(t *testing.T) {
 		return strings.TrimSpace(string(out)), err
 	}
 	for mutant, want := range map[string]string{
-		"":             "1 g 3 7 4 0 | 1 g 3 7 4 0",
-		"f-two":        "2 g 3 7 4 0 | 2 g 3 7 4 0",
-		"f-three":      "3 g 3 7 4 0 | 3 g 3 7 4 0",
-		"g-blank":      "1 G 3 7 4 0 | 1 G 3 7 4 0",
-		"h-variadic":   "1 g 30 7 4 0 | 1 g 30 7 4 0",
-		"same-generic": "1 g 3 0 4 0 | 1 g 3 0 4 0",
-		"lit-triple":   "1 g 3 7 6 0 | 1 g 3 7 6 0",
-		"lit-blank":    "1 g 3 7 4 9 | 1 g 3 7 4 9",
-		"type-changed": "1 g 3 7 4 0 | 1 g 3 7 4 0", // not placed: the switch does nothing
+		"":               "1 g 3 7 4 0 0 | 1 g 3 7 4 0 0",
+		"f-two":          "2 g 3 7 4 0 0 | 2 g 3 7 4 0 0",
+		"f-three":        "3 g 3 7 4 0 0 | 3 g 3 7 4 0 0",
+		"g-blank":        "1 G 3 7 4 0 0 | 1 G 3 7 4 0 0",
+		"h-variadic":     "1 g 30 7 4 0 0 | 1 g 30 7 4 0 0",
+		"same-generic":   "1 g 3 0 4 0 0 | 1 g 3 0 4 0 0",
+		"lit-triple":     "1 g 3 7 6 0 0 | 1 g 3 7 6 0 0",
+		"lit-blank":      "1 g 3 7 4 9 0 | 1 g 3 7 4 9 0",
+		"import-needed":  "5 g 3 7 4 0 0 | 5 g 3 7 4 0 0",
+		"import-dropped": "1 g 3 7 4 0 7 | 1 g 3 7 4 0 7",
+		"type-changed":   "1 g 3 7 4 0 0 | 1 g 3 7 4 0 0", // not placed: the switch does nothing
 	} {
 		if got, err := run(mutant); err != nil || got != want {
 			t.Errorf("%s=%s: got %q (%v), want %q", KnownMutantEnv, mutant, got, err, want)
@@ -493,7 +517,8 @@ func TestASharedCheckThatFailsUnmutatedProvesNothing(t *testing.T) {
 // why it is not; and a mutant is placed exactly when its patch changes Go
 // files only, adds and removes none, and changes no line outside the
 // bodies of functions and of the function literals of package-level
-// variables: judged here from the patch's own line numbers and
+// variables, but import lines whose change leaves what the program links
+// as it was: judged here from the patch's own line numbers and
 // the original files' function bodies, apart from how the plan decides.
 func TestEveryKnownPatchIsPlacedOrSaysWhyNot(t *testing.T) {
 	m, err := findModule(context.Background(), ".")
@@ -564,6 +589,7 @@ func onlyInsideBodies(t *testing.T, root, patch string) (bool, string) {
 	if err := applyPatch(context.Background(), filepath.Join(dir, "b"), dir, patch, false); err != nil {
 		t.Fatal(err)
 	}
+	var importsChanged []string
 	for _, file := range PatchedFiles(patch) {
 		fset := token.NewFileSet()
 		f, err := parser.ParseFile(fset, filepath.Join(root, file), nil, parser.SkipObjectResolution)
@@ -646,17 +672,84 @@ func onlyInsideBodies(t *testing.T, root, patch string) (bool, string) {
 				h.add = append(h.add, l[1:])
 			}
 		}
+		// importOnly: the hunk's lines are all import lines, at the
+		// original's imports.
+		importFrom, importTo := 0, 0
+		for _, is := range f.Imports {
+			if importFrom == 0 {
+				importFrom = fset.Position(is.Pos()).Line
+			}
+			importTo = fset.Position(is.End()).Line
+		}
+		importOnly := func(h hunk) bool {
+			for _, l := range slices.Concat(h.minus, h.add) {
+				if !importLine.MatchString(l) {
+					return false
+				}
+			}
+			return importFrom > 0 && h.start >= importFrom-1 && h.start <= importTo+1
+		}
 		for _, h := range hunks {
 			switch {
 			case h.n == 0 && inside(h.start+1, h.start): // added after old line start
 			case h.n > 0 && inside(h.start, h.start+h.n-1):
 			case h.n == 1 && len(h.add) == 1 && oneLine(h.start, h.minus[0], h.add[0]):
+			case importOnly(h):
+				importsChanged = append(importsChanged, file)
 			default:
 				return false, fmt.Sprintf("%s:%d (%d line(s)) is outside every function body", file, h.start, h.n)
 			}
 		}
 	}
-	return true, "every change is inside a body"
+	// What a file imports may change only if the program links the same
+	// packages: the package's imports (all its non-test files'), before
+	// and after, depend on the same packages.
+	for _, file := range importsChanged {
+		pkg := "./" + filepath.Dir(file)
+		before, after := linkedBy(t, root, root, pkg), linkedBy(t, root, filepath.Join(dir, "b"), pkg)
+		if !slices.Equal(before, after) {
+			return false, fmt.Sprintf("%s changes what %s links", file, pkg)
+		}
+	}
+	return true, "every change is inside a body, or an import the program links anyway"
+}
+
+// importLine is a line an import declaration may have (a blank or dot
+// import is none: it is there for its effect).
+var importLine = regexp.MustCompile(`^\s*(import\s*\(?|\)|[A-Za-z][A-Za-z0-9_]*\s+"[^"]+"|import\s+"[^"]+"|"[^"]+")?\s*(//.*)?$`)
+
+// linkedBy is every package the imports of pkg's non-test files at root
+// depend on, with those files read from files instead (a patched copy of
+// some of them, or root itself), sorted.
+func linkedBy(t *testing.T, root, files, pkg string) []string {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-f", `{{join .GoFiles "\n"}}`, pkg)
+	cmd.Dir = root
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list %s: %v", pkg, err)
+	}
+	var imports []string
+	for _, name := range strings.Fields(string(out)) {
+		path := filepath.Join(files, pkg, name)
+		if _, err := os.Stat(path); err != nil {
+			path = filepath.Join(root, pkg, name)
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, is := range f.Imports {
+			p, _ := strconv.Unquote(is.Path.Value)
+			imports = append(imports, p)
+		}
+	}
+	cmd = exec.Command("go", append([]string{"list", "-deps"}, imports...)...)
+	cmd.Dir = root
+	if out, err = cmd.Output(); err != nil {
+		t.Fatalf("go list -deps %v: %v", imports, err)
+	}
+	return slices.Sorted(slices.Values(strings.Fields(string(out))))
 }
 
 // The harness passes the switch into the containers it starts under the
