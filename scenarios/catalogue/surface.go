@@ -269,9 +269,9 @@ func surfaceOp(name string, forwards []string, f func(context.Context, *surfaceS
 // revision's way.
 func surfaceOpOr(name string, forwards []string, f, perRequest func(context.Context, *surfaceSession) Observation) Operation {
 	return Operation{Name: name, Forwards: forwards, Do: func(ctx context.Context, env *harness.Env) Observation {
-		revision := harness.ClientRevision
+		revision, do := harness.ClientRevision, f
 		if perRequest != nil && harness.PerRequest(env.Target) {
-			revision, f = harness.PerRequestRevision, perRequest
+			revision, do = harness.PerRequestRevision, perRequest
 		}
 		s := &surfaceSession{env: env}
 		opts := &mcp.ClientOptions{
@@ -314,7 +314,7 @@ func surfaceOpOr(name string, forwards []string, f, perRequest func(context.Cont
 			return Observation{Err: err}
 		}
 		s.cs = cs
-		o := f(ctx, s)
+		o := do(ctx, s)
 		_ = cs.Close()
 		if why := dead(ctx, env); why != "" {
 			o.Broken = append(o.Broken, why)
