@@ -188,4 +188,7 @@ func TestAStatelessProxySpeakingThePerRequestRevisionIsAskedThatWay(t *testing.T
 	if _, err := harness.ParseForeign([]byte("name: x\ncommand: [x]\nforwards: [" + harness.MethodListen + "]\n")); err == nil {
 		t.Error("a spec of the older revisions claiming subscriptions/listen was accepted")
 	}
+	if _, err := harness.ParseForeign([]byte("name: x\ncommand: [x]\nprotocol: \"2025-06-18\"\n")); err == nil {
+		t.Error("a spec of protocol 2025-06-18 was accepted: the field names a revision past the harness's own")
+	}
 }
