@@ -262,7 +262,8 @@ func (f *front) upstream(ctx context.Context, ss *mcp.ServerSession, b *backend)
 		level, _ = ctx.Value(levelKey{}).(mcp.LoggingLevel)
 	}
 	if caps := cs.InitializeResult().Capabilities; caps.Logging != nil && level != "" {
-		// Every message comes up; the client's own level filters what goes down.
+		// Every message comes up (a request of the newer revision's: those
+		// at its level); the client's own level filters what goes down.
 		if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: level}); err != nil {
 			_ = cs.Close()
 			return nil, fmt.Errorf("set the log level of %s: %w", b.name, err)
