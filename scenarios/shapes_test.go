@@ -83,7 +83,7 @@ var _ = Describe(shapesDescribe, Label("foreign", "shapes"), func() {
 				}
 				claimed := true
 				for _, m := range s.Operation.Forwards {
-					claimed = claimed && t.(harness.Forwarder).Forwards(m)
+					claimed = claimed && harness.Claims(t, m)
 				}
 				if claimed {
 					Expect(s.NotApplicable(t)).To(BeEmpty(), "%s: %s", name, s.Name())

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"reflect"
 	"strings"
 	"sync"
 	"time"
@@ -108,6 +109,9 @@ func newFront(ctx context.Context, backends []*backend, timeout time.Duration, s
 			return f.subscribe(ctx, r.Session, r.Params.URI, false)
 		},
 	})
+	if stateless {
+		f.srv.AddReceivingMiddleware(carryLevel)
+	}
 	for _, b := range backends {
 		if err := f.discover(ctx, b); err != nil {
 			return nil, err
@@ -231,8 +235,17 @@ func (f *front) upstream(ctx context.Context, ss *mcp.ServerSession, b *backend)
 		c.AddRoots(roots.Roots...)
 	}
 	// A stateless front's upstream session lives for one request: it needs
-	// no stream of its own for what the upstream sends outside a request.
-	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: b.url, MaxRetries: -1, DisableStandaloneSSE: f.stateless}, nil)
+	// no stream of its own for what the upstream sends outside a request,
+	// unless that request is a subscription's listen stream, which the
+	// upstream's updates reach on it.
+	_, listening := ctx.Value(listenKey{}).(bool)
+	// Connected on a context of its own, ending with ctx: a request of the
+	// newer revision's context carries its version, which the go-sdk would
+	// give the upstream's initialize as the version asked for.
+	cctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	defer context.AfterFunc(ctx, stop)()
+	cs, err := c.Connect(cctx, &mcp.StreamableClientTransport{Endpoint: b.url, MaxRetries: -1, DisableStandaloneSSE: f.stateless && !listening}, nil)
 	if err != nil {
 		return nil, fmt.Errorf("connect to %s: %w", b.name, err)
 	}
@@ -241,9 +254,17 @@ func (f *front) upstream(ctx context.Context, ss *mcp.ServerSession, b *backend)
 		_ = cs.Wait()
 		close(u.gone)
 	}()
-	if caps := cs.InitializeResult().Capabilities; caps.Logging != nil {
-		// Every message comes up; the client's own level filters what goes down.
-		if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
+	level := mcp.LoggingLevel("debug")
+	if perRequest(ss) {
+		// The request's own level, from its _meta, is its upstream
+		// session's (which lasts as long as the request): none, and the
+		// upstream sends no message, as the newer revision says.
+		level, _ = ctx.Value(levelKey{}).(mcp.LoggingLevel)
+	}
+	if caps := cs.InitializeResult().Capabilities; caps.Logging != nil && level != "" {
+		// Every message comes up (a request of the newer revision's: those
+		// at its level); the client's own level filters what goes down.
+		if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: level}); err != nil {
 			_ = cs.Close()
 			return nil, fmt.Errorf("set the log level of %s: %w", b.name, err)
 		}
@@ -314,7 +335,7 @@ func (f *front) forward(ctx context.Context, ss *mcp.ServerSession, b *backend, 
 	if err != nil {
 		return err
 	}
-	err = f.callOn(ctx, u, call)
+	err = f.callOn(ctx, ss, u, call)
 	if err != nil && neverSent(err) {
 		// The upstream session was closing (its stream broke as the upstream
 		// restarted) when the request was made: it never left, so it is
@@ -323,7 +344,7 @@ func (f *front) forward(ctx context.Context, ss *mcp.ServerSession, b *backend, 
 		if u, err = f.upstream(ctx, ss, b); err != nil {
 			return err
 		}
-		err = f.callOn(ctx, u, call)
+		err = f.callOn(ctx, ss, u, call)
 	}
 	if err != nil {
 		f.failed(ss, b, u, err)
@@ -332,10 +353,19 @@ func (f *front) forward(ctx context.Context, ss *mcp.ServerSession, b *backend, 
 	return nil
 }
 
-// callOn runs call on u's session, recorded as in flight.
-func (f *front) callOn(ctx context.Context, u *upSession, call func(context.Context, *mcp.ClientSession) error) error {
+// callOn runs call on u's session, recorded as in flight. The upstream
+// session of a request of the newer revision lasts that request (but for a
+// listen stream's): it is closed before the answer, which waits for what
+// the upstream sent before its result (log messages, progress), handled on
+// a goroutine of the go-sdk's own, to be carried while the request is still
+// in flight.
+func (f *front) callOn(ctx context.Context, ss *mcp.ServerSession, u *upSession, call func(context.Context, *mcp.ClientSession) error) error {
 	defer u.enter(ctx)()
-	return call(ctx, u.cs)
+	err := call(ctx, u.cs)
+	if _, listening := ctx.Value(listenKey{}).(bool); err == nil && f.stateless && perRequest(ss) && !listening {
+		_ = u.cs.Close()
+	}
+	return err
 }
 
 // clientClosing is the go-sdk's JSON-RPC code for a request made while its
@@ -352,7 +382,7 @@ func (f *front) callTool(b *backend, name string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		var res *mcp.CallToolResult
 		err := f.do(ctx, req.Session, b, func(ctx context.Context, cs *mcp.ClientSession) (err error) {
-			res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: req.Params.Arguments, Meta: req.Params.Meta})
+			res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: req.Params.Arguments, Meta: upstreamMeta(req.Params.Meta)})
 			return err
 		})
 		if err != nil {
@@ -366,7 +396,7 @@ func (f *front) callTool(b *backend, name string) mcp.ToolHandler {
 func (f *front) getPrompt(b *backend, name string) mcp.PromptHandler {
 	return func(ctx context.Context, req *mcp.GetPromptRequest) (res *mcp.GetPromptResult, err error) {
 		err = f.do(ctx, req.Session, b, func(ctx context.Context, cs *mcp.ClientSession) (err error) {
-			res, err = cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: name, Arguments: req.Params.Arguments, Meta: req.Params.Meta})
+			res, err = cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: name, Arguments: req.Params.Arguments, Meta: upstreamMeta(req.Params.Meta)})
 			return err
 		})
 		if err != nil {
@@ -379,7 +409,7 @@ func (f *front) getPrompt(b *backend, name string) mcp.PromptHandler {
 func (f *front) read(b *backend) mcp.ResourceHandler {
 	return func(ctx context.Context, req *mcp.ReadResourceRequest) (res *mcp.ReadResourceResult, err error) {
 		err = f.do(ctx, req.Session, b, func(ctx context.Context, cs *mcp.ClientSession) (err error) {
-			res, err = cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: req.Params.URI, Meta: req.Params.Meta})
+			res, err = cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: req.Params.URI, Meta: upstreamMeta(req.Params.Meta)})
 			return err
 		})
 		if err != nil {
@@ -412,6 +442,9 @@ func (f *front) subscribe(ctx context.Context, ss *mcp.ServerSession, uri string
 	if b == nil {
 		return fmt.Errorf("no upstream serves %s", uri)
 	}
+	if on {
+		ctx = context.WithValue(ctx, listenKey{}, true)
+	}
 	return f.do(ctx, ss, b, func(ctx context.Context, cs *mcp.ClientSession) error {
 		if on {
 			return cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri})
@@ -424,6 +457,7 @@ func (f *front) subscribe(ctx context.Context, ss *mcp.ServerSession, uri string
 // name, a resource template by the backend that lists it.
 func (f *front) complete(ctx context.Context, req *mcp.CompleteRequest) (res *mcp.CompleteResult, err error) {
 	p := *req.Params
+	p.Meta = upstreamMeta(p.Meta)
 	ref := *p.Ref
 	p.Ref = &ref
 	var b *backend
@@ -460,5 +494,57 @@ func (f *front) handler() http.Handler {
 	if !f.stateless {
 		return h
 	}
-	return http.NewCrossOriginProtection().Handler(newStateless(h))
+	// A request of the newer revision (2026-07-28: no initialize, its
+	// version, capabilities and log level in its own _meta) is served by the
+	// go-sdk's stateless handler, each on a session of its own.
+	modern := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return f.srv }, &mcp.StreamableHTTPOptions{Stateless: true})
+	return http.NewCrossOriginProtection().Handler(newStateless(h, modern))
+}
+
+// perRequestRevision is the MCP revision from which a request carries its
+// protocol version, capabilities and log level in its own _meta, and a
+// client listens for updates on a subscriptions/listen stream of its own.
+const perRequestRevision = "2026-07-28"
+
+// perRequest reports whether ss is a request's own session of that revision.
+func perRequest(ss *mcp.ServerSession) bool {
+	p := ss.InitializeParams()
+	return p != nil && p.ProtocolVersion >= perRequestRevision
+}
+
+// levelKey and listenKey are context keys: the log level a request's _meta
+// carries, and that an upstream session is opened for a subscription.
+type (
+	levelKey  struct{}
+	listenKey struct{}
+)
+
+// carryLevel puts the log level a request's _meta carries in its context,
+// for the upstream session opened for it.
+func carryLevel(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if p := req.GetParams(); p != nil && !reflect.ValueOf(p).IsNil() { // typed nil params (notifications/initialized)
+			if l, ok := p.GetMeta()[mcp.MetaKeyLogLevel].(string); ok {
+				ctx = context.WithValue(ctx, levelKey{}, mcp.LoggingLevel(l))
+			}
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// upstreamMeta is a request's _meta as an upstream of the older revisions
+// takes it: without the newer revision's per-request fields
+// (io.modelcontextprotocol/...), which such an upstream refuses.
+func upstreamMeta(m mcp.Meta) mcp.Meta {
+	var out mcp.Meta
+	for k, v := range m {
+		if strings.HasPrefix(k, "io.modelcontextprotocol/") {
+			continue
+		}
+		if out == nil {
+			out = mcp.Meta{}
+		}
+		out[k] = v
+	}
+	return out
 }

@@ -122,7 +122,7 @@ func TestStatelessPathsServeEachServerOnItsOwnPath(t *testing.T) {
 	}
 	for path, tool := range map[string]string{"/docmost/mcp": "search", "/everything/mcp": "echo"} {
 		c := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "0"}, nil)
-		cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + path, DisableStandaloneSSE: true, MaxRetries: -1}, nil)
+		cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + path, DisableStandaloneSSE: true, MaxRetries: -1}, legacy)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -169,7 +169,7 @@ func TestStatelessCarriesTheUpstreamsRequestsWithinACall(t *testing.T) {
 		LoggingMessageHandler: func(context.Context, *mcp.LoggingMessageRequest) { logs.Add(1) },
 	})
 	c.AddRoots(&mcp.Root{URI: "file:///t", Name: "t"})
-	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: endpoint, MaxRetries: -1}, nil)
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: endpoint, MaxRetries: -1}, legacy)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,6 +236,108 @@ func TestStatelessCarriesTheUpstreamsRequestsWithinACall(t *testing.T) {
 	}
 }
 
+// legacy has a client speak the revision before perRequestRevision, whose
+// requests a stateless front serves each on a session it opens for it.
+var legacy = &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"}
+
+// A client of the newer revision (perRequestRevision) is served by a
+// stateless front without an initialize: a log message reaches it at the
+// level its call's _meta carries, and none without one; a resource update
+// reaches the subscriptions/listen stream it opened, the front keeping an
+// upstream subscription for as long as that stream lasts.
+func TestStatelessCarriesTheNewerRevisionsLevelAndListenStream(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	p, err := Start(ctx, Options{Addr: "127.0.0.1:0", Servers: fakes(t), Path: "/{server}/mcp", Stateless: true, Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close(context.Background())
+	endpoint := strings.TrimSuffix(p.URL(), "/{server}/mcp") + "/everything/mcp"
+	var mu sync.Mutex
+	var levels []string
+	acked := make(chan []string, 1)
+	updated := make(chan string, 1)
+	c := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "0"}, &mcp.ClientOptions{
+		LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) {
+			mu.Lock()
+			levels = append(levels, string(r.Params.Level))
+			mu.Unlock()
+		},
+		ResourceUpdatedHandler: func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) {
+			select {
+			case updated <- r.Params.URI:
+			default:
+			}
+		},
+	})
+	c.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if p, ok := req.GetParams().(*mcp.SubscriptionsAcknowledgedParams); ok {
+				acked <- p.Notifications.ResourceSubscriptions
+			}
+			return next(ctx, method, req)
+		}
+	})
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: endpoint, MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: perRequestRevision})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if v := cs.InitializeResult().ProtocolVersion; v != perRequestRevision {
+		t.Fatalf("negotiated %s, want %s", v, perRequestRevision)
+	}
+	logAt := func(meta mcp.Meta) []string {
+		mu.Lock()
+		levels = nil
+		mu.Unlock()
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "log", Arguments: map[string]any{"text": "x"}, Meta: meta})
+		if err != nil || res.IsError {
+			t.Fatalf("log: %v %+v", err, res.Content[0])
+		}
+		// The client hands a notification to its handler on a goroutine
+		// of its own: what came before the result is counted for a moment.
+		deadline := time.Now().Add(time.Second)
+		for {
+			mu.Lock()
+			got := slices.Clone(levels)
+			mu.Unlock()
+			if len(got) >= 2 || time.Now().After(deadline) {
+				return got
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	if got := logAt(mcp.Meta{mcp.MetaKeyLogLevel: "warning"}); !slices.Equal(got, []string{"warning", "error"}) {
+		t.Errorf("a call at level warning got messages %v, want [warning error]", got)
+	}
+	if got := logAt(nil); len(got) != 0 {
+		t.Errorf("a call without a level got messages %v, want none", got)
+	}
+	if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: upstream.ReadmeURI}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case uris := <-acked:
+		if !slices.Equal(uris, []string{upstream.ReadmeURI}) {
+			t.Fatalf("subscription acknowledged for %v, want %s", uris, upstream.ReadmeURI)
+		}
+	case <-ctx.Done():
+		t.Fatal("the listen stream was never acknowledged")
+	}
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "touch", Arguments: map[string]any{"uri": upstream.ReadmeURI}}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case uri := <-updated:
+		if uri != upstream.ReadmeURI {
+			t.Errorf("update for %s, want %s", uri, upstream.ReadmeURI)
+		}
+	case <-time.After(5 * time.Second):
+		t.Error("notifications/resources/updated never reached the listen stream")
+	}
+}
+
 // A request the go-sdk refused because its client session was closing never
 // left: it may be sent again on a new session. Any other failure may have
 // reached the upstream, and is not.
@@ -271,7 +373,7 @@ func TestStatelessLeavesNoSessionOpen(t *testing.T) {
 			return &mcp.CreateMessageResult{Role: "assistant", Model: "t", Content: &mcp.TextContent{Text: "yes"}}, nil
 		},
 	})
-	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: ts.URL, MaxRetries: -1}, nil)
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: ts.URL, MaxRetries: -1}, legacy)
 	if err != nil {
 		t.Fatal(err)
 	}

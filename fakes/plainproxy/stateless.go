@@ -29,6 +29,8 @@ import (
 // statelessHandler serves inner, a stateful handler, one session per POST.
 type statelessHandler struct {
 	inner http.Handler
+	// modern serves the requests of the newer revision (perRequestRevision).
+	modern http.Handler
 
 	next atomic.Uint64
 	mu   sync.Mutex
@@ -43,8 +45,8 @@ type ask struct {
 	id      json.RawMessage
 }
 
-func newStateless(inner http.Handler) *statelessHandler {
-	return &statelessHandler{inner: inner, asked: map[string]ask{}}
+func newStateless(inner, modern http.Handler) *statelessHandler {
+	return &statelessHandler{inner: inner, modern: modern, asked: map[string]ask{}}
 }
 
 // assumedVersion is the protocol version a request without the header
@@ -66,6 +68,10 @@ func (h *statelessHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	r.Header.Del("Mcp-Session-Id") // a stateless server reads none
+	if newerRevision(r, body) {
+		h.modern.ServeHTTP(w, withBody(r, body, ""))
+		return
+	}
 	if a, ok := h.answer(body); ok {
 		h.relayAnswer(w, r, a, body)
 		return
@@ -95,6 +101,24 @@ func (h *statelessHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	defer h.end(session)
 	h.inner.ServeHTTP(&streamRewriter{ResponseWriter: w, h: h, session: session}, withBody(r, body, session))
+}
+
+// newerRevision reports whether a request speaks perRequestRevision or
+// later, by its Mcp-Protocol-Version header or its _meta.
+func newerRevision(r *http.Request, body []byte) bool {
+	if r.Header.Get("Mcp-Protocol-Version") >= perRequestRevision {
+		return true
+	}
+	var m struct {
+		Params struct {
+			Meta map[string]any `json:"_meta"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(body, &m) != nil {
+		return false
+	}
+	v, _ := m.Params.Meta["io.modelcontextprotocol/protocolVersion"].(string)
+	return v >= perRequestRevision
 }
 
 // answer is the request r's body answers, if it is the client's answer

@@ -2,6 +2,7 @@ package catalogue
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -145,5 +146,49 @@ func TestTheEverythingFakeStandsInForAProxyOfOneServer(t *testing.T) {
 		if anyShape == 0 {
 			t.Fatal("no row calls the everything fake on any shape")
 		}
+	}
+}
+
+// A stateless proxy speaking MCP 2026-07-28 (protocol:) is asked for a log
+// level and a subscription that revision's way, which it can carry: the log
+// and subscription rows apply to it when it claims those ways, under every
+// fault, and are N/A saying why when it does not; without protocol: they are
+// N/A for outliving their request.
+func TestAStatelessProxySpeakingThePerRequestRevisionIsAskedThatWay(t *testing.T) {
+	forwards := "forwards: [" + strings.Join(append(slices.Clone(harness.ForwardableMethods), harness.PerRequestWays...), ", ") + "]\n"
+	perRequest := shape(t, "stateless: true\nprotocol: \""+harness.PerRequestRevision+"\"\n"+forwards)
+	unclaimed := shape(t, "stateless: true\nprotocol: \""+harness.PerRequestRevision+"\"\nforwards: ["+strings.Join(harness.ForwardableMethods, ", ")+"]\n")
+	// A stateless proxy of the older revisions claims all but what outlives its request.
+	kept := slices.DeleteFunc(slices.Clone(harness.ForwardableMethods), func(m string) bool {
+		return m == harness.MethodSubscribe || m == harness.MethodSetLevel
+	})
+	older := shape(t, "stateless: true\nforwards: ["+strings.Join(kept, ", ")+"]\n")
+	if !harness.PerRequest(perRequest) || harness.PerRequest(older) || harness.PerRequest(shape(t, "protocol: \""+harness.PerRequestRevision+"\"\n")) {
+		t.Fatal("PerRequest: want a stateless spec of protocol 2026-07-28 only")
+	}
+	rows := 0
+	for _, s := range All() {
+		if s.Operation.Name != SetLevelAndLog.Name && s.Operation.Name != SubscribeUpdate.Name {
+			continue
+		}
+		rows++
+		if why := s.NotApplicable(perRequest); why != "" {
+			t.Errorf("%s: N/A on a stateless proxy of 2026-07-28 claiming its way: %s", s.Name(), why)
+		}
+		if why := s.NotApplicable(unclaimed); !strings.Contains(why, "does not claim to forward "+harness.MetaLogLevel) && !strings.Contains(why, "does not claim to forward "+harness.MethodListen) {
+			t.Errorf("%s: on a stateless proxy of 2026-07-28 not claiming its way: %q, want N/A naming that way", s.Name(), why)
+		}
+		if why := s.NotApplicable(older); !strings.Contains(why, "outlives that request") {
+			t.Errorf("%s: on a stateless proxy of the older revisions: %q, want N/A for outliving its request", s.Name(), why)
+		}
+	}
+	if rows != 10 {
+		t.Errorf("%d log and subscription rows, want 10 (each under 5 faults)", rows)
+	}
+	if _, err := harness.ParseForeign([]byte("name: x\ncommand: [x]\nforwards: [" + harness.MethodListen + "]\n")); err == nil {
+		t.Error("a spec of the older revisions claiming subscriptions/listen was accepted")
+	}
+	if _, err := harness.ParseForeign([]byte("name: x\ncommand: [x]\nprotocol: \"2025-06-18\"\n")); err == nil {
+		t.Error("a spec of protocol 2025-06-18 was accepted: the field names a revision past the harness's own")
 	}
 }

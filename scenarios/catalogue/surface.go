@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -63,7 +64,7 @@ var (
 		}
 		return o
 	})
-	SetLevelAndLog = surfaceOp("logging/setLevel + a log message", []string{harness.MethodSetLevel}, func(ctx context.Context, s *surfaceSession) Observation {
+	SetLevelAndLog = surfaceOpOr("logging/setLevel + a log message", []string{harness.MethodSetLevel}, func(ctx context.Context, s *surfaceSession) Observation {
 		clk := startClock()
 		if err := s.cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "error"}); err != nil {
 			return clk.stop(Observation{Err: err})
@@ -73,7 +74,7 @@ var (
 			o.Broken = append(o.Broken, "7 the error-level log message never reached the client")
 		}
 		return o
-	})
+	}, levelInMeta)
 	ProgressCall = surfaceOp("tools/call with progress", []string{harness.MethodProgress}, func(ctx context.Context, s *surfaceSession) Observation {
 		clk := startClock()
 		res, err := s.cs.CallTool(ctx, &mcp.CallToolParams{Name: s.env.EverythingTool("progress"), Arguments: map[string]any{}, Meta: mcp.Meta{"progressToken": "cat"}})
@@ -108,7 +109,7 @@ var (
 		}
 		return o
 	})
-	SubscribeUpdate = surfaceOp("resources/subscribe + update", []string{harness.MethodSubscribe}, func(ctx context.Context, s *surfaceSession) Observation {
+	SubscribeUpdate = surfaceOpOr("resources/subscribe + update", []string{harness.MethodSubscribe}, func(ctx context.Context, s *surfaceSession) Observation {
 		clk := startClock()
 		if err := s.cs.Subscribe(ctx, &mcp.SubscribeParams{URI: upstream.ReadmeURI}); err != nil {
 			return clk.stop(Observation{Err: err})
@@ -118,8 +119,59 @@ var (
 			o.Broken = append(o.Broken, "7 notifications/resources/updated never reached the subscriber")
 		}
 		return o
-	})
+	}, listenStream)
 )
+
+// levelInMeta is the log row the newer revision's way
+// (harness.PerRequestRevision), for a stateless proxy speaking it: the
+// call carries its level (error) in its own _meta, and the upstream's
+// messages at that level and above, and only those, reach the client.
+func levelInMeta(ctx context.Context, s *surfaceSession) Observation {
+	clk := startClock()
+	res, err := s.cs.CallTool(ctx, &mcp.CallToolParams{Name: s.env.EverythingTool("log"), Arguments: map[string]any{"text": "catalogue"},
+		Meta: mcp.Meta{mcp.MetaKeyLogLevel: "error"}})
+	o := observeCall(clk, res, err)
+	if o.Err != nil || o.IsError {
+		return o
+	}
+	// The upstream sends debug, info, warning, error in that order: once
+	// error has come, any below it would have come first.
+	if !s.waitFor(ctx, func() bool { return slices.Contains(s.logs, "error") }) {
+		o.Broken = append(o.Broken, "7 the error-level log message its call's _meta asked for never reached the client")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if below := slices.DeleteFunc(slices.Clone(s.logs), func(l string) bool { return l == "error" }); len(below) > 0 {
+		o.Broken = append(o.Broken, fmt.Sprintf("7 log messages below the level its call's _meta asked for (error) reached the client: %v", below))
+	}
+	return o
+}
+
+// listenStream is the subscription row the newer revision's way
+// (harness.PerRequestRevision), for a stateless proxy speaking it: the
+// client opens a subscriptions/listen stream naming the readme, and once
+// the proxy has acknowledged it (untimed, bounded by the request budget), a
+// call that touches the readme must bring its update down that stream. The
+// listen's own answer comes only when the stream ends, so a proxy that
+// cannot subscribe (its upstream down) is judged by the touch's answer, as
+// the older row is by the subscribe's.
+func listenStream(ctx context.Context, s *surfaceSession) Observation {
+	if err := s.cs.Subscribe(ctx, &mcp.SubscribeParams{URI: upstream.ReadmeURI}); err != nil {
+		return Observation{Err: err}
+	}
+	acked := s.waitForWithin(ctx, harness.BudgetsOf(s.env.Target, s.env.Knobs).RequestDeadline, func() bool {
+		return slices.Contains(s.acked, upstream.ReadmeURI)
+	})
+	o := s.timedCall(ctx, startClock(), s.env.EverythingTool("touch"), map[string]any{"uri": upstream.ReadmeURI})
+	if o.Err == nil && !o.IsError && !s.waitFor(ctx, func() bool { return s.updated > 0 }) {
+		if !acked {
+			o.Broken = append(o.Broken, "7 the subscriptions/listen stream for the readme was never acknowledged, and its update never came")
+		} else {
+			o.Broken = append(o.Broken, "7 notifications/resources/updated never reached the subscriptions/listen stream")
+		}
+	}
+	return o
+}
 
 // SurfaceOperations are the surface operations, in catalogue order.
 var SurfaceOperations = []Operation{Ping, ReadResource, GetPrompt, Complete, SetLevelAndLog, ProgressCall, Sampling, Elicitation, SubscribeUpdate,
@@ -147,6 +199,9 @@ type surfaceSession struct {
 	progress int
 	logs     []string
 	updated  int
+	// acked are the resources the proxy acknowledged a subscriptions/listen
+	// stream for (notifications/subscriptions/acknowledged).
+	acked []string
 }
 
 func (s *surfaceSession) waitFor(ctx context.Context, cond func() bool) bool {
@@ -205,7 +260,19 @@ func traced(o *Observation, meta mcp.Meta) {
 // the proxy must still serve afterwards. forwards are the methods f needs
 // the proxy to forward.
 func surfaceOp(name string, forwards []string, f func(context.Context, *surfaceSession) Observation) Operation {
+	return surfaceOpOr(name, forwards, f, nil)
+}
+
+// surfaceOpOr is surfaceOp, but on a target that harness.PerRequest (a
+// stateless proxy speaking harness.PerRequestRevision) it runs perRequest
+// instead, on a session of that revision: the same feature asked for that
+// revision's way.
+func surfaceOpOr(name string, forwards []string, f, perRequest func(context.Context, *surfaceSession) Observation) Operation {
 	return Operation{Name: name, Forwards: forwards, Do: func(ctx context.Context, env *harness.Env) Observation {
+		revision, do := harness.ClientRevision, f
+		if perRequest != nil && harness.PerRequest(env.Target) {
+			revision, do = harness.PerRequestRevision, perRequest
+		}
 		s := &surfaceSession{env: env}
 		opts := &mcp.ClientOptions{
 			CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
@@ -230,12 +297,24 @@ func surfaceOp(name string, forwards []string, f func(context.Context, *surfaceS
 				s.mu.Unlock()
 			},
 		}
-		cs, err := env.ConnectWith(ctx, "alice", env.ServerURL("everything"), opts, &mcp.Root{URI: catalogueRoot, Name: "catalogue"})
+		c := mcp.NewClient(&mcp.Implementation{Name: "mcpchaos-sdk", Version: "0.1.0"}, opts)
+		c.AddRoots(&mcp.Root{URI: catalogueRoot, Name: "catalogue"})
+		c.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+				if p, ok := req.GetParams().(*mcp.SubscriptionsAcknowledgedParams); ok && p != nil {
+					s.mu.Lock()
+					s.acked = append(s.acked, p.Notifications.ResourceSubscriptions...)
+					s.mu.Unlock()
+				}
+				return next(ctx, method, req)
+			}
+		})
+		cs, err := env.ConnectAt(ctx, c, "alice", env.ServerURL("everything"), revision)
 		if err != nil {
 			return Observation{Err: err}
 		}
 		s.cs = cs
-		o := f(ctx, s)
+		o := do(ctx, s)
 		_ = cs.Close()
 		if why := dead(ctx, env); why != "" {
 			o.Broken = append(o.Broken, why)

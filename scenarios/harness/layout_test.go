@@ -70,6 +70,7 @@ var coreStillImports = map[string][]string{
 	"scenarios/catalogue/generic_checks_test.go":  {"proxy/knobs"},
 	"scenarios/catalogue/catalogue_test.go":       {"proxy/knobs"},
 	"scenarios/catalogue/sessions_test.go":        {"proxy/knobs"},
+	"scenarios/catalogue/perrequest_test.go":      {"proxy/knobs"},
 }
 
 // TestLayoutCoreImportsNothingOfTheProxy holds the core to the wire: a core

@@ -73,9 +73,16 @@ func (e *Env) Connect(ctx context.Context, user string) (*mcp.ClientSession, err
 func (e *Env) ConnectWith(ctx context.Context, user, endpoint string, opts *mcp.ClientOptions, roots ...*mcp.Root) (*mcp.ClientSession, error) {
 	c := mcp.NewClient(&mcp.Implementation{Name: "mcpchaos-sdk", Version: "0.1.0"}, opts)
 	c.AddRoots(roots...)
+	return e.ConnectAt(ctx, c, user, endpoint, ClientRevision)
+}
+
+// ConnectAt connects c as ConnectWith does, speaking revision:
+// PerRequestRevision's client discovers the server (server/discover) and
+// sends no initialize.
+func (e *Env) ConnectAt(ctx context.Context, c *mcp.Client, user, endpoint, revision string) (*mcp.ClientSession, error) {
 	return c.Connect(ctx, &mcp.StreamableClientTransport{
 		Endpoint:   endpoint,
 		HTTPClient: e.HTTPClient(user),
 		MaxRetries: -1,
-	}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	}, &mcp.ClientSessionOptions{ProtocolVersion: revision})
 }

@@ -65,6 +65,7 @@ var (
 	_ Forwarder        = (*ForeignCluster)(nil)
 	_ PromptNamer      = (*ForeignCluster)(nil)
 	_ Stateless        = (*ForeignCluster)(nil)
+	_ Speaker          = (*ForeignCluster)(nil)
 	_ ToolNamer        = (*ForeignCluster)(nil)
 	_ Budgeter         = (*ForeignCluster)(nil)
 	_ Headerer         = (*ForeignCluster)(nil)
@@ -89,6 +90,9 @@ func (f *ForeignCluster) FrontsEverything() bool { return f.proto.FrontsEverythi
 
 // Stateless implements Stateless.
 func (f *ForeignCluster) Stateless() bool { return f.proto.Stateless() }
+
+// Protocol implements Speaker.
+func (f *ForeignCluster) Protocol() string { return f.proto.Protocol() }
 
 // ToolName implements ToolNamer.
 func (f *ForeignCluster) ToolName(server, tool string) string { return f.proto.ToolName(server, tool) }

@@ -155,6 +155,11 @@ type ForeignSpec struct {
 	// Stateless says the proxy issues no Mcp-Session-Id: the scenarios about
 	// a session's lifecycle do not apply to it.
 	Stateless bool `yaml:"stateless"`
+	// Protocol is the MCP revision the proxy speaks beyond the harness's
+	// own (ClientRevision): PerRequestRevision or none. A stateless proxy
+	// speaking it is asked for a log level and a subscription that
+	// revision's way (PerRequest).
+	Protocol string `yaml:"protocol"`
 	// Forwards lists the MCP methods beyond tools the proxy claims to
 	// forward (ForwardableMethods), of the everything fake: as server
 	// "everything" ({{.EverythingURL}}), or in docmost's place for a proxy
@@ -339,7 +344,10 @@ func ParseForeign(doc []byte) (*ForeignSpec, error) {
 	if s.ToolName == "" {
 		s.ToolName = "{{.Server}}_{{.Tool}}"
 	}
-	if err := checkForwards(s.Forwards); err != nil {
+	if s.Protocol != "" && s.Protocol != PerRequestRevision {
+		errs = append(errs, fmt.Errorf("protocol %q: want %s (the revision past the harness's own %s) or none", s.Protocol, PerRequestRevision, ClientRevision))
+	}
+	if err := checkForwards(s.Forwards, s.Protocol); err != nil {
 		errs = append(errs, err)
 	}
 	if s.Has(CapEverything) && len(s.Forwards) > 0 {
@@ -449,6 +457,7 @@ var (
 	_ Forwarder        = (*Foreign)(nil)
 	_ PromptNamer      = (*Foreign)(nil)
 	_ Stateless        = (*Foreign)(nil)
+	_ Speaker          = (*Foreign)(nil)
 	_ Killer           = (*killableForeign)(nil)
 )
 
@@ -476,6 +485,9 @@ func (f *Foreign) FrontsEverything() bool {
 
 // Stateless implements Stateless: the spec's stateless:.
 func (f *Foreign) Stateless() bool { return f.Spec.Stateless }
+
+// Protocol implements Speaker: the spec's protocol:.
+func (f *Foreign) Protocol() string { return f.Spec.Protocol }
 
 // URL implements Target.
 func (f *Foreign) URL() string {

@@ -32,13 +32,36 @@ const (
 	MethodListPrompts   = "prompts/list"
 	MethodRoots         = "roots/list"
 	MethodCancel        = "notifications/cancelled"
+
+	// The newer revision's (PerRequestRevision) ways of what outlives a
+	// request in the older ones: a log level each request carries in its
+	// _meta (for logging/setLevel), and a stream of the client's own on
+	// which the resources it names are updated (for resources/subscribe).
+	MetaLogLevel = "io.modelcontextprotocol/logLevel"
+	MethodListen = "subscriptions/listen"
 )
+
+// PerRequestRevision is the MCP revision in which a request carries its
+// version, capabilities and log level in its own _meta (no initialize), and
+// a client listens for resource updates on a subscriptions/listen stream of
+// its own: what a stateless server can keep, as it keeps nothing between
+// requests.
+const PerRequestRevision = "2026-07-28"
+
+// ClientRevision is the revision the harness's SDK clients speak to every
+// target (and to a PerRequest one but on the rows of PerRequestRevision).
+const ClientRevision = "2025-11-25"
 
 // ForwardableMethods lists every method a spec's forwards: may name, in the
 // order docs/targets.md gives them.
 var ForwardableMethods = []string{MethodPing, MethodListResources, MethodListTemplates, MethodRead, MethodSubscribe,
 	MethodListPrompts, MethodPrompt, MethodComplete, MethodSetLevel, MethodProgress, MethodCancel, MethodSampling,
 	MethodElicit, MethodRoots}
+
+// PerRequestWays are what a spec speaking PerRequestRevision may also name
+// in its forwards:, the per-request ways of logging/setLevel and
+// resources/subscribe.
+var PerRequestWays = []string{MetaLogLevel, MethodListen}
 
 // Forwarder is implemented by targets whose proxy forwards only some MCP
 // methods beyond tools (a foreign proxy's forwards:).
@@ -66,8 +89,50 @@ type Stateless interface {
 	Stateless() bool
 }
 
+// Speaker is implemented by targets that say which MCP revision their proxy
+// speaks beyond the harness's own (a foreign spec's protocol:).
+type Speaker interface {
+	Protocol() string
+}
+
+// PerRequest reports whether t's proxy is stateless and speaks
+// PerRequestRevision: it is asked for a log level and a subscription that
+// revision's way (MetaLogLevel, MethodListen), which a stateless proxy can
+// carry, rather than by logging/setLevel and resources/subscribe.
+func PerRequest(t Target) bool {
+	s, ok := t.(Speaker)
+	return ok && IsStateless(t) && s.Protocol() >= PerRequestRevision
+}
+
+// perRequestWay is what method is in PerRequestRevision: logging/setLevel
+// and resources/subscribe have their per-request ways; the rest are as
+// they were.
+func perRequestWay(method string) string {
+	switch method {
+	case MethodSetLevel:
+		return MetaLogLevel
+	case MethodSubscribe:
+		return MethodListen
+	}
+	return method
+}
+
+// Claims reports whether t claims to forward method, the per-request way of
+// it on a PerRequest target; a target that is no Forwarder forwards all.
+func Claims(t Target, method string) bool {
+	f, ok := t.(Forwarder)
+	if !ok {
+		return true
+	}
+	if PerRequest(t) {
+		method = perRequestWay(method)
+	}
+	return f.Forwards(method)
+}
+
 // Unforwarded says which of methods t does not claim to forward, as a
-// reason for a not-applicable verdict ("" when it claims them all).
+// reason for a not-applicable verdict ("" when it claims them all). A
+// PerRequest target is asked for the per-request way of each.
 func Unforwarded(t Target, methods ...string) string {
 	f, ok := t.(Forwarder)
 	if !ok {
@@ -75,6 +140,9 @@ func Unforwarded(t Target, methods ...string) string {
 	}
 	var missing []string
 	for _, m := range methods {
+		if PerRequest(t) {
+			m = perRequestWay(m)
+		}
 		if !f.Forwards(m) {
 			missing = append(missing, m)
 		}
@@ -164,11 +232,15 @@ func StandsIn(t Target) bool {
 	return ok && !f.FrontsEverything()
 }
 
-// checkForwards checks a spec's forwards: list.
-func checkForwards(methods []string) error {
+// checkForwards checks a spec's forwards: list against the revision it
+// speaks (protocol:): the per-request ways are PerRequestRevision's.
+func checkForwards(methods []string, protocol string) error {
 	for _, m := range methods {
-		if !slices.Contains(ForwardableMethods, m) {
-			return fmt.Errorf("forwards: unknown method %q (want some of %s)", m, strings.Join(ForwardableMethods, ", "))
+		if !slices.Contains(ForwardableMethods, m) && !slices.Contains(PerRequestWays, m) {
+			return fmt.Errorf("forwards: unknown method %q (want some of %s)", m, strings.Join(append(slices.Clone(ForwardableMethods), PerRequestWays...), ", "))
+		}
+		if slices.Contains(PerRequestWays, m) && protocol < PerRequestRevision {
+			return fmt.Errorf("forwards: %s is the way of MCP %s: want protocol: %s", m, PerRequestRevision, PerRequestRevision)
 		}
 	}
 	return nil
