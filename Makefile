@@ -99,7 +99,7 @@ mutants:
 # that run its code. Prints every survivor and the score. Verdicts are kept
 # in RESULTS, so an interrupted run resumes. proxy/audit/audittest is test
 # support (only tests import it) and is left out. Over all of proxy/ with
-# the scenarios: hours on 2 shared cores (see docs/scenarios.md).
+# the scenarios: hours on 2 shared cores (see docs/mutants.md).
 #   make mutants-generic [PKGS=proxy/trace,proxy/degrade] [RESULTS=file] [ARGS='--package-tests-only']
 RESULTS ?= $(CURDIR)/.mutants-generic.jsonl
 mutants-generic:

@@ -324,3 +324,33 @@ func TestSlowChecksStartFirst(t *testing.T) {
 		t.Errorf("dispatch order %q, want %q", strings.Join(got, " "), want)
 	}
 }
+
+// TestEveryMutantHasItsRowInTheDocs: docs/mutants.md's table lists every
+// known mutant by its number and name, once, and names no other: the table
+// is where a reader looks up what a failing mutant's promise was.
+func TestEveryMutantHasItsRowInTheDocs(t *testing.T) {
+	b, err := os.ReadFile("../../docs/mutants.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	documented := map[string]string{} // name: number
+	for _, r := range regexp.MustCompile(`(?m)^\| (\d+) \| ([a-z0-9-]+) \|`).FindAllStringSubmatch(string(b), -1) {
+		if documented[r[2]] != "" {
+			t.Errorf("docs/mutants.md lists %s twice", r[2])
+		}
+		documented[r[2]] = r[1]
+	}
+	for _, m := range All() {
+		p := patchName.FindStringSubmatch(m.PatchFile)
+		if p == nil {
+			continue // TestEveryMutantIsComplete names it
+		}
+		if want := strings.TrimLeft(p[1], "0"); documented[m.Name] != want {
+			t.Errorf("docs/mutants.md has no row | %s | %s | (it has %q)", want, m.Name, documented[m.Name])
+		}
+		delete(documented, m.Name)
+	}
+	for name, n := range documented {
+		t.Errorf("docs/mutants.md's row %s names %s, which is no known mutant", n, name)
+	}
+}
