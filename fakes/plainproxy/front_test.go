@@ -151,12 +151,7 @@ func TestStatelessPathsServeEachServerOnItsOwnPath(t *testing.T) {
 func TestStatelessCarriesTheUpstreamsRequestsWithinACall(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	p, err := Start(ctx, Options{Addr: "127.0.0.1:0", Servers: fakes(t), Path: "/{server}/mcp", Stateless: true, Timeout: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close(context.Background())
-	endpoint := strings.TrimSuffix(p.URL(), "/{server}/mcp") + "/everything/mcp"
+	endpoint := statelessEverything(ctx, t)
 	var logs atomic.Int32
 	c := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "0"}, &mcp.ClientOptions{
 		CreateMessageHandler: func(_ context.Context, r *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
@@ -248,12 +243,7 @@ var legacy = &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"}
 func TestStatelessCarriesTheNewerRevisionsLevelAndListenStream(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	p, err := Start(ctx, Options{Addr: "127.0.0.1:0", Servers: fakes(t), Path: "/{server}/mcp", Stateless: true, Timeout: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close(context.Background())
-	endpoint := strings.TrimSuffix(p.URL(), "/{server}/mcp") + "/everything/mcp"
+	endpoint := statelessEverything(ctx, t)
 	var mu sync.Mutex
 	var levels []string
 	acked := make(chan []string, 1)
@@ -404,4 +394,16 @@ func TestStatelessLeavesNoSessionOpen(t *testing.T) {
 	}
 	c0, u0 := open()
 	t.Errorf("%d client sessions and %d upstream sessions still open after the requests", c0, u0)
+}
+
+// statelessEverything starts a stateless front of one path per server, closed
+// at the test's end, and returns the everything fake's endpoint through it.
+func statelessEverything(ctx context.Context, t *testing.T) string {
+	t.Helper()
+	p, err := Start(ctx, Options{Addr: "127.0.0.1:0", Servers: fakes(t), Path: "/{server}/mcp", Stateless: true, Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close(context.Background()) })
+	return strings.TrimSuffix(p.URL(), "/{server}/mcp") + "/everything/mcp"
 }
