@@ -443,17 +443,28 @@ func (c *Cluster) haproxyConfig() (string, error) {
 }
 
 // ShippedHAProxyConfig is the path of docs/deploy/haproxy.cfg in this
-// module's source tree.
+// module's source tree: the module found from the working directory (go env
+// GOMOD), else the tree this file was compiled from when its path is kept
+// (a -trimpath build keeps only the import path, so it cannot be used).
 func ShippedHAProxyConfig() (string, error) {
-	_, file, _, ok := runtime.Caller(0)
-	if !ok {
-		return "", errors.New("cluster: cannot locate the module's source tree")
+	var roots []string
+	if root, err := moduleRoot(context.Background()); err == nil {
+		roots = append(roots, root)
 	}
-	p := filepath.Join(filepath.Dir(file), "..", "..", "docs", "deploy", "haproxy.cfg")
-	if _, err := os.Stat(p); err != nil {
-		return "", fmt.Errorf("cluster: the shipped HAProxy config: %w", err)
+	if _, file, _, ok := runtime.Caller(0); ok && filepath.IsAbs(file) {
+		roots = append(roots, filepath.Join(filepath.Dir(file), "..", ".."))
 	}
-	return p, nil
+	if len(roots) == 0 {
+		return "", errors.New("cluster: cannot locate the module's source tree: run from inside it")
+	}
+	var err error
+	for _, root := range roots {
+		p := filepath.Join(root, "docs", "deploy", "haproxy.cfg")
+		if _, err = os.Stat(p); err == nil {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("cluster: the shipped HAProxy config: %w", err)
 }
 
 func (c *Cluster) haproxyPath() (string, error) {
