@@ -161,8 +161,10 @@ canary:
 	$(GO) run ./cmd/mcpchaos canary $(foreach s,$(SDK),--sdk $(s)) $(foreach s,$(CLIENT_SDK),--client-sdk $(s)) \
 		--report $(REPORTS)/canary $(CANARY_FLAGS)
 
-# The canary's own proof (minutes): a go-sdk copy with the unknown-session
-# 404 patched away must fail the restart scenarios; an unpatched copy must
-# change nothing. CI calls it from .ci/run.
+# The canary's own proof (minutes): a go-sdk copy that ignores the server's
+# session ids must fail the restart scenarios; an unpatched copy must change
+# nothing. Two selftests at a time: the unpatched one (the whole catalogue
+# and specs, twice) beside the four short ones in turn, since both mostly
+# wait on the proxies they drive. CI calls it from .ci/run.
 canary-selftest:
-	$(GO) test -tags canaryselftest -count=1 -timeout 40m -run '^TestCanarySelftest' -v ./cmd/mcpchaos
+	$(GO) test -tags canaryselftest -count=1 -parallel 2 -timeout 40m -run '^TestCanarySelftest' -v ./cmd/mcpchaos

@@ -54,7 +54,7 @@ func init() {
 // plainCatalogueBudget bounds the plain proxy's whole catalogue run.
 const plainCatalogueBudget = 10 * time.Minute
 
-var _ = Describe(plainDescribe, Label("foreign", "tiers"), Ordered, func() {
+var _ = Describe(plainDescribe, Label("foreign", "tiers"), Ordered, longFirst, func() {
 	var (
 		results []catalogue.Result
 		byName  = map[string]catalogue.Result{}

@@ -95,7 +95,7 @@ var _ = Describe(shapesDescribe, Label("foreign", "shapes"), func() {
 	}, SpecTimeout(specTimeout))
 
 	for _, name := range shapeNames {
-		Describe("the "+name+" example proxy", Ordered, func() {
+		Describe("the "+name+" example proxy", Ordered, longFirst, func() {
 			var results []catalogue.Result
 
 			BeforeAll(func(ctx SpecContext) {

@@ -152,6 +152,7 @@ func (w testWriter) Write(b []byte) (int, error) {
 // back under a new id, which the client does not hold, so recreation fails.
 // The canary must fail, naming the restart scenarios as newly failing.
 func TestCanarySelftestBrokenSDKFailsTheRestartScenarios(t *testing.T) {
+	t.Parallel()
 	out, err := runCanaryCLI(t, "--sdk", sdkModule+"="+sdkCopy(t, sdkBroken), "--label", "restart", "--seed", "1", noCache)
 	var exit exitError
 	if !errors.As(err, &exit) || exit != 1 {
@@ -171,6 +172,7 @@ func TestCanarySelftestBrokenSDKFailsTheRestartScenarios(t *testing.T) {
 // stated tolerance (the canary's noise floor), over the whole catalogue and
 // the default specs.
 func TestCanarySelftestUnpatchedSDKChangesNothing(t *testing.T) {
+	t.Parallel()
 	out, err := runCanaryCLI(t, "--sdk", sdkModule+"="+sdkCopy(t, sdkUnpatched), "--seed", "1", noCache)
 	if err != nil {
 		t.Fatalf("the canary against an unpatched copy of the pinned go-sdk returned %v, want success", err)
@@ -192,6 +194,7 @@ func TestCanarySelftestUnpatchedSDKChangesNothing(t *testing.T) {
 // upstream restart does change with the harness's SDK. The Ginkgo specs are
 // left out: their in-process proxy is built with the harness's SDK.)
 func TestCanarySelftestClientSDKLeavesTheProxyOnTheBaseline(t *testing.T) {
+	t.Parallel()
 	out, err := runCanaryCLI(t, "--client-sdk", sdkModule+"="+sdkCopy(t, sdkBroken), "--label", "sessions", "--specs", "", "--seed", "1", noCache)
 	if err != nil {
 		t.Fatalf("the canary with a broken server half in the clients' SDK only returned %v, want success: the proxy must stay on the baseline", err)
@@ -209,6 +212,7 @@ func TestCanarySelftestClientSDKLeavesTheProxyOnTheBaseline(t *testing.T) {
 // A candidate that does not compile is a result, not a crash: exit status
 // 1, the compiler's first lines, and the baseline's rows marked NOT BUILT.
 func TestCanarySelftestABuildFailureIsAResult(t *testing.T) {
+	t.Parallel()
 	sdk := sdkCopy(t, sdkUnbuildable)
 	out, err := runCanaryCLI(t, "--sdk", sdkModule+"="+sdk, "--label", "baseline", "--specs", "", "--seed", "1", noCache)
 	var exit exitError
@@ -226,6 +230,7 @@ func TestCanarySelftestABuildFailureIsAResult(t *testing.T) {
 // from the cache instead of running its suite again (a user checking five
 // versions pays for one baseline), and the table is the same.
 func TestCanarySelftestASecondCandidateReusesTheBaseline(t *testing.T) {
+	t.Parallel()
 	cache := t.TempDir()
 	sdk := sdkCopy(t, sdkUnbuildable)
 	args := []string{"--sdk", sdkModule + "=" + sdk, "--label", "baseline", "--specs", "", "--baseline-cache", cache}
