@@ -163,8 +163,8 @@ canary:
 
 # The canary's own proof (minutes): a go-sdk copy that ignores the server's
 # session ids must fail the restart scenarios; an unpatched copy must change
-# nothing. Two selftests at a time: the unpatched one (the whole catalogue
-# and specs, twice) beside the four short ones in turn, since both mostly
-# wait on the proxies they drive. CI calls it from .ci/run.
+# nothing. The unpatched one (the whole catalogue and specs, twice) runs
+# beside the four short ones in turn, since both mostly wait on the proxies
+# they drive. CI calls it from .ci/run.
 canary-selftest:
-	$(GO) test -tags canaryselftest -count=1 -parallel 2 -timeout 40m -run '^TestCanarySelftest' -v ./cmd/mcpchaos
+	$(GO) test -tags canaryselftest -count=1 -timeout 40m -run '^TestCanarySelftest$$' -v ./cmd/mcpchaos

@@ -148,11 +148,30 @@ func (w testWriter) Write(b []byte) (int, error) {
 	return len(b), nil
 }
 
+// TestCanarySelftest runs the selftests below: the unpatched one (the
+// whole catalogue and the default specs, on both sides) beside the four
+// others in turn. Each canary run mostly waits on the proxies it drives, so
+// the two halves overlap at little cost; the unpatched one starts at once,
+// being the longest. One of them alone:
+// -run '^TestCanarySelftest$/^inTurn$/^ClientSDKLeavesTheProxyOnTheBaseline$'.
+func TestCanarySelftest(t *testing.T) {
+	t.Run("UnpatchedSDKChangesNothing", func(t *testing.T) {
+		t.Parallel()
+		selftestUnpatchedSDKChangesNothing(t)
+	})
+	t.Run("inTurn", func(t *testing.T) {
+		t.Parallel()
+		t.Run("BrokenSDKFailsTheRestartScenarios", selftestBrokenSDKFailsTheRestartScenarios)
+		t.Run("ClientSDKLeavesTheProxyOnTheBaseline", selftestClientSDKLeavesTheProxyOnTheBaseline)
+		t.Run("ABuildFailureIsAResult", selftestABuildFailureIsAResult)
+		t.Run("ASecondCandidateReusesTheBaseline", selftestASecondCandidateReusesTheBaseline)
+	})
+}
+
 // A go-sdk that ignores a server's GetSessionID: a recreated session comes
 // back under a new id, which the client does not hold, so recreation fails.
 // The canary must fail, naming the restart scenarios as newly failing.
-func TestCanarySelftestBrokenSDKFailsTheRestartScenarios(t *testing.T) {
-	t.Parallel()
+func selftestBrokenSDKFailsTheRestartScenarios(t *testing.T) {
 	out, err := runCanaryCLI(t, "--sdk", sdkModule+"="+sdkCopy(t, sdkBroken), "--label", "restart", "--seed", "1", noCache)
 	var exit exitError
 	if !errors.As(err, &exit) || exit != 1 {
@@ -171,8 +190,7 @@ func TestCanarySelftestBrokenSDKFailsTheRestartScenarios(t *testing.T) {
 // The same SDK, unpatched: no change at all, not even a latency flag at the
 // stated tolerance (the canary's noise floor), over the whole catalogue and
 // the default specs.
-func TestCanarySelftestUnpatchedSDKChangesNothing(t *testing.T) {
-	t.Parallel()
+func selftestUnpatchedSDKChangesNothing(t *testing.T) {
 	out, err := runCanaryCLI(t, "--sdk", sdkModule+"="+sdkCopy(t, sdkUnpatched), "--seed", "1", noCache)
 	if err != nil {
 		t.Fatalf("the canary against an unpatched copy of the pinned go-sdk returned %v, want success", err)
@@ -193,8 +211,7 @@ func TestCanarySelftestUnpatchedSDKChangesNothing(t *testing.T) {
 // restart: the harness's fake upstream is a go-sdk server too, so an
 // upstream restart does change with the harness's SDK. The Ginkgo specs are
 // left out: their in-process proxy is built with the harness's SDK.)
-func TestCanarySelftestClientSDKLeavesTheProxyOnTheBaseline(t *testing.T) {
-	t.Parallel()
+func selftestClientSDKLeavesTheProxyOnTheBaseline(t *testing.T) {
 	out, err := runCanaryCLI(t, "--client-sdk", sdkModule+"="+sdkCopy(t, sdkBroken), "--label", "sessions", "--specs", "", "--seed", "1", noCache)
 	if err != nil {
 		t.Fatalf("the canary with a broken server half in the clients' SDK only returned %v, want success: the proxy must stay on the baseline", err)
@@ -211,8 +228,7 @@ func TestCanarySelftestClientSDKLeavesTheProxyOnTheBaseline(t *testing.T) {
 
 // A candidate that does not compile is a result, not a crash: exit status
 // 1, the compiler's first lines, and the baseline's rows marked NOT BUILT.
-func TestCanarySelftestABuildFailureIsAResult(t *testing.T) {
-	t.Parallel()
+func selftestABuildFailureIsAResult(t *testing.T) {
 	sdk := sdkCopy(t, sdkUnbuildable)
 	out, err := runCanaryCLI(t, "--sdk", sdkModule+"="+sdk, "--label", "baseline", "--specs", "", "--seed", "1", noCache)
 	var exit exitError
@@ -229,8 +245,7 @@ func TestCanarySelftestABuildFailureIsAResult(t *testing.T) {
 // A second candidate against the same tree takes the baseline's verdicts
 // from the cache instead of running its suite again (a user checking five
 // versions pays for one baseline), and the table is the same.
-func TestCanarySelftestASecondCandidateReusesTheBaseline(t *testing.T) {
-	t.Parallel()
+func selftestASecondCandidateReusesTheBaseline(t *testing.T) {
 	cache := t.TempDir()
 	sdk := sdkCopy(t, sdkUnbuildable)
 	args := []string{"--sdk", sdkModule + "=" + sdk, "--label", "baseline", "--specs", "", "--baseline-cache", cache}

@@ -5,9 +5,9 @@
 //
 // A copy holds the files git lists (tracked, plus new files not ignored),
 // so uncommitted work counts, as it does for `go build` in the work tree.
-// Slots have fixed, locked paths ($TMPDIR/KIND/slot-N): the build cache
-// keys the main module's packages by directory, so the next copy in a slot
-// compiles only what changed. Commands run in a process group of their own,
+// Slots have fixed, locked paths ($TMPDIR/KIND/slot-N): without -trimpath
+// (which the Makefile sets) the build cache keys the main module's packages
+// by directory, so the next copy in a slot still compiles only what changed. Commands run in a process group of their own,
 // bounded in time, and the whole group is stopped when they end.
 package modcopy
 
