@@ -1,8 +1,9 @@
 //go:build canaryselftest
 
 // The canary's own proof, too slow for make test (make canary-selftest): a
-// candidate SDK that breaks the unknown-session 404 must turn the restart
-// scenarios red, and an unpatched copy of the same SDK must change nothing.
+// candidate SDK that ignores a server's own session ids must turn the
+// restart scenarios red, and an unpatched copy of the same SDK must change
+// nothing.
 
 package main
 
