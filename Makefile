@@ -167,4 +167,4 @@ canary:
 # beside the four short ones in turn, since both mostly wait on the proxies
 # they drive. CI calls it from .ci/run.
 canary-selftest:
-	$(GO) test -tags canaryselftest -count=1 -timeout 40m -run '^TestCanarySelftest$$' -v ./cmd/mcpchaos
+	$(GO) test -tags canaryselftest -count=1 -timeout 60m -run '^TestCanarySelftest$$' -v ./cmd/mcpchaos
