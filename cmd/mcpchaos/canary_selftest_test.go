@@ -29,9 +29,9 @@ const sdkModule = "github.com/modelcontextprotocol/go-sdk"
 // patch that breaks them: the SDK mints its own ids whatever the server asks.
 // Session recreation leans on exactly this (proxy/project gives a recreated
 // session a server whose GetSessionID returns the client's id), so a candidate
-// with this change must turn the restart scenarios red. (The first version of
-// this selftest broke the unknown-session 404 instead; since the entry keeps
-// its own session table, recreation no longer depends on that 404.)
+// with this change must turn the restart scenarios red. (The entry keeps its
+// own session table, so recreation does not depend on the SDK's 404 for an
+// id it does not know; breaking that 404 would prove nothing.)
 const (
 	sdkNotFoundLine = "if opts.GetSessionID == nil {\n\t\topts.GetSessionID = rand.Text\n\t}"
 	sdkBrokenLine   = "opts.GetSessionID = rand.Text // the candidate ignores the server's own ids"
