@@ -198,9 +198,22 @@ func selftestBrokenSDKFailsTheRestartScenarios(t *testing.T) {
 // stated tolerance (the canary's noise floor), over the whole catalogue and
 // the default specs.
 func selftestUnpatchedSDKChangesNothing(t *testing.T) {
-	out, err := runCanaryCLI(t, "--sdk", sdkModule+"="+sdkCopy(t, sdkUnpatched), "--seed", "1", noCache)
+	out, prog, err := runCanaryCLIProgress(t, "--sdk", sdkModule+"="+sdkCopy(t, sdkUnpatched), "--seed", "1", noCache)
 	if err != nil {
 		t.Fatalf("the canary against an unpatched copy of the pinned go-sdk returned %v, want success", err)
+	}
+	// Its Ginkgo specs never run in the work tree, where a make test may
+	// be running the same suites (they would share a compiled test binary).
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const inCopy = "canary: baseline: its Ginkgo specs run in "
+	i := strings.Index(prog, inCopy)
+	if i < 0 {
+		t.Errorf("the progress does not say the baseline's specs ran in a copy of the module")
+	} else if dir, _, _ := strings.Cut(prog[i+len(inCopy):], " "); strings.HasPrefix(dir, root+string(filepath.Separator)) || dir == root {
+		t.Errorf("the baseline's specs ran in the work tree (%s)", dir)
 	}
 	if !strings.Contains(out, "canary: no change:") {
 		t.Errorf("the verdict is not \"no change\"")

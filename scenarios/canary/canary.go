@@ -145,13 +145,22 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the baseline does not build, so there is nothing to compare against: %w", err)
 	}
-	p.printf("canary: building the candidate: %s\n", candName)
 	var releases []func()
 	defer func() {
 		for _, r := range releases {
 			r()
 		}
 	}()
+	cached := false
+	if key != "" && !o.RerunBaseline {
+		_, cached = loadBaseline(o.BaselineCache, key, o.Seed)
+	}
+	if o.Specs != "" && !cached {
+		if base.harness, err = harnessCopy(m, p, &releases); err != nil {
+			return nil, err
+		}
+	}
+	p.printf("canary: building the candidate: %s\n", candName)
 	cand, err := buildCandidate(ctx, m, base, filepath.Join(work, "candidate"), o, p, &releases)
 	var be *BuildError
 	switch {
@@ -292,6 +301,27 @@ func buildSide(ctx context.Context, m *modcopy.Module, name string, dir *string,
 		p.printf("canary: %s built (%v)\n", name, r.Took.Round(100*time.Millisecond))
 	}
 	return s, nil
+}
+
+// harnessCopy is a plain copy of the module (no switch) for the baseline's
+// Ginkgo specs. Ginkgo compiles a suite's test binary into the suite's
+// package directory and removes it afterwards, so two runs of one suite in
+// one tree collide: the baseline's specs in the work tree itself would
+// remove the binary of a make test running there at the same time.
+func harnessCopy(m *modcopy.Module, p *progress, releases *[]func()) (string, error) {
+	dir, release, err := claimSlot()
+	if err != nil {
+		return "", err
+	}
+	*releases = append(*releases, release)
+	if err := m.CopyTo(dir); err != nil {
+		return "", fmt.Errorf("copying the module for the baseline's specs: %w", err)
+	}
+	if err := linkNodeModules(m, dir); err != nil {
+		return "", fmt.Errorf("linking node_modules into the baseline's copy: %w", err)
+	}
+	p.printf("canary: baseline: its Ginkgo specs run in %s (a copy of the work tree)\n", dir)
+	return dir, nil
 }
 
 // copyWith copies the module into a slot and makes the switches there: the
