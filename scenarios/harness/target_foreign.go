@@ -566,6 +566,14 @@ func (f *Foreign) Start(ctx context.Context, spec Spec) (err error) {
 	if err != nil {
 		return err
 	}
+	if f.Spec.Image == "" {
+		return startFresh(func(addr string) error {
+			if err := f.prepareLocked(&cfg, spec, addr); err != nil {
+				return err
+			}
+			return f.spawnLocked(ctx)
+		})
+	}
 	addr, err := freeLoopbackAddr()
 	if err != nil {
 		return err
@@ -573,17 +581,14 @@ func (f *Foreign) Start(ctx context.Context, spec Spec) (err error) {
 	if err := f.prepareLocked(&cfg, spec, addr); err != nil {
 		return err
 	}
-	if f.Spec.Image != "" {
-		binds = append(binds, f.dir+":"+f.dir+":ro")
-		what, probe := f.readyProbe()
-		f.run = &containerRun{name: f.Name(), image: f.argv[0], addr: addr, health: what, probe: probe, grace: f.Spec.stopTimeout,
-			stderr: f.Stderr, cmd: f.argv[1:], env: f.env, binds: binds}
-		if err := f.run.create(ctx); err != nil {
-			return err
-		}
-		return f.run.startHealthy(ctx)
+	binds = append(binds, f.dir+":"+f.dir+":ro")
+	what, probe := f.readyProbe()
+	f.run = &containerRun{name: f.Name(), image: f.argv[0], addr: addr, health: what, probe: probe, grace: f.Spec.stopTimeout,
+		stderr: f.Stderr, cmd: f.argv[1:], env: f.env, binds: binds}
+	if err := f.run.create(ctx); err != nil {
+		return err
 	}
-	return f.spawnLocked(ctx)
+	return f.run.startHealthy(ctx)
 }
 
 // upstreamURLs are {{.DocmostURL}} and {{.EverythingURL}} for a world whose

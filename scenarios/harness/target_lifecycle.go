@@ -132,6 +132,11 @@ func spawn(ctx context.Context, s procSpec, what string, probe func(context.Cont
 	if err := pollReady(ctx, what, probe, p.alive(what), p.out.String); err != nil {
 		return nil, errors.Join(err, p.kill())
 	}
+	// The probe may have been answered by whoever took the address before
+	// this process could bind it.
+	if who, known := squatter(s.addr, p.cmd.Process.Pid); known && who != "" {
+		return nil, errors.Join(fmt.Errorf("%w: %s answered %s in its place", errAddrInUse, who, what), p.kill())
+	}
 	return p, nil
 }
 
