@@ -201,30 +201,47 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	return res, nil
 }
 
-// confirmSlower measures the catalogue rows flagged slower once more, on
-// both sides one after the other, and keeps a flag only when the candidate
-// is slower past the tolerance again (Recheck): on a loaded machine a
-// single stall of a few hundred milliseconds is the machine's, not the
-// SDK's. Spec rows are not measured again (a Ginkgo spec's run time
-// includes its world's set-up, and their rule is stricter already).
+// confirmSlower measures the rows flagged slower once more, catalogue rows
+// and Ginkgo specs, on both sides one after the other, and keeps a flag
+// only when the candidate is slower past the row's slack again (Recheck):
+// on a loaded machine a single stall of a few hundred milliseconds is the
+// machine's, not the SDK's.
 func confirmSlower(ctx context.Context, base, cand *side, work string, rows []report.ComparedRow, o Options, p *progress) []report.ComparedRow {
-	names := SlowerCatalogueRows(rows)
-	if len(names) == 0 || ctx.Err() != nil {
+	names, specs := SlowerCatalogueRows(rows), SlowerSpecRows(rows)
+	if len(names)+len(specs) == 0 || ctx.Err() != nil {
 		return rows
 	}
-	quoted := make([]string, len(names))
-	for i, n := range names {
-		quoted[i] = regexp.QuoteMeta(n)
+	var b2, c2 []report.Record
+	if len(names) > 0 {
+		focus := focusOf(names)
+		p.printf("canary: %d catalogue row(s) flagged slower: measuring them again on both sides\n", len(names))
+		b, _ := runCatalogueOf(ctx, base, filepath.Join(work, "baseline"), "recheck.json", focus, o, p)
+		c, _ := runCatalogueOf(ctx, cand, filepath.Join(work, "candidate"), "recheck.json", focus, o, p)
+		b2, c2 = append(b2, b...), append(c2, c...)
 	}
-	focus := "^(" + strings.Join(quoted, "|") + ")$"
-	p.printf("canary: %d catalogue row(s) flagged slower: measuring them again on both sides\n", len(names))
-	b2, _ := runCatalogueOf(ctx, base, filepath.Join(work, "baseline"), "recheck.json", focus, o, p)
-	c2, _ := runCatalogueOf(ctx, cand, filepath.Join(work, "candidate"), "recheck.json", focus, o, p)
+	if len(specs) > 0 && ctx.Err() == nil {
+		// Ginkgo matches a focus against the suite's description, a space
+		// and the spec's full text: anchored at the end only.
+		focus := strings.TrimPrefix(focusOf(specs), "^")
+		p.printf("canary: %d Ginkgo spec(s) flagged slower: measuring them again on both sides\n", len(specs))
+		b, _ := runGinkgoOf(ctx, base, filepath.Join(work, "baseline", "recheck"), focus, o, p)
+		c, _ := runGinkgoOf(ctx, cand, filepath.Join(work, "candidate", "recheck"), focus, o, p)
+		b2, c2 = append(b2, b...), append(c2, c...)
+	}
 	rows, notes := Recheck(rows, b2, c2, o.Tolerance)
 	for _, n := range notes {
 		p.printf("canary: %s\n", n)
 	}
 	return rows
+}
+
+// focusOf is a regexp matching exactly the names given.
+func focusOf(names []string) string {
+	quoted := make([]string, len(names))
+	for i, n := range names {
+		quoted[i] = regexp.QuoteMeta(n)
+	}
+	return "^(" + strings.Join(quoted, "|") + ")$"
 }
 
 // NotBuiltRows is the comparison when the candidate does not build: every
@@ -484,6 +501,15 @@ func runCatalogueOf(ctx context.Context, s *side, out, file, focus string, o Opt
 // harness module, binary target on the side's mcplocal (MCPCHAOS_MCPLOCAL),
 // and reads Ginkgo's JSON report.
 func runGinkgo(ctx context.Context, s *side, out string, o Options, p *progress) ([]report.Record, bool) {
+	return runGinkgoOf(ctx, s, out, "", o, p)
+}
+
+// runGinkgoOf runs those of them matching focus (a regexp of their full
+// texts; "" all), writing Ginkgo's report into out.
+func runGinkgoOf(ctx context.Context, s *side, out, focus string, o Options, p *progress) ([]report.Record, bool) {
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return []report.Record{{Name: "the Ginkgo specs " + o.Specs, Source: "ginkgo", Verdict: "FAIL", Reason: err.Error()}}, false
+	}
 	abs, err := filepath.Abs(out)
 	if err != nil {
 		abs = out
@@ -499,9 +525,14 @@ func runGinkgo(ctx context.Context, s *side, out string, o Options, p *progress)
 	env := append(append([]string{}, s.env...), "MCPCHAOS_MCPLOCAL="+s.mcplocal, "MCPCHAOS_CONFORMANCE_MCPLOCAL="+s.mcplocal)
 	// --keep-going: a suite with failures must not hide the next suite's
 	// results (they would read NO RESULT).
-	args := append([]string{"go", "run", "github.com/onsi/ginkgo/v2/ginkgo", "--no-color", "--succinct", "--keep-going",
-		"--label-filter=" + SpecFilter(o.Specs), "--seed=" + fmt.Sprint(o.Seed), "--json-report=ginkgo.json", "--output-dir=" + abs}, suites...)
-	p.printf("canary: %s: Ginkgo specs %q in %s\n", s.name, SpecFilter(o.Specs), strings.Join(suites, " "))
+	args := []string{"go", "run", "github.com/onsi/ginkgo/v2/ginkgo", "--no-color", "--succinct", "--keep-going",
+		"--label-filter=" + SpecFilter(o.Specs), "--seed=" + fmt.Sprint(o.Seed), "--json-report=ginkgo.json", "--output-dir=" + abs}
+	what := "Ginkgo specs"
+	if focus != "" {
+		args, what = append(args, "--focus="+focus), "again, the Ginkgo specs flagged slower:"
+	}
+	args = append(args, suites...)
+	p.printf("canary: %s: %s %q in %s\n", s.name, what, SpecFilter(o.Specs), strings.Join(suites, " "))
 	r := runCmd(ctx, s.harness, env, o.Timeout, p.prefixed(s.name, out), args...)
 	b, err := os.ReadFile(path)
 	if err == nil {

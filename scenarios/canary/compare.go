@@ -130,25 +130,31 @@ func ParseAllow(s string) (name, reason string, err error) {
 }
 
 // SlowerCatalogueRows names the catalogue rows flagged slower, in order.
-func SlowerCatalogueRows(rows []report.ComparedRow) []string {
+func SlowerCatalogueRows(rows []report.ComparedRow) []string { return slowerOf(rows, "catalogue") }
+
+// SlowerSpecRows names the Ginkgo specs flagged slower, in order.
+func SlowerSpecRows(rows []report.ComparedRow) []string { return slowerOf(rows, "ginkgo") }
+
+func slowerOf(rows []report.ComparedRow, source string) []string {
 	var out []string
 	for _, r := range rows {
-		if r.Source == "catalogue" && strings.HasPrefix(r.Change, Slower) {
+		if r.Source == source && strings.HasPrefix(r.Change, Slower) {
 			out = append(out, r.Name)
 		}
 	}
 	return out
 }
 
-// Recheck takes a second measurement of the rows flagged slower (base and
-// cand: both sides' records of those rows, run again) and clears a flag
-// when the second measurement has the same verdicts and the candidate is
-// no longer slower past tolerance; notes say what each second measurement
-// found. A row not measured again keeps its flag.
+// Recheck takes a second measurement of the rows flagged slower, catalogue
+// rows and Ginkgo specs alike (base and cand: both sides' records of those
+// rows, run again) and clears a flag when the second measurement has the
+// same verdicts and the candidate is no longer slower past the row's slack;
+// notes say what each second measurement found. A row not measured again
+// keeps its flag.
 func Recheck(rows []report.ComparedRow, base, cand []report.Record, tolerance time.Duration) ([]report.ComparedRow, []string) {
-	find := func(recs []report.Record, name string) *report.Record {
+	find := func(recs []report.Record, source, name string) *report.Record {
 		for i := range recs {
-			if recs[i].Source == "catalogue" && recs[i].Name == name {
+			if recs[i].Source == source && recs[i].Name == name {
 				return &recs[i]
 			}
 		}
@@ -158,16 +164,16 @@ func Recheck(rows []report.ComparedRow, base, cand []report.Record, tolerance ti
 	var notes []string
 	for i := range out {
 		r := &out[i]
-		if r.Source != "catalogue" || !strings.HasPrefix(r.Change, Slower) || r.Base == nil || r.Cand == nil {
+		if !strings.HasPrefix(r.Change, Slower) || r.Base == nil || r.Cand == nil {
 			continue
 		}
-		b, c := find(base, r.Name), find(cand, r.Name)
+		b, c := find(base, r.Source, r.Name), find(cand, r.Source, r.Name)
 		if b == nil || c == nil || b.Verdict != r.Base.Verdict || c.Verdict != r.Cand.Verdict {
 			notes = append(notes, fmt.Sprintf("%s: not measured again (kept %s)", r.Name, r.Change))
 			continue
 		}
 		again := fmt.Sprintf("%s: %s; measured again: baseline %v, candidate %v", r.Name, r.Change, b.Latency.Round(time.Millisecond), c.Latency.Round(time.Millisecond))
-		if c.Latency-b.Latency > tolerance {
+		if c.Latency-b.Latency > slack(*b, tolerance) {
 			notes = append(notes, again+": still slower, flagged")
 			continue
 		}

@@ -200,3 +200,39 @@ func TestRecheckKeepsOnlyRepeatedSlowness(t *testing.T) {
 		t.Error("Recheck changed its input rows")
 	}
 }
+
+// A Ginkgo spec flagged slower is measured again as a catalogue row is: a
+// spec slowed once by the machine (the canary runs beside other work) loses
+// its flag, one slower again past its slack (more than the tolerance and
+// more than its baseline run time) keeps it.
+func TestRecheckMeasuresSpecsAgainToo(t *testing.T) {
+	const tol = 300 * time.Millisecond
+	rec := func(name, source string, lat time.Duration) report.Record {
+		return report.Record{Name: name, Source: source, Verdict: "PASS", Latency: lat}
+	}
+	base := []report.Record{rec("A spec stalled once", "ginkgo", 86*time.Millisecond), rec("A spec slower twice", "ginkgo", 90*time.Millisecond), rec("row", "catalogue", 4*time.Millisecond)}
+	cand := []report.Record{rec("A spec stalled once", "ginkgo", 428*time.Millisecond), rec("A spec slower twice", "ginkgo", 900*time.Millisecond), rec("row", "catalogue", 700*time.Millisecond)}
+	rows := Compare(base, cand, tol, nil)
+	if got := SlowerSpecRows(rows); !reflect.DeepEqual(got, []string{"A spec stalled once", "A spec slower twice"}) {
+		t.Fatalf("specs flagged slower: %v", got)
+	}
+	if got := SlowerCatalogueRows(rows); !reflect.DeepEqual(got, []string{"row"}) {
+		t.Fatalf("catalogue rows flagged slower: %v", got)
+	}
+	base2 := []report.Record{rec("A spec stalled once", "ginkgo", 80*time.Millisecond), rec("A spec slower twice", "ginkgo", 95*time.Millisecond)}
+	cand2 := []report.Record{rec("A spec stalled once", "ginkgo", 120*time.Millisecond), rec("A spec slower twice", "ginkgo", 850*time.Millisecond)}
+	got, _ := Recheck(rows, base2, cand2, tol)
+	change := map[string]string{}
+	for _, r := range got {
+		change[r.Name] = r.Change
+	}
+	if change["A spec stalled once"] != "" {
+		t.Errorf("a spec slowed once by the machine kept its flag: %q", change["A spec stalled once"])
+	}
+	if !strings.HasPrefix(change["A spec slower twice"], Slower) {
+		t.Errorf("a spec slower twice lost its flag: %q", change["A spec slower twice"])
+	}
+	if !strings.HasPrefix(change["row"], Slower) {
+		t.Errorf("a catalogue row not measured again lost its flag: %q", change["row"])
+	}
+}
