@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -192,4 +193,99 @@ func startInFrontOf(t *testing.T, upstream string, relay *bool) (p *Proxy, dsn s
 		t.Fatal(err)
 	}
 	return p, dsn, kv
+}
+
+// TestShutdownAnswersEveryRequestOfABatch: a client of protocol 2025-03-26
+// (the last with JSON-RPC batches) sends a batch whose tools/call blocks
+// upstream; when the proxy stops, every request of the batch has its
+// answer, the blocked call an isError saying the proxy is shutting down,
+// within the grace, instead of a connection closed under the batch.
+func TestShutdownAnswersEveryRequestOfABatch(t *testing.T) {
+	entered := make(chan struct{}, 1)
+	testDone := make(chan struct{})
+	up := mcp.NewServer(&mcp.Implementation{Name: "slow", Version: "0"}, nil)
+	mcp.AddTool(up, &mcp.Tool{Name: "block"}, func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		entered <- struct{}{}
+		select {
+		case <-ctx.Done():
+		case <-testDone:
+		}
+		return nil, nil, ctx.Err()
+	})
+	upSrv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return up }, nil))
+	defer upSrv.Close()
+	defer close(testDone)
+	relay := true
+	p, _, kv := startInFrontOf(t, upSrv.URL, &relay)
+	url := "http://" + p.Addr() + "/projects/p/mcp"
+
+	const version = "2025-03-26"
+	post := func(session, body string) *http.Response {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if session != "" {
+			req.Header.Set("Mcp-Session-Id", session)
+			req.Header.Set("Mcp-Protocol-Version", version)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	resp := post("", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"`+version+`","capabilities":{},"clientInfo":{"name":"batch","version":"0"}}}`)
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	session := resp.Header.Get("Mcp-Session-Id")
+	if resp.StatusCode != http.StatusOK || session == "" {
+		t.Fatalf("initialize: %d, session %q", resp.StatusCode, session)
+	}
+	resp = post(session, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	resp.Body.Close()
+
+	type answer struct {
+		body string
+		err  error
+		at   time.Time
+	}
+	got := make(chan answer, 1)
+	go func() {
+		resp := post(session, `[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"s_block","arguments":{}}},{"jsonrpc":"2.0","id":"b","method":"ping"}]`)
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		got <- answer{string(b), err, time.Now()}
+	}()
+	select {
+	case <-entered:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the batch's tools/call never reached the upstream")
+	}
+	start := time.Now()
+	closed := make(chan struct{})
+	go func() { _ = p.Close(context.Background()); close(closed) }()
+	const tolerance = 300 * time.Millisecond
+	var a answer
+	select {
+	case a = <-got:
+	case <-time.After(kv.ShutdownGrace + 5*time.Second):
+		t.Fatal("the batch was never answered")
+	}
+	<-closed
+	if a.err != nil {
+		t.Fatalf("the batch still running at shutdown: reading its answer: %v (%q)", a.err, a.body)
+	}
+	if !strings.Contains(a.body, `"id":"b"`) {
+		t.Errorf("the batch's ping has no answer: %s", a.body)
+	}
+	if !strings.Contains(a.body, `"id":1`) || !strings.Contains(a.body, "shutting down") || !strings.Contains(a.body, `"isError":true`) {
+		t.Errorf("the batch's blocked tools/call is not answered with an isError saying the proxy is shutting down: %s", a.body)
+	}
+	if took := a.at.Sub(start); took > kv.ShutdownGrace+tolerance {
+		t.Errorf("answered %v after the shutdown began; MCPCTL_SHUTDOWN_GRACE_MS=%v + tolerance %v", took, kv.ShutdownGrace, tolerance)
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -86,7 +87,7 @@ func TestShutdownAnswerOnABegunStream(t *testing.T) {
 	if rec.Header().Get("Content-Length") != "" {
 		t.Error("a stream's answer set a Content-Length")
 	}
-	row := shutdownRow(f)
+	row := shutdownRow(f, f.method)
 	if row.Kind != audit.KindToolCallTrace || row.CorrelationID != "TRACE001" || row.SpanID == "" || row.SessionID != "S" || row.User != "alice" ||
 		row.Project != "p" || row.Status != StatusShutdown || row.Detail != "tools/call: "+ShuttingDown+" ("+AnsweredOnStream+")" ||
 		time.Since(row.Start) > time.Minute || row.Duration != 0 {
@@ -105,11 +106,11 @@ func TestShutdownAnswerOnABegunStream(t *testing.T) {
 	if jsonBegun.stop() {
 		t.Error("a begun JSON answer was marked")
 	}
-	if r := shutdownRow(jsonBegun); r.Detail != "ping: "+ShuttingDown+" ("+AnsweredOnStream+")" {
+	if r := shutdownRow(jsonBegun, jsonBegun.method); r.Detail != "ping: "+ShuttingDown+" ("+AnsweredOnStream+")" {
 		t.Errorf("a begun answer's row detail %q", r.Detail)
 	}
 	fresh, _, _ := newInflight("ping")
-	if r := shutdownRow(fresh); r.Detail != "ping: "+ShuttingDown {
+	if r := shutdownRow(fresh, fresh.method); r.Detail != "ping: "+ShuttingDown {
 		t.Errorf("an unbegun answer's row detail %q", r.Detail)
 	}
 }
@@ -131,12 +132,13 @@ func TestIsAnswerEventWithTheDataLineFirst(t *testing.T) {
 func TestTrackFollowsRequestsOnly(t *testing.T) {
 	h := New(Options{Projects: map[string]Project{}})
 	for body, tracked := range map[string]bool{
-		`{"jsonrpc":"2.0","id":1,"method":"tools/call"}`:         true,
-		`{"jsonrpc":"2.0","id":"x","method":"ping"}`:             true,
-		`{"jsonrpc":"2.0","method":"notifications/initialized"}`: false,
-		`{"jsonrpc":"2.0","id":1,"result":{}}`:                   false,
-		`[{"jsonrpc":"2.0","id":1,"method":"ping"}]`:             false,
-		`{"jsonrpc":"2.0","id":1,"method":"ping"`:                false,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call"}`:           true,
+		`{"jsonrpc":"2.0","id":"x","method":"ping"}`:               true,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`:   false,
+		`{"jsonrpc":"2.0","id":1,"result":{}}`:                     false,
+		`[{"jsonrpc":"2.0","id":1,"method":"ping"}]`:               true,
+		`[{"jsonrpc":"2.0","method":"notifications/initialized"}]`: false,
+		`{"jsonrpc":"2.0","id":1,"method":"ping"`:                  false,
 	} {
 		for _, preset := range []string{"", "ABCDEFGH", "not-a-code"} {
 			r := httptest.NewRequest(http.MethodPost, "/projects/p/mcp", nil)
@@ -222,5 +224,52 @@ func TestInflightPassesTheStatusAndAnswerInFlightLetsGo(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("AnswerInFlight kept the in-flight table locked")
+	}
+}
+
+func newBatchInflight() (*inflight, *httptest.ResponseRecorder) {
+	rec := httptest.NewRecorder()
+	_, cancel := context.WithCancelCause(context.Background())
+	return &inflight{ResponseWriter: rec, cancel: cancel, code: "TRACE001", session: "S", user: "alice", project: "p",
+		batch: []call{{id: []byte("1"), method: "tools/call"}, {id: []byte(`"b"`), method: "ping"}}}, rec
+}
+
+// A batch (protocols before 2025-06-18) still running at shutdown is owed
+// an answer to each of its requests, as one request is: the whole array
+// when the SDK had written nothing, and on a begun SSE stream an event for
+// each request the stream has not answered yet.
+func TestShutdownAnswersEveryRequestOfABatch(t *testing.T) {
+	toolAnswer := `{"id":1,"jsonrpc":"2.0","result":{"_meta":{"traceCode":"TRACE001"},"content":[{"text":"` + ShuttingDown + ` [trace TRACE001]","type":"text"}],"isError":true}}`
+	pingAnswer := `{"error":{"code":-32001,"data":{"traceCode":"TRACE001"},"message":"` + ShuttingDown + ` [trace TRACE001]"},"id":"b","jsonrpc":"2.0"}`
+
+	f, rec := newBatchInflight()
+	if !f.stop() || !f.finish() {
+		t.Fatal("a batch nothing answered was not answered at shutdown")
+	}
+	if want := "[" + toolAnswer + "," + pingAnswer + "]"; rec.Body.String() != want || rec.Header().Get("Content-Length") != strconv.Itoa(len(want)) {
+		t.Errorf("the batch's shutdown answer:\n%s\nwant\n%s", rec.Body, want)
+	}
+
+	f, rec = newBatchInflight()
+	f.Header().Set("Content-Type", "text/event-stream")
+	f.WriteHeader(http.StatusOK)
+	_, _ = f.Write([]byte("event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\": \"b\",\"result\":{}}\n\n"))
+	if f.responded {
+		t.Fatal("one answer of two taken for the batch's whole answer")
+	}
+	if !f.stop() || !f.finish() {
+		t.Fatal("a begun stream missing one answer was not answered at shutdown")
+	}
+	if want := "event: message\ndata: " + toolAnswer + "\n\n"; !strings.HasSuffix(rec.Body.String(), want) || strings.Count(rec.Body.String(), "event: message") != 2 {
+		t.Errorf("the stream ends:\n%s\nwant one more event, for the request not answered:\n%s", rec.Body, want)
+	}
+
+	f, _ = newBatchInflight()
+	f.Header().Set("Content-Type", "text/event-stream")
+	f.WriteHeader(http.StatusOK)
+	_, _ = f.Write([]byte("event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n\n"))
+	_, _ = f.Write([]byte("event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":\"b\",\"result\":{}}\n\n"))
+	if f.stop() {
+		t.Error("a batch whose every answer was written was answered again at shutdown")
 	}
 }

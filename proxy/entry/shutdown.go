@@ -33,16 +33,27 @@ type inflight struct {
 	mu        sync.Mutex
 	started   bool // the SDK began the answer
 	sse       bool // the begun answer is an SSE stream
-	responded bool // the SDK wrote the JSON-RPC answer on its SSE stream
+	responded bool // the SDK wrote the JSON-RPC answer on its SSE stream (every answer, for a batch)
 	answered  bool // the shutdown answers it: the SDK's writes are dropped
 	finished  bool // the shutdown's answer was written
 	id        json.RawMessage
 	method    string
-	code      string
-	session   string
-	user      string
-	project   string
-	cancel    context.CancelCauseFunc // ends the request's context, so the SDK lets go of it
+	// batch holds the requests of a JSON-RPC batch (protocols before
+	// 2025-06-18), each owed its own answer; id and method are then unset.
+	// onStream are those whose answer the SDK wrote on its SSE stream.
+	batch    []call
+	onStream map[string]bool
+	code     string
+	session  string
+	user     string
+	project  string
+	cancel   context.CancelCauseFunc // ends the request's context, so the SDK lets go of it
+}
+
+// call is one request of a batch: its id as the client sent it, its method.
+type call struct {
+	id     json.RawMessage
+	method string
 }
 
 // errShutdown is the cause of a request context the shutdown ended.
@@ -74,9 +85,55 @@ func (f *inflight) Write(b []byte) (int, error) {
 	}
 	f.begin()
 	if f.sse && !f.responded && isAnswerEvent(b) {
-		f.responded = true
+		f.noteAnswer(b)
 	}
 	return f.ResponseWriter.Write(b)
+}
+
+// noteAnswer notes the answer event b: the request's answer, or, in a
+// batch, the answer to the request its id names (all answered: responded).
+func (f *inflight) noteAnswer(b []byte) {
+	if f.batch == nil {
+		f.responded = true
+		return
+	}
+	var ev struct {
+		ID json.RawMessage `json:"id"`
+	}
+	data := b[bytes.Index(b, []byte("data: "))+len("data: "):]
+	if i := bytes.IndexByte(data, '\n'); i >= 0 {
+		data = data[:i]
+	}
+	if json.Unmarshal(data, &ev) != nil {
+		return
+	}
+	if f.onStream == nil {
+		f.onStream = map[string]bool{}
+	}
+	f.onStream[idKey(ev.ID)] = true
+	f.responded = len(f.unanswered()) == 0
+}
+
+// idKey is an id's key for matching an answer to its request: its compact
+// JSON (the answer carries the id as the client sent it, ids.go).
+func idKey(id json.RawMessage) string {
+	var b bytes.Buffer
+	if json.Compact(&b, id) != nil {
+		return string(id)
+	}
+	return b.String()
+}
+
+// unanswered are the requests of a batch whose answer the SDK has not
+// written on its stream.
+func (f *inflight) unanswered() []call {
+	var out []call
+	for _, c := range f.batch {
+		if !f.onStream[idKey(c.id)] {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // isAnswerEvent reports whether b, one SSE event as the go-sdk writes it (one
@@ -142,10 +199,24 @@ func (f *inflight) finish() bool {
 
 // message is the shutdown answer: a tools/call gets an isError result,
 // anything else JSON-RPC error -32001; both quote the request's trace code.
+// A batch's is the array of its requests' answers.
 func (f *inflight) message() []byte {
+	if f.batch != nil {
+		all := make([]json.RawMessage, len(f.batch))
+		for i, c := range f.batch {
+			all[i] = f.messageOf(c.id, c.method)
+		}
+		b, _ := json.Marshal(all)
+		return b
+	}
+	return f.messageOf(f.id, f.method)
+}
+
+// messageOf is the shutdown answer to the request id of method.
+func (f *inflight) messageOf(id json.RawMessage, method string) []byte {
 	text := fmt.Sprintf("%s [trace %s]", ShuttingDown, f.code)
-	msg := map[string]any{"jsonrpc": "2.0", "id": f.id}
-	if f.method == "tools/call" {
+	msg := map[string]any{"jsonrpc": "2.0", "id": id}
+	if method == "tools/call" {
 		msg["result"] = map[string]any{
 			"content": []map[string]string{{"type": "text", "text": text}},
 			"isError": true,
@@ -174,23 +245,51 @@ func (f *inflight) write() {
 }
 
 // writeEvent writes the shutdown answer as the last event of the SSE stream
-// the SDK had begun: the client reads its answer there, then the stream ends.
+// the SDK had begun (for a batch, one event per request not yet answered):
+// the client reads its answer there, then the stream ends.
 func (f *inflight) writeEvent() {
-	_, _ = fmt.Fprintf(f.ResponseWriter, "event: message\ndata: %s\n\n", f.message())
+	if f.batch == nil {
+		_, _ = fmt.Fprintf(f.ResponseWriter, "event: message\ndata: %s\n\n", f.message())
+	}
+	for _, c := range f.unanswered() {
+		_, _ = fmt.Fprintf(f.ResponseWriter, "event: message\ndata: %s\n\n", f.messageOf(c.id, c.method))
+	}
 	if fl, ok := f.ResponseWriter.(http.Flusher); ok {
 		fl.Flush()
 	}
 }
 
 // track registers a request on a live session so the shutdown can answer
-// it; body is its JSON-RPC message (a notification or a batch is not
-// tracked: nothing or too much to answer). It sets the request's trace code,
-// so its audit rows and the shutdown answer quote the same one.
+// it: one JSON-RPC request, or a batch holding requests (each answered);
+// a notification is owed nothing and is not tracked. It sets the request's
+// trace code, so its audit rows and the shutdown answer quote the same one.
 func (h *Handler) track(w http.ResponseWriter, r *http.Request, rd rpcread.Reading) (*inflight, *http.Request, func()) {
 	m, ok := rd.Single()
 	if !ok || !m.Call() || m.Method == "" {
+		if batch := batchCalls(rd); len(batch) > 0 {
+			return h.trackAs(w, r, nil, "", batch)
+		}
 		return nil, r, func() {}
 	}
+	return h.trackAs(w, r, m.ID, m.Method, nil)
+}
+
+// batchCalls are the requests of a batch, each owed an answer; none for a
+// body that is no batch.
+func batchCalls(rd rpcread.Reading) []call {
+	if !rd.Batch || rd.Err != nil {
+		return nil
+	}
+	var out []call
+	for _, m := range rd.Messages {
+		if m.Call() && m.Method != "" {
+			out = append(out, call{id: m.ID, method: m.Method})
+		}
+	}
+	return out
+}
+
+func (h *Handler) trackAs(w http.ResponseWriter, r *http.Request, id json.RawMessage, method string, batch []call) (*inflight, *http.Request, func()) {
 	code := r.Header.Get(trace.Header)
 	if !trace.Valid(code) {
 		code = trace.New()
@@ -198,7 +297,7 @@ func (h *Handler) track(w http.ResponseWriter, r *http.Request, rd rpcread.Readi
 	}
 	ctx, cancel := context.WithCancelCause(r.Context())
 	r = r.WithContext(ctx)
-	f := &inflight{ResponseWriter: w, cancel: cancel, id: m.ID, method: m.Method, code: code, session: r.Header.Get(sessionHeader), user: r.Header.Get(project.HeaderUser), project: r.PathValue("project")}
+	f := &inflight{ResponseWriter: w, cancel: cancel, id: id, method: method, batch: batch, code: code, session: r.Header.Get(sessionHeader), user: r.Header.Get(project.HeaderUser), project: r.PathValue("project")}
 	h.inflightMu.Lock()
 	h.inflight[f] = struct{}{}
 	h.inflightMu.Unlock()
@@ -216,9 +315,18 @@ func (h *Handler) finishInFlight(f *inflight) bool {
 	if f == nil || !f.finish() {
 		return false
 	}
+	if f.batch != nil {
+		h.o.Logger.Warn("answered at shutdown: a batch did not complete within the grace", "trace", f.code, "requests", len(f.batch))
+		for _, c := range f.batch {
+			if c.method == "tools/call" {
+				h.o.Audit.Record(shutdownRow(f, c.method))
+			}
+		}
+		return true
+	}
 	h.o.Logger.Warn("answered at shutdown: the request did not complete within the grace", "trace", f.code, "method", f.method)
 	if f.method == "tools/call" {
-		h.o.Audit.Record(shutdownRow(f))
+		h.o.Audit.Record(shutdownRow(f, f.method))
 	}
 	return true
 }
@@ -245,8 +353,8 @@ func (h *Handler) AnswerInFlight() int {
 
 // shutdownRow is the audit row of a request the shutdown answered: its
 // status says so, whatever the handler writes when it is finally stopped.
-func shutdownRow(f *inflight) audit.Row {
-	detail := f.method + ": " + ShuttingDown
+func shutdownRow(f *inflight, method string) audit.Row {
+	detail := method + ": " + ShuttingDown
 	if f.started {
 		detail += " (" + AnsweredOnStream + ")"
 	}
