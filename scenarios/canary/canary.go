@@ -220,9 +220,7 @@ func confirmSlower(ctx context.Context, base, cand *side, work string, rows []re
 		b2, c2 = append(b2, b...), append(c2, c...)
 	}
 	if len(specs) > 0 && ctx.Err() == nil {
-		// Ginkgo matches a focus against the suite's description, a space
-		// and the spec's full text: anchored at the end only.
-		focus := strings.TrimPrefix(focusOf(specs), "^")
+		focus := specFocus(specs)
 		p.printf("canary: %d Ginkgo spec(s) flagged slower: measuring them again on both sides\n", len(specs))
 		b, _ := runGinkgoOf(ctx, base, filepath.Join(work, "baseline", "recheck"), focus, o, p)
 		c, _ := runGinkgoOf(ctx, cand, filepath.Join(work, "candidate", "recheck"), focus, o, p)
@@ -233,6 +231,22 @@ func confirmSlower(ctx context.Context, base, cand *side, work string, rows []re
 		p.printf("canary: %s\n", n)
 	}
 	return rows
+}
+
+// specFocus is Ginkgo's --focus for the specs named (as GinkgoRecords
+// names them). Ginkgo matches a focus against the suite's description, a
+// space and the spec's text, while a record of a suite other than the
+// main one is named "DESCRIPTION: TEXT": the focus is the texts, anchored
+// at the end only. (A text cut after a ": " of its own only matches more.)
+func specFocus(names []string) string {
+	texts := make([]string, len(names))
+	for i, n := range names {
+		if _, text, ok := strings.Cut(n, ": "); ok {
+			n = text
+		}
+		texts[i] = n
+	}
+	return strings.TrimPrefix(focusOf(texts), "^")
 }
 
 // focusOf is a regexp matching exactly the names given.

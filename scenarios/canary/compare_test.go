@@ -2,6 +2,7 @@ package canary
 
 import (
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -234,5 +235,26 @@ func TestRecheckMeasuresSpecsAgainToo(t *testing.T) {
 	}
 	if !strings.HasPrefix(change["row"], Slower) {
 		t.Errorf("a catalogue row not measured again lost its flag: %q", change["row"])
+	}
+}
+
+// Ginkgo matches --focus against "DESCRIPTION TEXT", and the records of
+// the suites besides the main one are named "DESCRIPTION: TEXT": the focus
+// of a recheck must match both kinds of spec as Ginkgo sees them.
+func TestSpecFocusMatchesWhatGinkgoMatches(t *testing.T) {
+	focus := regexp.MustCompile(specFocus([]string{
+		"Stale sessions keeps working across a proxy restart",
+		"Conformance: The official MCP conformance suite passes through mcplocal",
+	}))
+	for _, seen := range []string{
+		"Scenarios Stale sessions keeps working across a proxy restart",
+		"Conformance The official MCP conformance suite passes through mcplocal",
+	} {
+		if !focus.MatchString(seen) {
+			t.Errorf("focus %q does not match %q", focus, seen)
+		}
+	}
+	if focus.MatchString("Scenarios Stale sessions keeps working across a proxy restart twice") {
+		t.Errorf("focus %q matches a spec not named", focus)
 	}
 }
