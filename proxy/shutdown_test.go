@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -216,7 +217,7 @@ func TestShutdownAnswersEveryRequestOfABatch(t *testing.T) {
 	defer upSrv.Close()
 	defer close(testDone)
 	relay := true
-	p, _, kv := startInFrontOf(t, upSrv.URL, &relay)
+	p, dsn, kv := startInFrontOf(t, upSrv.URL, &relay)
 	url := "http://" + p.Addr() + "/projects/p/mcp"
 
 	const version = "2025-03-26"
@@ -279,11 +280,59 @@ func TestShutdownAnswersEveryRequestOfABatch(t *testing.T) {
 	if a.err != nil {
 		t.Fatalf("the batch still running at shutdown: reading its answer: %v (%q)", a.err, a.body)
 	}
-	if !strings.Contains(a.body, `"id":"b"`) {
-		t.Errorf("the batch's ping has no answer: %s", a.body)
+	// Every answer, whether the SSE stream's events or one JSON array.
+	type rpc struct {
+		ID     json.RawMessage `json:"id"`
+		Result *struct {
+			IsError bool                `json:"isError"`
+			Content []map[string]string `json:"content"`
+			Meta    map[string]string   `json:"_meta"`
+		} `json:"result"`
+		Error *json.RawMessage `json:"error"`
 	}
-	if !strings.Contains(a.body, `"id":1`) || !strings.Contains(a.body, "shutting down") || !strings.Contains(a.body, `"isError":true`) {
-		t.Errorf("the batch's blocked tools/call is not answered with an isError saying the proxy is shutting down: %s", a.body)
+	byID := map[string]rpc{}
+	for _, line := range strings.Split(a.body, "\n") {
+		data, ok := strings.CutPrefix(line, "data: ")
+		if !ok {
+			continue
+		}
+		var one rpc
+		if err := json.Unmarshal([]byte(data), &one); err != nil {
+			t.Fatalf("an event of the batch's stream is no JSON-RPC answer: %q: %v", data, err)
+		}
+		byID[string(one.ID)] = one
+	}
+	if len(byID) != 2 {
+		t.Fatalf("the batch's answers: %d, want one per request (2):\n%s", len(byID), a.body)
+	}
+	if ping := byID[`"b"`]; ping.Result == nil || ping.Error != nil {
+		t.Errorf("the batch's ping is not answered with its result:\n%s", a.body)
+	}
+	call := byID["1"]
+	if call.Result == nil || !call.Result.IsError || len(call.Result.Content) != 1 {
+		t.Fatalf("the batch's blocked tools/call is not answered with one isError content:\n%s", a.body)
+	}
+	code := call.Result.Meta["traceCode"]
+	if want := entry.ShuttingDown + " [trace " + code + "]"; len(code) != 8 || call.Result.Content[0]["text"] != want {
+		t.Errorf("the blocked call's answer %q (trace code %q); want %q", call.Result.Content[0]["text"], code, want)
+	}
+	store, err := audit.Open(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	rows, err := store.Query(context.Background(), audit.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, r := range rows {
+		if r.Kind == audit.KindToolCallTrace && r.Status == entry.StatusShutdown && r.CorrelationID == code && r.SessionID == session && r.Project == "p" {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("no tool_call_trace row of the batch's call (trace %s, session %s) says %q; rows: %+v", code, session, entry.StatusShutdown, rows)
 	}
 	if took := a.at.Sub(start); took > kv.ShutdownGrace+tolerance {
 		t.Errorf("answered %v after the shutdown began; MCPCTL_SHUTDOWN_GRACE_MS=%v + tolerance %v", took, kv.ShutdownGrace, tolerance)
