@@ -32,6 +32,8 @@ unit:
 # wait (a fault's latency, a budget running out, a proxy's restart), so four
 # processes on 2 cores keep about one core busy and finish the scenarios
 # suite in 7 minutes instead of 11 with two (docs/ci.md).
+# make test (and .ci/run) measure the machine first and set it to 2 when
+# other work keeps more than half the cores busy (scripts/suite-procs.sh).
 # Serial specs (the load and soak bounds) still run alone, after the rest;
 # an Ordered container (a foreign proxy's catalogue run) stays on one
 # process. The suites build everything once, in SynchronizedBeforeSuite.

@@ -2,6 +2,7 @@
 package scripts_test
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -39,9 +40,10 @@ case $1 in
   stop) echo "docker: stopped" ;;
 esac
 `)
-	write("make", "#!/bin/sh\necho \"make $*\" >> \"$(dirname \"$0\")/calls\"\nexit $CHECK_RC\n")
+	write("scripts/suite-procs.sh", "#!/bin/sh\necho suite-procs >> \"$(dirname \"$0\")/../calls\"\necho 2\n")
+	write("make", "#!/bin/sh\necho \"make $* procs=$SUITE_PROCS\" >> \"$(dirname \"$0\")/calls\"\nexit $CHECK_RC\n")
 	cmd := exec.Command("bash", filepath.Join(dir, "scripts", "test.sh"))
-	cmd.Env = append(os.Environ(), "MAKE="+filepath.Join(dir, "make"), "CHECK_RC="+checkRC, "RUNNING=", "SHARED=")
+	cmd.Env = append(os.Environ(), "MAKE="+filepath.Join(dir, "make"), "CHECK_RC="+checkRC, "RUNNING=", "SHARED=", "SUITE_PROCS=")
 	cmd.Env = append(cmd.Env, env...)
 	if running {
 		cmd.Env = append(cmd.Env, "RUNNING=1")
@@ -58,15 +60,19 @@ esac
 
 func TestMakeTestSetsUpThenRunsTheChecks(t *testing.T) {
 	rc, calls := runTestScript(t, true, "0")
-	if rc != 0 || calls != "deps,docker status,docker start,make check," {
+	if rc != 0 || calls != "suite-procs,deps,docker status,docker start,make check procs=2," {
 		t.Errorf("rc=%d calls=%q", rc, calls)
+	}
+	// A count the caller chose is kept, not measured again.
+	if _, calls := runTestScript(t, true, "0", "SUITE_PROCS=3"); calls != "deps,docker status,docker start,make check procs=3," {
+		t.Errorf("SUITE_PROCS=3: calls=%q", calls)
 	}
 }
 
 func TestMakeTestStopsTheDockerItStarted(t *testing.T) {
 	for _, checkRC := range []string{"0", "3"} {
 		rc, calls := runTestScript(t, false, checkRC)
-		if !strings.HasSuffix(calls, "make check,docker stop,") {
+		if !strings.HasSuffix(calls, "make check procs=2,docker stop,") {
 			t.Errorf("check exit %s: calls=%q; want docker stopped after the checks", checkRC, calls)
 		}
 		if want := map[string]int{"0": 0, "3": 3}[checkRC]; rc != want {
@@ -87,7 +93,56 @@ func TestMakeTestLeavesARunningDockerAlone(t *testing.T) {
 // user (TestDockerStopLeavesTheDaemonToItsOtherUsers).
 func TestMakeTestStopsASharedDockerAtItsEnd(t *testing.T) {
 	_, calls := runTestScript(t, true, "0", "SHARED=1")
-	if !strings.HasSuffix(calls, "make check,docker stop,") {
+	if !strings.HasSuffix(calls, "make check procs=2,docker stop,") {
 		t.Errorf("calls=%q; want docker stop after the checks", calls)
+	}
+}
+
+// suiteProcs runs scripts/suite-procs.sh on two /proc/stat copies whose
+// aggregate line moved by total jiffies, idle of them idle (two cores).
+func suiteProcs(t *testing.T, total, idle int) (string, string) {
+	t.Helper()
+	dir := t.TempDir()
+	stat := func(name string, user, idl int) string {
+		p := filepath.Join(dir, name)
+		body := fmt.Sprintf("cpu  %d 0 0 %d 0 0 0 0 0 0\ncpu0 0 0 0 0 0 0 0 0 0 0\ncpu1 0 0 0 0 0 0 0 0 0 0\nintr 1\n", user, idl)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	before := stat("before", 1000, 5000)
+	after := stat("after", 1000+total-idle, 5000+idle)
+	var stderr strings.Builder
+	cmd := exec.Command("bash", "suite-procs.sh", "--from", before, after)
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("suite-procs.sh: %v: %s", err, stderr.String())
+	}
+	return strings.TrimSpace(string(out)), stderr.String()
+}
+
+// The suites run four processes on a quiet machine and two on one whose
+// other work keeps more than half its cores busy (a busy loop per core), so
+// a busy machine makes them slower, not red.
+func TestSuiteProcessesFollowTheIdleCores(t *testing.T) {
+	for _, c := range []struct {
+		total, idle int
+		want, says  string
+	}{
+		{400, 396, "4", "1.98 of 2 cores idle"},
+		{400, 200, "4", "1.00 of 2 cores idle"},
+		{400, 196, "2", "0.98 of 2 cores idle"},
+		{400, 0, "2", "0.00 of 2 cores idle"},
+	} {
+		got, said := suiteProcs(t, c.total, c.idle)
+		if got != c.want || !strings.Contains(said, c.says) {
+			t.Errorf("%d of %d jiffies idle: got %s (%q), want %s (%q)", c.idle, c.total, got, said, c.want, c.says)
+		}
+	}
+	// CPU times that did not move cannot say: the default stands.
+	if got, said := suiteProcs(t, 0, 0); got != "4" || !strings.Contains(said, "cannot read") {
+		t.Errorf("no interval: got %s (%q), want 4 and a word on why", got, said)
 	}
 }

@@ -8,9 +8,19 @@
 # run on it (yours, or one a previous run left) is left alone.
 #
 #   scripts/test.sh [MAKE ARGS...]   extra arguments go to `make check`
+#   SUITE_PROCS=N scripts/test.sh     N suite processes, not measured
 set -euo pipefail
 cd "$(dirname "$0")/.."
 MAKE=${MAKE:-make}
+
+# The suites' process count follows the machine's idle cores, measured
+# before this run loads it (scripts/suite-procs.sh); SUITE_PROCS set by the
+# caller (or .ci/run, which measures before its gates start) is kept.
+if [ -z "${SUITE_PROCS:-}" ]; then
+  SUITE_PROCS=$(scripts/suite-procs.sh)
+  export SUITE_PROCS
+fi
+echo "make test: SUITE_PROCS=$SUITE_PROCS"
 
 scripts/deps.sh
 
