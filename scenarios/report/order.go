@@ -111,7 +111,11 @@ func TierSummary(run Run) []string {
 		for _, x := range ps {
 			parts = append(parts, fmt.Sprintf("%s ×%d", x.p, x.n))
 		}
-		out = append(out, fmt.Sprintf("%s (%s): %d failing rows: %s", t, desc[t], rows[t], strings.Join(parts, ", ")))
+		noun := "failing rows"
+		if rows[t] == 1 {
+			noun = "failing row"
+		}
+		out = append(out, fmt.Sprintf("%s (%s): %d %s: %s", t, desc[t], rows[t], noun, strings.Join(parts, ", ")))
 	}
 	return out
 }

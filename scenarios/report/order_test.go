@@ -83,7 +83,7 @@ func TestEachFailureHasItsReplayAndTheProxysLog(t *testing.T) {
 		"replay: mcpchaos run --seed 7 --target foreign:plain.target.yaml --focus '^blackhole × small tools/call$'",
 		"    proxy: upstream docmost: context deadline exceeded",
 		"mcp (generic MCP promises): 2 failing rows: answered ×1, within budget ×1",
-		"mcplocal (mcplocal's own promises): 1 failing rows: trace code ×1",
+		"mcplocal (mcplocal's own promises): 1 failing row: trace code ×1",
 	} {
 		if !strings.Contains(out, w) {
 			t.Errorf("the failures lack %q:\n%s", w, out)
