@@ -11,9 +11,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpchaos/mcpchaos/scenarios/catalogue"
 	"github.com/mcpchaos/mcpchaos/scenarios/evidence"
+	"github.com/mcpchaos/mcpchaos/scenarios/harness"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden from the renderers as they are")
@@ -31,12 +33,38 @@ func edgeRun() Run {
 	}}
 }
 
+// budgetRun has one traced row per place a budget can fall against its
+// 100 ms trace: on its end, inside the axis's stretch, at the stretch's
+// limit, just past it, far past it, and near the axis's right edge; one
+// trace has a single span, one a span longer than the row before it ends.
+func budgetRun() Run {
+	row := func(name string, budget time.Duration, spans []evidence.Span) catalogue.Result {
+		return catalogue.Result{Scenario: catalogue.Scenario{Fault: harness.None{}, Operation: op(name)}, Budget: budget, Pass: true,
+			Observation: catalogue.Observation{Latency: msd(100), Trace: "BUDGET00", Spans: spans}}
+	}
+	one := []evidence.Span{{Kind: "tool_call_trace", ID: "root", Name: "echo", Start: at(0), Duration: msd(100), Status: "error"}}
+	long := []evidence.Span{{Kind: "tool_call_trace", ID: "root", Start: at(0), Duration: msd(100), Status: "ok"},
+		{Kind: "upstream_call", ID: "up", Parent: "root", Depth: 1, Start: at(99), Duration: msd(1), Status: "cancelled"}}
+	return Run{Seed: 3, Target: "inprocess", Tolerance: 300 * time.Millisecond, Results: []catalogue.Result{
+		row("on the end", msd(100), pagedSpans("")),
+		row("in the stretch", msd(150), pagedSpans("")),
+		row("at the stretch's limit", msd(200), one),
+		row("past the stretch", msd(201), long),
+		row("far past", 1000*time.Second, pagedSpans("")),
+		row("near the right edge", msd(104), pagedSpans("")),
+		row("a twentieth", 2*time.Second, one),
+	}}
+}
+
 // renderings are every output the package writes, of every sample, by
 // golden file name.
 func renderings(t *testing.T) map[string]string {
 	t.Helper()
 	out := map[string]string{}
-	runs := map[string]Run{"sample": sampleRun(), "action": actionRun(), "edge": edgeRun()}
+	runs := map[string]Run{"sample": sampleRun(), "action": actionRun(), "edge": edgeRun(), "budgets": budgetRun(),
+		"na": {Seed: 4, Target: "url:http://127.0.0.1:1/mcp", Results: []catalogue.Result{
+			{Scenario: catalogue.Scenario{Fault: harness.ProxyKill{}, Operation: op("reconnect")}, NotApplicable: "target url lacks kill"}}},
+	}
 	for name, run := range runs {
 		for kind, write := range map[string]func(io.Writer, Run) error{
 			"html": WriteHTML, "junit.xml": WriteJUnit, "table.txt": WriteTable, "failures.txt": WriteFailures,

@@ -248,7 +248,7 @@ func layoutWaterfall(code string, spans []evidence.Span, budget time.Duration) *
 		fmt.Fprintf(&c, " · budget %v", budget)
 	}
 	wf.Caption = c.String()
-	wf.Aria = "waterfall of trace " + dash(code) + ", " + fmt.Sprint(len(spans)) + " spans over " + ms(total)
+	wf.Aria = fmt.Sprintf("waterfall of trace %s, %d %s over %s", dash(code), len(spans), plural(len(spans), "span", "spans"), ms(total))
 	return wf
 }
 
