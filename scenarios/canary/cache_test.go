@@ -2,6 +2,7 @@ package canary
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -68,7 +69,78 @@ func TestBaselineKeyFollowsTheTreeAndTheSuite(t *testing.T) {
 	change("another label", func() { o.Label = "restart" }, func() { o.Label = "" })
 	change("other specs", func() { o.Specs = "" }, func() { o.Specs = DefaultSpecs })
 	change("a knob's env override", func() { _ = os.Setenv("MCPCTL_CANARY_TEST_MS", "5") }, func() { _ = os.Unsetenv("MCPCTL_CANARY_TEST_MS") })
+	change("other Go flags", func() { m.GoFlags = "-tags=x" }, func() { m.GoFlags = "" })
+	change("a file made executable", func() { _ = os.Chmod(file, 0o755) }, func() { _ = os.Chmod(file, 0o644) })
+	link := filepath.Join(m.Root, "link")
+	if err := os.Symlink("main.go", link); err != nil {
+		t.Fatal(err)
+	}
+	m.Files = append(m.Files, "link")
+	k0 = key()
+	seen[k0] = "the tree with its link"
+	change("a link pointing elsewhere", func() { _ = os.Remove(link); _ = os.Symlink("go.mod", link) },
+		func() { _ = os.Remove(link); _ = os.Symlink("main.go", link) })
+	// The same files listed in another order are the same tree; a file
+	// listed but gone from the work tree is not copied, nor keyed.
+	m.Files = []string{"link", "main.go", "go.mod", "deleted.go"}
+	if key() != k0 {
+		t.Error("the same files listed in another order give another key")
+	}
 }
+
+// An entry another format, another key or no records wrote is not read; a
+// newer entry of the same key wins; pruning keeps the newest entries and
+// keeps them all when they fit.
+func TestBaselineCacheReadsOnlyWhatItWrote(t *testing.T) {
+	dir := t.TempDir()
+	recs := []report.Record{{Name: "none × tools/list", Source: "catalogue", Verdict: "PASS"}}
+	write := func(seed uint64, c cachedBaseline) {
+		t.Helper()
+		b, _ := json.Marshal(c)
+		if err := os.WriteFile(entryPath(dir, "k", seed), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(1, cachedBaseline{Format: "old", Key: "k", Seed: 1, Records: recs})
+	write(2, cachedBaseline{Format: cacheFormat, Key: "other", Seed: 2, Records: recs})
+	write(3, cachedBaseline{Format: cacheFormat, Key: "k", Seed: 3})
+	for seed := uint64(1); seed <= 3; seed++ {
+		if _, ok := loadBaseline(dir, "k", seed); ok {
+			t.Errorf("entry %d read, though not this format's, key's, or with records", seed)
+		}
+	}
+	if got := cachedSeed(dir, "k"); got != 0 {
+		t.Errorf("cachedSeed took an unreadable entry's seed %d", got)
+	}
+	write(4, cachedBaseline{Format: cacheFormat, Key: "k", Seed: 4, Records: recs, Recorded: t0.Add(time.Hour)})
+	write(5, cachedBaseline{Format: cacheFormat, Key: "k", Seed: 5, Records: recs, Recorded: t0})
+	if got := cachedSeed(dir, "k"); got != 4 {
+		t.Errorf("cachedSeed = %d, want the entry recorded last (4), whatever the file order", got)
+	}
+
+	prune := t.TempDir()
+	for i := range 4 {
+		p := filepath.Join(prune, fmt.Sprintf("e%d.json", i))
+		if err := os.WriteFile(p, []byte("{}"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		// e0 is the newest, e3 the oldest.
+		if err := os.Chtimes(p, t0, t0.Add(-time.Duration(i)*time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pruneCache(prune, 4)
+	if n, _ := filepath.Glob(filepath.Join(prune, "*.json")); len(n) != 4 {
+		t.Errorf("pruning to 4 of 4 entries left %d", len(n))
+	}
+	pruneCache(prune, 2)
+	left, _ := filepath.Glob(filepath.Join(prune, "*.json"))
+	if len(left) != 2 || filepath.Base(left[0]) != "e0.json" || filepath.Base(left[1]) != "e1.json" {
+		t.Errorf("pruning to 2 left %v, want the newest two, e0 and e1", left)
+	}
+}
+
+var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
 // An entry comes back for its key and seed only; a run without a seed gets
 // the newest entry's; the directory stays bounded.

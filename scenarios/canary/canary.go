@@ -288,9 +288,17 @@ func verdictLine(rows, regressions []report.ComparedRow) string {
 	case len(regressions) > 0:
 		return fmt.Sprintf("FAIL: %d of %d rows passed on the baseline and do not on the candidate (%d changed, %d allowed)", len(regressions), len(rows), changed, allowed)
 	case changed == 0:
-		return fmt.Sprintf("no change: %d rows, same verdicts, none slower beyond the tolerance", len(rows))
+		return fmt.Sprintf("no change: %s, same verdicts, none slower beyond the tolerance", rowCount(len(rows)))
 	}
-	return fmt.Sprintf("ok: %d rows, %d changed, none newly failing (%d allowed)", len(rows), changed, allowed)
+	return fmt.Sprintf("ok: %s, %d changed, none newly failing (%d allowed)", rowCount(len(rows)), changed, allowed)
+}
+
+// rowCount is "1 row" or "N rows".
+func rowCount(n int) string {
+	if n == 1 {
+		return "1 row"
+	}
+	return fmt.Sprintf("%d rows", n)
 }
 
 // copyEnv is the environment of the go commands in a copy: the module's

@@ -3,6 +3,7 @@ package canary
 import (
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -256,5 +257,33 @@ func TestSpecFocusMatchesWhatGinkgoMatches(t *testing.T) {
 	}
 	if focus.MatchString("Scenarios Stale sessions keeps working across a proxy restart twice") {
 		t.Errorf("focus %q matches a spec not named", focus)
+	}
+}
+
+// The flag says by how much the candidate was slower; measured again, a row
+// is judged by the difference of its two latencies, however long both are,
+// and exactly the tolerance slower is still noise; a row measured again on
+// one side only keeps its flag.
+func TestSlowerSaysByHowMuchAndRecheckJudgesTheDifference(t *testing.T) {
+	const tol = 300 * time.Millisecond
+	base := []report.Record{rec("long", "PASS", 2*time.Second), rec("edge", "PASS", time.Second), rec("half", "PASS", time.Millisecond)}
+	cand := []report.Record{rec("long", "PASS", 2*time.Second+tol+time.Millisecond), rec("edge", "PASS", time.Second+tol+time.Millisecond), rec("half", "PASS", time.Second)}
+	rows := Compare(base, cand, tol, nil)
+	if r := changeOf(t, rows, "long"); r.Change != Slower+" by 301ms" {
+		t.Errorf("flag %q, want %q", r.Change, Slower+" by 301ms")
+	}
+	base2 := []report.Record{rec("long", "PASS", 2*time.Second), rec("edge", "PASS", time.Second)}
+	cand2 := []report.Record{rec("long", "PASS", 2*time.Second), rec("edge", "PASS", time.Second+tol), rec("half", "PASS", time.Second)}
+	got, notes := Recheck(rows, base2, cand2, tol)
+	for _, name := range []string{"long", "edge"} {
+		if r := changeOf(t, got, name); r.Change != "" {
+			t.Errorf("%s, no longer slower past the tolerance measured again, kept %q", name, r.Change)
+		}
+	}
+	if r := changeOf(t, got, "half"); !strings.HasPrefix(r.Change, Slower) {
+		t.Errorf("a row measured again on the candidate's side only lost its flag: %q", r.Change)
+	}
+	if !slices.ContainsFunc(notes, func(n string) bool { return strings.HasPrefix(n, "half: not measured again") }) {
+		t.Errorf("no note says half was not measured again: %q", notes)
 	}
 }

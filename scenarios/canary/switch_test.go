@@ -210,3 +210,39 @@ func TestInstallNPMInstallsInTheCopyOnly(t *testing.T) {
 		t.Errorf("the install wrote into the work tree's node_modules: %v", entries)
 	}
 }
+
+// ParseSwitch at the edges of each form: an npm package with no name or no
+// @ at all, a replacement with no module, a version with no module.
+func TestParseSwitchRefusesEveryHalfForm(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module example.com/sdk\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{"npm:@1.2.3", "npm:nover", "=" + dir, "@v1.0.0"} {
+		if sw, err := ParseSwitch(bad); err == nil {
+			t.Errorf("ParseSwitch(%q) accepted: %+v", bad, sw)
+		}
+	}
+}
+
+// installedVersion reads node_modules/PKG/package.json's version, and says
+// "?" for a package that is not there, a file that is not JSON, or one
+// without a version.
+func TestInstalledVersionSaysWhatIsInstalled(t *testing.T) {
+	dir := t.TempDir()
+	pkg := filepath.Join(dir, "node_modules", "@scope", "pkg")
+	if err := os.MkdirAll(pkg, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if got := installedVersion(dir, "@scope/pkg"); got != "?" {
+		t.Errorf("no package.json: %q", got)
+	}
+	for body, want := range map[string]string{`{"version":"1.24.3"}`: "1.24.3", `{"name":"pkg"}`: "?", `not json`: "?"} {
+		if err := os.WriteFile(filepath.Join(pkg, "package.json"), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if got := installedVersion(dir, "@scope/pkg"); got != want {
+			t.Errorf("package.json %s: %q, want %q", body, got, want)
+		}
+	}
+}
