@@ -3,6 +3,7 @@ package modcopy
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -10,22 +11,61 @@ import (
 	"time"
 )
 
+// gitModule is a module in a git work tree of its own, built from files
+// (path: content); a .gitignore among them is honoured. Only the files in
+// track are committed; the rest are new.
+func gitModule(t *testing.T, files map[string]string, track ...string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, body := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	git := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v: %s", args, err, out)
+		}
+	}
+	git("init", "-q")
+	if len(track) > 0 {
+		git(append([]string{"add", "--"}, track...)...)
+		git("commit", "-q", "-m", "files")
+	}
+	return dir
+}
+
 // Find lists what git lists, new files not yet added included (a test
-// written but not committed counts), and pins the environment a copy
-// builds in.
+// written but not committed counts), each once, and not what git ignores;
+// it pins the environment a copy builds in.
 func TestFindListsTrackedAndNewFiles(t *testing.T) {
 	ctx := context.Background()
-	m, err := Find(ctx, ".")
+	dir := gitModule(t, map[string]string{
+		"go.mod": "module example.com/m\n\ngo 1.22\n", "a.go": "package m\n", "sub/new_test.go": "package m\n",
+		".gitignore": "ignored.txt\n", "ignored.txt": "x",
+	}, "go.mod", "a.go", ".gitignore")
+	// A tracked file edited but not staged is still listed once.
+	if err := os.WriteFile(filepath.Join(dir, "a.go"), []byte("package m // edited\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, err := Find(ctx, filepath.Join(dir, "sub"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(m.Root, "go.mod")); err != nil {
-		t.Fatalf("Root %s holds no go.mod", m.Root)
+	if root, _ := filepath.EvalSymlinks(dir); m.Root != dir && m.Root != root {
+		t.Errorf("Root %s, want the module's directory %s", m.Root, dir)
 	}
-	for _, want := range []string{"go.mod", "scenarios/modcopy/modcopy.go"} {
-		if !slices.Contains(m.Files, want) {
-			t.Errorf("Files lacks %s", want)
-		}
+	files := slices.Sorted(slices.Values(m.Files))
+	if want := []string{".gitignore", "a.go", "go.mod", "sub/new_test.go"}; !slices.Equal(files, want) {
+		t.Errorf("Files %q, want %q (each once, the ignored file left out)", files, want)
 	}
 	if m.GoVersion == "" || !strings.HasPrefix(m.GoVersion, "go") {
 		t.Errorf("GoVersion = %q", m.GoVersion)
@@ -35,8 +75,25 @@ func TestFindListsTrackedAndNewFiles(t *testing.T) {
 			t.Errorf("Env lacks %s", want)
 		}
 	}
-	if _, err := Find(ctx, t.TempDir()); err == nil {
-		t.Error("Find outside any module succeeded")
+}
+
+// Find refuses, saying why: a directory in no module, a module git does
+// not know, a module whose go.mod git does not list.
+func TestFindSaysWhyItCannotCopy(t *testing.T) {
+	ctx := context.Background()
+	if _, err := Find(ctx, t.TempDir()); err == nil || !strings.Contains(err.Error(), "is not inside a Go module") {
+		t.Errorf("outside any module: %v", err)
+	}
+	plain := t.TempDir()
+	if err := os.WriteFile(filepath.Join(plain, "go.mod"), []byte("module example.com/m\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Find(ctx, plain); err == nil || !strings.Contains(err.Error(), "git ls-files") {
+		t.Errorf("a module outside git: %v", err)
+	}
+	ignored := gitModule(t, map[string]string{"go.mod": "module example.com/m\n", ".gitignore": "go.mod\n", "a.go": "package m\n"})
+	if _, err := Find(ctx, ignored); err == nil || !strings.Contains(err.Error(), "does not list go.mod") {
+		t.Errorf("go.mod ignored by git: %v", err)
 	}
 }
 
@@ -163,6 +220,47 @@ func TestTailBufferKeepsTheTail(t *testing.T) {
 	}
 	if got := tb.String(); got != "23456789" {
 		t.Errorf("kept %q, want the last 8 bytes", got)
+	}
+	// At the edges: exactly the limit is kept whole; one write of three
+	// times the limit keeps its last limit bytes.
+	tb = NewTailBuffer(4)
+	_, _ = tb.Write([]byte("abcd"))
+	if got := tb.String(); got != "abcd" {
+		t.Errorf("exactly the limit: %q", got)
+	}
+	_, _ = tb.Write([]byte("efgh"))
+	if got := tb.String(); got != "efgh" {
+		t.Errorf("twice the limit: %q", got)
+	}
+	_, _ = tb.Write([]byte("ijklmnopqrst"))
+	if got := tb.String(); got != "qrst" {
+		t.Errorf("three times the limit in one write: %q", got)
+	}
+}
+
+// Run writes the command it runs to the log before its output, and stops
+// the children a command that exited left running.
+func TestRunLogsTheCommandAndStopsWhatItLeftRunning(t *testing.T) {
+	dir := t.TempDir()
+	var log strings.Builder
+	r := Run(context.Background(), dir, os.Environ(), time.Minute, &log, "sh", "-c", "sleep 60 >/dev/null 2>&1 & echo $! > child.pid; echo done")
+	if r.Failed() || !strings.Contains(r.Out, "done") {
+		t.Fatalf("%+v", r)
+	}
+	if want := "\n$ (cd " + dir + " && sh -c sleep 60"; !strings.HasPrefix(log.String(), want) || !strings.HasSuffix(log.String(), "done\n") {
+		t.Errorf("log %q, want the command line, then the output", log.String())
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "child.pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := strings.TrimSpace(string(b))
+	for deadline := time.Now().Add(2 * time.Second); alive(pid); {
+		if time.Now().After(deadline) {
+			t.Errorf("the background child %s still runs after its command exited", pid)
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 
