@@ -54,34 +54,14 @@ func pathName(relay bool) string {
 // its answer, when progress is set), on the path relay chooses, and checks
 // the answer and the rows.
 func shutdownWithACallRunning(t *testing.T, relay, progress bool) {
-	entered := make(chan struct{}, 1)
-	// The upstream's call ends when it is cancelled or when the test ends.
-	// The proxy cancels it upstream at shutdown
-	// (TestShutdownCancelsTheUpstreamsCallsStillRunning); the test's own end
-	// stays a backstop, since a go-sdk server's DELETE waits for its calls in
-	// flight and a call never told would hold the upstream's Close, and this
-	// test, for good (it did, 1 run in 40, in a flake check before the
-	// proxy cancelled such calls).
-	testDone := make(chan struct{})
-	up := mcp.NewServer(&mcp.Implementation{Name: "slow", Version: "0"}, nil)
-	mcp.AddTool(up, &mcp.Tool{Name: "block"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-		if progress {
-			if err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: req.Params.GetProgressToken(), Progress: 1, Message: "started"}); err != nil {
-				return nil, nil, err
-			}
+	var before func(context.Context, *mcp.CallToolRequest) error
+	if progress {
+		before = func(ctx context.Context, req *mcp.CallToolRequest) error {
+			return req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: req.Params.GetProgressToken(), Progress: 1, Message: "started"})
 		}
-		entered <- struct{}{}
-		select {
-		case <-ctx.Done():
-		case <-testDone:
-		}
-		return nil, nil, ctx.Err()
-	})
-	upSrv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return up }, nil))
-	defer upSrv.Close()
-	defer close(testDone) // runs before upSrv.Close: the call lets go first
-
-	p, dsn, kv := startInFrontOf(t, upSrv.URL, &relay)
+	}
+	upURL, entered := blockingUpstream(t, before)
+	p, dsn, kv := startInFrontOf(t, upURL, &relay)
 	progressed := make(chan struct{}, 1)
 	// A go-sdk client offers roots: without its standalone stream (where
 	// the relay would ask for them) its calls stay off the relay.
@@ -148,15 +128,7 @@ func shutdownWithACallRunning(t *testing.T, relay, progress bool) {
 	if took := a.at.Sub(start); took > kv.ShutdownGrace+tolerance {
 		t.Errorf("answered %v after the shutdown began; MCPCTL_SHUTDOWN_GRACE_MS=%v + tolerance %v", took, kv.ShutdownGrace, tolerance)
 	}
-	store, err := audit.Open(context.Background(), dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	rows, err := store.Query(context.Background(), audit.Filter{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rows := auditRows(t, dsn)
 	found := false
 	for _, r := range rows {
 		if r.Kind == audit.KindToolCallTrace && r.Status == entry.StatusShutdown {
@@ -172,6 +144,52 @@ func shutdownWithACallRunning(t *testing.T, relay, progress bool) {
 	if !found {
 		t.Errorf("no tool_call_trace row says %q; rows: %+v", entry.StatusShutdown, rows)
 	}
+}
+
+// blockingUpstream serves one tool, "block", whose call runs before (if
+// set), says so on entered, then blocks until it is cancelled or the test
+// ends. The proxy cancels it upstream at shutdown
+// (TestShutdownCancelsTheUpstreamsCallsStillRunning); the test's end stays
+// a backstop, since a go-sdk server's DELETE waits for its calls in flight
+// and a call never told would hold the upstream's Close, and the test, for
+// good (it did, 1 run in 40, before the proxy cancelled such calls).
+func blockingUpstream(t *testing.T, before func(context.Context, *mcp.CallToolRequest) error) (url string, entered <-chan struct{}) {
+	t.Helper()
+	in := make(chan struct{}, 1)
+	testDone := make(chan struct{})
+	up := mcp.NewServer(&mcp.Implementation{Name: "slow", Version: "0"}, nil)
+	mcp.AddTool(up, &mcp.Tool{Name: "block"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		if before != nil {
+			if err := before(ctx, req); err != nil {
+				return nil, nil, err
+			}
+		}
+		in <- struct{}{}
+		select {
+		case <-ctx.Done():
+		case <-testDone:
+		}
+		return nil, nil, ctx.Err()
+	})
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return up }, nil))
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(testDone) }) // runs before srv.Close: the call lets go first
+	return srv.URL, in
+}
+
+// auditRows is every row of the audit store at dsn.
+func auditRows(t *testing.T, dsn string) []audit.Row {
+	t.Helper()
+	store, err := audit.Open(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	rows, err := store.Query(context.Background(), audit.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows
 }
 
 // startInFrontOf starts a proxy with one project "p" whose one server "s"
@@ -202,22 +220,9 @@ func startInFrontOf(t *testing.T, upstream string, relay *bool) (p *Proxy, dsn s
 // answer, the blocked call an isError saying the proxy is shutting down,
 // within the grace, instead of a connection closed under the batch.
 func TestShutdownAnswersEveryRequestOfABatch(t *testing.T) {
-	entered := make(chan struct{}, 1)
-	testDone := make(chan struct{})
-	up := mcp.NewServer(&mcp.Implementation{Name: "slow", Version: "0"}, nil)
-	mcp.AddTool(up, &mcp.Tool{Name: "block"}, func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-		entered <- struct{}{}
-		select {
-		case <-ctx.Done():
-		case <-testDone:
-		}
-		return nil, nil, ctx.Err()
-	})
-	upSrv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return up }, nil))
-	defer upSrv.Close()
-	defer close(testDone)
+	upURL, entered := blockingUpstream(t, nil)
 	relay := true
-	p, dsn, kv := startInFrontOf(t, upSrv.URL, &relay)
+	p, dsn, kv := startInFrontOf(t, upURL, &relay)
 	url := "http://" + p.Addr() + "/projects/p/mcp"
 
 	const version = "2025-03-26"
@@ -316,15 +321,7 @@ func TestShutdownAnswersEveryRequestOfABatch(t *testing.T) {
 	if want := entry.ShuttingDown + " [trace " + code + "]"; len(code) != 8 || call.Result.Content[0]["text"] != want {
 		t.Errorf("the blocked call's answer %q (trace code %q); want %q", call.Result.Content[0]["text"], code, want)
 	}
-	store, err := audit.Open(context.Background(), dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	rows, err := store.Query(context.Background(), audit.Filter{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rows := auditRows(t, dsn)
 	found := false
 	for _, r := range rows {
 		if r.Kind == audit.KindToolCallTrace && r.Status == entry.StatusShutdown && r.CorrelationID == code && r.SessionID == session && r.Project == "p" {
