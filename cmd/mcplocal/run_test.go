@@ -10,10 +10,11 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcpchaos/mcpchaos/internal/syncbuf"
 )
 
 // The commands a person types first: help on stdout and no error; no
@@ -100,24 +101,6 @@ func TestServeRefusesWhatItCannotStartFrom(t *testing.T) {
 	}
 }
 
-// lockedBuffer is a buffer serve writes its log to while the test reads it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // serve starts, says where it listens, answers there, stops on SIGTERM
 // within its drain and grace, and says so; armed failpoints are announced,
 // ignored ones too.
@@ -126,7 +109,7 @@ func TestServeListensAndStopsOnSIGTERM(t *testing.T) {
 	t.Setenv("MCPCTL_STOP_DRAIN_MS", "100")
 	t.Setenv(failpointsEnv, "tools/call=up_x:panic")
 	t.Setenv(enableFailpointsEnv, "")
-	var log lockedBuffer
+	var log syncbuf.Buffer
 	done := make(chan error, 1)
 	audit := "sqlite:" + filepath.Join(t.TempDir(), "given.db")
 	go func() {
@@ -182,7 +165,7 @@ func TestServeListensAndStopsOnSIGTERM(t *testing.T) {
 
 // With the enable variable, failpoints are armed and said to be.
 func TestArmedFailpointsAreAnnounced(t *testing.T) {
-	var log lockedBuffer
+	var log syncbuf.Buffer
 	t.Setenv(failpointsEnv, "tools/call=up_x:panic")
 	t.Setenv(enableFailpointsEnv, "1")
 	if fps, err := failpoints(newLogger(&log)); err != nil || fps == nil {

@@ -1,16 +1,15 @@
 package plainproxy
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/mcpchaos/mcpchaos/fakes/upstream"
+	"github.com/mcpchaos/mcpchaos/internal/syncbuf"
 )
 
 // The plain proxy serves the upstream's tools under their own names, and
@@ -51,24 +50,6 @@ func TestPlainProxyForwardsUnprefixedAndChecksItsKey(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe to read while Main writes it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // --start-delay D: the proxy says it serves only after D, as a proxy that
 // takes D to start would.
 func TestStartDelayHoldsTheProxyBack(t *testing.T) {
@@ -78,7 +59,7 @@ func TestStartDelayHoldsTheProxyBack(t *testing.T) {
 	}
 	defer up.Close()
 	ctx, cancel := context.WithCancel(context.Background())
-	var out syncBuffer
+	var out syncbuf.Buffer
 	done := make(chan error, 1)
 	start := time.Now()
 	go func() {
