@@ -20,7 +20,7 @@ import (
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden from the renderers as they are")
 
-// edgeRun is a run of shapes the renderers must survive: spans of zero
+// edgeRun is a run of shapes the renderers must survive (TestEdgeCasesRender): spans of zero
 // length, a span its own parent, a parent cycle, an orphan of an unknown
 // status, a target with a space in it, a reason with bytes XML cannot carry.
 func edgeRun() Run {

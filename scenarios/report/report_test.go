@@ -480,13 +480,8 @@ func TestDeterministic(t *testing.T) {
 }
 
 func TestEdgeCasesRender(t *testing.T) {
-	run := Run{Seed: 1, Target: "binary:/tmp/my proxy"}
-	zero := []evidence.Span{{ID: "a", Start: t0}, {ID: "b", Parent: "a", Depth: 1, Start: t0}, {ID: "c", Parent: "c", Start: t0},
-		{ID: "d", Parent: "e", Start: t0}, {ID: "e", Parent: "d", Depth: 1, Start: t0}, {ID: "f", Parent: "gone", Orphan: true, Start: t0, Status: "weird"}}
-	run.Results = []catalogue.Result{
-		{Scenario: catalogue.Scenario{Operation: op("x")}, Pass: true, Observation: catalogue.Observation{Trace: "AAAAAAAA", Spans: zero}},
-		{Scenario: catalogue.Scenario{Operation: op("y")}, Pass: true, Observation: catalogue.Observation{Trace: "BBBBBBBB"}},
-	}
+	run := edgeRun()
+	zero := run.Results[0].Spans
 	out, doc := render(t, run)
 	if n := len(all(doc, func(n *html.Node) bool { return elem("g")(n) && hasClass(n, "span") })); n != len(zero) {
 		t.Errorf("%d spans drawn, want %d", n, len(zero))
@@ -497,8 +492,6 @@ func TestEdgeCasesRender(t *testing.T) {
 	if !strings.Contains(out, "mcpchaos run --seed 1 --target &#39;binary:/tmp/my proxy&#39;") {
 		t.Error("replay command does not quote the target")
 	}
-	run.Results = append(run.Results, catalogue.Result{Scenario: catalogue.Scenario{Operation: op("z")},
-		Reason: "bad \x00 bytes \xff and ]]> end", Observation: catalogue.Observation{Err: errors.New("]]><x>")}})
 	var j bytes.Buffer
 	if err := WriteJUnit(&j, run); err != nil {
 		t.Fatal(err)
