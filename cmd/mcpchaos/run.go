@@ -86,7 +86,7 @@ func runCatalogue(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	fmt.Fprintf(stderr, "mcpchaos run: %d scenarios, target %s, seed %d, %s\nreplay: %s\n", len(todo), *target, *seed, mode, replay)
 	sample := newTarget()
-	assumed := harness.AssumedBudgetsText(sample, harness.Compressed())
+	assumed := harness.AssumedBudgetsText(sample, harness.CompressedBounds())
 	if assumed != "" {
 		fmt.Fprintf(stderr, "budgets: %s\n", assumed)
 	}

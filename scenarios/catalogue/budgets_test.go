@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpchaos/mcpchaos/proxy/knobs"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
 )
 
@@ -23,7 +22,7 @@ func foreignTarget(t *testing.T, doc string) harness.Target {
 // that budget is not applicable, with that reason. A declared budget, or
 // knobs the proxy is given, is no assumption.
 func TestAnUndeclaredBudgetIsAssumedAndSaysSo(t *testing.T) {
-	kv := knobs.Defaults()
+	kv := harness.DefaultBounds()
 	silent := foreignTarget(t, "name: silent\ncommand: [x]\nendpoint: /mcp\n")
 	declared := foreignTarget(t, "name: declared\ncommand: [x]\nendpoint: /mcp\nbudgets: {request: 2s}\n")
 	given := foreignTarget(t, "name: given\ncommand: [x]\npassKnobs: true\n")
@@ -42,9 +41,9 @@ func TestAnUndeclaredBudgetIsAssumedAndSaysSo(t *testing.T) {
 	}
 
 	base := byName(t, "none × small tools/call")
-	late := Observation{Latency: kv.RequestDeadline + Tolerance + time.Second}
+	late := Observation{Latency: kv.D(harness.BoundRequest) + Tolerance + time.Second}
 	r := base.JudgeOn(silent, kv, late)
-	want := "budget assumed: " + kv.RequestDeadline.String() + ", not declared (request)"
+	want := "budget assumed: " + kv.D(harness.BoundRequest).String() + ", not declared (request)"
 	if r.BudgetNote != want || !strings.Contains(r.Reason, want) {
 		t.Errorf("a verdict on an undeclared budget: want the note %q on the row and in its breach, got %q / %s", want, r.BudgetNote, r.Reason)
 	}
@@ -54,7 +53,7 @@ func TestAnUndeclaredBudgetIsAssumedAndSaysSo(t *testing.T) {
 		}
 	}
 	// A budget that reads no undeclared kind is no assumption.
-	if n := harness.AssumedBudgets(silent, kv, func(knobs.Values) time.Duration { return 0 }); n != nil {
+	if n := harness.AssumedBudgets(silent, kv, func(harness.Bounds) time.Duration { return 0 }); n != nil {
 		t.Errorf("a constant budget assumed %v", n)
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpchaos/mcpchaos/proxy/knobs"
 	"github.com/mcpchaos/mcpchaos/scenarios/evidence"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
 )
@@ -16,23 +15,21 @@ import (
 // what mcplocal's targets are given, and what a foreign spec's budgets:
 // replaces.
 var budgetKnob = map[string]string{
-	"request":    "MCPCTL_REQUEST_DEADLINE_MS",
-	"pagination": "MCPCTL_PAGINATION_LLM_TIMEOUT_MS",
-	"stage":      "MCPCTL_STAGE_LLM_BUDGET_MS",
-	"gate":       "MCPCTL_GATE_LLM_TIMEOUT_MS",
+	"request":    harness.BoundRequest,
+	"pagination": harness.BoundPagination,
+	"stage":      harness.BoundStage,
+	"gate":       harness.BoundGate,
 }
 
 // aRowOfKind is the first row whose budget follows kind's knob alone.
 func aRowOfKind(t *testing.T, kind string) Scenario {
 	t.Helper()
-	base := harness.Compressed()
+	base := harness.CompressedBounds()
 	for _, s := range All() {
 		moves := 0
 		for k, env := range budgetKnob {
-			kv := base
-			d, _ := kv.Get(env)
-			kv.Set(env, 3*d+7*time.Millisecond)
-			if s.Budget(kv) != s.Budget(base) {
+			moved := base.With(env, 3*base.N(env)+7)
+			if s.Budget(moved) != s.Budget(base) {
 				moves++
 				if k != kind {
 					moves = 99
@@ -71,33 +68,29 @@ func aPassingObservation(t *testing.T, s Scenario) Observation {
 // the target, and the knobs of the world it runs in.
 type budgetTarget struct {
 	name    string
-	declare func(t *testing.T, kind string, d time.Duration) (harness.Target, knobs.Values)
+	declare func(t *testing.T, kind string, d time.Duration) (harness.Target, harness.Bounds)
 }
 
 // givenKnobs: mcplocal's targets, and a foreign proxy that is passed the
 // knobs, declare a budget by the knob the world gives them.
-func givenKnobs(target func() harness.Target) func(*testing.T, string, time.Duration) (harness.Target, knobs.Values) {
-	return func(t *testing.T, kind string, d time.Duration) (harness.Target, knobs.Values) {
-		kv := harness.Compressed()
-		if !kv.Set(budgetKnob[kind], d) {
-			t.Fatalf("no knob %s", budgetKnob[kind])
-		}
-		return target(), kv
+func givenKnobs(target func() harness.Target) func(*testing.T, string, time.Duration) (harness.Target, harness.Bounds) {
+	return func(t *testing.T, kind string, d time.Duration) (harness.Target, harness.Bounds) {
+		return target(), harness.CompressedBounds().WithD(budgetKnob[kind], d)
 	}
 }
 
 // inSpec: a foreign proxy declares a budget in its spec's budgets:, in a
 // world whose knobs are the harness's own.
-func inSpec(cluster bool) func(*testing.T, string, time.Duration) (harness.Target, knobs.Values) {
-	return func(t *testing.T, kind string, d time.Duration) (harness.Target, knobs.Values) {
+func inSpec(cluster bool) func(*testing.T, string, time.Duration) (harness.Target, harness.Bounds) {
+	return func(t *testing.T, kind string, d time.Duration) (harness.Target, harness.Bounds) {
 		spec, err := harness.ParseForeign([]byte(fmt.Sprintf("name: budgeted\ncommand: [x]\nendpoint: /mcp\nbudgets: {%s: %s}\n", kind, d)))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if cluster {
-			return harness.NewForeignCluster(spec, 2, nil), harness.Compressed()
+			return harness.NewForeignCluster(spec, 2, nil), harness.CompressedBounds()
 		}
-		return spec.Target(nil), harness.Compressed()
+		return spec.Target(nil), harness.CompressedBounds()
 	}
 }
 
@@ -136,17 +129,17 @@ func TestEveryDeclaredBudgetReachesTheVerdict(t *testing.T) {
 		}
 		s := aRowOfKind(t, kind)
 		ok := aPassingObservation(t, s)
-		own, _ := harness.Compressed().Get(budgetKnob[kind])
+		own := harness.CompressedBounds().D(budgetKnob[kind])
 		for _, declared := range []time.Duration{3*own + 500*time.Millisecond, own / 4} {
 			for _, bt := range budgetTargets {
 				t.Run(fmt.Sprintf("%s/%s/%v", kind, bt.name, declared), func(t *testing.T) {
-					target, kv := bt.declare(t, kind, declared)
+					target, b := bt.declare(t, kind, declared)
 					judge := func(latency time.Duration) Result {
 						o := ok
 						o.Latency = latency
 						row := s
 						row.Operation = Operation{Name: s.Operation.Name, Do: func(context.Context, *harness.Env) Observation { return o }}
-						return row.runIn(context.Background(), &harness.Env{Target: target, Knobs: kv})
+						return row.runIn(context.Background(), harness.JudgedOn(target, b))
 					}
 					late := judge(declared + Tolerance + margin)
 					if late.Pass || !hasBreach(late, Generic, PromiseBudget) || late.Budget != declared {

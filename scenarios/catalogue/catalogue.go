@@ -8,13 +8,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpchaos/mcpchaos/proxy/knobs"
 	"github.com/mcpchaos/mcpchaos/scenarios/evidence"
 	"github.com/mcpchaos/mcpchaos/scenarios/evidence/mcplocal"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
@@ -35,8 +35,8 @@ type Scenario struct {
 	Labels []string
 	// Env shapes the world (users, strict sessions).
 	Env harness.EnvOptions
-	// Budget is the time the operation may take, from the knobs in force.
-	Budget func(knobs.Values) time.Duration
+	// Budget is the time the operation may take, from the bounds in force.
+	Budget func(harness.Bounds) time.Duration
 	// Expect checks what the operation observed; nil means the promise held.
 	Expect func(Observation) error
 	// Claims are capabilities of mcplocal's own that the scenario's checks
@@ -137,16 +137,16 @@ type Result struct {
 
 // Judge gives the verdict on one observation, holding the proxy to every
 // promise (mcplocal's own included).
-func (s Scenario) Judge(kv knobs.Values, o Observation) Result { return s.JudgeOn(nil, kv, o) }
+func (s Scenario) Judge(b harness.Bounds, o Observation) Result { return s.JudgeOn(nil, b, o) }
 
 // JudgeOn gives the verdict on one observation made against target: every
 // generic promise broken, and every one of mcplocal's own that target claims
 // (see Breach). The Reason lists them all, not only the first.
-func (s Scenario) JudgeOn(target harness.Target, kv knobs.Values, o Observation) Result {
-	r := Result{Scenario: s, Budget: s.Budget(kv), Observation: o}
+func (s Scenario) JudgeOn(target harness.Target, b harness.Bounds, o Observation) Result {
+	r := Result{Scenario: s, Budget: s.Budget(b), Observation: o}
 	assumed := ""
 	if target != nil {
-		if kinds := harness.AssumedBudgets(target, kv, s.Budget); len(kinds) > 0 {
+		if kinds := harness.AssumedBudgets(target, b, s.Budget); len(kinds) > 0 {
 			r.BudgetNote = fmt.Sprintf("budget assumed: %v, not declared (%s)", r.Budget, strings.Join(kinds, ", "))
 			assumed = " (" + r.BudgetNote + ")"
 		}
@@ -217,7 +217,7 @@ func (s Scenario) runIn(ctx context.Context, env *harness.Env) Result {
 	target := env.Target
 	// The client gives up long after the budget, so a proxy that never
 	// answers fails the scenario instead of hanging the run.
-	kv := harness.BudgetsOf(target, env.Knobs)
+	kv := harness.BudgetsOf(target, env.Bounds())
 	octx, cancel := context.WithTimeout(ctx, OperationLimit(s.Budget(kv)))
 	defer cancel()
 	obs := s.Operation.Do(octx, env)
@@ -330,7 +330,7 @@ func (s Scenario) NotApplicable(target harness.Target) string {
 		}
 	}
 	if s.Cuts() {
-		if kinds := harness.AssumedBudgets(target, knobs.Defaults(), s.Budget); len(kinds) > 0 {
+		if kinds := harness.AssumedBudgets(target, harness.DefaultBounds(), s.Budget); len(kinds) > 0 {
 			return fmt.Sprintf("needs the proxy to cut the call at its %s budget, which target %s does not declare (budgets: in its spec)",
 				strings.Join(kinds, ", "), target.Name())
 		}
@@ -379,7 +379,22 @@ func (s Scenario) HasLabel(l string) bool {
 }
 
 // Budgets.
-func requestDeadline(k knobs.Values) time.Duration { return k.RequestDeadline }
+func requestDeadline(b harness.Bounds) time.Duration { return b.D(harness.BoundRequest) }
+
+// withBounds is o with set's bounds (by name, in their units) over the
+// world's: the catalogue shapes a world by the names of its bounds.
+func withBounds(o harness.EnvOptions, set map[string]int64) harness.EnvOptions {
+	merged := maps.Clone(o.Bounds)
+	if merged == nil {
+		merged = map[string]int64{}
+	}
+	maps.Copy(merged, set)
+	o.Bounds = merged
+	return o
+}
+
+// ms is d in the milliseconds a duration bound is held in.
+func ms(d time.Duration) int64 { return d.Milliseconds() }
 
 // Expectations.
 

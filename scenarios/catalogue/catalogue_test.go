@@ -10,7 +10,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
-	"github.com/mcpchaos/mcpchaos/proxy/knobs"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
 )
 
@@ -29,7 +28,7 @@ func TestScenarioNamesAreUniqueAndComplete(t *testing.T) {
 
 func TestJudgeFailsLateAndBrokenAnswers(t *testing.T) {
 	s := All()[0]
-	kv := knobs.Defaults()
+	kv := harness.DefaultBounds()
 	late := Observation{Latency: s.Budget(kv) + Tolerance + 1, Trace: "ABCDEFGH"}
 	if r := s.Judge(kv, late); r.Pass {
 		t.Error("an answer past budget + tolerance passed")
@@ -48,7 +47,7 @@ func TestJudgeFailsLateAndBrokenAnswers(t *testing.T) {
 // stalls explain still fails, and the breach says how much was load.
 func TestJudgeTakesOutStallsAndOnlyThem(t *testing.T) {
 	s := All()[0]
-	kv := knobs.Defaults()
+	kv := harness.DefaultBounds()
 	over := s.Budget(kv) + Tolerance + 400*time.Millisecond
 	if r := s.Judge(kv, Observation{Latency: over, Stalled: 500 * time.Millisecond, Trace: "ABCDEFGH"}); !r.Pass {
 		t.Errorf("an answer late only by 400ms of a 500ms stall failed: %s", r.Reason)
@@ -83,15 +82,15 @@ func byName(t *testing.T, name string) Scenario {
 // promises bind only targets that claim them, so a foreign proxy's real
 // finding is not hidden behind a missing trace code.
 func TestJudgeListsEveryBreachByTier(t *testing.T) {
-	kv := knobs.Defaults()
+	kv := harness.DefaultBounds()
 	s := byName(t, "blackhole × small tools/call")
-	late := Observation{Latency: kv.RequestDeadline + Tolerance + time.Second, Err: context.DeadlineExceeded}
+	late := Observation{Latency: kv.D(harness.BoundRequest) + Tolerance + time.Second, Err: context.DeadlineExceeded}
 	if r := s.JudgeOn(nil, kv, late); r.Pass || len(r.Breaches) != 1 || !strings.HasPrefix(r.Reason, "[mcp] answered: never answered") {
 		t.Fatalf("one client timeout: want the one breach never answered, got %d: %s", len(r.Breaches), r.Reason)
 	}
 	// A late JSON-RPC error: late (generic), and not an isError result
 	// (mcplocal's error shapes), two causes.
-	lateRPC := Observation{Latency: kv.RequestDeadline + Tolerance + time.Second, Err: rpcErr("upstream timed out")}
+	lateRPC := Observation{Latency: kv.D(harness.BoundRequest) + Tolerance + time.Second, Err: rpcErr("upstream timed out")}
 	r := s.JudgeOn(nil, kv, lateRPC)
 	if len(r.Breaches) != 2 || r.Breaches[0].Promise != PromiseBudget || r.Breaches[1].Tier != Own || r.Breaches[1].Promise != PromiseIsError {
 		t.Errorf("a late JSON-RPC error: want within budget and [mcplocal] tool failure as isError, got %s", r.Reason)
@@ -216,7 +215,7 @@ func TestEndingOfTellsTheWaysARequestEndsApart(t *testing.T) {
 // isError result and not a JSON-RPC error is mcplocal's promise
 // (errorShapes), not the generic tier's.
 func TestARelayedJSONRPCErrorIsAnAnswer(t *testing.T) {
-	kv := knobs.Defaults()
+	kv := harness.DefaultBounds()
 	relayed := Observation{Latency: time.Millisecond, Err: rpcErr("upstream: connection refused")}
 
 	r := byName(t, "none × small tools/call").JudgeOn(bare{}, kv, relayed)
@@ -249,7 +248,7 @@ func TestARelayedJSONRPCErrorIsAnAnswer(t *testing.T) {
 // On every method, a JSON-RPC error under a fault is an answer; that it
 // carries a trace code in error.data is mcplocal's own promise.
 func TestASurfaceRPCErrorIsAnAnswerItsTraceCodeMcplocals(t *testing.T) {
-	kv := knobs.Defaults()
+	kv := harness.DefaultBounds()
 	s := byName(t, "blackhole × ping")
 	plainErr := Observation{Latency: time.Millisecond, Err: rpcErr("upstream unreachable")}
 	if r := s.JudgeOn(bare{}, kv, plainErr); !r.Pass {

@@ -15,7 +15,6 @@ import (
 
 	"github.com/mcpchaos/mcpchaos/fakes/upstream"
 	"github.com/mcpchaos/mcpchaos/proxy/gate"
-	"github.com/mcpchaos/mcpchaos/proxy/knobs"
 	"github.com/mcpchaos/mcpchaos/proxy/stage"
 	"github.com/mcpchaos/mcpchaos/scenarios/evidence"
 	"github.com/mcpchaos/mcpchaos/scenarios/evidence/mcplocal"
@@ -355,7 +354,7 @@ func TestEveryCheckerFailsOnABreakingObservation(t *testing.T) {
 // past its budget, and passes on every passing one. No entry of the table
 // is left over from a checker no row uses.
 func TestEveryRowsCheckerCanFail(t *testing.T) {
-	kv := knobs.Defaults()
+	kv := harness.DefaultBounds()
 	used := map[string]bool{}
 	for _, s := range All() {
 		name := checkerName(s.Expect)
@@ -431,7 +430,7 @@ func hasBreach(r Result, tier Tier, promise string) bool {
 // Broken as the row's own promise, its typed Breached as they are, on every
 // row whichever its checker.
 func TestEveryRowFailsOnWhatItsOperationSawBroken(t *testing.T) {
-	kv := knobs.Defaults()
+	kv := harness.DefaultBounds()
 	typed := Breach{Tier: Generic, Promise: PromiseDelete, Detail: "the DELETEd id still served"}
 	for _, s := range All() {
 		c, ok := checkers[checkerName(s.Expect)]
@@ -464,7 +463,7 @@ func TestEveryRowOnAStatelessProxyCanFailThere(t *testing.T) {
 		}
 	}
 	target := shape(t, "stateless: true\nendpoint: \"/{{.Server}}/mcp\"\ntoolName: \"{{.Tool}}\"\nforwards: ["+strings.Join(forwards, ", ")+"]\n")
-	kv := knobs.Defaults()
+	kv := harness.DefaultBounds()
 	ran := 0
 	for _, s := range All() {
 		if s.NotApplicable(target) != "" {

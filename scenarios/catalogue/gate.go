@@ -12,7 +12,6 @@ import (
 	fakellm "github.com/mcpchaos/mcpchaos/fakes/llm"
 	"github.com/mcpchaos/mcpchaos/proxy/config"
 	"github.com/mcpchaos/mcpchaos/proxy/gate"
-	"github.com/mcpchaos/mcpchaos/proxy/knobs"
 	"github.com/mcpchaos/mcpchaos/scenarios/evidence"
 	"github.com/mcpchaos/mcpchaos/scenarios/evidence/mcplocal"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
@@ -39,7 +38,7 @@ func gateEnv(withLLM bool) harness.EnvOptions {
 		Gate: true, Prompts: gatePrompts}
 }
 
-func gateBudget(k knobs.Values) time.Duration { return k.GateLLMTimeout }
+func gateBudget(b harness.Bounds) time.Duration { return b.D(harness.BoundGate) }
 
 // BeginSession is the gate's operation: before begin_session the project's
 // tools are hidden and refused (with an audit row); begin_session (timed)

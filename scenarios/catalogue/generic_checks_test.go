@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpchaos/mcpchaos/proxy/knobs"
+	"github.com/mcpchaos/mcpchaos/scenarios/harness"
 )
 
 // The generic security rows check their promise inside their operations
@@ -63,7 +63,7 @@ func TestGenericSecurityOperationsFailAProxyThatBreaksThem(t *testing.T) {
 	} {
 		t.Run(c.row, func(t *testing.T) {
 			s := byName(t, c.row)
-			kv := knobs.Defaults()
+			kv := harness.DefaultBounds()
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			if r := s.Judge(kv, s.Operation.Do(ctx, inFront(t, c.keeps))); !r.Pass {
@@ -82,7 +82,7 @@ func TestGenericSecurityOperationsFailAProxyThatBreaksThem(t *testing.T) {
 // a fault alike; a target that does not claim trace codes is not held to it.
 // The everything fake, served as it is, stamps none.
 func TestSurfaceResultsWithoutTheirTraceCodeBreakIt(t *testing.T) {
-	kv := knobs.Defaults()
+	kv := harness.DefaultBounds()
 	for _, op := range []Operation{ReadResource, GetPrompt, Complete, Elicitation, Roots, LargeAnswer} {
 		for _, fault := range []string{"none", "latency"} {
 			s := byName(t, fault+" × "+op.Name)

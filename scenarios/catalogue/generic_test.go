@@ -100,13 +100,13 @@ func TestAnRPCErrorNeedsNoTraceCodeFromAProxyNotClaimingThem(t *testing.T) {
 		t.Fatal("no row down × prompts/get")
 	}
 	o := Observation{Err: &jsonrpc.Error{Code: -32603, Message: "upstream down"}}
-	if r := row.JudgeOn(shape(t, "forwards: [prompts/get]\n"), harness.Compressed(), o); !r.Pass {
+	if r := row.JudgeOn(shape(t, "forwards: [prompts/get]\n"), harness.CompressedBounds(), o); !r.Pass {
 		t.Errorf("held to a trace code it never claimed: %s", r.Reason)
 	}
-	if r := row.JudgeOn(nil, harness.Compressed(), o); r.Pass {
+	if r := row.JudgeOn(nil, harness.CompressedBounds(), o); r.Pass {
 		t.Error("mcplocal's own JSON-RPC error without a trace code passed")
 	}
-	if r := row.JudgeOn(shape(t, "forwards: [prompts/get]\n"), harness.Compressed(), Observation{Err: errors.New("connection reset")}); r.Pass {
+	if r := row.JudgeOn(shape(t, "forwards: [prompts/get]\n"), harness.CompressedBounds(), Observation{Err: errors.New("connection reset")}); r.Pass {
 		t.Error("a transport failure passed as an answer")
 	}
 }

@@ -35,7 +35,7 @@ func TestASessionThatNeverOpensIsTimedAndNamed(t *testing.T) {
 	if o.Latency < wait-50*time.Millisecond {
 		t.Errorf("the observation took %v, want about the %v the client waited for the initialize", o.Latency, wait)
 	}
-	r := byName(t, "bandwidth × paginating tools/call").JudgeOn(env.Target, env.Knobs, o)
+	r := byName(t, "bandwidth × paginating tools/call").JudgeOn(env.Target, env.Bounds(), o)
 	if len(r.Breaches) != 1 || r.Breaches[0].Promise != PromiseAnswered || !strings.Contains(r.Breaches[0].Detail, "initialize") {
 		t.Errorf("want one breach of %q naming the initialize, got %s", PromiseAnswered, r.Reason)
 	}
@@ -55,13 +55,13 @@ func TestASlowToolOutlastsTheBudgetInForce(t *testing.T) {
 		foreignTarget(t, "name: patient\ncommand: [x]\nendpoint: /mcp\nbudgets: {request: 10s}\n"),
 		foreignTarget(t, "name: hasty\ncommand: [x]\nendpoint: /mcp\nbudgets: {request: 200ms}\n"),
 	} {
-		kv := harness.BudgetsOf(tg, harness.Compressed())
+		kv := harness.BudgetsOf(tg, harness.CompressedBounds())
 		if d, budget := f.DelayIn(kv), slow.Budget(kv); d <= budget+Tolerance {
 			t.Errorf("%s: the slow tool answers after %v, within the budget %v + %v: nothing to cut", tg.Name(), d, budget, Tolerance)
 		}
 	}
 	// A delay asked for by name (mcpchaos run --fault) is kept as asked.
-	if d := (harness.ToolSlow{Tool: "search", Delay: time.Second}).DelayIn(harness.Compressed()); d != time.Second {
+	if d := (harness.ToolSlow{Tool: "search", Delay: time.Second}).DelayIn(harness.CompressedBounds()); d != time.Second {
 		t.Errorf("an explicit delay became %v", d)
 	}
 }
@@ -71,7 +71,7 @@ func TestASlowToolOutlastsTheBudgetInForce(t *testing.T) {
 // failure as isError": one cause, one breach.
 func TestALateAnswerToACallThatNeededACutIsOneBreach(t *testing.T) {
 	declared := foreignTarget(t, "name: declared\ncommand: [x]\nendpoint: /mcp\nbudgets: {request: 2s}\n")
-	kv := harness.BudgetsOf(declared, harness.Compressed())
+	kv := harness.BudgetsOf(declared, harness.CompressedBounds())
 	for _, name := range []string{"tool-slow × paginating tools/call", "tool-hang × small tools/call"} {
 		r := byName(t, name).JudgeOn(declared, kv, Observation{Latency: 9 * time.Second, Text: "the tool's own answer"})
 		if len(r.Breaches) != 1 || r.Breaches[0].Promise != PromiseBudget {
@@ -150,7 +150,7 @@ func TestAProxySlowToOpenASessionStillServes(t *testing.T) {
 		}
 		return false
 	})
-	slow = 2*env.Knobs.RequestDeadline + Tolerance
+	slow = 2*env.Bounds().D(harness.BoundRequest) + Tolerance
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if why := dead(ctx, env); why != "" {

@@ -14,7 +14,6 @@ import (
 
 	"github.com/mcpchaos/mcpchaos/fakes/plainproxy"
 	"github.com/mcpchaos/mcpchaos/fakes/upstream"
-	"github.com/mcpchaos/mcpchaos/proxy/knobs"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
 )
 
@@ -33,9 +32,8 @@ func (p perRequestTarget) ServerEndpoint(_, server string) string {
 func (perRequestTarget) ToolName(_, tool string) string { return tool }
 func (perRequestTarget) Stateless() bool                { return true }
 func (perRequestTarget) Protocol() string               { return harness.PerRequestRevision }
-func (perRequestTarget) Budgets(kv knobs.Values) knobs.Values {
-	kv.RequestDeadline = 3 * time.Second
-	return kv
+func (perRequestTarget) Budgets(b harness.Bounds) harness.Bounds {
+	return b.WithD(harness.BoundRequest, 3*time.Second)
 }
 func (perRequestTarget) Forwards(method string) bool        { return true }
 func (perRequestTarget) PromptName(_, prompt string) string { return prompt }
@@ -84,8 +82,8 @@ func TestAStatelessProxyDroppingTheLevelOrTheUpdateFails(t *testing.T) {
 			defer front.Close()
 			target := perRequestTarget{url: front.URL}
 			s := rows[c.row]
-			o := s.Operation.Do(ctx, &harness.Env{Target: target, Knobs: knobs.Defaults()})
-			r := s.JudgeOn(spec, knobs.Defaults(), o)
+			o := s.Operation.Do(ctx, &harness.Env{Target: target, Knobs: harness.ProductionKnobs()})
+			r := s.JudgeOn(spec, harness.DefaultBounds(), o)
 			if r.Pass != c.pass {
 				t.Errorf("%s with %s: pass=%v, want %v: %s %v", s.Name(), c.name, r.Pass, c.pass, r.Reason, o.Err)
 			}

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	fakellm "github.com/mcpchaos/mcpchaos/fakes/llm"
-	"github.com/mcpchaos/mcpchaos/proxy/knobs"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
 	"github.com/mcpchaos/mcpchaos/smoke"
 )
@@ -100,7 +99,7 @@ func All() []Scenario {
 	}
 	out = append(out, Scenario{Fault: harness.LLMFault{Step: fakellm.Step{Kind: fakellm.HangBeforeHeaders}}, Operation: SmallCallStaged,
 		Promise: "4 small results untouched", Labels: []string{"stages", "paginate", "llm"}, Env: paginateEnv(true),
-		Budget: func(knobs.Values) time.Duration { return 0 }, Expect: untouched})
+		Budget: func(harness.Bounds) time.Duration { return 0 }, Expect: untouched})
 	out = append(out, Scenario{Fault: harness.LLMFault{Step: fakellm.Step{Kind: fakellm.NotFound}}, Operation: PaginatedSearch,
 		Promise: "5 the failover chain answers within one budget", Labels: []string{"stages", "llm", "failover"},
 		Env: failoverEnv(), Budget: paginationBudget, Expect: answeredByFallback})

@@ -19,7 +19,6 @@ import (
 
 	"github.com/mcpchaos/mcpchaos/fakes/upstream"
 	"github.com/mcpchaos/mcpchaos/proxy/audit"
-	"github.com/mcpchaos/mcpchaos/proxy/knobs"
 	"github.com/mcpchaos/mcpchaos/scenarios/evidence/mcplocal"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
 	"github.com/mcpchaos/mcpchaos/smoke"
@@ -48,21 +47,15 @@ func ownsSessionsAlone(t harness.Target) string {
 // securityScenarios are the attacks of docs/security.md, each a scenario with the
 // "security" label, run on every target that claims what they need.
 func securityScenarios() []Scenario {
-	withKnobs := func(o harness.EnvOptions, set func(*knobs.Values)) harness.EnvOptions {
-		kv := harness.Compressed()
-		set(&kv)
-		o.Knobs = &kv
-		return o
-	}
-	caps := withKnobs(twoUsers, func(v *knobs.Values) { v.SessionsPerUserMax, v.SessionsMax = 2, 3 })
-	idle := withKnobs(twoUsers, func(v *knobs.Values) { v.SessionIdle = idleForScenario })
+	caps := withBounds(twoUsers, map[string]int64{harness.BoundSessionsUser: 2, harness.BoundSessions: 3})
+	idle := withBounds(twoUsers, map[string]int64{harness.BoundSessionIdle: ms(idleForScenario)})
 	idle.Everything = true // its whoami names the upstream session a client session holds
-	big := withKnobs(twoUsers, func(v *knobs.Values) { v.UpstreamMaxResponseBytes = 4096 })
-	slow := withKnobs(twoUsers, func(v *knobs.Values) {
-		v.ReadTimeout, v.IdleConnTimeout, v.MaxHeaderBytes = readTimeoutForScenario, idleConnForScenario, 8<<10
+	big := withBounds(twoUsers, map[string]int64{harness.BoundUpstreamAnswer: 4096})
+	slow := withBounds(twoUsers, map[string]int64{
+		harness.BoundReadTimeout: ms(readTimeoutForScenario), harness.BoundIdleConn: ms(idleConnForScenario), harness.BoundHeaderBytes: 8 << 10,
 	})
-	ttl := withKnobs(twoUsers, func(v *knobs.Values) { v.SessionRecordTTL = recordTTLForScenario })
-	conns := withKnobs(twoUsers, func(v *knobs.Values) { v.ConnsMax, v.ReadTimeout = connsForScenario, connsReadTimeout })
+	ttl := withBounds(twoUsers, map[string]int64{harness.BoundSessionTTL: ms(recordTTLForScenario)})
+	conns := withBounds(twoUsers, map[string]int64{harness.BoundConns: connsForScenario, harness.BoundReadTimeout: ms(connsReadTimeout)})
 	secretURL := twoUsers
 	secretURL.DocmostQuery = "apikey=" + upstreamSecret
 	// Probes every 200 ms: the health output is judged once a probe has
@@ -90,13 +83,13 @@ func securityScenarios() []Scenario {
 		{Fault: harness.None{}, Operation: UpstreamTooLarge, Promise: "8 an upstream cannot grow the proxy",
 			Labels: sec("bounded-io", "knob"), Env: big, Budget: requestDeadline, Expect: sessionAnswered, Needs: ownsSessions},
 		{Fault: harness.None{}, Operation: SlowTrickle, Promise: "8 a slow client cannot hold the proxy",
-			Labels: sec("bounded-io", "slow-client", "knob"), Env: slow, Budget: func(k knobs.Values) time.Duration { return k.ReadTimeout },
+			Labels: sec("bounded-io", "slow-client", "knob"), Env: slow, Budget: func(b harness.Bounds) time.Duration { return b.D(harness.BoundReadTimeout) },
 			Expect: sessionAnswered, Needs: ownsSessions},
 		{Fault: harness.None{}, Operation: IdleConnection, Promise: "8 idle connections are closed",
-			Labels: sec("bounded-io", "knob"), Env: slow, Budget: func(k knobs.Values) time.Duration { return k.IdleConnTimeout },
+			Labels: sec("bounded-io", "knob"), Env: slow, Budget: func(b harness.Bounds) time.Duration { return b.D(harness.BoundIdleConn) },
 			Expect: sessionAnswered, Needs: ownsSessionsAlone},
 		{Fault: harness.None{}, Operation: ConnCap, Promise: "8 open connections are bounded",
-			Labels: sec("bounded-io", "knob"), Env: conns, Budget: func(k knobs.Values) time.Duration { return k.ReadTimeout },
+			Labels: sec("bounded-io", "knob"), Env: conns, Budget: func(b harness.Bounds) time.Duration { return b.D(harness.BoundReadTimeout) },
 			Expect: sessionAnswered, Needs: ownsSessionsAlone},
 		{Fault: harness.None{}, Operation: HugeHeaders, Promise: "8 request headers are bounded",
 			Labels: sec("bounded-io", "knob"), Env: slow, Budget: requestDeadline, Expect: sessionAnswered, Needs: ownsSessionsAlone},
@@ -105,7 +98,9 @@ func securityScenarios() []Scenario {
 		{Fault: harness.ProxyRestart{}, Operation: TombstoneExpiry, Promise: "8 session records expire",
 			Labels: sec("ttl", "knob", "restart"), Env: ttl, Budget: requestDeadline, Expect: sessionAnswered, Needs: ownsSessions},
 		{Fault: harness.ProxyRestart{}, Operation: ShutdownInFlight, Promise: "8 a stop answers the calls still running",
-			Labels: sec("shutdown", "restart"), Env: twoUsers, Budget: func(k knobs.Values) time.Duration { return k.StopDrain + k.ShutdownGrace },
+			Labels: sec("shutdown", "restart"), Env: twoUsers, Budget: func(b harness.Bounds) time.Duration {
+				return b.D(harness.BoundStopDrain) + b.D(harness.BoundShutdownGrace)
+			},
 			Expect: sessionAnswered, Needs: ownsSessionsAlone},
 		{Fault: harness.None{}, Operation: IdleExpiry, Promise: "8 idle sessions expire and are released",
 			Labels: sec("idle", "knob"), Env: idle, Budget: requestDeadline, Expect: sessionAnswered, Needs: ownsSessions},
@@ -466,7 +461,7 @@ var IdleExpiry = Operation{Name: "MCPCTL_SESSION_IDLE_MS decides: a session idle
 	if who.Err != nil || who.IsError || who.Text == "" {
 		return Observation{Err: fmt.Errorf("everything_whoami: %v %s", who.Err, who.Text)}
 	}
-	idle := env.Knobs.SessionIdle
+	idle := env.Bounds().D(harness.BoundSessionIdle)
 	wait := idle + idle/4 + Tolerance
 	t := time.NewTimer(wait)
 	select {
@@ -696,7 +691,7 @@ var SlowTrickle = Operation{Name: "MCPCTL_READ_TIMEOUT_MS decides: a body trickl
 	if _, err := fmt.Fprintf(c, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nAuthorization: Bearer %s\r\nContent-Length: 100000\r\n\r\n", path, host, env.Token("alice")); err != nil {
 		return Observation{Err: err}
 	}
-	limit := env.Knobs.ReadTimeout + Tolerance
+	limit := env.Bounds().D(harness.BoundReadTimeout) + Tolerance
 	stop := make(chan struct{})
 	defer close(stop)
 	go func() { // one byte every 50 ms, for far longer than the knob
@@ -716,7 +711,7 @@ var SlowTrickle = Operation{Name: "MCPCTL_READ_TIMEOUT_MS decides: a body trickl
 	_, closed := closedWithin(c, 3*limit)
 	o := clk.stop(Observation{})
 	if !closed {
-		o.Broken = append(o.Broken, fmt.Sprintf("a trickling client was still connected %v after it began (MCPCTL_READ_TIMEOUT_MS=%v)", o.Latency.Round(time.Millisecond), env.Knobs.ReadTimeout))
+		o.Broken = append(o.Broken, fmt.Sprintf("a trickling client was still connected %v after it began (MCPCTL_READ_TIMEOUT_MS=%v)", o.Latency.Round(time.Millisecond), env.Bounds().D(harness.BoundReadTimeout)))
 	}
 	return o
 }}
@@ -739,10 +734,10 @@ var IdleConnection = Operation{Name: "MCPCTL_IDLE_CONN_TIMEOUT_MS decides: an id
 	_, _ = io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
 	clk := startClock()
-	_, closed := closedWithin(c, 3*(env.Knobs.IdleConnTimeout+Tolerance))
+	_, closed := closedWithin(c, 3*(env.Bounds().D(harness.BoundIdleConn)+Tolerance))
 	o := clk.stop(Observation{})
 	if !closed {
-		o.Broken = append(o.Broken, fmt.Sprintf("an idle keep-alive connection was still open after %v (MCPCTL_IDLE_CONN_TIMEOUT_MS=%v)", o.Latency.Round(time.Millisecond), env.Knobs.IdleConnTimeout))
+		o.Broken = append(o.Broken, fmt.Sprintf("an idle keep-alive connection was still open after %v (MCPCTL_IDLE_CONN_TIMEOUT_MS=%v)", o.Latency.Round(time.Millisecond), env.Bounds().D(harness.BoundIdleConn)))
 	}
 	return o
 }}
@@ -793,7 +788,7 @@ var ConnCap = Operation{Name: "MCPCTL_CONNS_MAX decides: connections past it get
 	refusedAt := -1
 	var status int
 	var body string
-	for i := 0; i <= int(env.Knobs.ConnsMax); i++ {
+	for i := 0; i <= int(env.Bounds().N(harness.BoundConns)); i++ {
 		c, _, err := rawConn(ctx, env)
 		if err != nil {
 			return Observation{Err: err}
@@ -811,21 +806,21 @@ var ConnCap = Operation{Name: "MCPCTL_CONNS_MAX decides: connections past it get
 	}
 	switch {
 	case refusedAt < 0:
-		o.Broken = append(o.Broken, fmt.Sprintf("%d connections open at once, past MCPCTL_CONNS_MAX=%d", len(open), env.Knobs.ConnsMax))
+		o.Broken = append(o.Broken, fmt.Sprintf("%d connections open at once, past MCPCTL_CONNS_MAX=%d", len(open), env.Bounds().N(harness.BoundConns)))
 		return o
 	case refusedAt == 0:
-		o.Broken = append(o.Broken, fmt.Sprintf("the first connection was refused (MCPCTL_CONNS_MAX=%d)", env.Knobs.ConnsMax))
+		o.Broken = append(o.Broken, fmt.Sprintf("the first connection was refused (MCPCTL_CONNS_MAX=%d)", env.Bounds().N(harness.BoundConns)))
 		return o
 	case status != http.StatusServiceUnavailable || !strings.Contains(body, `"jsonrpc":"2.0"`) || !strings.Contains(body, "MCPCTL_CONNS_MAX"):
 		o.Broken = append(o.Broken, fmt.Sprintf("a connection past the cap got %d %q: want 503 with a JSON-RPC error naming MCPCTL_CONNS_MAX", status, body))
 		return o
 	}
-	if since := time.Since(first); since >= env.Knobs.ReadTimeout {
-		return Observation{Err: fmt.Errorf("dialling took %v, past the read-header bound %v: the machine is too slow for this scenario", since, env.Knobs.ReadTimeout)}
+	if since := time.Since(first); since >= env.Bounds().D(harness.BoundReadTimeout) {
+		return Observation{Err: fmt.Errorf("dialling took %v, past the read-header bound %v: the machine is too slow for this scenario", since, env.Bounds().D(harness.BoundReadTimeout))}
 	}
 	// The read-header bound passes for the oldest silent connection: the
 	// wait is what is tested, no request may be in flight.
-	time.Sleep(time.Until(first.Add(env.Knobs.ReadTimeout + Tolerance)))
+	time.Sleep(time.Until(first.Add(env.Bounds().D(harness.BoundReadTimeout) + Tolerance)))
 	clk := startClock()
 	defer clk.halt()
 	c, host, err := rawConn(ctx, env)
@@ -871,7 +866,7 @@ var HugeHeaders = Operation{Name: "MCPCTL_MAX_HEADER_BYTES decides: larger reque
 		resp.Body.Close()
 		return resp.StatusCode, nil
 	}
-	max := int(env.Knobs.MaxHeaderBytes)
+	max := int(env.Bounds().N(harness.BoundHeaderBytes))
 	clk := startClock()
 	status, err := send(4 * max)
 	o := clk.stop(Observation{Err: err})
@@ -1084,7 +1079,7 @@ var TombstoneExpiry = Operation{Name: "MCPCTL_SESSION_RECORD_TTL_MS decides: a s
 	if status, body, err := mcpRequest(ctx, env, "alice", http.MethodPost, deleted, list); err != nil || status != http.StatusNotFound {
 		o.Broken = append(o.Broken, fmt.Sprintf("right after the DELETE, inside MCPCTL_SESSION_RECORD_TTL_MS, the id answered %d (%v): %s", status, err, excerpt(body)))
 	}
-	wait := env.Knobs.SessionRecordTTL + Tolerance
+	wait := env.Bounds().D(harness.BoundSessionTTL) + Tolerance
 	t := time.NewTimer(wait)
 	select {
 	case <-ctx.Done():
@@ -1113,12 +1108,12 @@ var TombstoneExpiry = Operation{Name: "MCPCTL_SESSION_RECORD_TTL_MS decides: a s
 	// proxy looks it up; if opening it, the restart and the request took
 	// longer, a refusal says nothing about the proxy.
 	if status != http.StatusOK {
-		if defect := Outlasts("MCPCTL_SESSION_RECORD_TTL_MS", env.Knobs.SessionRecordTTL, ActionRestart+fmt.Sprintf(" (%v) and the session's opening", restart.Round(time.Millisecond)), time.Since(openedAt)); defect != nil {
+		if defect := Outlasts("MCPCTL_SESSION_RECORD_TTL_MS", env.Bounds().D(harness.BoundSessionTTL), ActionRestart+fmt.Sprintf(" (%v) and the session's opening", restart.Round(time.Millisecond)), time.Since(openedAt)); defect != nil {
 			return Observation{Err: defect}
 		}
 	}
 	if status != http.StatusOK {
-		o.Broken = append(o.Broken, fmt.Sprintf("alice's session opened inside MCPCTL_SESSION_RECORD_TTL_MS=%v was not recreated after the restart: %d %s", env.Knobs.SessionRecordTTL, status, excerpt(body)))
+		o.Broken = append(o.Broken, fmt.Sprintf("alice's session opened inside MCPCTL_SESSION_RECORD_TTL_MS=%v was not recreated after the restart: %d %s", env.Bounds().D(harness.BoundSessionTTL), status, excerpt(body)))
 	}
 	for what, id := range map[string]string{"opened": old, "DELETEd": deleted} {
 		status, body, err := mcpRequest(ctx, env, "alice", http.MethodPost, id, list)
@@ -1126,7 +1121,7 @@ var TombstoneExpiry = Operation{Name: "MCPCTL_SESSION_RECORD_TTL_MS decides: a s
 			return Observation{Err: err}
 		}
 		if bad, _ := rpcError(status, body, http.StatusNotFound); bad != "" {
-			o.Broken = append(o.Broken, fmt.Sprintf("an id %s %v before the restart (MCPCTL_SESSION_RECORD_TTL_MS=%v, its record forgotten) %s", what, wait, env.Knobs.SessionRecordTTL, bad))
+			o.Broken = append(o.Broken, fmt.Sprintf("an id %s %v before the restart (MCPCTL_SESSION_RECORD_TTL_MS=%v, its record forgotten) %s", what, wait, env.Bounds().D(harness.BoundSessionTTL), bad))
 		}
 	}
 	return o

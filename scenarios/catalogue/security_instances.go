@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/mcpchaos/mcpchaos/proxy/config"
-	"github.com/mcpchaos/mcpchaos/proxy/knobs"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
 )
 
@@ -20,10 +19,10 @@ func instancesScenarios() []Scenario {
 	env.DocmostHealth = &config.HealthCheck{IntervalSeconds: 0.1, TimeoutSeconds: 0.5, FailureThreshold: 1}
 	return []Scenario{
 		{Fault: harness.LinkDown{}, Operation: LastErrorForAdmins, Promise: "8 secrets never leave",
-			Labels: []string{"security", "secrets", "audit-api"}, Env: env, Budget: func(knobs.Values) time.Duration { return lastErrorWait }, Expect: sessionAnswered,
+			Labels: []string{"security", "secrets", "audit-api"}, Env: env, Budget: func(harness.Bounds) time.Duration { return lastErrorWait }, Expect: sessionAnswered,
 			Needs: ownsSessions},
 		{Fault: harness.LinkDown{}, Operation: ReadyzWithoutUpstreamText, Promise: "8 secrets never leave",
-			Labels: []string{"security", "secrets", "readyz"}, Env: env, Budget: func(knobs.Values) time.Duration { return lastErrorWait }, Expect: sessionAnswered,
+			Labels: []string{"security", "secrets", "readyz"}, Env: env, Budget: func(harness.Bounds) time.Duration { return lastErrorWait }, Expect: sessionAnswered,
 			Needs: ownsSessions},
 	}
 }

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/mcpchaos/mcpchaos/proxy/config"
-	"github.com/mcpchaos/mcpchaos/proxy/knobs"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
 )
 
@@ -23,10 +22,10 @@ import (
 func listenScenarios() []Scenario {
 	return []Scenario{
 		{Fault: harness.None{}, Operation: ConnsClampedBelowFDs, Promise: "8 the connection cap stays below the open-file limit",
-			Labels: []string{"security", "bounded-io", "config"}, Env: twoUsers, Budget: func(knobs.Values) time.Duration { return fdFloodBudget },
+			Labels: []string{"security", "bounded-io", "config"}, Env: twoUsers, Budget: func(harness.Bounds) time.Duration { return fdFloodBudget },
 			Expect: sessionAnswered, Needs: mcplocalServe},
 		{Fault: harness.None{}, Operation: AnonymousNetworkRefused, Promise: "8 a listen other hosts reach needs users",
-			Labels: []string{"security", "config", "auth"}, Env: twoUsers, Budget: func(knobs.Values) time.Duration { return anonymousStartBudget },
+			Labels: []string{"security", "config", "auth"}, Env: twoUsers, Budget: func(harness.Bounds) time.Duration { return anonymousStartBudget },
 			Expect: sessionAnswered, Needs: mcplocalServe},
 	}
 }

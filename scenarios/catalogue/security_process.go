@@ -12,7 +12,6 @@ import (
 	"github.com/mcpchaos/mcpchaos/proxy/audit"
 	"github.com/mcpchaos/mcpchaos/proxy/config"
 	"github.com/mcpchaos/mcpchaos/proxy/failpoint"
-	"github.com/mcpchaos/mcpchaos/proxy/knobs"
 	"github.com/mcpchaos/mcpchaos/scenarios/evidence/mcplocal"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
 )
@@ -41,7 +40,7 @@ func processScenarios() []Scenario {
 		{Fault: harness.HandlerPanic{Tool: "docmost_update_page"}, Operation: PanicLogged, Promise: "8 a panic's stack reaches the log",
 			Labels: sec("panic"), Env: twoUsers, Budget: requestDeadline, Expect: sessionAnswered, Needs: logsKept},
 		{Fault: harness.None{}, Operation: NotReadyWhileAuditDown, Promise: "8 not ready while the audit store does not answer",
-			Labels: sec("readyz"), Env: twoUsers, Budget: func(k knobs.Values) time.Duration { return k.ReadyTimeout },
+			Labels: sec("readyz"), Env: twoUsers, Budget: func(b harness.Bounds) time.Duration { return b.D(harness.BoundReady) },
 			Expect: sessionAnswered, Needs: auditStallable},
 	}
 }

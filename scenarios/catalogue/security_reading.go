@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcpchaos/mcpchaos/proxy/knobs"
 	"github.com/mcpchaos/mcpchaos/scenarios/evidence/mcplocal"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
 )
@@ -26,23 +25,16 @@ const batchMaxForScenario = 4
 
 // readingScenarios are the security scenarios about the reading of a request.
 func readingScenarios() []Scenario {
-	withKnobs := func(o harness.EnvOptions, set func(*knobs.Values)) harness.EnvOptions {
-		kv := harness.Compressed()
-		set(&kv)
-		o.Knobs = &kv
-		return o
-	}
-	caps := withKnobs(twoUsers, func(v *knobs.Values) { v.SessionsPerUserMax, v.SessionsMax = 2, 3 })
-	batches := withKnobs(twoUsers, func(v *knobs.Values) { v.BatchMax = batchMaxForScenario })
+	caps := withBounds(twoUsers, map[string]int64{harness.BoundSessionsUser: 2, harness.BoundSessions: 3})
+	batches := withBounds(twoUsers, map[string]int64{harness.BoundBatch: batchMaxForScenario})
 	sdkPath := twoUsers
 	sdkPath.NoRelay = true
 	// Only the client's cancel may end a hung call within cancelReach: the
 	// proxy's own bounds are far past it.
-	longBounds := func(v *knobs.Values) { v.RequestDeadline, v.UpstreamCallTimeout = 30*time.Second, 30*time.Second }
-	cancelSDK, cancelRelay := withKnobs(sdkPath, longBounds), withKnobs(twoUsers, longBounds)
-	open := twoProjects
+	longBounds := map[string]int64{harness.BoundRequest: ms(30 * time.Second), harness.BoundUpstreamCall: ms(30 * time.Second)}
+	cancelSDK, cancelRelay := withBounds(sdkPath, longBounds), withBounds(twoUsers, longBounds)
+	open := withBounds(twoProjects, map[string]int64{harness.BoundHeaderBytes: 8 << 10})
 	open.SecondProjectOpen = true
-	open.Knobs = func() *knobs.Values { kv := harness.Compressed(); kv.MaxHeaderBytes = 8 << 10; return &kv }()
 	sec := func(more ...string) []string { return append([]string{"security", "reading"}, more...) }
 	return []Scenario{
 		{Fault: harness.None{}, Operation: ParserDifferential, Promise: "9 every decision about a request is made from one strict reading",
@@ -54,9 +46,9 @@ func readingScenarios() []Scenario {
 		{Fault: harness.None{}, Operation: IDsExact, Promise: "9 JSON-RPC ids round-trip byte for byte",
 			Labels: sec("ids"), Env: sdkPath, Budget: requestDeadline, Expect: sessionAnswered, Needs: ownsSessions},
 		{Fault: harness.ToolHang{Tool: "update_page"}, Operation: CancelByOwnID, Promise: "5 a caller's cancel stops the call",
-			Labels: sec("ids"), Env: cancelSDK, Budget: func(knobs.Values) time.Duration { return cancelReach }, Expect: sessionAnswered, Needs: ownsSessions},
+			Labels: sec("ids"), Env: cancelSDK, Budget: func(harness.Bounds) time.Duration { return cancelReach }, Expect: sessionAnswered, Needs: ownsSessions},
 		{Fault: harness.ToolHang{Tool: "update_page"}, Operation: CancelByOwnIDRelayed, Promise: "5 a caller's cancel stops the call",
-			Labels: sec("ids"), Env: cancelRelay, Budget: func(knobs.Values) time.Duration { return cancelReach }, Expect: sessionAnswered, Needs: ownsSessions},
+			Labels: sec("ids"), Env: cancelRelay, Budget: func(harness.Bounds) time.Duration { return cancelReach }, Expect: sessionAnswered, Needs: ownsSessions},
 		{Fault: harness.None{}, Operation: HTTPRefusals, Promise: "8 every refusal is a JSON-RPC error; a wrong token is refused on every project",
 			Labels: sec("refusals", "auth"), Env: open, Budget: requestDeadline, Expect: sessionAnswered, Needs: ownsSessionsAlone},
 	}
@@ -298,7 +290,7 @@ var LongNames = Operation{Name: "MCPCTL_MAX_NAME_BYTES and MCPCTL_MAX_STORED_STR
 		return `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"` + name + `","arguments":{}}}`
 	}
 	var o Observation
-	bad := []string{long, strings.Repeat("d", int(env.Knobs.MaxNameBytes)+1), "docmost update page", "docmost/update"}
+	bad := []string{long, strings.Repeat("d", int(env.Bounds().N(harness.BoundNameBytes))+1), "docmost update page", "docmost/update"}
 	for i, name := range bad {
 		var clk *clock
 		if i == 0 {

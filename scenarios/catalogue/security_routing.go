@@ -32,12 +32,11 @@ const routingUpstreamBound = 8 * time.Second
 // past the compressed 1 s upstream bound. A call whose message went astray
 // still ends, at these bounds, and fails the row.
 func routingScenarios() []Scenario {
-	kv := harness.Compressed()
-	kv.UpstreamCallTimeout, kv.RequestDeadline = routingUpstreamBound, routingUpstreamBound+2*time.Second
-	relayOn := twoUsers
-	relayOn.Everything, relayOn.Relay, relayOn.Knobs = true, true, &kv
-	relayOff := twoUsers
-	relayOff.Everything, relayOff.NoRelay, relayOff.Knobs = true, true, &kv
+	bounds := map[string]int64{harness.BoundUpstreamCall: ms(routingUpstreamBound), harness.BoundRequest: ms(routingUpstreamBound + 2*time.Second)}
+	relayOn := withBounds(twoUsers, bounds)
+	relayOn.Everything, relayOn.Relay = true, true
+	relayOff := withBounds(twoUsers, bounds)
+	relayOff.Everything, relayOff.NoRelay = true, true
 	labels := []string{"security", "routing"}
 	return []Scenario{
 		{Fault: harness.None{}, Operation: RoutingByCallRelayed, Promise: "9 routing is by call", Labels: labels,
@@ -227,7 +226,7 @@ func (rc *rawClient) open(ctx context.Context, caps string) error {
 }
 
 func (rc *rawClient) close() {
-	ctx, cancel := context.WithTimeout(context.Background(), rc.env.Knobs.RequestDeadline)
+	ctx, cancel := context.WithTimeout(context.Background(), rc.env.Bounds().D(harness.BoundRequest))
 	defer cancel()
 	if req, err := rc.request(ctx, http.MethodDelete, ""); err == nil {
 		if resp, err := rc.hc.Do(req); err == nil {

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	fakellm "github.com/mcpchaos/mcpchaos/fakes/llm"
-	"github.com/mcpchaos/mcpchaos/proxy/knobs"
 	"github.com/mcpchaos/mcpchaos/scenarios/evidence/mcplocal"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
 )
@@ -22,10 +21,10 @@ func heldSecretScenarios() []Scenario {
 	env.LLM, env.Fallback, env.LLMKeys = true, true, true
 	return []Scenario{
 		{Fault: harness.LLMFault{Step: fakellm.Do(fakellm.EchoCredentials)}, Operation: KeysEchoedBack, Promise: "8 secrets never leave",
-			Labels: []string{"security", "secrets"}, Env: env, Budget: func(k knobs.Values) time.Duration { return 2 * k.ChatBudget }, Expect: sessionAnswered,
+			Labels: []string{"security", "secrets"}, Env: env, Budget: func(b harness.Bounds) time.Duration { return 2 * b.D(harness.BoundChat) }, Expect: sessionAnswered,
 			Needs: harness.Needs(harness.CapAuditAPI)}, // mcplocal's chat API and its llm_attempt rows
 		{Fault: harness.LLMFault{Step: fakellm.Do(fakellm.AnswerEcho)}, Operation: KeyEchoedInAnswer, Promise: "8 secrets never leave",
-			Labels: []string{"security", "secrets", "llm"}, Env: env, Budget: func(k knobs.Values) time.Duration { return 2 * k.ChatBudget }, Expect: sessionAnswered,
+			Labels: []string{"security", "secrets", "llm"}, Env: env, Budget: func(b harness.Bounds) time.Duration { return 2 * b.D(harness.BoundChat) }, Expect: sessionAnswered,
 			Needs: harness.Needs(harness.CapAuditAPI)}, // mcplocal's chat API
 	}
 }

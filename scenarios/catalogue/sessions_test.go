@@ -13,7 +13,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpchaos/mcpchaos/proxy/knobs"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
 )
 
@@ -47,7 +46,7 @@ func TestAStatelessProxyIsJudgedByStatelessPromises(t *testing.T) {
 	target := served{url: sdkServer(t, true).URL}
 	s := byName(t, "none × DELETE with empty JSON body")
 	o := DeleteEmptyJSON.Do(ctx, &harness.Env{Target: target})
-	r := s.JudgeOn(target, knobs.Defaults(), o)
+	r := s.JudgeOn(target, harness.DefaultBounds(), o)
 	if !r.Pass || !strings.Contains(o.Text, "stateless") {
 		t.Errorf("a stateless proxy's DELETE: want a pass judged as stateless, got %q (%s)", r.Reason, o.Text)
 	}
@@ -81,7 +80,7 @@ func TestAStatelessProxysBrokenDeleteFails(t *testing.T) {
 			t.Cleanup(proxy.Close)
 			target := served{url: proxy.URL}
 			o := DeleteEmptyJSON.Do(ctx, &harness.Env{Target: target})
-			if r := s.JudgeOn(shape(t, "stateless: true\n"), knobs.Defaults(), o); r.Pass {
+			if r := s.JudgeOn(shape(t, "stateless: true\n"), harness.DefaultBounds(), o); r.Pass {
 				t.Errorf("%s: the row passed (%s)", name, o.Text)
 			}
 		})
@@ -106,10 +105,10 @@ func TestADeletedIDsNotFoundBodyIsMcplocalsShape(t *testing.T) {
 	target := served{url: sdkServer(t, false).URL}
 	s := byName(t, "none × DELETE with empty JSON body")
 	o := DeleteEmptyJSON.Do(ctx, &harness.Env{Target: target})
-	if r := s.JudgeOn(target, knobs.Defaults(), o); !r.Pass {
+	if r := s.JudgeOn(target, harness.DefaultBounds(), o); !r.Pass {
 		t.Errorf("a stateful go-sdk server's DELETE failed a target without errorShapes: %s", r.Reason)
 	}
-	r := s.JudgeOn(nil, knobs.Defaults(), o)
+	r := s.JudgeOn(nil, harness.DefaultBounds(), o)
 	if r.Pass || r.Breaches[0].Tier != Own || !strings.Contains(r.Reason, "not a JSON-RPC error") {
 		t.Errorf("mcplocal's 404 must carry a JSON-RPC error body: got %s", r.Reason)
 	}

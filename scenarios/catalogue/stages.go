@@ -12,7 +12,6 @@ import (
 	fakellm "github.com/mcpchaos/mcpchaos/fakes/llm"
 	"github.com/mcpchaos/mcpchaos/fakes/upstream"
 	"github.com/mcpchaos/mcpchaos/proxy/config"
-	"github.com/mcpchaos/mcpchaos/proxy/knobs"
 	"github.com/mcpchaos/mcpchaos/proxy/stage"
 	"github.com/mcpchaos/mcpchaos/scenarios/evidence"
 	"github.com/mcpchaos/mcpchaos/scenarios/evidence/mcplocal"
@@ -52,7 +51,7 @@ var (
 	SmallCallStaged = withRows(SmallCall)
 )
 
-func paginationBudget(k knobs.Values) time.Duration { return k.PaginationLLMTimeout }
+func paginationBudget(b harness.Bounds) time.Duration { return b.D(harness.BoundPagination) }
 
 // stageRow finds the stage_execution row of a stage.
 func stageRow(rows []evidence.Span, name string) (evidence.Span, bool) {
@@ -154,7 +153,7 @@ func summarizeEnv() harness.EnvOptions {
 		Pipeline: []config.Stage{{Name: "summarize-tree"}}}
 }
 
-func stageBudget(k knobs.Values) time.Duration { return k.StageLLMBudget }
+func stageBudget(b harness.Bounds) time.Duration { return b.D(harness.BoundStage) }
 
 // sectionsNotice matches the summarize-tree notice and its count.
 var sectionsNotice = regexp.MustCompile(`⚠ ` + stage.SummariesFeature + ` unavailable \(([^)]*)\); (\d+) sections affected`)

@@ -159,7 +159,7 @@ func listenStream(ctx context.Context, s *surfaceSession) Observation {
 	if err := s.cs.Subscribe(ctx, &mcp.SubscribeParams{URI: upstream.ReadmeURI}); err != nil {
 		return Observation{Err: err}
 	}
-	acked := s.waitForWithin(ctx, harness.BudgetsOf(s.env.Target, s.env.Knobs).RequestDeadline, func() bool {
+	acked := s.waitForWithin(ctx, harness.BudgetsOf(s.env.Target, s.env.Bounds()).D(harness.BoundRequest), func() bool {
 		return slices.Contains(s.acked, upstream.ReadmeURI)
 	})
 	o := s.timedCall(ctx, startClock(), s.env.EverythingTool("touch"), map[string]any{"uri": upstream.ReadmeURI})
@@ -330,7 +330,7 @@ func dead(ctx context.Context, env *harness.Env) string {
 	// An answer at all, not a fast one: a proxy may open each session
 	// slowly (a child process per session). Only silence past the limit a
 	// client gives any operation is dead.
-	ctx, cancel := context.WithTimeout(ctx, OperationLimit(harness.BudgetsOf(env.Target, env.Knobs).RequestDeadline))
+	ctx, cancel := context.WithTimeout(ctx, OperationLimit(harness.BudgetsOf(env.Target, env.Bounds()).D(harness.BoundRequest)))
 	defer cancel()
 	cs, err := connect(ctx, env, "alice")
 	if err != nil {

@@ -5,8 +5,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/mcpchaos/mcpchaos/proxy/knobs"
 )
 
 // BudgetDeclarer is implemented by targets whose proxy may leave budgets
@@ -18,23 +16,21 @@ type BudgetDeclarer interface {
 }
 
 // AssumedBudgets lists the budget kinds t left undeclared on which budget
-// (a scenario's, over knobs kv) depends: nil when every budget it reads was
-// declared, or t declares all (mcplocal reads the knobs it is given).
-func AssumedBudgets(t Target, kv knobs.Values, budget func(knobs.Values) time.Duration) []string {
+// (a scenario's, over the bounds b) depends: nil when every budget it reads
+// was declared, or t declares all (mcplocal reads the knobs it is given).
+func AssumedBudgets(t Target, b Bounds, budget func(Bounds) time.Duration) []string {
 	d, ok := t.(BudgetDeclarer)
 	if !ok || budget == nil {
 		return nil
 	}
 	var out []string
-	base := budget(kv)
+	base := budget(b)
 	for _, k := range d.UndeclaredBudgets() {
-		at, ok := budgetKinds[k]
+		name, ok := budgetKinds[k]
 		if !ok {
 			continue
 		}
-		moved := kv
-		p := at(&moved)
-		*p = 3**p + 7*time.Millisecond // any other value: does the budget follow it?
+		moved := b.With(name, 3*b.N(name)+7) // any other value: does the budget follow it?
 		if budget(moved) != base {
 			out = append(out, k)
 		}
@@ -61,17 +57,17 @@ func (f *Foreign) UndeclaredBudgets() []string {
 }
 
 // AssumedBudgetsText says, for a run's header, which budgets t left
-// undeclared and what the harness assumes for each (the knobs kv hold): ""
+// undeclared and what the harness assumes for each (the bounds b hold): ""
 // when it declared them all.
-func AssumedBudgetsText(t Target, kv knobs.Values) string {
+func AssumedBudgetsText(t Target, b Bounds) string {
 	d, ok := t.(BudgetDeclarer)
 	if !ok {
 		return ""
 	}
 	var parts []string
 	for _, k := range d.UndeclaredBudgets() {
-		if at, ok := budgetKinds[k]; ok {
-			parts = append(parts, fmt.Sprintf("%s (assumed %v)", k, *at(&kv)))
+		if name, ok := budgetKinds[k]; ok {
+			parts = append(parts, fmt.Sprintf("%s (assumed %v)", k, b.D(name)))
 		}
 	}
 	if len(parts) == 0 {
@@ -87,21 +83,21 @@ var _ BudgetDeclarer = (*Live)(nil)
 // named by its URL alone, declares none.
 func (l *Live) UndeclaredBudgets() []string { return BudgetKinds() }
 
-// BudgetsOf is kv with the budgets target declares in place of the
+// BudgetsOf is b with the budgets target declares in place of the
 // harness's: what a scenario's budget and a fault timed against it read.
-func BudgetsOf(target Target, kv knobs.Values) knobs.Values {
-	if b, ok := target.(Budgeter); ok {
-		return b.Budgets(kv)
+func BudgetsOf(target Target, b Bounds) Bounds {
+	if d, ok := target.(Budgeter); ok {
+		return d.Budgets(b)
 	}
-	return kv
+	return b
 }
 
-// DelayIn is how long a ToolSlow's tool takes under the budgets kv (as
+// DelayIn is how long a ToolSlow's tool takes under the bounds b (as
 // BudgetsOf gives them): Delay, or with PastBudget at least twice the
 // request budget and the tolerance, so the tool outlasts the budget a
 // target declares, however long.
-func (f ToolSlow) DelayIn(kv knobs.Values) time.Duration {
-	if past := 2*kv.RequestDeadline + Tolerance; f.PastBudget && f.Delay < past {
+func (f ToolSlow) DelayIn(b Bounds) time.Duration {
+	if past := 2*b.D(BoundRequest) + Tolerance; f.PastBudget && f.Delay < past {
 		return past
 	}
 	return f.Delay

@@ -378,7 +378,7 @@ func (f LinkDown) Inject(_ context.Context, e *Env) error {
 	return nil
 }
 func (f ToolSlow) Inject(_ context.Context, e *Env) error {
-	e.Docmost.Set(f.Tool, upstream.Behavior{Kind: upstream.Slow, Delay: f.DelayIn(BudgetsOf(e.Target, e.Knobs))})
+	e.Docmost.Set(f.Tool, upstream.Behavior{Kind: upstream.Slow, Delay: f.DelayIn(BudgetsOf(e.Target, e.Bounds()))})
 	return nil
 }
 

@@ -5,8 +5,6 @@ import (
 	"net/http"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/mcpchaos/mcpchaos/proxy/knobs"
 )
 
 // What a target may adapt for a proxy that is not mcplocal: its tool names,
@@ -21,10 +19,10 @@ type ToolNamer interface {
 }
 
 // Budgeter is implemented by targets whose proxy does not read the harness's
-// knobs: Budgets returns kv with the target's own budgets in place of the
-// knobs the catalogue's budgets read.
+// knobs: Budgets returns b with the target's own budgets in place of the
+// bounds the catalogue's budgets read.
 type Budgeter interface {
-	Budgets(kv knobs.Values) knobs.Values
+	Budgets(b Bounds) Bounds
 }
 
 // Headerer is implemented by targets whose clients send extra headers (auth).

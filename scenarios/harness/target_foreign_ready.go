@@ -9,9 +9,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
-
-	"github.com/mcpchaos/mcpchaos/proxy/knobs"
 )
 
 // ReadyInitialize is a ForeignSpec's default readiness check: an MCP
@@ -32,13 +29,13 @@ func checkReady(r string) error {
 	return fmt.Errorf("ready %q: want %s, /PATH, tcp or tcp:PORT", r, ReadyInitialize)
 }
 
-// budgetKinds maps each budget kind a spec may set to the knob the
+// budgetKinds maps each budget kind a spec may set to the bound the
 // catalogue's budgets of that kind read.
-var budgetKinds = map[string]func(*knobs.Values) *time.Duration{
-	"request":    func(v *knobs.Values) *time.Duration { return &v.RequestDeadline },
-	"pagination": func(v *knobs.Values) *time.Duration { return &v.PaginationLLMTimeout },
-	"stage":      func(v *knobs.Values) *time.Duration { return &v.StageLLMBudget },
-	"gate":       func(v *knobs.Values) *time.Duration { return &v.GateLLMTimeout },
+var budgetKinds = map[string]string{
+	"request":    BoundRequest,
+	"pagination": BoundPagination,
+	"stage":      BoundStage,
+	"gate":       BoundGate,
 }
 
 // BudgetKinds lists the scenario kinds a target spec's budgets: may set:
@@ -93,16 +90,16 @@ func (f *Foreign) PromptName(server, prompt string) string {
 	return b.String()
 }
 
-// Budgets implements Budgeter: the spec's budgets in place of the knobs.
-func (f *Foreign) Budgets(kv knobs.Values) knobs.Values {
+// Budgets implements Budgeter: the spec's budgets in place of the bounds.
+func (f *Foreign) Budgets(b Bounds) Bounds {
 	for k, d := range f.Spec.budgets {
-		*budgetKinds[k](&kv) = d
+		b = b.WithD(budgetKinds[k], d)
 	}
-	return kv
+	return b
 }
 
 // Budgets implements Budgeter for a foreign proxy's cluster: its spec's.
-func (f *ForeignCluster) Budgets(kv knobs.Values) knobs.Values { return f.proto.Budgets(kv) }
+func (f *ForeignCluster) Budgets(b Bounds) Bounds { return f.proto.Budgets(b) }
 
 // Headers implements Headerer: the spec's headers, rendered.
 func (f *Foreign) Headers() map[string]string {

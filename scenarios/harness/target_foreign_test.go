@@ -15,7 +15,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpchaos/mcpchaos/proxy/knobs"
 	"github.com/mcpchaos/mcpchaos/smoke"
 )
 
@@ -78,9 +77,9 @@ headers: {X-Api-Key: "key-{{.Port}}"}
 	if got := ToolName(&InProcess{}, "docmost", "search"); got != "docmost_search" {
 		t.Errorf("mcplocal's tool %q, want docmost_search", got)
 	}
-	kv := f.Budgets(knobs.Defaults())
-	if kv.RequestDeadline != 7*time.Second || kv.GateLLMTimeout != 2*time.Second || kv.PaginationLLMTimeout != knobs.Defaults().PaginationLLMTimeout {
-		t.Errorf("budgets: request %v gate %v pagination %v", kv.RequestDeadline, kv.GateLLMTimeout, kv.PaginationLLMTimeout)
+	b := f.Budgets(DefaultBounds())
+	if b.D(BoundRequest) != 7*time.Second || b.D(BoundGate) != 2*time.Second || b.D(BoundPagination) != DefaultBounds().D(BoundPagination) {
+		t.Errorf("budgets: request %v gate %v pagination %v", b.D(BoundRequest), b.D(BoundGate), b.D(BoundPagination))
 	}
 	if got := f.Headers()["X-Api-Key"]; got != "key-4242" {
 		t.Errorf("header %q, want key-4242", got)

@@ -219,6 +219,9 @@ type EnvOptions struct {
 	Target Target
 	// Knobs; default Compressed().
 	Knobs *knobs.Values
+	// Bounds set bounds by name (in their units) over Knobs: how the
+	// catalogue, which knows bounds by name only, shapes a world.
+	Bounds map[string]int64
 	// Users maps user name to token; when set, the project requires a token.
 	Users map[string]string
 	// Strict makes the proxy answer unknown session ids with a 404.
@@ -334,6 +337,37 @@ func Compressed() knobs.Values {
 	return v
 }
 
+// BoundsOf are the knobs kv as the harness core's bounds, by name.
+func BoundsOf(kv knobs.Values) Bounds {
+	raw := make(map[string]int64, len(knobs.Table))
+	for _, k := range knobs.Table {
+		raw[k.Env] = k.Raw(kv)
+	}
+	return NewBounds(raw)
+}
+
+// CompressedBounds are Compressed() by name.
+func CompressedBounds() Bounds { return BoundsOf(Compressed()) }
+
+// Bounds are the world's knobs by name, as the proxy runs under them.
+func (e *Env) Bounds() Bounds { return BoundsOf(e.Knobs) }
+
+// knobsOf are the bounds b as mcplocal's knobs (the defaults for a bound b
+// does not hold).
+func knobsOf(b Bounds) knobs.Values {
+	v := knobs.Defaults()
+	for name, n := range b.raw {
+		if !v.SetRaw(name, n) {
+			panic("harness: mcplocal has no knob " + name)
+		}
+	}
+	return v
+}
+
+// JudgedOn is a world that runs nothing: the target and the bounds a
+// verdict is judged on, for judging an operation's observation by hand.
+func JudgedOn(t Target, b Bounds) *Env { return &Env{Target: t, Knobs: knobsOf(b)} }
+
 // offRequestPath are the knobs that bound housekeeping, not a request: an
 // incident's time compression leaves them alone.
 var offRequestPath = map[string]bool{
@@ -386,6 +420,11 @@ func NewEnv(ctx context.Context, o EnvOptions) (e *Env, err error) {
 	e.Knobs = Compressed()
 	if o.Knobs != nil {
 		e.Knobs = *o.Knobs
+	}
+	for name, n := range o.Bounds {
+		if !e.Knobs.SetRaw(name, n) {
+			return e, fmt.Errorf("world: no bound named %s", name)
+		}
 	}
 	if e.Dir == "" {
 		if e.Dir, err = os.MkdirTemp("", "mcpchaos-env-"); err != nil {

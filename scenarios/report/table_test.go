@@ -107,7 +107,7 @@ func TestReportsShowEveryPromiseBroken(t *testing.T) {
 		}
 	}
 	late := fmt.Errorf("calling: %w", &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "upstream timed out"})
-	r := bh.JudgeOn(nil, harness.Compressed(), catalogue.Observation{Latency: 3 * time.Minute, Err: late})
+	r := bh.JudgeOn(nil, harness.CompressedBounds(), catalogue.Observation{Latency: 3 * time.Minute, Err: late})
 	if len(r.Breaches) < 2 {
 		t.Fatalf("want 2 breaches (late, a JSON-RPC error for mcplocal), got %s", r.Reason)
 	}
