@@ -13,7 +13,6 @@ import (
 
 	"github.com/mcpchaos/mcpchaos/fakes/upstream"
 	"github.com/mcpchaos/mcpchaos/proxy/audit"
-	"github.com/mcpchaos/mcpchaos/proxy/config"
 	"github.com/mcpchaos/mcpchaos/proxy/gate"
 	"github.com/mcpchaos/mcpchaos/proxy/knobs"
 	"github.com/mcpchaos/mcpchaos/proxy/trace"
@@ -273,7 +272,7 @@ var _ = Describe("The whole MCP surface through the proxy", Label("surface", "fo
 
 var _ = Describe("list_changed", Label("surface", "forward"), func() {
 	It("tells the session its tools changed when begin_session opens the gate", func(ctx SpecContext) {
-		env := newWorld(harness.EnvOptions{Gate: true, Prompts: []config.Prompt{{Name: "start", Text: "read first", Priority: 1}}})
+		env := newWorld(harness.EnvOptions{Gate: true, Prompts: []harness.Prompt{{Name: "start", Text: "read first", Priority: 1}}})
 		var mu sync.Mutex
 		changed := 0
 		cs, err := harness.SDKClientWith(ctx, env.ProjectURL(), "", &mcp.ClientOptions{

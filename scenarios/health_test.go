@@ -8,15 +8,14 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/mcpchaos/mcpchaos/proxy/config"
 	"github.com/mcpchaos/mcpchaos/proxy/health"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
 )
 
 // fastProbe is a readiness probe compressed to milliseconds: every 50 ms,
 // 300 ms to answer, unhealthy after 3 failures in a row.
-func fastProbe(tool string) *config.HealthCheck {
-	return &config.HealthCheck{Tool: tool, IntervalSeconds: 0.05, TimeoutSeconds: 0.3, FailureThreshold: 3}
+func fastProbe(tool string) *harness.HealthCheck {
+	return &harness.HealthCheck{Tool: tool, IntervalSeconds: 0.05, TimeoutSeconds: 0.3, FailureThreshold: 3}
 }
 
 func readyz(env *harness.Env) (int, string) {

@@ -21,7 +21,6 @@ import (
 	fakellm "github.com/mcpchaos/mcpchaos/fakes/llm"
 	"github.com/mcpchaos/mcpchaos/fakes/upstream"
 	"github.com/mcpchaos/mcpchaos/proxy/audit"
-	"github.com/mcpchaos/mcpchaos/proxy/config"
 	"github.com/mcpchaos/mcpchaos/proxy/knobs"
 	"github.com/mcpchaos/mcpchaos/proxy/stage"
 	"github.com/mcpchaos/mcpchaos/scenarios/catalogue"
@@ -178,13 +177,13 @@ var _ = Describe("The knob matrix", Label("knobs"), func() {
 		func(ctx SpecContext, knob, budgetMs time.Duration) {
 			o := summarizeFeature.Env
 			o.LLMDefault = fakellm.SlowFor(100 * time.Millisecond)
-			st := config.Stage{Name: "summarize-tree"}
+			st := harness.Stage{Name: "summarize-tree"}
 			want := knob
 			if budgetMs > 0 {
 				st.Options = map[string]any{"budgetMs": int(budgetMs.Milliseconds())}
 				want = budgetMs
 			}
-			o.Pipeline = []config.Stage{st}
+			o.Pipeline = []harness.Stage{st}
 			o.Knobs = narrow("MCPCTL_STAGE_LLM_BUDGET_MS", knob)
 			env := newWorld(o)
 			cs := connect(ctx, env, "alice-token")

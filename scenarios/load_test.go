@@ -13,7 +13,6 @@ import (
 	fakellm "github.com/mcpchaos/mcpchaos/fakes/llm"
 	"github.com/mcpchaos/mcpchaos/internal/stall"
 	"github.com/mcpchaos/mcpchaos/proxy/audit"
-	"github.com/mcpchaos/mcpchaos/proxy/config"
 	"github.com/mcpchaos/mcpchaos/scenarios/evidence/mcplocal"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
 	"github.com/mcpchaos/mcpchaos/scenarios/load"
@@ -159,7 +158,7 @@ func boundsUnderLoad(target func() harness.Target) {
 		kv.StageLLMBudget = 3 * time.Second
 		kv.AuditWriteTimeout = auditRoom
 		env := newWorld(harness.EnvOptions{Target: target(), Knobs: &kv, LLM: true,
-			LLMDefault: fakellm.Step{Kind: fakellm.OK, Text: "A\nB\nC"}, Pipeline: []config.Stage{{Name: "paginate"}}})
+			LLMDefault: fakellm.Step{Kind: fakellm.OK, Text: "A\nB\nC"}, Pipeline: []harness.Stage{{Name: "paginate"}}})
 		bound := env.Knobs.PaginationLLMTimeout // the bound meant to answer, and the one the spec holds
 		Expect(bound+inFlightTolerance).To(BeNumerically("<", env.Knobs.StageLLMBudget),
 			"the stage budget would answer first: the spec would not tell the pagination timeout from it")

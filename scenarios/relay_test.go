@@ -16,7 +16,6 @@ import (
 	fakellm "github.com/mcpchaos/mcpchaos/fakes/llm"
 	"github.com/mcpchaos/mcpchaos/fakes/upstream"
 	"github.com/mcpchaos/mcpchaos/proxy/audit"
-	"github.com/mcpchaos/mcpchaos/proxy/config"
 	"github.com/mcpchaos/mcpchaos/proxy/gate"
 	"github.com/mcpchaos/mcpchaos/proxy/knobs"
 	"github.com/mcpchaos/mcpchaos/proxy/trace"
@@ -387,7 +386,7 @@ var _ = Describe("The raw tools/call relay", Label("relay"), func() {
 // LLM answering titles unless a case says otherwise.
 func relayStages(name string) harness.EnvOptions {
 	return harness.EnvOptions{LLM: true, LLMDefault: fakellm.Step{Kind: fakellm.OK, Text: catalogue.FakeTitles},
-		Pipeline: []config.Stage{{Name: name}}}
+		Pipeline: []harness.Stage{{Name: name}}}
 }
 
 // relayKnobs are the compressed knobs with f applied.

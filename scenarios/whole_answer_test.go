@@ -20,7 +20,6 @@ import (
 	fakellm "github.com/mcpchaos/mcpchaos/fakes/llm"
 	"github.com/mcpchaos/mcpchaos/fakes/upstream"
 	"github.com/mcpchaos/mcpchaos/proxy/audit"
-	"github.com/mcpchaos/mcpchaos/proxy/config"
 	"github.com/mcpchaos/mcpchaos/proxy/gate"
 	"github.com/mcpchaos/mcpchaos/proxy/health"
 	"github.com/mcpchaos/mcpchaos/proxy/stage"
@@ -92,7 +91,7 @@ func rowOf(rows []audit.Row, kind audit.Kind, stageName string) (audit.Row, bool
 // gatePrompts rank differently by each key of the fallback order: keyword
 // hits (zulu 2, yankee 1), then priority (deploy 5 before alpha and bravo,
 // 1 each), then name (alpha before bravo).
-var orderPrompts = []config.Prompt{
+var orderPrompts = []harness.Prompt{
 	{Name: "bravo", Text: "B.", Priority: 1},
 	{Name: "deploy", Text: "D.", Priority: 5, Keywords: []string{"deploy"}},
 	{Name: "zulu", Text: "Z.", Priority: 0, Keywords: []string{"backup", "restore"}},
@@ -130,9 +129,9 @@ var (
 	}
 	paginateFeature = feature{Name: stage.TitlesFeature, Kind: audit.KindStageExecution, Stage: "paginate", Call: searchCall,
 		Env: harness.EnvOptions{Users: alice.Users, LLM: true, LLMDefault: fakellm.Step{Kind: fakellm.OK, Text: catalogue.FakeTitles},
-			Pipeline: []config.Stage{{Name: "paginate"}}}}
+			Pipeline: []harness.Stage{{Name: "paginate"}}}}
 	summarizeFeature = feature{Name: stage.SummariesFeature, Kind: audit.KindStageExecution, Stage: "summarize-tree", Call: searchCall,
-		Env: harness.EnvOptions{Users: alice.Users, LLM: true, Pipeline: []config.Stage{{Name: "summarize-tree"}}}}
+		Env: harness.EnvOptions{Users: alice.Users, LLM: true, Pipeline: []harness.Stage{{Name: "summarize-tree"}}}}
 	gateFeature = feature{Name: gate.Feature, Kind: audit.KindGateDecision, Call: beginCall,
 		Env: harness.EnvOptions{Users: alice.Users, LLM: true, Gate: true, Prompts: orderPrompts}}
 )
@@ -266,7 +265,7 @@ var _ = Describe("The whole answer", Label("whole-answer"), func() {
 			func(ctx SpecContext, threshold int) {
 				// A probe every 300 ms, polled every 5 ms: each count stays
 				// in view ~60 polls, enough on a loaded machine.
-				probe := &config.HealthCheck{Tool: "search", IntervalSeconds: 0.3, TimeoutSeconds: 0.3, FailureThreshold: threshold}
+				probe := &harness.HealthCheck{Tool: "search", IntervalSeconds: 0.3, TimeoutSeconds: 0.3, FailureThreshold: threshold}
 				env := newWorld(harness.EnvOptions{DocmostHealth: probe})
 				Eventually(func() health.Status { return env.Instance(ctx, "docmost").Status }).
 					WithTimeout(3 * time.Second).Should(Equal(health.Healthy))

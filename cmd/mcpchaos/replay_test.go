@@ -16,7 +16,6 @@ import (
 	"github.com/mcpchaos/mcpchaos/fakes/upstream"
 	"github.com/mcpchaos/mcpchaos/proxy/audit"
 	"github.com/mcpchaos/mcpchaos/proxy/bundle"
-	"github.com/mcpchaos/mcpchaos/proxy/config"
 	"github.com/mcpchaos/mcpchaos/proxy/trace"
 	"github.com/mcpchaos/mcpchaos/scenarios/evidence/mcplocal"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
@@ -49,7 +48,7 @@ func TestSeedIncidentReplaysFromItsRows(t *testing.T) {
 	env, err := harness.NewEnv(ctx, harness.EnvOptions{
 		Target: &harness.Binary{Path: buggy}, Knobs: &kv, LLM: true,
 		LLMDefault: fakellm.Step{Kind: fakellm.HangBeforeHeaders},
-		Pipeline:   []config.Stage{{Name: "paginate"}},
+		Pipeline:   []harness.Stage{{Name: "paginate"}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -187,7 +186,7 @@ func TestAFailoverChainReplaysFaithfully(t *testing.T) {
 	kv := harness.CompressBy(replayCompress)
 	env, err := harness.NewEnv(ctx, harness.EnvOptions{
 		Target: &harness.InProcess{}, Knobs: &kv, LLM: true, Fallback: true,
-		Pipeline: []config.Stage{{Name: "paginate"}},
+		Pipeline: []harness.Stage{{Name: "paginate"}},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -19,7 +19,6 @@ import (
 	fakellm "github.com/mcpchaos/mcpchaos/fakes/llm"
 	"github.com/mcpchaos/mcpchaos/proxy/audit"
 	"github.com/mcpchaos/mcpchaos/proxy/audit/waterfall"
-	"github.com/mcpchaos/mcpchaos/proxy/config"
 	"github.com/mcpchaos/mcpchaos/proxy/knobs"
 	"github.com/mcpchaos/mcpchaos/proxy/trace"
 	"github.com/mcpchaos/mcpchaos/scenarios/catalogue"
@@ -148,7 +147,7 @@ func reproduce(ctx context.Context, w io.Writer, title string, target harness.Ta
 	env, err := harness.NewEnv(ctx, harness.EnvOptions{
 		Target: target, Knobs: &kv, LLM: true,
 		LLMDefault: fakellm.Step{Kind: fakellm.HangBeforeHeaders},
-		Pipeline:   []config.Stage{{Name: "paginate"}},
+		Pipeline:   []harness.Stage{{Name: "paginate"}},
 	})
 	if err != nil {
 		r.err = err

@@ -14,8 +14,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/mcpchaos/mcpchaos/fakes/upstream"
-	"github.com/mcpchaos/mcpchaos/proxy/gate"
-	"github.com/mcpchaos/mcpchaos/proxy/stage"
 	"github.com/mcpchaos/mcpchaos/scenarios/evidence"
 	"github.com/mcpchaos/mcpchaos/scenarios/evidence/mcplocal"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
@@ -90,7 +88,7 @@ func unansweredCases() []breaking {
 
 // Passing observations of the LLM and gate checkers.
 var (
-	titlesReason = stage.TitlesFeature + " unavailable (timeout)"
+	titlesReason = mcplocal.TitlesFeature + " unavailable (timeout)"
 	paginateRow  = evidence.Span{Kind: mcplocal.KindStage, Trace: tc, Attrs: map[string]string{mcplocal.AttrStage: "paginate"}}
 	smart        = Observation{Trace: tc, Text: "Results, by page:\n1. Cluster notes\n2. Runbooks\n", Spans: []evidence.Span{paginateRow}}
 	numbered     = Observation{Trace: tc, Text: "Results, by page:\n1. Page 1\n2. Page 2\n", Spans: []evidence.Span{paginateRow}}
@@ -101,13 +99,13 @@ var (
 			evidence.Span{Kind: mcplocal.KindLLMAttempt, Trace: tc, Attrs: map[string]string{mcplocal.AttrServer: "vllm-current"}, Status: evidence.StatusError, Detail: "404 model not found"},
 			evidence.Span{Kind: mcplocal.KindLLMAttempt, Trace: tc, Attrs: map[string]string{mcplocal.AttrServer: "anthropic-fallback"}, Status: evidence.StatusOK, Detail: "model claude-sonnet-5"})
 	})
-	summariesReason = stage.SummariesFeature + " unavailable (budget spent)"
+	summariesReason = mcplocal.SummariesFeature + " unavailable (budget spent)"
 	summarized      = Observation{Trace: tc, Text: "⚠ " + summariesReason + "; 7 sections affected [trace " + tc + "]\nSummary tree (20 sections)\n",
 		Spans: []evidence.Span{{Kind: mcplocal.KindStage, Trace: tc, Attrs: map[string]string{mcplocal.AttrStage: "summarize-tree"}, Degraded: true, Reason: summariesReason + "; 7 sections affected"}}}
 	gateRowOK     = evidence.Span{Kind: mcplocal.KindGateDecision, Trace: tc}
 	rankedLLM     = Observation{Trace: tc, Text: "Prompts for your task:\n" + llmOrder + "2. deploy\n3. backup\n", Spans: []evidence.Span{gateRowOK}}
 	rankedQuietly = Observation{Trace: tc, Text: "Prompts for your task:\n" + fallbackOrder + "2. deploy\n3. notes\n", Spans: []evidence.Span{gateRowOK}}
-	gateReason    = gate.Feature + " unavailable (timeout)"
+	gateReason    = mcplocal.GateFeature + " unavailable (timeout)"
 	rankedNotice  = Observation{Trace: tc, Text: "⚠ " + gateReason + " [trace " + tc + "]\nPrompts for your task:\n" + fallbackOrder + "2. deploy\n",
 		Spans: []evidence.Span{{Kind: mcplocal.KindGateDecision, Trace: tc, Degraded: true, Reason: gateReason}}}
 	hairpin = Observation{IsError: true, Trace: tc, Text: "docmost: " + hairpinShape + " [trace " + tc + "]",
@@ -225,7 +223,7 @@ var checkers = map[string]checkerCases{
 			breaking{"no stage row", with(degraded, func(o *Observation) { o.Spans = nil }), untyped, ""},
 			breaking{"the row not degraded", with(degraded, func(o *Observation) { o.Spans[0].Degraded = false }), untyped, ""},
 			breaking{"the row of another request", with(degraded, func(o *Observation) { o.Spans[0].Trace = "HGFEDCBA" }), untyped, ""},
-			breaking{"the row gives another reason", with(degraded, func(o *Observation) { o.Spans[0].Reason = stage.TitlesFeature + " unavailable (503)" }), untyped, ""}),
+			breaking{"the row gives another reason", with(degraded, func(o *Observation) { o.Spans[0].Reason = mcplocal.TitlesFeature + " unavailable (503)" }), untyped, ""}),
 	},
 	"titlesEitherWay": {check: titlesEitherWay,
 		passes: map[string]Observation{"the LLM's titles": smart, "numbered pages with the notice": degraded},

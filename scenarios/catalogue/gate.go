@@ -10,8 +10,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	fakellm "github.com/mcpchaos/mcpchaos/fakes/llm"
-	"github.com/mcpchaos/mcpchaos/proxy/config"
-	"github.com/mcpchaos/mcpchaos/proxy/gate"
 	"github.com/mcpchaos/mcpchaos/scenarios/evidence"
 	"github.com/mcpchaos/mcpchaos/scenarios/evidence/mcplocal"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
@@ -20,7 +18,7 @@ import (
 // The gated project's prompts. With the intent below, the fallback order is
 // backup (keyword hit), then deploy (priority 5), then notes; the fake LLM
 // ranks them notes, deploy, backup, so the two orders are told apart.
-var gatePrompts = []config.Prompt{
+var gatePrompts = []harness.Prompt{
 	{Name: "deploy", Text: "How we deploy.", Priority: 5, Keywords: []string{"deploy"}},
 	{Name: "backup", Text: "How we back up.", Priority: 1, Keywords: []string{"backup"}},
 	{Name: "notes", Text: "How we write notes.", Priority: 0},
@@ -54,13 +52,13 @@ var BeginSession = Operation{Name: "begin_session", Do: func(ctx context.Context
 		broken = append(broken, fmt.Sprintf("before begin_session tools/list shows the project's tools: %s %v", names, err))
 	}
 	refused := timedCall(ctx, cs, "docmost_search", map[string]any{"query": "x"})
-	if refused.Err != nil || !refused.IsError || !strings.Contains(refused.Text, gate.BeginSession) {
+	if refused.Err != nil || !refused.IsError || !strings.Contains(refused.Text, mcplocal.BeginSession) {
 		broken = append(broken, fmt.Sprintf("a tool called before begin_session was not refused: %v %s", refused.Err, excerpt(refused.Text)))
 	} else if rows, err := evidenceOf(env).Spans(ctx, refused.Trace); err != nil || !hasRow(rows, mcplocal.KindToolCall, evidence.StatusRefused) {
 		broken = append(broken, fmt.Sprintf("the refused call has no tool_call_trace row with status refused (%v)", err))
 	}
 
-	o := timedCall(ctx, cs, gate.BeginSession, map[string]any{"intent": gateIntent})
+	o := timedCall(ctx, cs, mcplocal.BeginSession, map[string]any{"intent": gateIntent})
 	o.Broken = append(o.Broken, broken...)
 	if o.Err != nil {
 		return o
@@ -143,7 +141,7 @@ func fallbackWithNotice(o Observation) error {
 	if err := answeredOK(o); err != nil {
 		return err
 	}
-	notice := "⚠ " + gate.Feature + " unavailable ("
+	notice := "⚠ " + mcplocal.GateFeature + " unavailable ("
 	switch {
 	case !strings.Contains(o.Text, fallbackOrder):
 		return fmt.Errorf("begin_session is not in fallback order: %s", excerpt(o.Text))
@@ -154,7 +152,7 @@ func fallbackWithNotice(o Observation) error {
 	switch {
 	case !ok:
 		return errors.New("no gate_decision row")
-	case !r.Degraded || !strings.HasPrefix(r.Reason, gate.Feature+" unavailable ("):
+	case !r.Degraded || !strings.HasPrefix(r.Reason, mcplocal.GateFeature+" unavailable ("):
 		return fmt.Errorf("gate_decision row not degraded with the reason: %+v", r)
 	case r.Trace != o.Trace:
 		return fmt.Errorf("gate_decision row code %q, request %q", r.Trace, o.Trace)

@@ -18,7 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpchaos/mcpchaos/fakes/upstream"
-	"github.com/mcpchaos/mcpchaos/proxy/audit"
+	"github.com/mcpchaos/mcpchaos/scenarios/evidence"
 	"github.com/mcpchaos/mcpchaos/scenarios/evidence/mcplocal"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
 	"github.com/mcpchaos/mcpchaos/smoke"
@@ -527,7 +527,7 @@ var AuditPrivacy = Operation{Name: "another user reads the audit trail by trace 
 			return 0, 0, err.Error()
 		}
 		var b struct {
-			Rows []audit.Row `json:"rows"`
+			Rows []json.RawMessage `json:"rows"`
 		}
 		_ = json.Unmarshal([]byte(body), &b)
 		return status, len(b.Rows), body
@@ -1192,14 +1192,14 @@ var ShutdownInFlight = Operation{Name: "a call still running when the proxy stop
 		return o
 	}
 	said := false
-	for _, r := range rows {
-		if r.Kind != audit.KindToolCallTrace {
+	for _, sp := range mcplocal.Spans(rows) {
+		if sp.Kind != mcplocal.KindToolCall {
 			continue
 		}
-		if r.Status == audit.StatusOK {
-			o.Broken = append(o.Broken, fmt.Sprintf("the tool_call_trace row %s of the call answered at the stop says ok", r.SpanID))
+		if sp.Status == evidence.StatusOK {
+			o.Broken = append(o.Broken, fmt.Sprintf("the tool_call_trace row %s of the call answered at the stop says ok", sp.ID))
 		}
-		said = said || r.Status == "shutting_down"
+		said = said || sp.Status == "shutting_down"
 	}
 	if !said {
 		o.Broken = append(o.Broken, fmt.Sprintf("no tool_call_trace row of trace %s says shutting_down (%d rows)", o.Trace, len(rows)))

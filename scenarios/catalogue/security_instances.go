@@ -9,14 +9,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcpchaos/mcpchaos/proxy/config"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
 )
 
 // instancesScenarios: what /api/v1/instances shows to whom.
 func instancesScenarios() []Scenario {
 	env := twoUsers
-	env.DocmostHealth = &config.HealthCheck{IntervalSeconds: 0.1, TimeoutSeconds: 0.5, FailureThreshold: 1}
+	env.DocmostHealth = &harness.HealthCheck{IntervalSeconds: 0.1, TimeoutSeconds: 0.5, FailureThreshold: 1}
 	return []Scenario{
 		{Fault: harness.LinkDown{}, Operation: LastErrorForAdmins, Promise: "8 secrets never leave",
 			Labels: []string{"security", "secrets", "audit-api"}, Env: env, Budget: func(harness.Bounds) time.Duration { return lastErrorWait }, Expect: sessionAnswered,
@@ -175,6 +174,6 @@ func apiGetWith(ctx context.Context, env *harness.Env, token, path string) (int,
 // probedOften is o with the docmost server probed every 200 ms, so a row
 // that reads what a probe recorded waits a moment, not the default minute.
 func probedOften(o harness.EnvOptions) harness.EnvOptions {
-	o.DocmostHealth = &config.HealthCheck{IntervalSeconds: 0.2}
+	o.DocmostHealth = &harness.HealthCheck{IntervalSeconds: 0.2}
 	return o
 }

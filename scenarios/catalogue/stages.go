@@ -11,8 +11,6 @@ import (
 
 	fakellm "github.com/mcpchaos/mcpchaos/fakes/llm"
 	"github.com/mcpchaos/mcpchaos/fakes/upstream"
-	"github.com/mcpchaos/mcpchaos/proxy/config"
-	"github.com/mcpchaos/mcpchaos/proxy/stage"
 	"github.com/mcpchaos/mcpchaos/scenarios/evidence"
 	"github.com/mcpchaos/mcpchaos/scenarios/evidence/mcplocal"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
@@ -26,7 +24,7 @@ const FakeTitles = harness.LLMTitles
 // titles, and a docmost project whose results go through paginate.
 func paginateEnv(withLLM bool) harness.EnvOptions {
 	return harness.EnvOptions{LLM: withLLM, LLMDefault: fakellm.Step{Kind: fakellm.OK, Text: FakeTitles},
-		Pipeline: []config.Stage{{Name: "paginate"}}}
+		Pipeline: []harness.Stage{{Name: "paginate"}}}
 }
 
 // withRows is op, then the evidence (mcplocal's audit rows, as spans) of its
@@ -69,7 +67,7 @@ func degradedTitles(o Observation) error {
 	if err := answeredOK(o); err != nil {
 		return err
 	}
-	notice := "⚠ " + stage.TitlesFeature + " unavailable ("
+	notice := "⚠ " + mcplocal.TitlesFeature + " unavailable ("
 	switch {
 	case !strings.Contains(o.Text, notice):
 		return fmt.Errorf("no %q notice in the result", notice)
@@ -82,7 +80,7 @@ func degradedTitles(o Observation) error {
 	switch {
 	case !ok:
 		return fmt.Errorf("no stage_execution row for paginate under trace %s", o.Trace)
-	case !r.Degraded || !strings.HasPrefix(r.Reason, stage.TitlesFeature+" unavailable ("):
+	case !r.Degraded || !strings.HasPrefix(r.Reason, mcplocal.TitlesFeature+" unavailable ("):
 		return fmt.Errorf("stage_execution row not degraded with the reason: degraded=%v reason=%q", r.Degraded, r.Reason)
 	case r.Trace != o.Trace:
 		return fmt.Errorf("stage row code %q, request %q", r.Trace, o.Trace)
@@ -150,13 +148,13 @@ func untouched(o Observation) error {
 // with an LLM that answers every call, but slowly.
 func summarizeEnv() harness.EnvOptions {
 	return harness.EnvOptions{LLM: true, LLMDefault: fakellm.Step{Kind: fakellm.Slow, Delay: 200 * time.Millisecond},
-		Pipeline: []config.Stage{{Name: "summarize-tree"}}}
+		Pipeline: []harness.Stage{{Name: "summarize-tree"}}}
 }
 
 func stageBudget(b harness.Bounds) time.Duration { return b.D(harness.BoundStage) }
 
 // sectionsNotice matches the summarize-tree notice and its count.
-var sectionsNotice = regexp.MustCompile(`⚠ ` + stage.SummariesFeature + ` unavailable \(([^)]*)\); (\d+) sections affected`)
+var sectionsNotice = regexp.MustCompile(`⚠ ` + mcplocal.SummariesFeature + ` unavailable \(([^)]*)\); (\d+) sections affected`)
 
 // excerptsForTheRest: promise 5 for a stage: one budget across the whole
 // recursion, so a slow LLM costs the budget, not sections × call time; the

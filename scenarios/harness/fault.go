@@ -8,7 +8,6 @@ import (
 
 	fakellm "github.com/mcpchaos/mcpchaos/fakes/llm"
 	"github.com/mcpchaos/mcpchaos/fakes/upstream"
-	"github.com/mcpchaos/mcpchaos/proxy/failpoint"
 )
 
 // Fault is one named, parameterised misbehaviour injected into an Env.
@@ -299,7 +298,7 @@ func (ProxyKill) Inject(ctx context.Context, e *Env) error {
 func (HandlerHang) Name() string     { return "handler-hang" }
 func (f HandlerHang) Params() string { return "tool=" + f.Tool }
 func (f HandlerHang) Inject(_ context.Context, e *Env) error {
-	e.Failpoints.Arm(failpoint.ToolCall, f.Tool, failpoint.Hang)
+	e.armToolCall(f.Tool, failpointHang)
 	return nil
 }
 
@@ -417,7 +416,7 @@ func (f ToolError) Inject(_ context.Context, e *Env) error {
 	return nil
 }
 func (f HandlerPanic) Inject(_ context.Context, e *Env) error {
-	e.Failpoints.Arm(failpoint.ToolCall, f.Tool, failpoint.Panic)
+	e.armToolCall(f.Tool, failpointPanic)
 	return nil
 }
 

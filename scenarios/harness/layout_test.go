@@ -38,7 +38,6 @@ var corePackages = []string{"scenarios/harness", "scenarios/catalogue", "scenari
 // only shrink: an import not listed fails, and so does a listed one that is
 // gone.
 var coreStillImports = map[string][]string{
-	"scenarios/harness/fault.go":                 {"proxy/failpoint"},
 	"scenarios/harness/target.go":                {"proxy", "proxy/config", "proxy/failpoint", "proxy/knobs"},
 	"scenarios/harness/target_binary.go":         {"proxy/config", "proxy/knobs"},
 	"scenarios/harness/target_cluster.go":        {"proxy/audit", "proxy/audit/audittest"},
@@ -46,17 +45,12 @@ var coreStillImports = map[string][]string{
 	"scenarios/harness/target_foreign.go":        {"proxy/config", "proxy/knobs"},
 	"scenarios/harness/target_inprocess.go":      {"proxy/audit"},
 	"scenarios/harness/world.go":                 {"proxy/config", "proxy/failpoint", "proxy/health", "proxy/knobs", "proxy/llm"},
-	"scenarios/harness/world_smoke.go":           {"proxy/config", "proxy/knobs"},
+	"scenarios/harness/world_smoke.go":           {"proxy/knobs"},
 	"scenarios/harness/relay_test.go":            {"proxy/config"},
 	"scenarios/harness/target_binary_test.go":    {"proxy/config", "proxy/failpoint", "proxy/knobs"},
 	"scenarios/harness/target_inprocess_test.go": {"proxy/audit", "proxy/config"},
-	"scenarios/catalogue/gate.go":                {"proxy/config", "proxy/gate"},
-	"scenarios/catalogue/security.go":            {"proxy/audit"},
-	"scenarios/catalogue/security_instances.go":  {"proxy/config"},
 	"scenarios/catalogue/security_listen.go":     {"proxy/config"},
 	"scenarios/catalogue/security_process.go":    {"proxy/audit", "proxy/config", "proxy/failpoint"},
-	"scenarios/catalogue/stages.go":              {"proxy/config", "proxy/stage"},
-	"scenarios/catalogue/checkers_test.go":       {"proxy/gate", "proxy/stage"},
 }
 
 // TestLayoutCoreImportsNothingOfTheProxy holds the core to the wire: a core

@@ -251,18 +251,18 @@ type EnvOptions struct {
 	// the zero Step is ok with fakellm.Reply's text.
 	LLMDefault fakellm.Step
 	// Pipeline is the project's stage list.
-	Pipeline []config.Stage
+	Pipeline []Stage
 	// Unifi adds a unifi-like server "unifi" to the project with this health
 	// check (its list_sites crosses ControllerLink); nil: no unifi server.
-	Unifi *config.HealthCheck
+	Unifi *HealthCheck
 	// DocmostQuery, if set, is appended to the docmost server's URL as its
 	// query string (a secret an operator put in the URL, e.g. apikey=...).
 	DocmostQuery string
 	// DocmostHealth is the docmost server's health check (nil: liveness).
-	DocmostHealth *config.HealthCheck
+	DocmostHealth *HealthCheck
 	// Gate enables begin_session gating with Prompts.
 	Gate    bool
-	Prompts []config.Prompt
+	Prompts []Prompt
 	// Fault, if set, is armed as it strikes: before the proxy starts, before
 	// the call (once the world is up), or kept for the operation's Strike.
 	Fault Fault
@@ -335,6 +335,70 @@ func Compressed() knobs.Values {
 	v.ShutdownGrace = 200 * time.Millisecond
 	v.ChatBudget = 800 * time.Millisecond
 	return v
+}
+
+// What a failpoint armed in a tool call's handler does (HandlerHang,
+// HandlerPanic).
+const (
+	failpointHang = iota
+	failpointPanic
+)
+
+// armToolCall arms the proxy's failpoint in the handler of tool's calls:
+// mcplocal's failpoints are the world's to arm, a fault names what it does.
+func (e *Env) armToolCall(tool string, what int) {
+	action := failpoint.Hang
+	if what == failpointPanic {
+		action = failpoint.Panic
+	}
+	e.Failpoints.Arm(failpoint.ToolCall, tool, action)
+}
+
+// PipelineConfig is a world's pipeline as mcplocal's configuration names it.
+func PipelineConfig(stages []Stage) []config.Stage {
+	var out []config.Stage
+	for _, st := range stages {
+		out = append(out, config.Stage{Name: st.Name, Options: st.Options})
+	}
+	return out
+}
+
+// PipelineOf is mcplocal's configured pipeline as a world's (a replay's).
+func PipelineOf(stages []config.Stage) []Stage {
+	var out []Stage
+	for _, st := range stages {
+		out = append(out, Stage{Name: st.Name, Options: st.Options})
+	}
+	return out
+}
+
+// PromptsConfig are a world's gate prompts as mcplocal's configuration
+// names them.
+func PromptsConfig(prompts []Prompt) []config.Prompt {
+	var out []config.Prompt
+	for _, p := range prompts {
+		out = append(out, config.Prompt{Name: p.Name, Text: p.Text, Priority: p.Priority, Keywords: p.Keywords})
+	}
+	return out
+}
+
+// PromptsOf are mcplocal's configured gate prompts as a world's.
+func PromptsOf(prompts []config.Prompt) []Prompt {
+	var out []Prompt
+	for _, p := range prompts {
+		out = append(out, Prompt{Name: p.Name, Text: p.Text, Priority: p.Priority, Keywords: p.Keywords})
+	}
+	return out
+}
+
+// healthCheckOf is a world's health check as mcplocal's configuration
+// names it (nil: the proxy's default).
+func healthCheckOf(h *HealthCheck) *config.HealthCheck {
+	if h == nil {
+		return nil
+	}
+	return &config.HealthCheck{Tool: h.Tool, Arguments: h.Arguments, IntervalSeconds: h.IntervalSeconds,
+		TimeoutSeconds: h.TimeoutSeconds, FailureThreshold: h.FailureThreshold}
 }
 
 // BoundsOf are the knobs kv as the harness core's bounds, by name.
@@ -460,7 +524,7 @@ func NewEnv(ctx context.Context, o EnvOptions) (e *Env, err error) {
 		},
 	}
 	pc := e.Config.Projects[Project]
-	pc.Servers["docmost"].HealthCheck = o.DocmostHealth
+	pc.Servers["docmost"].HealthCheck = healthCheckOf(o.DocmostHealth)
 	if o.DocmostQuery != "" {
 		pc.Servers["docmost"].URL += "?" + o.DocmostQuery
 	}
@@ -474,7 +538,7 @@ func NewEnv(ctx context.Context, o EnvOptions) (e *Env, err error) {
 		if e.Unifi, err = upstream.NewUnifi(e.ControllerLink.Addr(), upstream.Options{}); err != nil {
 			return e, err
 		}
-		pc.Servers["unifi"] = &config.Server{URL: e.Unifi.URL(), HealthCheck: o.Unifi}
+		pc.Servers["unifi"] = &config.Server{URL: e.Unifi.URL(), HealthCheck: healthCheckOf(o.Unifi)}
 	}
 	if o.Everything {
 		if e.Everything, err = upstream.NewEverything(upstream.Options{Capabilities: o.EverythingAdvertises}); err != nil {
@@ -485,7 +549,7 @@ func NewEnv(ctx context.Context, o EnvOptions) (e *Env, err error) {
 		}
 		pc.Servers["everything"] = &config.Server{URL: "http://" + e.EverythingLink.Addr() + "/mcp"}
 	}
-	pc.Pipeline, pc.Gate.Enabled, pc.Prompts = o.Pipeline, o.Gate, o.Prompts
+	pc.Pipeline, pc.Gate.Enabled, pc.Prompts = PipelineConfig(o.Pipeline), o.Gate, PromptsConfig(o.Prompts)
 	if o.SecondProject {
 		e.Config.Projects[OtherProject] = &config.Project{Servers: map[string]*config.Server{"docmost": {URL: pc.Servers["docmost"].URL}}}
 		if o.SecondProjectOpen {

@@ -1,13 +1,8 @@
 package harness
 
 import (
-	"github.com/mcpchaos/mcpchaos/proxy/config"
 	"github.com/mcpchaos/mcpchaos/proxy/knobs"
 )
-
-// Stage is one pipeline stage of the project an Env serves (EnvOptions.Pipeline).
-// Suites that must not import the proxy (smoke) name stages through it.
-type Stage = config.Stage
 
 // ProductionKnobs are the proxy's default bounds, uncompressed: for suites
 // about a healthy proxy rather than a compressed incident.

@@ -31,7 +31,6 @@ import (
 	fakellm "github.com/mcpchaos/mcpchaos/fakes/llm"
 	"github.com/mcpchaos/mcpchaos/internal/stall"
 	"github.com/mcpchaos/mcpchaos/proxy/audit"
-	"github.com/mcpchaos/mcpchaos/proxy/config"
 	"github.com/mcpchaos/mcpchaos/proxy/knobs"
 	"github.com/mcpchaos/mcpchaos/scenarios/bench"
 	"github.com/mcpchaos/mcpchaos/scenarios/catalogue"
@@ -290,7 +289,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	env, err := harness.NewEnv(ctx, harness.EnvOptions{
 		Target: o.Target, Knobs: &kv, Dir: dir, LLM: true,
 		LLMDefault: fakellm.Step{Kind: fakellm.OK, Text: "Notes\nRunbook"},
-		Pipeline:   []config.Stage{{Name: "paginate"}},
+		Pipeline:   []harness.Stage{{Name: "paginate"}},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("soak: set-up: %w", err)

@@ -10,6 +10,8 @@ import (
 
 	"github.com/mcpchaos/mcpchaos/proxy/audit"
 	"github.com/mcpchaos/mcpchaos/proxy/audit/waterfall"
+	"github.com/mcpchaos/mcpchaos/proxy/gate"
+	"github.com/mcpchaos/mcpchaos/proxy/stage"
 	"github.com/mcpchaos/mcpchaos/scenarios/evidence"
 )
 
@@ -30,6 +32,15 @@ const (
 	KindGateDecision = string(audit.KindGateDecision)
 	KindLLMAttempt   = string(audit.KindLLMAttempt)
 	KindRecreated    = string(audit.KindSessionRecreated)
+)
+
+// The names mcplocal's ⚠ notices and degraded rows give its LLM features,
+// and the tool its prompt-selection gate opens a session with.
+const (
+	TitlesFeature    = stage.TitlesFeature
+	SummariesFeature = stage.SummariesFeature
+	GateFeature      = gate.Feature
+	BeginSession     = gate.BeginSession
 )
 
 // Spans turns one request's audit rows into spans, in the order mcplocal's
