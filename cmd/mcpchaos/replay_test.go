@@ -154,7 +154,7 @@ func TestSeedIncidentReplaysFromItsRows(t *testing.T) {
 // the world's config and knobs, and returns the file.
 func writeBundle(t *testing.T, env *harness.Env, code string, rows []audit.Row) string {
 	t.Helper()
-	rc, err := bundle.NewContext(env.Config, env.Knobs, bundle.Options{})
+	rc, err := bundle.NewContext(harness.MCPLocalConfig(env.World), env.Knobs, bundle.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

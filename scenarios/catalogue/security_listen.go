@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcpchaos/mcpchaos/proxy/config"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
 )
 
@@ -70,9 +69,8 @@ var ConnsClampedBelowFDs = Operation{Name: "MCPCTL_CONNS_MAX above the open-file
 		return clk.stop(Observation{Err: fmt.Errorf("not a binary target: %s", why)})
 	}
 	bin.FDLimit = fdFloodLimit
-	k := env.Knobs
-	k.ConnsMax = 20000
-	if err := bin.Start(ctx, harness.Spec{Config: twinConfig(env, "fd-clamp"), Knobs: k}); err != nil {
+	b := env.Bounds().With(harness.BoundConns, 20000)
+	if err := bin.Start(ctx, harness.Spec{World: twinWorld(env, "fd-clamp"), Bounds: b}); err != nil {
 		return clk.stop(Observation{Err: err})
 	}
 	defer bin.Stop(context.Background())
@@ -157,10 +155,10 @@ var AnonymousNetworkRefused = Operation{Name: "mcplocal serve on a non-loopback 
 	if !ok {
 		return clk.stop(Observation{Err: fmt.Errorf("not a binary target: %s", why)})
 	}
-	write := func(name string, users map[string]config.User) (string, error) {
-		cfg := twinConfig(env, name)
-		cfg.Users = users
-		doc, err := config.Marshal(cfg)
+	write := func(name string, users map[string]harness.User) (string, error) {
+		w := twinWorld(env, name)
+		w.Users = users
+		doc, err := harness.ConfigYAML(w)
 		if err != nil {
 			return "", err
 		}
@@ -182,7 +180,7 @@ var AnonymousNetworkRefused = Operation{Name: "mcplocal serve on a non-loopback 
 	if err != nil {
 		return clk.stop(Observation{Err: err})
 	}
-	withUsers, err := write("users-network", env.Config.Users)
+	withUsers, err := write("users-network", env.World.Users)
 	if err != nil {
 		return clk.stop(Observation{Err: err})
 	}
@@ -197,7 +195,7 @@ var AnonymousNetworkRefused = Operation{Name: "mcplocal serve on a non-loopback 
 	if out, _ := serve(anon, "--allow-anonymous-network"); strings.Contains(out, "no users are configured") {
 		o.Broken = append(o.Broken, "--allow-anonymous-network did not lift the refusal: "+excerpt(lastLine(out)))
 	}
-	if len(env.Config.Users) == 0 {
+	if len(env.World.Users) == 0 {
 		o.Broken = append(o.Broken, "the world has no users: the start with users cannot be shown")
 	} else if out, _ := serve(withUsers); strings.Contains(out, "no users are configured") {
 		o.Broken = append(o.Broken, "a config with users was refused as anonymous: "+excerpt(lastLine(out)))

@@ -9,9 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcpchaos/mcpchaos/proxy/audit"
-	"github.com/mcpchaos/mcpchaos/proxy/config"
-	"github.com/mcpchaos/mcpchaos/proxy/failpoint"
 	"github.com/mcpchaos/mcpchaos/scenarios/evidence/mcplocal"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
 )
@@ -167,30 +164,25 @@ var OtherProjectsID = Operation{Name: "a session id of one project presented on 
 // sessionRecords reads the session records of id from the audit store, when
 // the target's store is the world's SQLite file (the inprocess and binary
 // targets); readable is false otherwise.
-func sessionRecords(ctx context.Context, env *harness.Env, id string) (recs []audit.SessionRecord, readable bool, err error) {
+func sessionRecords(ctx context.Context, env *harness.Env, id string) (recs []mcplocal.SessionRecord, readable bool, err error) {
 	switch env.Target.(type) {
 	case *harness.InProcess, *harness.Binary:
 	default:
 		return nil, false, nil
 	}
-	if !strings.HasPrefix(env.Config.Audit, "sqlite:") {
+	if !strings.HasPrefix(env.World.Store, "sqlite:") {
 		return nil, false, nil
 	}
-	store, err := audit.Open(ctx, env.Config.Audit)
-	if err != nil {
-		return nil, true, err
-	}
-	defer store.Close()
-	recs, err = store.LookupSession(ctx, id)
+	recs, err = mcplocal.SessionRecords(ctx, env.World.Store, id)
 	return recs, true, err
 }
 
-// twinConfig is env's config for a second proxy of the operation's own, with
+// twinWorld is env's world for a second proxy of the operation's own, with
 // an audit store of its own (the env's proxy keeps running on its own).
-func twinConfig(env *harness.Env, name string) *config.Config {
-	cfg := *env.Config
-	cfg.Audit = "sqlite:" + filepath.Join(env.Dir, name+".db")
-	return &cfg
+func twinWorld(env *harness.Env, name string) *harness.World {
+	w := env.World.Clone()
+	w.Store = "sqlite:" + filepath.Join(env.Dir, name+".db")
+	return w
 }
 
 // SharedToken ("two users with one token silently overwrite each other"):
@@ -201,9 +193,9 @@ var SharedToken = Operation{Name: "a config giving two users one token", Do: fun
 	if twin == nil {
 		return Observation{Err: fmt.Errorf("%s", why)}
 	}
-	cfg := twinConfig(env, "shared-token")
-	cfg.Users = map[string]config.User{"alice": {Token: "one-token-for-two"}, "bob": {Token: "one-token-for-two"}}
-	err := twin.Start(ctx, harness.Spec{Config: cfg, Knobs: env.Knobs})
+	w := twinWorld(env, "shared-token")
+	w.Users = map[string]harness.User{"alice": {Token: "one-token-for-two"}, "bob": {Token: "one-token-for-two"}}
+	err := twin.Start(ctx, harness.Spec{World: w, Bounds: env.Bounds()})
 	defer twin.Stop(context.Background())
 	var o Observation
 	switch {
@@ -229,9 +221,8 @@ var FailpointsRefused = Operation{Name: "failpoints in the environment of a prod
 		return Observation{Err: fmt.Errorf("not a binary target: %s", why)}
 	}
 	bin.NoFailpointSwitch = true
-	fps := failpoint.New()
-	fps.Arm(failpoint.ToolCall, "docmost_update_page", failpoint.Panic)
-	if err := bin.Start(ctx, harness.Spec{Config: twinConfig(env, "no-failpoints"), Knobs: env.Knobs, Failpoints: fps}); err != nil {
+	fps := harness.PanicInToolCall("docmost_update_page")
+	if err := bin.Start(ctx, harness.Spec{World: twinWorld(env, "no-failpoints"), Bounds: env.Bounds(), Failpoints: fps}); err != nil {
 		return Observation{Err: err}
 	}
 	defer bin.Stop(context.Background())

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"time"
 )
 
@@ -78,6 +79,19 @@ func (b Bounds) With(name string, n int64) Bounds {
 
 // WithD is b with the duration bound name set to d (to the millisecond).
 func (b Bounds) WithD(name string, d time.Duration) Bounds { return b.With(name, d.Milliseconds()) }
+
+// Environ is every bound of b with a positive value as NAME=value, in its
+// unit, sorted: what a proxy process is given to run under b (a bound at 0
+// takes the proxy's default).
+func (b Bounds) Environ() []string {
+	var env []string
+	for _, name := range b.Names() {
+		if n := b.raw[name]; n > 0 {
+			env = append(env, name+"="+strconv.FormatInt(n, 10))
+		}
+	}
+	return env
+}
 
 // Raw is a copy of every bound, by name.
 func (b Bounds) Raw() map[string]int64 { return maps.Clone(b.raw) }

@@ -38,19 +38,15 @@ var corePackages = []string{"scenarios/harness", "scenarios/catalogue", "scenari
 // only shrink: an import not listed fails, and so does a listed one that is
 // gone.
 var coreStillImports = map[string][]string{
-	"scenarios/harness/target.go":                {"proxy", "proxy/config", "proxy/failpoint", "proxy/knobs"},
-	"scenarios/harness/target_binary.go":         {"proxy/config", "proxy/knobs"},
+	"scenarios/harness/target_mcplocal.go":       {"proxy/config", "proxy/llm"},
+	"scenarios/harness/target.go":                {"proxy", "proxy/failpoint"},
 	"scenarios/harness/target_cluster.go":        {"proxy/audit", "proxy/audit/audittest"},
-	"scenarios/harness/target_container.go":      {"proxy/config", "proxy/knobs"},
-	"scenarios/harness/target_foreign.go":        {"proxy/config", "proxy/knobs"},
 	"scenarios/harness/target_inprocess.go":      {"proxy/audit"},
-	"scenarios/harness/world.go":                 {"proxy/config", "proxy/failpoint", "proxy/health", "proxy/knobs", "proxy/llm"},
+	"scenarios/harness/world.go":                 {"proxy/failpoint", "proxy/health", "proxy/knobs"},
 	"scenarios/harness/world_smoke.go":           {"proxy/knobs"},
 	"scenarios/harness/relay_test.go":            {"proxy/config"},
-	"scenarios/harness/target_binary_test.go":    {"proxy/config", "proxy/failpoint", "proxy/knobs"},
-	"scenarios/harness/target_inprocess_test.go": {"proxy/audit", "proxy/config"},
-	"scenarios/catalogue/security_listen.go":     {"proxy/config"},
-	"scenarios/catalogue/security_process.go":    {"proxy/audit", "proxy/config", "proxy/failpoint"},
+	"scenarios/harness/target_binary_test.go":    {"proxy/failpoint", "proxy/knobs"},
+	"scenarios/harness/target_inprocess_test.go": {"proxy/audit"},
 }
 
 // TestLayoutCoreImportsNothingOfTheProxy holds the core to the wire: a core

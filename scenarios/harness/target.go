@@ -8,9 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/mcpchaos/mcpchaos/proxy"
-	"github.com/mcpchaos/mcpchaos/proxy/config"
 	"github.com/mcpchaos/mcpchaos/proxy/failpoint"
-	"github.com/mcpchaos/mcpchaos/proxy/knobs"
 )
 
 // Target is where the proxy under test runs. Implementations: InProcess
@@ -29,14 +27,24 @@ type Target interface {
 	Stop(ctx context.Context) error
 }
 
-// Spec is what a target runs: a config, its knobs, and armed failpoints.
+// Spec is what a target runs: the world its proxy serves, the bounds it
+// runs under, the failpoints armed in it.
 type Spec struct {
-	Config     *config.Config
-	Knobs      knobs.Values
+	World *World
+	// Bounds by name; none: the proxy's defaults.
+	Bounds     Bounds
 	Failpoints *failpoint.Set
 	// Env are environment variables the proxy reads (the secrets the
-	// config names by tokenEnv, apiKeyEnv, valueEnv).
+	// world names: an LLM's key, a server header's value).
 	Env map[string]string
+}
+
+// bounds are the spec's bounds, the proxy's defaults when it gives none.
+func (s Spec) bounds() Bounds {
+	if len(s.Bounds.raw) == 0 {
+		return DefaultBounds()
+	}
+	return s.Bounds
 }
 
 // InProcess runs the proxy inside the test process. Its log goes to Logger
@@ -72,8 +80,9 @@ func (t *InProcess) startLocked(ctx context.Context, addr string) error {
 	if err != nil {
 		return err
 	}
-	p, err := proxy.New(ctx, t.spec.Config, proxy.Options{
-		Knobs: &t.spec.Knobs, Logger: t.logger(), Failpoints: t.spec.Failpoints,
+	kv := knobsOf(t.spec.bounds())
+	p, err := proxy.New(ctx, MCPLocalConfig(t.spec.World), proxy.Options{
+		Knobs: &kv, Logger: t.logger(), Failpoints: t.spec.Failpoints,
 		Getenv: func(k string) string { return t.spec.Env[k] }, AuditStore: store,
 	})
 	if err != nil {

@@ -10,9 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-
-	"github.com/mcpchaos/mcpchaos/proxy/config"
-	"github.com/mcpchaos/mcpchaos/proxy/knobs"
 )
 
 // Killer is implemented by targets that can also stop the proxy abruptly
@@ -121,10 +118,10 @@ func (b *Binary) Start(ctx context.Context, spec Spec) (err error) {
 	if b.proc != nil {
 		return fmt.Errorf("%s: already started", b.Name())
 	}
-	if spec.Config == nil {
-		return fmt.Errorf("%s: spec has no config", b.Name())
+	if spec.World == nil {
+		return fmt.Errorf("%s: spec has no world", b.Name())
 	}
-	doc, err := config.Marshal(spec.Config)
+	doc, err := ConfigYAML(spec.World)
 	if err != nil {
 		return fmt.Errorf("%s: %w", b.Name(), err)
 	}
@@ -238,10 +235,7 @@ func (b *Binary) stopLocked(ctx context.Context, graceful bool) error {
 		return nil
 	}
 	b.proc = nil
-	grace := b.spec.Knobs.StopDrain + b.spec.Knobs.ShutdownGrace
-	if grace <= 0 {
-		grace, _ = knobs.Defaults().Get("MCPCTL_SHUTDOWN_GRACE_MS")
-	}
+	grace := shutdownGrace(b.spec.bounds())
 	return p.stop(ctx, graceful, grace+binaryStopSlack, true)
 }
 
@@ -250,8 +244,8 @@ func (b *Binary) stopLocked(ctx context.Context, graceful bool) error {
 // the spec's failpoints, and b.Env.
 func (b *Binary) environLocked() []string {
 	ours := map[string]bool{failpointsEnv: true, "MCPLOCAL_ENABLE_FAILPOINTS": true}
-	for _, k := range knobs.Table {
-		ours[k.Env] = true
+	for _, name := range DefaultBounds().Names() {
+		ours[name] = true
 	}
 	var env []string
 	for _, kv := range os.Environ() {
@@ -259,8 +253,8 @@ func (b *Binary) environLocked() []string {
 			env = append(env, kv)
 		}
 	}
-	// A zero knob (a Spec without knobs) leaves the proxy's default.
-	env = append(env, b.spec.Knobs.Environ()...)
+	// A zero bound leaves the proxy's default.
+	env = append(env, b.spec.Bounds.Environ()...)
 	if fp := b.spec.Failpoints.String(); fp != "" { // nil-safe
 		env = append(env, failpointsEnv+"="+fp)
 		if !b.NoFailpointSwitch {

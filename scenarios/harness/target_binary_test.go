@@ -19,7 +19,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpchaos/mcpchaos/fakes/upstream"
-	"github.com/mcpchaos/mcpchaos/proxy/config"
 	"github.com/mcpchaos/mcpchaos/proxy/failpoint"
 	"github.com/mcpchaos/mcpchaos/proxy/knobs"
 )
@@ -68,17 +67,14 @@ func newDocmost(t *testing.T) *upstream.Server {
 
 func binarySpec(t *testing.T, up *upstream.Server) Spec {
 	t.Helper()
-	cfg := &config.Config{
-		Listen: "127.0.0.1:0",
-		Audit:  "sqlite:" + filepath.Join(t.TempDir(), "audit.db"),
-		Projects: map[string]*config.Project{
-			Project: {Servers: map[string]*config.Server{"docmost": {URL: up.URL()}}},
-		},
+	w := &World{
+		Store:    "sqlite:" + filepath.Join(t.TempDir(), "audit.db"),
+		Projects: map[string]*WorldProject{Project: {Servers: map[string]*WorldServer{"docmost": {URL: up.URL()}}}},
 	}
-	if err := cfg.Validate(); err != nil {
+	if err := MCPLocalConfig(w).Validate(); err != nil {
 		t.Fatal(err)
 	}
-	return Spec{Config: cfg, Knobs: Compressed(), Failpoints: failpoint.New()}
+	return Spec{World: w, Bounds: CompressedBounds(), Failpoints: failpoint.New()}
 }
 
 func newBinary(t *testing.T) *Binary {
@@ -312,7 +308,7 @@ func TestBinaryStartFailsWithTheProcessOutput(t *testing.T) {
 	ctx := testCtx(t)
 	b := newBinary(t)
 	spec := binarySpec(t, newDocmost(t))
-	spec.Knobs.LLMProviderTimeout = 2 * spec.Knobs.LLMCallBudget // mcplocal refuses these knobs
+	spec.Bounds = spec.Bounds.With("MCPCTL_LLM_PROVIDER_TIMEOUT_MS", 2*spec.Bounds.N("MCPCTL_LLM_CALL_BUDGET_MS")) // mcplocal refuses these knobs
 	err := b.Start(ctx, spec)
 	if err == nil {
 		t.Fatal("Start succeeded with contradicting knobs")
@@ -344,10 +340,10 @@ func TestBinaryMisuse(t *testing.T) {
 	if err := b.Start(ctx, Spec{}); err == nil {
 		t.Error("Start without a config succeeded")
 	}
-	cfg := &config.Config{Listen: "127.0.0.1:0", Audit: "memory", Projects: map[string]*config.Project{
-		Project: {Servers: map[string]*config.Server{"docmost": {URL: "http://127.0.0.1:1/mcp"}}},
+	w := &World{Store: "memory", Projects: map[string]*WorldProject{
+		Project: {Servers: map[string]*WorldServer{"docmost": {URL: "http://127.0.0.1:1/mcp"}}},
 	}}
-	if err := b.Start(ctx, Spec{Config: cfg}); err == nil {
+	if err := b.Start(ctx, Spec{World: w}); err == nil {
 		t.Error("Start of a missing executable succeeded")
 	}
 	if b.dir != "" {
@@ -364,7 +360,7 @@ func TestBinaryEnvironment(t *testing.T) {
 	kv.AuditWriteTimeout = 1500 * time.Microsecond
 	fps := failpoint.New()
 	fps.Arm(failpoint.ToolCall, "docmost_search", failpoint.Hang)
-	b := &Binary{Env: []string{"ALICE_TOKEN=t"}, spec: Spec{Knobs: kv, Failpoints: fps}}
+	b := &Binary{Env: []string{"ALICE_TOKEN=t"}, spec: Spec{Bounds: BoundsOf(kv), Failpoints: fps}}
 	env := b.environLocked()
 
 	count := func(key string) (n int, val string) {

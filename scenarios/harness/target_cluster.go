@@ -240,8 +240,8 @@ func (c *Cluster) Start(ctx context.Context, spec Spec) (err error) {
 	if c.n() > clusterMaxReplicas {
 		return fmt.Errorf("%s: at most %d replicas (the servers docs/deploy/haproxy.cfg declares)", c.Name(), clusterMaxReplicas)
 	}
-	if spec.Config == nil {
-		return fmt.Errorf("%s: spec has no config", c.Name())
+	if spec.World == nil {
+		return fmt.Errorf("%s: spec has no world", c.Name())
 	}
 	c.spec, c.toxi = spec, NewToxi()
 	defer func() {
@@ -299,14 +299,14 @@ func (c *Cluster) replica(spec Spec, store string) (clusterReplica, Spec) {
 	if c.foreign != nil {
 		return &Foreign{Spec: c.foreign, Stderr: c.Stderr, StoreDSN: store}, spec
 	}
-	cfg := *spec.Config
-	cfg.Audit = store
+	w := spec.World.Clone()
+	w.Store = store
 	rs := spec
-	rs.Config = &cfg
-	if rs.Knobs.StopDrain == 0 {
+	rs.World, rs.Bounds = w, spec.bounds()
+	if rs.Bounds.D(BoundStopDrain) == 0 {
 		// A replica behind the balancer drains before it stops, as
 		// docs/deploy.md tells operators to run one.
-		rs.Knobs.StopDrain = clusterStopDrain
+		rs.Bounds = rs.Bounds.WithD(BoundStopDrain, clusterStopDrain)
 	}
 	return &Binary{Path: c.Path, Stderr: c.Stderr}, rs
 }

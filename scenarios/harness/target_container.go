@@ -18,9 +18,6 @@ import (
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
 	"github.com/testcontainers/testcontainers-go"
-
-	"github.com/mcpchaos/mcpchaos/proxy/config"
-	"github.com/mcpchaos/mcpchaos/proxy/knobs"
 )
 
 // Timing bounds of the container targets.
@@ -101,15 +98,15 @@ func (c *Container) Start(ctx context.Context, spec Spec) (err error) {
 	if c.run != nil {
 		return fmt.Errorf("%s: already started", c.Name())
 	}
-	if spec.Config == nil {
-		return fmt.Errorf("%s: spec has no config", c.Name())
+	if spec.World == nil {
+		return fmt.Errorf("%s: spec has no world", c.Name())
 	}
-	cfg := *spec.Config // the Env's config is shared: change a copy
-	binds, err := auditBind(&cfg)
+	w := spec.World.Clone() // the Env's world is shared: change a copy
+	binds, err := auditBind(&w.Store)
 	if err != nil {
 		return fmt.Errorf("%s: %w", c.Name(), err)
 	}
-	doc, err := config.Marshal(&cfg)
+	doc, err := ConfigYAML(w)
 	if err != nil {
 		return fmt.Errorf("%s: %w", c.Name(), err)
 	}
@@ -127,7 +124,7 @@ func (c *Container) Start(ctx context.Context, spec Spec) (err error) {
 	}
 	binds = append(binds, c.dir+":"+c.dir) // the servers API writes its file beside the config, as in production
 	env := append(specEnv(spec), c.Env...)
-	grace := shutdownGrace(spec.Knobs)
+	grace := shutdownGrace(spec.bounds())
 	err = startFresh(func(addr string) error {
 		r := &containerRun{name: c.Name(), image: c.Image, addr: addr, health: "/healthz", grace: grace, stderr: c.Stderr,
 			cmd: []string{"serve", "--config", cfgPath, "--listen", addr}, env: env, binds: binds}
@@ -403,10 +400,10 @@ func (r *containerRun) remove(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// auditBind makes a sqlite audit path of cfg absolute (as the host sees it)
+// auditBind makes a sqlite store's path absolute (as the host sees it)
 // and returns the bind mount of its directory at the same path.
-func auditBind(cfg *config.Config) ([]string, error) {
-	path, ok := strings.CutPrefix(cfg.Audit, "sqlite:")
+func auditBind(store *string) ([]string, error) {
+	path, ok := strings.CutPrefix(*store, "sqlite:")
 	if !ok {
 		return nil, nil // postgres: reached over the host network; memory: nothing to keep
 	}
@@ -422,7 +419,7 @@ func auditBind(cfg *config.Config) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("audit dir: %w", err)
 	}
-	cfg.Audit = "sqlite:" + abs
+	*store = "sqlite:" + abs
 	return []string{dir + ":" + dir}, nil
 }
 
@@ -449,10 +446,10 @@ func containerEnv(kvs []string) map[string]string {
 }
 
 // specEnv is the environment a proxy process or container gets from spec:
-// every knob of the spec in milliseconds (a zero knob leaves the proxy's
+// every bound of the spec in its unit (a zero bound leaves the proxy's
 // default) and the spec's failpoints, as Binary passes them.
 func specEnv(spec Spec) []string {
-	env := spec.Knobs.Environ()
+	env := spec.Bounds.Environ()
 	if fp := spec.Failpoints.String(); fp != "" { // nil-safe
 		env = append(env, failpointsEnv+"="+fp, "MCPLOCAL_ENABLE_FAILPOINTS=1") // mcplocal ignores failpoints without it
 	}
@@ -464,14 +461,14 @@ func specEnv(spec Spec) []string {
 	return env
 }
 
-// shutdownGrace is how long the spec's proxy may take to stop: its stop
-// drain and its shutdown grace (the grace's default when unset).
-func shutdownGrace(kv knobs.Values) time.Duration {
-	if kv.ShutdownGrace > 0 {
-		return kv.StopDrain + kv.ShutdownGrace
+// shutdownGrace is how long a proxy under the bounds b may take to stop:
+// its stop drain and its shutdown grace (the grace's default when unset).
+func shutdownGrace(b Bounds) time.Duration {
+	grace := b.D(BoundShutdownGrace)
+	if grace <= 0 {
+		grace = DefaultBounds().D(BoundShutdownGrace)
 	}
-	d, _ := knobs.Defaults().Get("MCPCTL_SHUTDOWN_GRACE_MS")
-	return kv.StopDrain + d
+	return b.D(BoundStopDrain) + grace
 }
 
 // tail is the last n bytes of s.

@@ -17,9 +17,6 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
-
-	"github.com/mcpchaos/mcpchaos/proxy/config"
-	"github.com/mcpchaos/mcpchaos/proxy/knobs"
 )
 
 // The capabilities a foreign proxy may claim. A scenario that needs one the
@@ -549,8 +546,8 @@ func (f *Foreign) Start(ctx context.Context, spec Spec) (err error) {
 	if f.dir != "" {
 		return fmt.Errorf("%s: already started", f.Name())
 	}
-	if spec.Config == nil {
-		return fmt.Errorf("%s: spec has no config", f.Name())
+	if spec.World == nil {
+		return fmt.Errorf("%s: spec has no world", f.Name())
 	}
 	if f.dir, err = os.MkdirTemp("", "mcpchaos-foreign-"); err != nil {
 		return fmt.Errorf("%s: %w", f.Name(), err)
@@ -561,14 +558,14 @@ func (f *Foreign) Start(ctx context.Context, spec Spec) (err error) {
 			err = fmt.Errorf("%s: %w", f.Name(), err)
 		}
 	}()
-	cfg := *spec.Config
-	binds, err := auditBind(&cfg)
+	w := spec.World.Clone()
+	binds, err := auditBind(&w.Store)
 	if err != nil {
 		return err
 	}
 	if f.Spec.Image == "" {
 		return startFresh(func(addr string) error {
-			if err := f.prepareLocked(&cfg, spec, addr); err != nil {
+			if err := f.prepareLocked(w, spec, addr); err != nil {
 				return err
 			}
 			return f.spawnLocked(ctx)
@@ -578,7 +575,7 @@ func (f *Foreign) Start(ctx context.Context, spec Spec) (err error) {
 	if err != nil {
 		return err
 	}
-	if err := f.prepareLocked(&cfg, spec, addr); err != nil {
+	if err := f.prepareLocked(w, spec, addr); err != nil {
 		return err
 	}
 	binds = append(binds, f.dir+":"+f.dir+":ro")
@@ -605,38 +602,29 @@ func (f *Foreign) upstreamURLs(urls map[string]string) (docmost, everything stri
 
 // prepareLocked renders the spec for one start on addr: vars, files,
 // argv (image first for image targets) and environment.
-func (f *Foreign) prepareLocked(cfg *config.Config, spec Spec, addr string) error {
+func (f *Foreign) prepareLocked(w *World, spec Spec, addr string) error {
 	host, port, _ := net.SplitHostPort(addr)
 	v := ForeignVars{Listen: addr, Host: host, Port: port, URL: "http://" + addr, Project: Project,
-		ConfigFile: filepath.Join(f.dir, "mcplocal.yaml"), AuditDSN: cfg.Audit, Dir: f.dir,
+		ConfigFile: filepath.Join(f.dir, "mcplocal.yaml"), AuditDSN: w.Store, Dir: f.dir,
 		Files: map[string]string{}, Knobs: map[string]string{}, Users: map[string]string{},
 		Failpoints: spec.Failpoints.String(), StoreDSN: f.StoreDSN}
-	if p := cfg.Projects[Project]; p != nil {
-		urls := map[string]string{}
-		for name, s := range p.Servers {
-			urls[name] = s.URL
-		}
+	if urls := w.ServerURLs(Project); urls != nil {
 		v.DocmostURL, v.EverythingURL = f.upstreamURLs(urls)
 	}
-	if cfg.LLM != nil {
-		if p, ok := cfg.LLM.Providers[cfg.LLM.Primary]; ok {
-			v.LLMURL, v.LLMModel = p.URL, p.Model
-			for _, fb := range p.Fallbacks {
-				if q, ok := cfg.LLM.Providers[fb]; ok {
-					v.FallbackURL, v.FallbackModel = q.URL, q.Model
-					break
-				}
-			}
+	if len(w.LLMs) > 0 {
+		v.LLMURL, v.LLMModel = w.LLMs[0].URL, w.LLMs[0].Model
+		if len(w.LLMs) > 1 {
+			v.FallbackURL, v.FallbackModel = w.LLMs[1].URL, w.LLMs[1].Model
 		}
 	}
-	for name, u := range cfg.Users {
+	for name, u := range w.Users {
 		v.Users[name] = u.Token
 	}
-	for _, kv := range specEnv(Spec{Knobs: spec.Knobs}) {
+	for _, kv := range spec.Bounds.Environ() {
 		k, ms, _ := strings.Cut(kv, "=")
 		v.Knobs[k] = ms
 	}
-	doc, err := config.Marshal(cfg)
+	doc, err := ConfigYAML(w)
 	if err != nil {
 		return err
 	}
@@ -678,7 +666,7 @@ func (f *Foreign) prepareLocked(cfg *config.Config, spec Spec, addr string) erro
 	}
 	f.env = nil
 	if f.Spec.PassKnobs {
-		f.env = append(f.env, specEnv(Spec{Knobs: spec.Knobs})...)
+		f.env = append(f.env, spec.Bounds.Environ()...)
 	}
 	if f.Spec.Has(CapFailpoints) && v.Failpoints != "" {
 		f.env = append(f.env, failpointsEnv+"="+v.Failpoints, "MCPLOCAL_ENABLE_FAILPOINTS=1")
@@ -715,8 +703,8 @@ func (f *Foreign) spawnLocked(ctx context.Context) error {
 // environment: the spec decides what the proxy gets.
 func withoutKnobs(environ []string) []string {
 	ours := map[string]bool{failpointsEnv: true}
-	for _, k := range knobs.Table {
-		ours[k.Env] = true
+	for _, name := range DefaultBounds().Names() {
+		ours[name] = true
 	}
 	var env []string
 	for _, kv := range environ {

@@ -55,10 +55,10 @@ func (t *InProcess) StallAudit() { t.stalled.Store(true) }
 // (the proxy makes its own).
 func (t *InProcess) openStore(ctx context.Context) (audit.Store, error) {
 	t.stalled.Store(false)
-	if t.spec.Config == nil || t.spec.Config.Audit == "memory" {
+	if t.spec.World == nil || t.spec.World.Store == "memory" {
 		return nil, nil
 	}
-	s, err := audit.Open(ctx, t.spec.Config.Audit)
+	s, err := audit.Open(ctx, t.spec.World.Store)
 	if err != nil {
 		return nil, err
 	}

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/mcpchaos/mcpchaos/proxy/audit"
-	"github.com/mcpchaos/mcpchaos/proxy/config"
 )
 
 // TestInProcessStallsItsStoreAndKeepsItsLog: the in-process target's store
@@ -18,12 +17,12 @@ import (
 // the proxy logs is in Logs, and in Logger if set.
 func TestInProcessStallsItsStoreAndKeepsItsLog(t *testing.T) {
 	ctx := testCtx(t)
-	cfg := &config.Config{
-		Listen: "127.0.0.1:0", Audit: "sqlite:" + filepath.Join(t.TempDir(), "audit.db"),
-		Projects: map[string]*config.Project{"p": {Servers: map[string]*config.Server{"s": {URL: "http://127.0.0.1:1/mcp"}}}},
+	w := &World{
+		Store:    "sqlite:" + filepath.Join(t.TempDir(), "audit.db"),
+		Projects: map[string]*WorldProject{"p": {Servers: map[string]*WorldServer{"s": {URL: "http://127.0.0.1:1/mcp"}}}},
 	}
 	ip := &InProcess{}
-	ip.spec = Spec{Config: cfg, Knobs: Compressed()}
+	ip.spec = Spec{World: w, Bounds: CompressedBounds()}
 	store, err := ip.openStore(ctx)
 	if err != nil {
 		t.Fatal(err)

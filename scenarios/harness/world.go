@@ -17,11 +17,9 @@ import (
 
 	fakellm "github.com/mcpchaos/mcpchaos/fakes/llm"
 	"github.com/mcpchaos/mcpchaos/fakes/upstream"
-	"github.com/mcpchaos/mcpchaos/proxy/config"
 	"github.com/mcpchaos/mcpchaos/proxy/failpoint"
 	"github.com/mcpchaos/mcpchaos/proxy/health"
 	"github.com/mcpchaos/mcpchaos/proxy/knobs"
-	"github.com/mcpchaos/mcpchaos/proxy/llm"
 )
 
 // Project is the project every scenario talks to.
@@ -39,7 +37,7 @@ type Env struct {
 	DocmostLink *Link
 	Target      Target
 	Knobs       knobs.Values
-	Config      *config.Config
+	World       *World
 	Dir         string // scratch directory (audit database)
 	// Users maps user name to bearer token; empty means no auth.
 	Users map[string]string
@@ -354,51 +352,13 @@ func (e *Env) armToolCall(tool string, what int) {
 	e.Failpoints.Arm(failpoint.ToolCall, tool, action)
 }
 
-// PipelineConfig is a world's pipeline as mcplocal's configuration names it.
-func PipelineConfig(stages []Stage) []config.Stage {
-	var out []config.Stage
-	for _, st := range stages {
-		out = append(out, config.Stage{Name: st.Name, Options: st.Options})
-	}
-	return out
-}
-
-// PipelineOf is mcplocal's configured pipeline as a world's (a replay's).
-func PipelineOf(stages []config.Stage) []Stage {
-	var out []Stage
-	for _, st := range stages {
-		out = append(out, Stage{Name: st.Name, Options: st.Options})
-	}
-	return out
-}
-
-// PromptsConfig are a world's gate prompts as mcplocal's configuration
-// names them.
-func PromptsConfig(prompts []Prompt) []config.Prompt {
-	var out []config.Prompt
-	for _, p := range prompts {
-		out = append(out, config.Prompt{Name: p.Name, Text: p.Text, Priority: p.Priority, Keywords: p.Keywords})
-	}
-	return out
-}
-
-// PromptsOf are mcplocal's configured gate prompts as a world's.
-func PromptsOf(prompts []config.Prompt) []Prompt {
-	var out []Prompt
-	for _, p := range prompts {
-		out = append(out, Prompt{Name: p.Name, Text: p.Text, Priority: p.Priority, Keywords: p.Keywords})
-	}
-	return out
-}
-
-// healthCheckOf is a world's health check as mcplocal's configuration
-// names it (nil: the proxy's default).
-func healthCheckOf(h *HealthCheck) *config.HealthCheck {
-	if h == nil {
-		return nil
-	}
-	return &config.HealthCheck{Tool: h.Tool, Arguments: h.Arguments, IntervalSeconds: h.IntervalSeconds,
-		TimeoutSeconds: h.TimeoutSeconds, FailureThreshold: h.FailureThreshold}
+// PanicInToolCall is a failpoint set that panics the handler of tool's
+// calls, for a target started on its own (a production start must ignore
+// it).
+func PanicInToolCall(tool string) *failpoint.Set {
+	fps := failpoint.New()
+	fps.Arm(failpoint.ToolCall, tool, failpoint.Panic)
+	return fps
 }
 
 // BoundsOf are the knobs kv as the harness core's bounds, by name.
@@ -514,19 +474,16 @@ func NewEnv(ctx context.Context, o EnvOptions) (e *Env, err error) {
 			return e, err
 		}
 	}
-	e.Config = &config.Config{
-		Listen:   "127.0.0.1:0",
-		Audit:    "sqlite:" + filepath.Join(e.Dir, "audit.db"),
-		Sessions: config.Sessions{Strict: o.Strict},
-		Relay:    relayFor(o),
-		Projects: map[string]*config.Project{
-			Project: {Servers: map[string]*config.Server{"docmost": {URL: "http://" + e.DocmostLink.Addr() + "/mcp"}}},
-		},
-	}
-	pc := e.Config.Projects[Project]
-	pc.Servers["docmost"].HealthCheck = healthCheckOf(o.DocmostHealth)
+	docmost := &WorldServer{URL: "http://" + e.DocmostLink.Addr() + "/mcp", Health: o.DocmostHealth}
 	if o.DocmostQuery != "" {
-		pc.Servers["docmost"].URL += "?" + o.DocmostQuery
+		docmost.URL += "?" + o.DocmostQuery
+	}
+	pc := &WorldProject{Servers: map[string]*WorldServer{"docmost": docmost}, Pipeline: o.Pipeline, Gate: o.Gate, Prompts: o.Prompts}
+	e.World = &World{
+		Store:    "sqlite:" + filepath.Join(e.Dir, "audit.db"),
+		Strict:   o.Strict,
+		Relay:    relayFor(o),
+		Projects: map[string]*WorldProject{Project: pc},
 	}
 	if o.Unifi != nil {
 		if e.Controller, err = upstream.NewController(); err != nil {
@@ -538,7 +495,7 @@ func NewEnv(ctx context.Context, o EnvOptions) (e *Env, err error) {
 		if e.Unifi, err = upstream.NewUnifi(e.ControllerLink.Addr(), upstream.Options{}); err != nil {
 			return e, err
 		}
-		pc.Servers["unifi"] = &config.Server{URL: e.Unifi.URL(), HealthCheck: healthCheckOf(o.Unifi)}
+		pc.Servers["unifi"] = &WorldServer{URL: e.Unifi.URL(), Health: o.Unifi}
 	}
 	if o.Everything {
 		if e.Everything, err = upstream.NewEverything(upstream.Options{Capabilities: o.EverythingAdvertises}); err != nil {
@@ -547,34 +504,23 @@ func NewEnv(ctx context.Context, o EnvOptions) (e *Env, err error) {
 		if e.EverythingLink, err = e.Toxi.Link("everything", e.Everything.Addr()); err != nil {
 			return e, err
 		}
-		pc.Servers["everything"] = &config.Server{URL: "http://" + e.EverythingLink.Addr() + "/mcp"}
+		pc.Servers["everything"] = &WorldServer{URL: "http://" + e.EverythingLink.Addr() + "/mcp"}
 	}
-	pc.Pipeline, pc.Gate.Enabled, pc.Prompts = PipelineConfig(o.Pipeline), o.Gate, PromptsConfig(o.Prompts)
 	if o.SecondProject {
-		e.Config.Projects[OtherProject] = &config.Project{Servers: map[string]*config.Server{"docmost": {URL: pc.Servers["docmost"].URL}}}
-		if o.SecondProjectOpen {
-			open := false
-			e.Config.Projects[OtherProject].RequireAuth = &open
-		}
+		e.World.Projects[OtherProject] = &WorldProject{Servers: map[string]*WorldServer{"docmost": {URL: docmost.URL}}, Open: o.SecondProjectOpen}
 	}
 	if e.LLM != nil {
-		e.Config.LLM = &llm.Config{Primary: "vllm-current", Providers: map[string]llm.ProviderConfig{
-			"vllm-current": {Kind: llm.KindOpenAI, URL: "http://" + e.LLMLink.Addr() + "/v1", Model: PrimaryModel},
-		}}
+		e.World.LLMs = []LLMProvider{{Name: "vllm-current", Kind: LLMOpenAI, URL: "http://" + e.LLMLink.Addr() + "/v1", Model: PrimaryModel}}
 		if e.Fallback != nil {
-			p := e.Config.LLM.Providers["vllm-current"]
-			p.Fallbacks = []string{"anthropic-fallback"}
-			e.Config.LLM.Providers["vllm-current"] = p
-			e.Config.LLM.Providers["anthropic-fallback"] = llm.ProviderConfig{Kind: llm.KindAnthropic, URL: e.Fallback.URL(), Model: FallbackModel}
+			e.World.LLMs = append(e.World.LLMs, LLMProvider{Name: "anthropic-fallback", Kind: LLMAnthropic, URL: e.Fallback.URL(), Model: FallbackModel})
 		}
 		if o.LLMKeys {
 			e.SecretEnv = map[string]string{}
-			for name, key := range map[string]string{"vllm-current": LLMKeyPrimary, "anthropic-fallback": LLMKeyFallback} {
-				if pc, ok := e.Config.LLM.Providers[name]; ok {
-					pc.APIKeyEnv = "MCPCHAOS_KEY_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
-					e.Config.LLM.Providers[name] = pc
-					e.SecretEnv[pc.APIKeyEnv] = key
-				}
+			keys := map[string]string{"vllm-current": LLMKeyPrimary, "anthropic-fallback": LLMKeyFallback}
+			for i, p := range e.World.LLMs {
+				p.KeyEnv = "MCPCHAOS_KEY_" + strings.ToUpper(strings.ReplaceAll(p.Name, "-", "_"))
+				e.World.LLMs[i] = p
+				e.SecretEnv[p.KeyEnv] = keys[p.Name]
 			}
 		}
 	}
@@ -585,13 +531,13 @@ func NewEnv(ctx context.Context, o EnvOptions) (e *Env, err error) {
 		e.SecretEnv[UpstreamKeyEnv] = UpstreamKeyValue
 	}
 	if len(o.Users) > 0 {
-		e.Config.Users = map[string]config.User{}
+		e.World.Users = map[string]User{}
 		for name, tok := range o.Users {
-			e.Config.Users[name] = config.User{Token: tok}
+			e.World.Users[name] = User{Token: tok}
 		}
-		e.Config.Users[Auditor] = config.User{Token: auditorToken, Admin: true}
+		e.World.Users[Auditor] = User{Token: auditorToken, Admin: true}
 	}
-	if err = e.Config.Validate(); err != nil {
+	if err = MCPLocalConfig(e.World).Validate(); err != nil {
 		return e, fmt.Errorf("harness config: %w", err)
 	}
 	if o.Fault != nil && o.Fault.Strikes() == StrikeBeforeStart {
@@ -601,7 +547,7 @@ func NewEnv(ctx context.Context, o EnvOptions) (e *Env, err error) {
 		}
 		e.armed, e.struck = o.Fault, true
 	}
-	if err = e.Target.Start(ctx, Spec{Config: e.Config, Knobs: e.Knobs, Failpoints: e.Failpoints, Env: e.SecretEnv}); err != nil {
+	if err = e.Target.Start(ctx, Spec{World: e.World, Bounds: e.Bounds(), Failpoints: e.Failpoints, Env: e.SecretEnv}); err != nil {
 		return e, fmt.Errorf("target %s: %w", e.Target.Name(), err)
 	}
 	if o.Fault != nil && o.Fault.Strikes() != StrikeBeforeStart {
@@ -666,7 +612,7 @@ func (e *Env) getJSONFrom(ctx context.Context, base, path string, v any, apiErr 
 	if err != nil {
 		return err
 	}
-	if e.Config != nil && len(e.Config.Users) > 0 {
+	if e.World != nil && len(e.World.Users) > 0 {
 		req.Header.Set("Authorization", "Bearer "+auditorToken) // the harness's checks read every row
 	}
 	resp, err := http.DefaultClient.Do(req)

@@ -63,3 +63,18 @@ func (e Evidence) Spans(ctx context.Context, trace string) ([]evidence.Span, err
 	rows, err := Audit(ctx, e.Of, trace)
 	return Spans(rows), err
 }
+
+// SessionRecord is one record of mcplocal's session store: the project
+// and owner of a session id, and whether it was ended.
+type SessionRecord = audit.SessionRecord
+
+// SessionRecords reads the records of session id from the store a world
+// names (store: "sqlite:PATH"), opened for this read alone.
+func SessionRecords(ctx context.Context, store, id string) ([]SessionRecord, error) {
+	s, err := audit.Open(ctx, store)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	return s.LookupSession(ctx, id)
+}
