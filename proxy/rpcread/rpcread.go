@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sjson "github.com/segmentio/encoding/json"
@@ -148,14 +149,18 @@ func readOne(raw []byte) (Message, error) {
 }
 
 // decode is the SDK's decoding: depth-checked, case-sensitive keys, the
-// first JSON value of data.
+// first JSON value of data. It parses data in place, as the SDK's decoder
+// parses the value it has read: a decoder over a reader would allocate and
+// clear a 32 KiB buffer for every message, several per call.
 func decode(data []byte, v any) error {
 	if err := checkDepth(data); err != nil {
 		return err
 	}
-	dec := sjson.NewDecoder(bytes.NewReader(data))
-	dec.DontMatchCaseInsensitiveStructFields()
-	return dec.Decode(v)
+	if len(bytes.TrimSpace(data)) == 0 {
+		return io.EOF // what the SDK's decoder says of no value at all
+	}
+	_, err := sjson.Parse(data, v, sjson.DontMatchCaseInsensitiveStructFields)
+	return err
 }
 
 var errTooDeep = fmt.Errorf("json: nesting deeper than %d", MaxDepth)
