@@ -332,7 +332,7 @@ func (h *Handler) serveLive(w http.ResponseWriter, r *http.Request, pr Project, 
 		tw = f
 	}
 	if relaying && f != nil {
-		if rc, ok := relay.Parse(body); ok && pr.P.RelayCall(tw, tr, id, rc) {
+		if rc, ok := relay.Of(rd); ok && pr.P.RelayCall(tw, tr, id, rc) {
 			h.finishInFlight(f)
 			return true
 		}

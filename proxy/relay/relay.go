@@ -61,9 +61,15 @@ func Parse(body []byte) (c Call, ok bool) {
 	if len(body) == 0 || body[0] != '{' || !bytes.Contains(body, []byte(`"tools/call"`)) {
 		return c, false // cheap refusal before any decoding
 	}
-	// The one reading of the body (rpcread), the go-sdk's: what the relay
-	// serves is what the entry decided on, keys matched case-sensitively.
-	m, single := rpcread.Read(body).Single()
+	return Of(rpcread.Read(body))
+}
+
+// Of is Parse of a body the entry has already read (rpcread): the call the
+// reading is, if it is one the relay serves. The entry hands its reading
+// over, so a call's body is decoded once: what the relay serves is what the
+// entry decided on, keys matched case-sensitively as the go-sdk does.
+func Of(rd rpcread.Reading) (c Call, ok bool) {
+	m, single := rd.Single()
 	if !single || !m.Call() || m.Method != "tools/call" || !validID(m.ID) {
 		return c, false
 	}

@@ -7,6 +7,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/mcpchaos/mcpchaos/proxy/rpcread"
 )
 
 func TestParseTakesOnlyOneToolsCallRequest(t *testing.T) {
@@ -29,6 +31,30 @@ func TestParseTakesOnlyOneToolsCallRequest(t *testing.T) {
 		if _, taken := Parse([]byte(body)); taken {
 			t.Errorf("%s: Parse took %s; only one tools/call request may be relayed", name, body)
 		}
+	}
+}
+
+// The entry hands the relay its reading of the body (as it reads it, at
+// most its batch cap of messages): the relay takes from that reading
+// exactly the call Parse takes from the body, and refuses what Parse
+// refuses.
+func TestOfTheEntrysReadingIsParse(t *testing.T) {
+	ok := `{"jsonrpc":"2.0","id":"c-1","method":"tools/call","params":{"name":"docmost_search","arguments":{"q":1},"_meta":{"progressToken":3}}}`
+	for _, body := range []string{ok, " \n" + ok + "\n", "[" + ok + "]", "[" + ok + "," + ok + "]",
+		`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"name":"tools/call"}}`,
+		`{"jsonrpc":"2.0","id":1,"METHOD":"tools/call","method":"tools/list","params":{"name":"x"}}`,
+		`{"jsonrpc":"2.0","id":1,"ID":2,"method":"tools/call","params":{"name":"x","NAME":"y"}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","_meta":[1]}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call",`, `"tools/call"`, ``} {
+		want, wantOK := Parse([]byte(body))
+		got, gotOK := Of(rpcread.ReadAtMost([]byte(body), 4))
+		if gotOK != wantOK || string(got.ID) != string(want.ID) || got.Name != want.Name ||
+			string(got.Arguments) != string(want.Arguments) || string(got.Progress) != string(want.Progress) {
+			t.Errorf("%s: from the entry's reading %+v %v, Parse %+v %v", body, got, gotOK, want, wantOK)
+		}
+	}
+	if c, taken := Of(rpcread.Read([]byte(ok))); !taken || c.Name != "docmost_search" || string(c.ID) != `"c-1"` {
+		t.Errorf("the call itself: %+v %v", c, taken)
 	}
 }
 
