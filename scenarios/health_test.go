@@ -9,6 +9,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/mcpchaos/mcpchaos/proxy/health"
+	"github.com/mcpchaos/mcpchaos/scenarios/evidence/mcplocal"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
 )
 
@@ -32,7 +33,7 @@ var _ = Describe("Upstream health tells the truth", Label("health"), func() {
 	It("reports live for liveness, and readiness degraded then unhealthy while the controller is cut, healthy again after", func(ctx SpecContext) {
 		env := newWorld(harness.EnvOptions{Unifi: fastProbe("list_sites")})
 		status := func(server string) func() health.Status {
-			return func() health.Status { return env.Instance(ctx, server).Status }
+			return func() health.Status { return mcplocal.Instance(ctx, env, server).Status }
 		}
 		Eventually(status("unifi")).WithTimeout(3 * time.Second).Should(Equal(health.Healthy))
 		Eventually(status("docmost")).Should(Equal(health.Live), "a server without a readiness probe is only live")
@@ -42,13 +43,13 @@ var _ = Describe("Upstream health tells the truth", Label("health"), func() {
 		env.ControllerLink.Down()
 		Eventually(status("unifi")).WithTimeout(2 * time.Second).WithPolling(5 * time.Millisecond).Should(Equal(health.Degraded))
 		Eventually(status("unifi")).WithTimeout(3 * time.Second).Should(Equal(health.Unhealthy))
-		in := env.Instance(ctx, "unifi")
+		in := mcplocal.Instance(ctx, env, "unifi")
 		Expect(in.LastError).To(ContainSubstring("controller unreachable"))
 		Expect(in.Failures).To(BeNumerically(">=", 3))
 		code, body := readyz(env)
 		Expect(code).To(Equal(http.StatusServiceUnavailable))
 		Expect(body).To(ContainSubstring("docmost/unifi"))
-		Expect(env.Instance(ctx, "docmost").Status).To(Equal(health.Live))
+		Expect(mcplocal.Instance(ctx, env, "docmost").Status).To(Equal(health.Live))
 		out, err := exec.CommandContext(ctx, mcpctlPath, "get", "instances", "--url", env.Target.URL()).CombinedOutput()
 		Expect(err).NotTo(HaveOccurred(), "%s", out)
 		Expect(string(out)).To(MatchRegexp(`(?m)^unifi\s+docmost\s+unhealthy\s+readiness: tools/call list_sites`))
@@ -66,7 +67,7 @@ var _ = Describe("Upstream health tells the truth", Label("health"), func() {
 		// probes slower than LocalOnlyLatency: so the note, the latency that
 		// earned it and the table are each awaited on a probe that was fast,
 		// never read again from a later probe that may not have been.
-		Eventually(func() health.Instance { return env.Instance(ctx, "unifi") }).WithTimeout(3 * time.Second).
+		Eventually(func() health.Instance { return mcplocal.Instance(ctx, env, "unifi") }).WithTimeout(3 * time.Second).
 			Should(And(HaveField("Status", health.Healthy), HaveField("Note", ContainSubstring("local table")),
 				HaveField("Latency", BeNumerically("<", health.LocalOnlyLatency))))
 		Eventually(func() string {
@@ -76,13 +77,13 @@ var _ = Describe("Upstream health tells the truth", Label("health"), func() {
 		}).WithTimeout(3*time.Second).Should(ContainSubstring("note: docmost/unifi answered in"), "the instances table flags the local-only probe")
 		By("and the controller being cut does not change it: the probe never crossed to it")
 		env.ControllerLink.Down()
-		Consistently(func() health.Status { return env.Instance(ctx, "unifi").Status }).
+		Consistently(func() health.Status { return mcplocal.Instance(ctx, env, "unifi").Status }).
 			WithTimeout(300 * time.Millisecond).Should(Equal(health.Healthy))
 	}, SpecTimeout(specTimeout))
 
 	It("reports a probe naming a tool the server does not expose as a configuration error", func(ctx SpecContext) {
 		env := newWorld(harness.EnvOptions{Unifi: fastProbe("list_stations")})
-		Eventually(func() health.Instance { return env.Instance(ctx, "unifi") }).WithTimeout(3 * time.Second).
+		Eventually(func() health.Instance { return mcplocal.Instance(ctx, env, "unifi") }).WithTimeout(3 * time.Second).
 			Should(And(HaveField("Status", health.Misconfigured), HaveField("LastError", ContainSubstring("list_stations"))))
 		code, _ := readyz(env)
 		Expect(code).To(Equal(http.StatusServiceUnavailable))

@@ -267,12 +267,12 @@ var _ = Describe("The whole answer", Label("whole-answer"), func() {
 				// in view ~60 polls, enough on a loaded machine.
 				probe := &harness.HealthCheck{Tool: "search", IntervalSeconds: 0.3, TimeoutSeconds: 0.3, FailureThreshold: threshold}
 				env := newWorld(harness.EnvOptions{DocmostHealth: probe})
-				Eventually(func() health.Status { return env.Instance(ctx, "docmost").Status }).
+				Eventually(func() health.Status { return mcplocal.Instance(ctx, env, "docmost").Status }).
 					WithTimeout(3 * time.Second).Should(Equal(health.Healthy))
 				env.Docmost.Set("search", upstream.Behavior{Kind: upstream.ErrorResult})
 				seen := map[int]health.Status{}
 				Eventually(func() int {
-					in := env.Instance(ctx, "docmost")
+					in := mcplocal.Instance(ctx, env, "docmost")
 					if in.Failures > 0 {
 						if prev, ok := seen[in.Failures]; ok && prev != in.Status {
 							return -1 // the status changed under one count: caught below

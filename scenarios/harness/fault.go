@@ -298,7 +298,7 @@ func (ProxyKill) Inject(ctx context.Context, e *Env) error {
 func (HandlerHang) Name() string     { return "handler-hang" }
 func (f HandlerHang) Params() string { return "tool=" + f.Tool }
 func (f HandlerHang) Inject(_ context.Context, e *Env) error {
-	e.armToolCall(f.Tool, failpointHang)
+	e.Failpoints.HangToolCall(f.Tool)
 	return nil
 }
 
@@ -416,7 +416,7 @@ func (f ToolError) Inject(_ context.Context, e *Env) error {
 	return nil
 }
 func (f HandlerPanic) Inject(_ context.Context, e *Env) error {
-	e.armToolCall(f.Tool, failpointPanic)
+	e.Failpoints.PanicToolCall(f.Tool)
 	return nil
 }
 

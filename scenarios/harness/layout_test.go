@@ -42,7 +42,7 @@ var coreStillImports = map[string][]string{
 	"scenarios/harness/target.go":                {"proxy", "proxy/failpoint"},
 	"scenarios/harness/target_cluster.go":        {"proxy/audit", "proxy/audit/audittest"},
 	"scenarios/harness/target_inprocess.go":      {"proxy/audit"},
-	"scenarios/harness/world.go":                 {"proxy/failpoint", "proxy/health", "proxy/knobs"},
+	"scenarios/harness/world.go":                 {"proxy/knobs"},
 	"scenarios/harness/world_smoke.go":           {"proxy/knobs"},
 	"scenarios/harness/relay_test.go":            {"proxy/config"},
 	"scenarios/harness/target_binary_test.go":    {"proxy/failpoint", "proxy/knobs"},

@@ -33,7 +33,7 @@ type Spec struct {
 	World *World
 	// Bounds by name; none: the proxy's defaults.
 	Bounds     Bounds
-	Failpoints *failpoint.Set
+	Failpoints *Failpoints
 	// Env are environment variables the proxy reads (the secrets the
 	// world names: an LLM's key, a server header's value).
 	Env map[string]string
@@ -56,6 +56,7 @@ type InProcess struct {
 	mu      sync.Mutex
 	p       *proxy.Proxy
 	spec    Spec
+	fps     *failpoint.Set
 	addr    string
 	logOnce sync.Once
 	log     *tailBuffer
@@ -72,6 +73,11 @@ func (t *InProcess) Start(ctx context.Context, spec Spec) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.spec = spec
+	// The proxy's failpoints follow the spec's, armed before the start or
+	// while it runs (a fault armed mid-world), and last across restarts.
+	fps := failpoint.New()
+	spec.Failpoints.watch(func(tool, action string) { fps.Arm(failpoint.ToolCall, tool, failpoint.Action(action)) })
+	t.fps = fps
 	return t.startLocked(ctx, "127.0.0.1:0")
 }
 
@@ -82,7 +88,7 @@ func (t *InProcess) startLocked(ctx context.Context, addr string) error {
 	}
 	kv := knobsOf(t.spec.bounds())
 	p, err := proxy.New(ctx, MCPLocalConfig(t.spec.World), proxy.Options{
-		Knobs: &kv, Logger: t.logger(), Failpoints: t.spec.Failpoints,
+		Knobs: &kv, Logger: t.logger(), Failpoints: t.fps,
 		Getenv: func(k string) string { return t.spec.Env[k] }, AuditStore: store,
 	})
 	if err != nil {

@@ -74,7 +74,7 @@ func binarySpec(t *testing.T, up *upstream.Server) Spec {
 	if err := MCPLocalConfig(w).Validate(); err != nil {
 		t.Fatal(err)
 	}
-	return Spec{World: w, Bounds: CompressedBounds(), Failpoints: failpoint.New()}
+	return Spec{World: w, Bounds: CompressedBounds(), Failpoints: NewFailpoints()}
 }
 
 func newBinary(t *testing.T) *Binary {
@@ -285,14 +285,14 @@ func TestBinaryDeliversFailpointsAtEachStart(t *testing.T) {
 	ctx := testCtx(t)
 	b := newBinary(t)
 	spec := binarySpec(t, newDocmost(t))
-	spec.Failpoints.Arm(failpoint.ToolCall, "docmost_update_page", failpoint.Panic)
+	spec.Failpoints.PanicToolCall("docmost_update_page")
 	if err := b.Start(ctx, spec); err != nil {
 		t.Fatal(err)
 	}
 	if res := callTool(ctx, t, b.URL(), "docmost_update_page", map[string]any{"page_id": "x"}); !res.IsError {
 		t.Fatal("the failpoint armed before Start did not fire")
 	}
-	spec.Failpoints.Arm(failpoint.ToolCall, "docmost_search", failpoint.Panic)
+	spec.Failpoints.PanicToolCall("docmost_search")
 	if res := callTool(ctx, t, b.URL(), "docmost_search", map[string]any{"query": "q"}); res.IsError {
 		t.Fatal("a failpoint armed after Start reached the running process")
 	}
@@ -358,8 +358,8 @@ func TestBinaryEnvironment(t *testing.T) {
 
 	kv := Compressed()
 	kv.AuditWriteTimeout = 1500 * time.Microsecond
-	fps := failpoint.New()
-	fps.Arm(failpoint.ToolCall, "docmost_search", failpoint.Hang)
+	fps := NewFailpoints()
+	fps.HangToolCall("docmost_search")
 	b := &Binary{Env: []string{"ALICE_TOKEN=t"}, spec: Spec{Bounds: BoundsOf(kv), Failpoints: fps}}
 	env := b.environLocked()
 
@@ -439,5 +439,25 @@ func TestTailBufferKeepsTheTail(t *testing.T) {
 	fmt.Fprint(small, "short\n")
 	if small.String() != "short\n" {
 		t.Fatalf("String() = %q", small.String())
+	}
+}
+
+// The harness's failpoints are what mcplocal reads from MCPLOCAL_FAILPOINTS:
+// the string a process is given parses back to the same failpoints, each
+// with its action; none is "".
+func TestFailpointsAreMcplocalsFormat(t *testing.T) {
+	fps := NewFailpoints()
+	fps.HangToolCall("docmost_search")
+	fps.PanicToolCall("docmost_update_page")
+	set, err := failpoint.Parse(fps.String())
+	if err != nil {
+		t.Fatalf("mcplocal cannot read %q: %v", fps.String(), err)
+	}
+	if !set.Armed(failpoint.ToolCall, "docmost_search") || !set.Armed(failpoint.ToolCall, "docmost_update_page") || set.String() != fps.String() {
+		t.Errorf("mcplocal reads %q from %q", set.String(), fps.String())
+	}
+	var none *Failpoints
+	if none.String() != "" || NewFailpoints().String() != "" {
+		t.Error("no failpoints render as something")
 	}
 }

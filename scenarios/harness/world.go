@@ -17,8 +17,6 @@ import (
 
 	fakellm "github.com/mcpchaos/mcpchaos/fakes/llm"
 	"github.com/mcpchaos/mcpchaos/fakes/upstream"
-	"github.com/mcpchaos/mcpchaos/proxy/failpoint"
-	"github.com/mcpchaos/mcpchaos/proxy/health"
 	"github.com/mcpchaos/mcpchaos/proxy/knobs"
 )
 
@@ -42,7 +40,7 @@ type Env struct {
 	// Users maps user name to bearer token; empty means no auth.
 	Users map[string]string
 	// Failpoints armed in the proxy under test (in-process and binary targets).
-	Failpoints *failpoint.Set
+	Failpoints *Failpoints
 	// SecretEnv are the variables the config's *Env fields name (LLMKeys),
 	// given to the proxy's environment.
 	SecretEnv map[string]string
@@ -235,7 +233,7 @@ type EnvOptions struct {
 	// Dir is the scratch directory; default a new temp dir removed by Close.
 	Dir string
 	// Failpoints armed in the proxy before it starts; default none.
-	Failpoints *failpoint.Set
+	Failpoints *Failpoints
 	// LLM starts a fake LLM as the proxy's primary provider; Fallback adds a
 	// second (Anthropic) after it. Without LLM the proxy has no LLM configured.
 	LLM, Fallback bool
@@ -335,29 +333,11 @@ func Compressed() knobs.Values {
 	return v
 }
 
-// What a failpoint armed in a tool call's handler does (HandlerHang,
-// HandlerPanic).
-const (
-	failpointHang = iota
-	failpointPanic
-)
-
-// armToolCall arms the proxy's failpoint in the handler of tool's calls:
-// mcplocal's failpoints are the world's to arm, a fault names what it does.
-func (e *Env) armToolCall(tool string, what int) {
-	action := failpoint.Hang
-	if what == failpointPanic {
-		action = failpoint.Panic
-	}
-	e.Failpoints.Arm(failpoint.ToolCall, tool, action)
-}
-
-// PanicInToolCall is a failpoint set that panics the handler of tool's
-// calls, for a target started on its own (a production start must ignore
-// it).
-func PanicInToolCall(tool string) *failpoint.Set {
-	fps := failpoint.New()
-	fps.Arm(failpoint.ToolCall, tool, failpoint.Panic)
+// PanicInToolCall is failpoints that panic the handler of tool's calls,
+// for a target started on its own (a production start must ignore them).
+func PanicInToolCall(tool string) *Failpoints {
+	fps := NewFailpoints()
+	fps.PanicToolCall(tool)
 	return fps
 }
 
@@ -431,7 +411,7 @@ const auditorToken = "mcpchaos-auditor-token"
 func NewEnv(ctx context.Context, o EnvOptions) (e *Env, err error) {
 	e = &Env{Toxi: NewToxi(), Users: o.Users, Target: o.Target, Dir: o.Dir, Failpoints: o.Failpoints, Seed: o.Seed}
 	if e.Failpoints == nil {
-		e.Failpoints = failpoint.New()
+		e.Failpoints = NewFailpoints()
 	}
 	defer func() {
 		if err != nil {
@@ -575,27 +555,6 @@ func (e *Env) ProjectURLOf(project string) string {
 		return ep.Endpoint(project)
 	}
 	return e.Target.URL() + "/projects/" + project + "/mcp"
-}
-
-// Instances fetches GET /api/v1/instances.
-func (e *Env) Instances(ctx context.Context) ([]health.Instance, error) {
-	var body struct {
-		Instances []health.Instance `json:"instances"`
-		Error     string            `json:"error"`
-	}
-	err := e.GetJSON(ctx, "/api/v1/instances", &body, &body.Error)
-	return body.Instances, err
-}
-
-// Instance is Instances narrowed to one server ("" status if absent).
-func (e *Env) Instance(ctx context.Context, server string) health.Instance {
-	ins, _ := e.Instances(ctx)
-	for _, in := range ins {
-		if in.Server == server {
-			return in
-		}
-	}
-	return health.Instance{}
 }
 
 // GetJSON GETs path from the proxy, as the world's auditor when it has

@@ -5,6 +5,7 @@ import (
 	"net/url"
 
 	"github.com/mcpchaos/mcpchaos/proxy/audit"
+	"github.com/mcpchaos/mcpchaos/proxy/health"
 	"github.com/mcpchaos/mcpchaos/scenarios/evidence"
 )
 
@@ -77,4 +78,27 @@ func SessionRecords(ctx context.Context, store, id string) ([]SessionRecord, err
 	}
 	defer s.Close()
 	return s.LookupSession(ctx, id)
+}
+
+// Instances fetches mcplocal's health of every upstream server
+// (GET /api/v1/instances).
+func Instances(ctx context.Context, g Getter) ([]health.Instance, error) {
+	var body struct {
+		Instances []health.Instance `json:"instances"`
+		Error     string            `json:"error"`
+	}
+	err := g.GetJSON(ctx, "/api/v1/instances", &body, &body.Error)
+	return body.Instances, err
+}
+
+// Instance is Instances narrowed to one server (the zero Instance, "" status,
+// when it is absent or the API did not answer).
+func Instance(ctx context.Context, g Getter, server string) health.Instance {
+	ins, _ := Instances(ctx, g)
+	for _, in := range ins {
+		if in.Server == server {
+			return in
+		}
+	}
+	return health.Instance{}
 }
