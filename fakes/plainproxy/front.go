@@ -346,6 +346,13 @@ func (f *front) forward(ctx context.Context, ss *mcp.ServerSession, b *backend, 
 		}
 		err = f.callOn(ctx, ss, u, call)
 	}
+	if err != nil && errors.Is(ctx.Err(), context.Canceled) {
+		// The client cancelled the call (the go-sdk told the upstream):
+		// the upstream session is as good as before. Dropping it would
+		// close it under the client's next call, which may already be on
+		// its way through it.
+		return err
+	}
 	if err != nil {
 		f.failed(ss, b, u, err)
 		return err
