@@ -691,7 +691,8 @@ var SlowTrickle = Operation{Name: "MCPCTL_READ_TIMEOUT_MS decides: a body trickl
 	if _, err := fmt.Fprintf(c, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nAuthorization: Bearer %s\r\nContent-Length: 100000\r\n\r\n", path, host, env.Token("alice")); err != nil {
 		return Observation{Err: err}
 	}
-	limit := env.Bounds().D(harness.BoundReadTimeout) + Tolerance
+	readTimeout := env.Bounds().D(harness.BoundReadTimeout)
+	limit := readTimeout + Tolerance
 	stop := make(chan struct{})
 	defer close(stop)
 	go func() { // one byte every 50 ms, for far longer than the knob
@@ -711,7 +712,7 @@ var SlowTrickle = Operation{Name: "MCPCTL_READ_TIMEOUT_MS decides: a body trickl
 	_, closed := closedWithin(c, 3*limit)
 	o := clk.stop(Observation{})
 	if !closed {
-		o.Broken = append(o.Broken, fmt.Sprintf("a trickling client was still connected %v after it began (MCPCTL_READ_TIMEOUT_MS=%v)", o.Latency.Round(time.Millisecond), env.Bounds().D(harness.BoundReadTimeout)))
+		o.Broken = append(o.Broken, fmt.Sprintf("a trickling client was still connected %v after it began (MCPCTL_READ_TIMEOUT_MS=%v)", o.Latency.Round(time.Millisecond), readTimeout))
 	}
 	return o
 }}
@@ -734,10 +735,11 @@ var IdleConnection = Operation{Name: "MCPCTL_IDLE_CONN_TIMEOUT_MS decides: an id
 	_, _ = io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
 	clk := startClock()
-	_, closed := closedWithin(c, 3*(env.Bounds().D(harness.BoundIdleConn)+Tolerance))
+	idleConn := env.Bounds().D(harness.BoundIdleConn)
+	_, closed := closedWithin(c, 3*(idleConn+Tolerance))
 	o := clk.stop(Observation{})
 	if !closed {
-		o.Broken = append(o.Broken, fmt.Sprintf("an idle keep-alive connection was still open after %v (MCPCTL_IDLE_CONN_TIMEOUT_MS=%v)", o.Latency.Round(time.Millisecond), env.Bounds().D(harness.BoundIdleConn)))
+		o.Broken = append(o.Broken, fmt.Sprintf("an idle keep-alive connection was still open after %v (MCPCTL_IDLE_CONN_TIMEOUT_MS=%v)", o.Latency.Round(time.Millisecond), idleConn))
 	}
 	return o
 }}
@@ -782,13 +784,15 @@ var ConnCap = Operation{Name: "MCPCTL_CONNS_MAX decides: connections past it get
 			_ = c.Close()
 		}
 	}()
+	bounds := env.Bounds()
+	connsMax, readTimeout := bounds.N(harness.BoundConns), bounds.D(harness.BoundReadTimeout)
 	first := time.Now()
 	// Dial silent connections until one is refused: never more than the cap
 	// may be open (the harness may hold a few of its own).
 	refusedAt := -1
 	var status int
 	var body string
-	for i := 0; i <= int(env.Bounds().N(harness.BoundConns)); i++ {
+	for i := 0; i <= int(connsMax); i++ {
 		c, _, err := rawConn(ctx, env)
 		if err != nil {
 			return Observation{Err: err}
@@ -806,21 +810,21 @@ var ConnCap = Operation{Name: "MCPCTL_CONNS_MAX decides: connections past it get
 	}
 	switch {
 	case refusedAt < 0:
-		o.Broken = append(o.Broken, fmt.Sprintf("%d connections open at once, past MCPCTL_CONNS_MAX=%d", len(open), env.Bounds().N(harness.BoundConns)))
+		o.Broken = append(o.Broken, fmt.Sprintf("%d connections open at once, past MCPCTL_CONNS_MAX=%d", len(open), connsMax))
 		return o
 	case refusedAt == 0:
-		o.Broken = append(o.Broken, fmt.Sprintf("the first connection was refused (MCPCTL_CONNS_MAX=%d)", env.Bounds().N(harness.BoundConns)))
+		o.Broken = append(o.Broken, fmt.Sprintf("the first connection was refused (MCPCTL_CONNS_MAX=%d)", connsMax))
 		return o
 	case status != http.StatusServiceUnavailable || !strings.Contains(body, `"jsonrpc":"2.0"`) || !strings.Contains(body, "MCPCTL_CONNS_MAX"):
 		o.Broken = append(o.Broken, fmt.Sprintf("a connection past the cap got %d %q: want 503 with a JSON-RPC error naming MCPCTL_CONNS_MAX", status, body))
 		return o
 	}
-	if since := time.Since(first); since >= env.Bounds().D(harness.BoundReadTimeout) {
-		return Observation{Err: fmt.Errorf("dialling took %v, past the read-header bound %v: the machine is too slow for this scenario", since, env.Bounds().D(harness.BoundReadTimeout))}
+	if since := time.Since(first); since >= readTimeout {
+		return Observation{Err: fmt.Errorf("dialling took %v, past the read-header bound %v: the machine is too slow for this scenario", since, readTimeout)}
 	}
 	// The read-header bound passes for the oldest silent connection: the
 	// wait is what is tested, no request may be in flight.
-	time.Sleep(time.Until(first.Add(env.Bounds().D(harness.BoundReadTimeout) + Tolerance)))
+	time.Sleep(time.Until(first.Add(readTimeout + Tolerance)))
 	clk := startClock()
 	defer clk.halt()
 	c, host, err := rawConn(ctx, env)
@@ -1079,7 +1083,8 @@ var TombstoneExpiry = Operation{Name: "MCPCTL_SESSION_RECORD_TTL_MS decides: a s
 	if status, body, err := mcpRequest(ctx, env, "alice", http.MethodPost, deleted, list); err != nil || status != http.StatusNotFound {
 		o.Broken = append(o.Broken, fmt.Sprintf("right after the DELETE, inside MCPCTL_SESSION_RECORD_TTL_MS, the id answered %d (%v): %s", status, err, excerpt(body)))
 	}
-	wait := env.Bounds().D(harness.BoundSessionTTL) + Tolerance
+	ttl := env.Bounds().D(harness.BoundSessionTTL)
+	wait := ttl + Tolerance
 	t := time.NewTimer(wait)
 	select {
 	case <-ctx.Done():
@@ -1108,12 +1113,12 @@ var TombstoneExpiry = Operation{Name: "MCPCTL_SESSION_RECORD_TTL_MS decides: a s
 	// proxy looks it up; if opening it, the restart and the request took
 	// longer, a refusal says nothing about the proxy.
 	if status != http.StatusOK {
-		if defect := Outlasts("MCPCTL_SESSION_RECORD_TTL_MS", env.Bounds().D(harness.BoundSessionTTL), ActionRestart+fmt.Sprintf(" (%v) and the session's opening", restart.Round(time.Millisecond)), time.Since(openedAt)); defect != nil {
+		if defect := Outlasts("MCPCTL_SESSION_RECORD_TTL_MS", ttl, ActionRestart+fmt.Sprintf(" (%v) and the session's opening", restart.Round(time.Millisecond)), time.Since(openedAt)); defect != nil {
 			return Observation{Err: defect}
 		}
 	}
 	if status != http.StatusOK {
-		o.Broken = append(o.Broken, fmt.Sprintf("alice's session opened inside MCPCTL_SESSION_RECORD_TTL_MS=%v was not recreated after the restart: %d %s", env.Bounds().D(harness.BoundSessionTTL), status, excerpt(body)))
+		o.Broken = append(o.Broken, fmt.Sprintf("alice's session opened inside MCPCTL_SESSION_RECORD_TTL_MS=%v was not recreated after the restart: %d %s", ttl, status, excerpt(body)))
 	}
 	for what, id := range map[string]string{"opened": old, "DELETEd": deleted} {
 		status, body, err := mcpRequest(ctx, env, "alice", http.MethodPost, id, list)
@@ -1121,7 +1126,7 @@ var TombstoneExpiry = Operation{Name: "MCPCTL_SESSION_RECORD_TTL_MS decides: a s
 			return Observation{Err: err}
 		}
 		if bad, _ := rpcError(status, body, http.StatusNotFound); bad != "" {
-			o.Broken = append(o.Broken, fmt.Sprintf("an id %s %v before the restart (MCPCTL_SESSION_RECORD_TTL_MS=%v, its record forgotten) %s", what, wait, env.Bounds().D(harness.BoundSessionTTL), bad))
+			o.Broken = append(o.Broken, fmt.Sprintf("an id %s %v before the restart (MCPCTL_SESSION_RECORD_TTL_MS=%v, its record forgotten) %s", what, wait, ttl, bad))
 		}
 	}
 	return o

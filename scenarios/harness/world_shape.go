@@ -101,7 +101,10 @@ type User struct {
 	Admin bool
 }
 
-// Clone is a deep copy of w, for a twin proxy of the world's own.
+// Clone is a copy of w for a twin proxy of the world's own, or a target's
+// own changes: its store, projects, servers, LLM providers and users may be
+// changed without changing w. Stages, prompts and health checks are shared;
+// nothing changes them once the world is made.
 func (w *World) Clone() *World {
 	c := *w
 	c.Projects = map[string]*WorldProject{}
