@@ -10,14 +10,13 @@ import (
 	"time"
 )
 
-var update = flag.Bool("update", false, "rewrite the bench's golden renderings (testdata/*.golden*) from the code")
+var update = flag.Bool("update", false, "rewrite the bench's golden renderings (testdata/*.golden, docs/performance-curve*.svg) from the code")
 
-// golden compares got with testdata/name, or rewrites it with -update. A
+// golden compares got with the file at path, or rewrites it with -update. A
 // rendering that changes must be changed on purpose: the test prints where
 // the two part.
-func golden(t *testing.T, name string, got []byte) {
+func golden(t *testing.T, path string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
 	if *update {
 		if err := os.WriteFile(path, got, 0o644); err != nil {
 			t.Fatal(err)
@@ -79,7 +78,7 @@ func TestTheTableIsAsRecorded(t *testing.T) {
 	if err := WriteTable(&b, everyCell()); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "table.golden", b.Bytes())
+	golden(t, filepath.Join("testdata", "table.golden"), b.Bytes())
 }
 
 // A run without the floor or direct compares every target with the first
@@ -91,16 +90,19 @@ func TestATableWithoutTheFloorIsAsRecorded(t *testing.T) {
 	if err := WriteTable(&b, rep); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "table-no-floor.golden", b.Bytes())
+	golden(t, filepath.Join("testdata", "table-no-floor.golden"), b.Bytes())
 }
 
-// The curves are drawn as recorded: both sweeps of a run measured on this
-// machine (testdata/curve.json), and the stream-held idle sweep alone with
-// its shorter steps (testdata/curve-stream.json).
+// The committed curves are what the bench draws from the data beside
+// them: docs/performance-curve.svg from docs/performance-curve.json (both
+// sweeps of a run on this machine), and the stream-held idle sweep with its
+// shorter steps. A change to the drawing shows here, against the pictures
+// readers see.
 func TestTheCurvesAreDrawnAsRecorded(t *testing.T) {
-	for _, name := range []string{"curve", "curve-stream"} {
+	for _, name := range []string{"performance-curve", "performance-curve-stream"} {
 		t.Run(name, func(t *testing.T) {
-			data, err := os.ReadFile(filepath.Join("testdata", name+".json"))
+			docs := filepath.Join("..", "..", "docs")
+			data, err := os.ReadFile(filepath.Join(docs, name+".json"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -112,7 +114,7 @@ func TestTheCurvesAreDrawnAsRecorded(t *testing.T) {
 			if err := WriteCurveSVG(&b, &c); err != nil {
 				t.Fatal(err)
 			}
-			golden(t, name+".golden.svg", b.Bytes())
+			golden(t, filepath.Join(docs, name+".svg"), b.Bytes())
 		})
 	}
 }
