@@ -2,13 +2,13 @@ package canary
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"reflect"
 	"testing"
 	"time"
 
 	"github.com/onsi/ginkgo/v2/types"
+
+	"github.com/mcpchaos/mcpchaos/internal/testtree"
 )
 
 // Ginkgo's JSON report becomes one record per spec that ran; skipped specs
@@ -62,16 +62,7 @@ func TestSpecFilterAlwaysLeavesOutOtherTargets(t *testing.T) {
 // later (the conformance run) is in the next canary run by itself.
 func TestGinkgoSuitesFindsEverySuiteUnderScenarios(t *testing.T) {
 	dir := t.TempDir()
-	write := func(rel, body string) {
-		t.Helper()
-		p := filepath.Join(dir, rel)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	write := func(rel, body string) { testtree.Write(t, dir, map[string]string{rel: body}) }
 	write("scenarios/suite_test.go", "package s\nimport . \"github.com/onsi/ginkgo/v2\"\nfunc TestS(t *testing.T) { RunSpecs(t, \"Scenarios\") }\n")
 	write("scenarios/conformance/conformance_suite_test.go", "package c\nimport (\n\t\"testing\"\n\n\t. \"github.com/onsi/ginkgo/v2\"\n)\nfunc TestC(t *testing.T) { RunSpecs(t, \"Conformance\") }\n")
 	// A test that only mentions RunSpecs (this very file does, in its

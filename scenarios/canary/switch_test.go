@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpchaos/mcpchaos/internal/testtree"
 )
 
 func TestParseSwitch(t *testing.T) {
@@ -111,16 +113,7 @@ func TestParseSwitchReadsNPMPackages(t *testing.T) {
 // client depends on is an error, not a switch that silently changes nothing.
 func TestInstallPlanInstallsTheVersionWhereTheClientDependsOnIt(t *testing.T) {
 	dir := t.TempDir()
-	write := func(rel, body string) {
-		t.Helper()
-		p := filepath.Join(dir, rel)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	write := func(rel, body string) { testtree.Write(t, dir, map[string]string{rel: body}) }
 	write("tools/tsclient/package.json", `{"dependencies": {"@modelcontextprotocol/sdk": "1.32.2"}}`)
 	write("tools/conformance/package.json", `{"dependencies": {"@modelcontextprotocol/conformance": "0.1.13"}}`)
 	sdk, err := ParseSwitch("npm:@modelcontextprotocol/sdk@1.24.3")

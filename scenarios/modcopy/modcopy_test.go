@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpchaos/mcpchaos/internal/testtree"
 )
 
 // gitModule is a module in a git work tree of its own, built from files
@@ -17,15 +19,7 @@ import (
 func gitModule(t *testing.T, files map[string]string, track ...string) string {
 	t.Helper()
 	dir := t.TempDir()
-	for name, body := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testtree.Write(t, dir, files)
 	git := func(args ...string) {
 		t.Helper()
 		cmd := exec.Command("git", args...)

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpchaos/mcpchaos/internal/testtree"
 )
 
 // schemataProg exercises every kind of generic mutant: comparisons (each
@@ -91,16 +93,7 @@ func TestSchemataBehaveLikeEachMutantAlone(t *testing.T) {
 		t.Fatal("no site guards found in the rewritten program")
 	}
 	dir := t.TempDir()
-	write := func(rel, src string) {
-		t.Helper()
-		p := filepath.Join(dir, rel)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	write := func(rel, src string) { testtree.Write(t, dir, map[string]string{rel: src}) }
 	write("go.mod", "module example.com/m\n\ngo 1.24\n")
 	write(SwitchDir+"/switch.go", switchSource)
 	run := func(src string, env ...string) string {

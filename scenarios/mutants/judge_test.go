@@ -2,13 +2,12 @@ package mutants
 
 import (
 	"context"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/mcpchaos/mcpchaos/internal/testtree"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
 )
 
@@ -52,15 +51,7 @@ func TestRelayOn(t *testing.T) {
 }
 `,
 	}
-	for name, body := range files {
-		path := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testtree.Write(t, dir, files)
 	git := exec.Command("git", "init", "-q", dir)
 	if out, err := git.CombinedOutput(); err != nil {
 		t.Fatalf("git init: %v: %s", err, out)

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpchaos/mcpchaos/internal/testtree"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
 )
 
@@ -154,19 +155,11 @@ func gitIn(t *testing.T, dir string, args ...string) string {
 func knownModule(t *testing.T) *module {
 	t.Helper()
 	dir := t.TempDir()
-	for name, body := range map[string]string{
+	testtree.Write(t, dir, map[string]string{
 		"go.mod": "module example.com/tiny\n\ngo 1.22\n", "README.md": "tiny\n",
 		"p/p.go": knownModuleP, "p/p_test.go": knownModuleTest, "p/extra.go": knownModuleExtra,
 		"cmd/tiny/main.go": knownModuleMain,
-	} {
-		path := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	})
 	gitIn(t, dir, "init", "-q")
 	gitIn(t, dir, "add", "-A")
 	gitIn(t, dir, "commit", "-q", "-m", "tiny")
