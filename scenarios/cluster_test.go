@@ -12,7 +12,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/mcpchaos/mcpchaos/proxy/knobs"
+	"github.com/mcpchaos/mcpchaos/scenarios/evidence/mcplocal"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
 	"github.com/mcpchaos/mcpchaos/scenarios/load"
 	"github.com/mcpchaos/mcpchaos/scenarios/soak"
@@ -32,12 +32,12 @@ const sessionNotice = "⚠ Session state unavailable"
 
 // clusterKnobs are the compressed knobs with room for a slow upstream call
 // held in flight while a replica is killed.
-func clusterKnobs() *knobs.Values {
-	k := harness.Compressed()
+func clusterKnobs() mcplocal.Knobs {
+	k := mcplocal.Compressed()
 	k.UpstreamCallTimeout = 4 * time.Second
 	k.RequestDeadline = 5 * time.Second
 	k.AuditWriteTimeout = 5 * time.Second
-	return &k
+	return k
 }
 
 // newCluster starts a world whose target is a cluster of n mcplocal
@@ -54,7 +54,7 @@ func startCluster(c harness.Target) *harness.Env {
 	GinkgoHelper()
 	ctx, cancel := context.WithTimeout(context.Background(), clusterStartCap)
 	defer cancel()
-	env, err := harness.NewEnv(ctx, harness.EnvOptions{Users: alice.Users, Target: c, Knobs: clusterKnobs()})
+	env, err := harness.NewEnv(ctx, harness.EnvOptions{Users: alice.Users, Target: c, Bounds: mcplocal.BoundsOf(clusterKnobs())})
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -144,8 +144,8 @@ var _ = Describe("A cluster of mcplocal replicas behind HAProxy", Label("cluster
 		took := time.Since(start)
 		Expect(err).NotTo(HaveOccurred(), "the partitioned replica answers")
 		Expect(r.IsError).To(BeFalse(), r.Text)
-		Expect(took).To(BeNumerically("<", env.Knobs.RequestDeadline*2+harness.Tolerance), "within budgets")
-		Eventually(func() string { return c.ReplicaLogs(0) }).WithTimeout(env.Knobs.AuditWriteTimeout+10*time.Second).WithPolling(100*time.Millisecond).
+		Expect(took).To(BeNumerically("<", mcplocal.KnobsOf(env.Bounds()).RequestDeadline*2+harness.Tolerance), "within budgets")
+		Eventually(func() string { return c.ReplicaLogs(0) }).WithTimeout(mcplocal.KnobsOf(env.Bounds()).AuditWriteTimeout+10*time.Second).WithPolling(100*time.Millisecond).
 			Should(ContainSubstring(`msg="audit rows lost"`), "the rows it could not write are dropped and counted")
 
 		ready := func() int { return statusOf(ctx, c.ReplicaURL(0)+"/readyz") }

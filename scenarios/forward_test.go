@@ -305,16 +305,16 @@ var _ = Describe("Upstream sessions per client session", Label("surface", "sessi
 		Expect(a.call(ctx, "everything_whoami", nil)).To(Equal(ida), "a client session keeps its upstream session")
 		Expect(env.Everything.SessionIDs()).To(ContainElements(ida, idb))
 		Expect(a.cs.Close()).To(Succeed())
-		Eventually(env.Everything.SessionIDs).WithTimeout(env.Knobs.ShutdownGrace+Tolerance).ShouldNot(ContainElement(ida),
+		Eventually(env.Everything.SessionIDs).WithTimeout(mcplocal.KnobsOf(env.Bounds()).ShutdownGrace+Tolerance).ShouldNot(ContainElement(ida),
 			"the DELETE of a client session closes its upstream session")
 		Expect(env.Everything.SessionIDs()).To(ContainElement(idb), "and only its")
 		b.call(ctx, "everything_echo", map[string]any{"text": "still here"})
 	}, SpecTimeout(fwdTimeout))
 
 	It("refuses a new upstream session past MCPCTL_UPSTREAM_SESSIONS_MAX, readably, and serves again once one closes", func(ctx SpecContext) {
-		kv := harness.Compressed()
+		kv := mcplocal.Compressed()
 		kv.UpstreamSessionsMax = 2 // docmost and everything for one client session
-		env := newWorld(harness.EnvOptions{Everything: true, Knobs: &kv})
+		env := newWorld(harness.EnvOptions{Everything: true, Bounds: mcplocal.BoundsOf(kv)})
 		a := connectParty(ctx, env, "a")
 		a.call(ctx, "everything_echo", map[string]any{"text": "x"})
 		b := connectParty(ctx, env, "b")
@@ -326,7 +326,7 @@ var _ = Describe("Upstream sessions per client session", Label("surface", "sessi
 		Eventually(func() bool {
 			r, err := b.cs.CallTool(ctx, &mcp.CallToolParams{Name: "everything_echo", Arguments: map[string]any{"text": "y"}})
 			return err == nil && !r.IsError
-		}).WithTimeout(env.Knobs.ShutdownGrace+2*Tolerance).Should(BeTrue(), "a freed slot serves the next session")
+		}).WithTimeout(mcplocal.KnobsOf(env.Bounds()).ShutdownGrace+2*Tolerance).Should(BeTrue(), "a freed slot serves the next session")
 	}, SpecTimeout(fwdTimeout))
 })
 

@@ -19,6 +19,7 @@ import (
 	"github.com/mcpchaos/mcpchaos/proxy/config"
 	"github.com/mcpchaos/mcpchaos/proxy/knobs"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
+	"github.com/mcpchaos/mcpchaos/scenarios/evidence/mcplocal"
 )
 
 // The audit knobs bound work off the request path, so their outcomes show in
@@ -473,8 +474,8 @@ var _ = Describe("The knob matrix: the audit trail's bounds", Label("knobs", "au
 
 	It("MCPCTL_READY_TIMEOUT_MS alone bounds /readyz's check of a stalled store", func(ctx SpecContext) {
 		const bound = 300 * time.Millisecond
-		v := narrow("MCPCTL_READY_TIMEOUT_MS", bound) // the write and query timeouts stay wide
-		w := newAuditProxy(ctx, *v)
+		v := mcplocal.KnobsOf(narrow("MCPCTL_READY_TIMEOUT_MS", bound)) // the write and query timeouts stay wide
+		w := newAuditProxy(ctx, v)
 		get := func() (int, string) {
 			req, err := http.NewRequestWithContext(ctx, http.MethodGet, w.base+"/readyz", nil)
 			Expect(err).NotTo(HaveOccurred())

@@ -58,12 +58,12 @@ func wideKnobs() knobs.Values {
 	return v
 }
 
-// narrow returns wideKnobs with env set to d.
-func narrow(env string, d time.Duration) *knobs.Values {
+// narrow returns wideKnobs with env set to d, as bounds.
+func narrow(env string, d time.Duration) harness.Bounds {
 	v := wideKnobs()
 	Expect(v.Set(env, d)).To(BeTrue(), "%s is a duration knob", env)
 	Expect(v.Check()).To(Succeed())
-	return &v
+	return mcplocal.BoundsOf(v)
 }
 
 // matrixSlack is how late after its narrow bound a call may end and still
@@ -115,7 +115,7 @@ var _ = Describe("The knob matrix", Label("knobs"), func() {
 
 	It("MCPCTL_PAGINATION_LLM_TIMEOUT_MS alone ends pagination's wait for titles", func(ctx SpecContext) {
 		o := paginateFeature.Env
-		o.Knobs = narrow("MCPCTL_PAGINATION_LLM_TIMEOUT_MS", bound)
+		o.Bounds = narrow("MCPCTL_PAGINATION_LLM_TIMEOUT_MS", bound)
 		env := newWorld(o)
 		Expect(env.LLM.Set(fakellm.AnyModel, fakellm.Do(fakellm.HangBeforeHeaders))).To(Succeed())
 		cs := connect(ctx, env, "alice-token")
@@ -128,7 +128,7 @@ var _ = Describe("The knob matrix", Label("knobs"), func() {
 
 	It("MCPCTL_GATE_LLM_TIMEOUT_MS alone ends begin_session's prompt ranking", func(ctx SpecContext) {
 		o := gateFeature.Env
-		o.Knobs = narrow("MCPCTL_GATE_LLM_TIMEOUT_MS", bound)
+		o.Bounds = narrow("MCPCTL_GATE_LLM_TIMEOUT_MS", bound)
 		env := newWorld(o)
 		Expect(env.LLM.Set(fakellm.AnyModel, fakellm.Do(fakellm.HangBeforeHeaders))).To(Succeed())
 		cs := connect(ctx, env, "alice-token")
@@ -142,7 +142,7 @@ var _ = Describe("The knob matrix", Label("knobs"), func() {
 	It("MCPCTL_LLM_PROVIDER_TIMEOUT_MS alone ends one provider attempt, and the fallback answers", func(ctx SpecContext) {
 		o := paginateFeature.Env
 		o.Fallback = true
-		o.Knobs = narrow("MCPCTL_LLM_PROVIDER_TIMEOUT_MS", bound)
+		o.Bounds = narrow("MCPCTL_LLM_PROVIDER_TIMEOUT_MS", bound)
 		env := newWorld(o)
 		Expect(env.LLM.Set(fakellm.AnyModel, fakellm.Do(fakellm.HangBeforeHeaders))).To(Succeed())
 		cs := connect(ctx, env, "alice-token")
@@ -159,7 +159,7 @@ var _ = Describe("The knob matrix", Label("knobs"), func() {
 		// Two attempts of 1.2 s would end at 2.4 s; the budget ends the
 		// chain at 1.5 s, in the middle of the second attempt.
 		v.LLMProviderTimeout, v.LLMCallBudget = 1200*time.Millisecond, 1500*time.Millisecond
-		o.Knobs = &v
+		o.Bounds = mcplocal.BoundsOf(v)
 		env := newWorld(o)
 		Expect(env.LLM.Set(fakellm.AnyModel, fakellm.Do(fakellm.HangBeforeHeaders))).To(Succeed())
 		Expect(env.Fallback.Set(fakellm.AnyModel, fakellm.Do(fakellm.HangBeforeHeaders))).To(Succeed())
@@ -184,7 +184,7 @@ var _ = Describe("The knob matrix", Label("knobs"), func() {
 				want = budgetMs
 			}
 			o.Pipeline = []harness.Stage{st}
-			o.Knobs = narrow("MCPCTL_STAGE_LLM_BUDGET_MS", knob)
+			o.Bounds = narrow("MCPCTL_STAGE_LLM_BUDGET_MS", knob)
 			env := newWorld(o)
 			cs := connect(ctx, env, "alice-token")
 			var a answer
@@ -200,7 +200,7 @@ var _ = Describe("The knob matrix", Label("knobs"), func() {
 	It("MCPCTL_REQUEST_DEADLINE_MS alone answers a handler that hangs", func(ctx SpecContext) {
 		v := wideKnobs()
 		v.RequestDeadline, v.UpstreamCallTimeout = 500*time.Millisecond, 400*time.Millisecond
-		env := newWorld(harness.EnvOptions{Knobs: &v})
+		env := newWorld(harness.EnvOptions{Bounds: mcplocal.BoundsOf(v)})
 		Expect(harness.HandlerHang{Tool: "docmost_update_page"}.Inject(ctx, env)).To(Succeed())
 		cs := connect(ctx, env, "")
 		var a answer
@@ -209,7 +209,7 @@ var _ = Describe("The knob matrix", Label("knobs"), func() {
 	}, SpecTimeout(specTimeout))
 
 	It("MCPCTL_UPSTREAM_CALL_TIMEOUT_MS alone ends a hanging upstream call", func(ctx SpecContext) {
-		env := newWorld(harness.EnvOptions{Knobs: narrow("MCPCTL_UPSTREAM_CALL_TIMEOUT_MS", bound)})
+		env := newWorld(harness.EnvOptions{Bounds: narrow("MCPCTL_UPSTREAM_CALL_TIMEOUT_MS", bound)})
 		env.Docmost.Set("update_page", upstream.Behavior{Kind: upstream.Hang})
 		cs := connect(ctx, env, "")
 		var a answer
@@ -222,7 +222,7 @@ var _ = Describe("The knob matrix", Label("knobs"), func() {
 
 	DescribeTable("MCPCTL_CHAT_BUDGET_MS alone ends a chat turn",
 		func(ctx SpecContext, stream bool) {
-			env := newWorld(harness.EnvOptions{LLM: true, Knobs: narrow("MCPCTL_CHAT_BUDGET_MS", bound)})
+			env := newWorld(harness.EnvOptions{LLM: true, Bounds: narrow("MCPCTL_CHAT_BUDGET_MS", bound)})
 			Expect(env.LLM.Set(fakellm.AnyModel, fakellm.Do(fakellm.HangBeforeHeaders))).To(Succeed())
 			args := []string{"chat", "--url", env.Target.URL(), "--timeout", "5s", "hello"}
 			if stream {
@@ -251,7 +251,7 @@ var _ = Describe("The knob matrix", Label("knobs"), func() {
 	It("MCPCTL_MAX_BODY_BYTES alone decides which request bodies are refused", func(ctx SpecContext) {
 		v := wideKnobs()
 		v.MaxBodyBytes = 4096
-		env := newWorld(harness.EnvOptions{Knobs: &v})
+		env := newWorld(harness.EnvOptions{Bounds: mcplocal.BoundsOf(v)})
 		id := initSession(ctx, env, "")
 		body := func(n int) string {
 			head := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"docmost_update_page","arguments":{"page_id":"p","content":"`
@@ -275,7 +275,7 @@ var _ = Describe("The knob matrix", Label("knobs"), func() {
 	}, SpecTimeout(specTimeout))
 
 	It("MCPCTL_UPSTREAM_CONNECT_TIMEOUT_MS alone ends a connection to an upstream that never answers", func(ctx SpecContext) {
-		env := newWorld(harness.EnvOptions{Knobs: narrow("MCPCTL_UPSTREAM_CONNECT_TIMEOUT_MS", bound)})
+		env := newWorld(harness.EnvOptions{Bounds: narrow("MCPCTL_UPSTREAM_CONNECT_TIMEOUT_MS", bound)})
 		// Each client session has upstream sessions of its own, and the
 		// first one connects at initialize (the proxy learns the upstream's
 		// capabilities); a second session connects on its first call.
@@ -292,7 +292,7 @@ var _ = Describe("The knob matrix", Label("knobs"), func() {
 		// The upstream hands out a session id and then answers nothing: the
 		// SDK's clean-up of that half-open session (a DELETE under its own
 		// 5 s) must not be the caller's wait.
-		env := newWorld(harness.EnvOptions{Knobs: narrow("MCPCTL_UPSTREAM_CONNECT_TIMEOUT_MS", bound)})
+		env := newWorld(harness.EnvOptions{Bounds: narrow("MCPCTL_UPSTREAM_CONNECT_TIMEOUT_MS", bound)})
 		connect(ctx, env, "")
 		Expect(harness.HandshakeStall{}.Inject(ctx, env)).To(Succeed())
 		cs := connect(ctx, env, "")
@@ -310,7 +310,7 @@ var _ = Describe("The knob matrix", Label("knobs"), func() {
 	// bound of its own: the answer's time is the knob's.
 	It("MCPCTL_SHUTDOWN_GRACE_MS alone bounds how long a stop waits for a request in flight", func(ctx SpecContext) {
 		o := paginateFeature.Env
-		o.Knobs = narrow("MCPCTL_SHUTDOWN_GRACE_MS", bound)
+		o.Bounds = narrow("MCPCTL_SHUTDOWN_GRACE_MS", bound)
 		env := newWorld(o)
 		Expect(env.LLM.Set(fakellm.AnyModel, fakellm.Do(fakellm.HangBeforeHeaders))).To(Succeed())
 		cs := connect(ctx, env, "alice-token")
@@ -344,7 +344,7 @@ var _ = Describe("The knob matrix", Label("knobs"), func() {
 		// sends a request inside it, on a machine that may be loaded.
 		const drain = time.Second
 		o := paginateFeature.Env
-		o.Knobs = narrow("MCPCTL_STOP_DRAIN_MS", drain)
+		o.Bounds = narrow("MCPCTL_STOP_DRAIN_MS", drain)
 		env := newWorld(o)
 		cs := connect(ctx, env, "alice-token")
 		// Read before the restart: a target's URL waits for its restart.
@@ -376,7 +376,7 @@ var _ = Describe("The knob matrix", Label("knobs"), func() {
 	}, SpecTimeout(specTimeout))
 
 	It("MCPCTL_PAUSE_MAX_WAIT_MS alone ends a request's wait on a paused project", func(ctx SpecContext) {
-		env := newWorld(harness.EnvOptions{Knobs: narrow("MCPCTL_PAUSE_MAX_WAIT_MS", bound)})
+		env := newWorld(harness.EnvOptions{Bounds: narrow("MCPCTL_PAUSE_MAX_WAIT_MS", bound)})
 		cs := connect(ctx, env, "")
 		pauseAPI(ctx, env, "", "pause")
 		var a answer
@@ -388,7 +388,7 @@ var _ = Describe("The knob matrix", Label("knobs"), func() {
 	It("MCPCTL_PAUSE_QUEUE_MAX alone decides how many requests may wait on a paused project", func(ctx SpecContext) {
 		v := wideKnobs()
 		Expect(v.SetRaw("MCPCTL_PAUSE_QUEUE_MAX", 2)).To(BeTrue())
-		env := newWorld(harness.EnvOptions{Knobs: &v})
+		env := newWorld(harness.EnvOptions{Bounds: mcplocal.BoundsOf(v)})
 		cs := connect(ctx, env, "")
 		pauseAPI(ctx, env, "", "pause")
 		waited := make(chan answer, 2)

@@ -120,14 +120,14 @@ var _ = Describe("Bounds under load", Label("load", "deadline"), Serial, func() 
 
 func boundsUnderLoad(target func() harness.Target) {
 	It(fmt.Sprintf("answers %d requests in flight against a hanging upstream, each within MCPCTL_UPSTREAM_CALL_TIMEOUT_MS + %v", inFlight, inFlightTolerance), func(ctx SpecContext) {
-		kv := harness.Compressed()
+		kv := mcplocal.Compressed()
 		// The request deadline gets room past what the spec holds, so an
 		// answer within it comes from the upstream call timeout.
 		kv.RequestDeadline = 3 * time.Second
 		kv.AuditWriteTimeout = auditRoom
-		env := newWorld(harness.EnvOptions{Target: target(), Knobs: &kv})
-		bound := env.Knobs.UpstreamCallTimeout // the bound meant to answer, and the one the spec holds
-		Expect(bound+inFlightTolerance).To(BeNumerically("<", env.Knobs.RequestDeadline),
+		env := newWorld(harness.EnvOptions{Target: target(), Bounds: mcplocal.BoundsOf(kv)})
+		bound := mcplocal.KnobsOf(env.Bounds()).UpstreamCallTimeout // the bound meant to answer, and the one the spec holds
+		Expect(bound+inFlightTolerance).To(BeNumerically("<", mcplocal.KnobsOf(env.Bounds()).RequestDeadline),
 			"the request deadline would answer first: the spec would not tell the upstream timeout from it")
 		lat, res, stalled := fireTogether(ctx, env.ProjectURL(), inFlight, func() {
 			Expect(harness.ToolHang{Tool: "search"}.Inject(ctx, env)).To(Succeed())
@@ -142,7 +142,7 @@ func boundsUnderLoad(target func() harness.Target) {
 	}, SpecTimeout(90*time.Second))
 
 	It(fmt.Sprintf("bounds the paginate stage of %d requests in flight against a hanging LLM by MCPCTL_PAGINATION_LLM_TIMEOUT_MS + %v, and says so", inFlight, inFlightTolerance), func(ctx SpecContext) {
-		kv := harness.Compressed()
+		kv := mcplocal.Compressed()
 		// The upstream search and the outer deadline get room: what is held
 		// here is the LLM's budget inside each request, not the search. The
 		// 200 searches share the CPU with the race-built proxy and client in
@@ -157,10 +157,10 @@ func boundsUnderLoad(target func() harness.Target) {
 		// within it was ended by the pagination LLM timeout.
 		kv.StageLLMBudget = 3 * time.Second
 		kv.AuditWriteTimeout = auditRoom
-		env := newWorld(harness.EnvOptions{Target: target(), Knobs: &kv, LLM: true,
+		env := newWorld(harness.EnvOptions{Target: target(), Bounds: mcplocal.BoundsOf(kv), LLM: true,
 			LLMDefault: fakellm.Step{Kind: fakellm.OK, Text: "A\nB\nC"}, Pipeline: []harness.Stage{{Name: "paginate"}}})
-		bound := env.Knobs.PaginationLLMTimeout // the bound meant to answer, and the one the spec holds
-		Expect(bound+inFlightTolerance).To(BeNumerically("<", env.Knobs.StageLLMBudget),
+		bound := mcplocal.KnobsOf(env.Bounds()).PaginationLLMTimeout // the bound meant to answer, and the one the spec holds
+		Expect(bound+inFlightTolerance).To(BeNumerically("<", mcplocal.KnobsOf(env.Bounds()).StageLLMBudget),
 			"the stage budget would answer first: the spec would not tell the pagination timeout from it")
 		lat, res, stalled := fireTogether(ctx, env.ProjectURL(), inFlight, func() {
 			Expect(harness.LLMFault{Step: fakellm.Step{Kind: fakellm.HangBeforeHeaders}}.Inject(ctx, env)).To(Succeed())

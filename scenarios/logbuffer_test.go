@@ -10,6 +10,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/mcpchaos/mcpchaos/scenarios/evidence/mcplocal"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
 )
 
@@ -45,9 +46,9 @@ var droppedLine = regexp.MustCompile(`level=WARN msg="log lines dropped[^"]*MCPC
 var _ = Describe("mcplocal's log under a stalled stderr", Label("knobs", "binary"), func() {
 	It("MCPCTL_LOG_BUFFER_BYTES alone decides how many log lines wait for a stalled stderr: answers keep coming, the rest are dropped and counted", func(ctx SpecContext) {
 		stderr := newStalledStderr()
-		kv := harness.Compressed()
+		kv := mcplocal.Compressed()
 		Expect(kv.SetRaw("MCPCTL_LOG_BUFFER_BYTES", 4096)).To(BeTrue())
-		env := newWorld(harness.EnvOptions{Target: &harness.Binary{Path: mcplocalPath, Stderr: stderr}, Knobs: &kv})
+		env := newWorld(harness.EnvOptions{Target: &harness.Binary{Path: mcplocalPath, Stderr: stderr}, Bounds: mcplocal.BoundsOf(kv)})
 		DeferCleanup(stderr.Release) // runs before the world's teardown stops the process
 		cs := connect(ctx, env, "")
 

@@ -11,6 +11,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/mcpchaos/mcpchaos/scenarios/evidence/mcplocal"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
 )
 
@@ -29,10 +30,10 @@ var _ = Describe("Connections opened ahead of their first request", Label("proxy
 	for _, t := range targets {
 		Context("against the "+t.name+" target", Label(t.name), func() {
 			It("serve a request that comes after MCPCTL_READ_TIMEOUT_MS, and close a silent one after MCPCTL_IDLE_CONN_TIMEOUT_MS", func(ctx SpecContext) {
-				kv := harness.Compressed()
+				kv := mcplocal.Compressed()
 				kv.ReadTimeout = 300 * time.Millisecond
 				kv.IdleConnTimeout = 2 * time.Second
-				env := newWorld(harness.EnvOptions{Target: t.make(), Knobs: &kv})
+				env := newWorld(harness.EnvOptions{Target: t.make(), Bounds: mcplocal.BoundsOf(kv)})
 				u, err := url.Parse(env.Target.URL())
 				Expect(err).NotTo(HaveOccurred())
 

@@ -146,7 +146,7 @@ var _ = Describe("Every request is answered", Label("deadline"), func() {
 		Eventually(func() []upstream.Call { return env.Docmost.Calls() }).WithTimeout(600 * time.Millisecond).
 			Should(ContainElement(HaveField("Cancelled", BeTrue())))
 		calls := env.Docmost.Calls()
-		Expect(calls[0].Duration).To(BeNumerically("<", env.Knobs.UpstreamCallTimeout), "cancelled by the client, not by the upstream timeout")
+		Expect(calls[0].Duration).To(BeNumerically("<", mcplocal.KnobsOf(env.Bounds()).UpstreamCallTimeout), "cancelled by the client, not by the upstream timeout")
 	}, SpecTimeout(specTimeout))
 })
 

@@ -222,13 +222,13 @@ var _ = Describe("The raw tools/call relay", Label("relay"), func() {
 			fresh := connectParty(ctx, env, "fresh")
 			return []*mcp.CallToolResult{callOnce(ctx, fresh, env.Tool("update_page"), map[string]any{"page_id": "p1", "content": "new"}, nil)}
 		}),
-		Entry("the request deadline before the upstream's answer", 1, harness.EnvOptions{Knobs: relayKnobs(func(v *knobs.Values) {
+		Entry("the request deadline before the upstream's answer", 1, harness.EnvOptions{Bounds: relayBounds(func(v *knobs.Values) {
 			v.RequestDeadline, v.UpstreamCallTimeout = 600*time.Millisecond, 600*time.Millisecond
 		})}, func(ctx context.Context, env *harness.Env, pt *party) []*mcp.CallToolResult {
 			env.Docmost.Set("search", upstream.Behavior{Kind: upstream.Hang})
 			return []*mcp.CallToolResult{callOnce(ctx, pt, env.Tool("search"), map[string]any{"query": "q"}, nil)}
 		}),
-		Entry("an upstream answer past MCPCTL_UPSTREAM_MAX_RESPONSE_BYTES", 1, harness.EnvOptions{Knobs: relayKnobs(func(v *knobs.Values) {
+		Entry("an upstream answer past MCPCTL_UPSTREAM_MAX_RESPONSE_BYTES", 1, harness.EnvOptions{Bounds: relayBounds(func(v *knobs.Values) {
 			v.UpstreamMaxResponseBytes = 4096
 		})}, func(ctx context.Context, env *harness.Env, pt *party) []*mcp.CallToolResult {
 			return []*mcp.CallToolResult{callOnce(ctx, pt, env.Tool("search"), map[string]any{"query": "q"}, nil)}
@@ -374,7 +374,7 @@ var _ = Describe("The raw tools/call relay", Label("relay"), func() {
 		off, on := observe(false), observe(true)
 		Expect(off.Relayed).To(BeZero())
 		Expect(on.Relayed).To(BeEquivalentTo(1), "the call was relayed")
-		timeout := harness.Compressed().UpstreamCallTimeout
+		timeout := mcplocal.Compressed().UpstreamCallTimeout
 		Expect(off.Upstream).To(BeNumerically("<", timeout), "SDK path: the upstream's call ends at the cancel, not at its timeout")
 		Expect(on.Upstream).To(BeNumerically("<", timeout), "relay: the upstream's call ends at the cancel, not at its timeout")
 		Expect(on.Answer).To(Equal(off.Answer), "the open POST gets the same answer")
@@ -389,9 +389,9 @@ func relayStages(name string) harness.EnvOptions {
 		Pipeline: []harness.Stage{{Name: name}}}
 }
 
-// relayKnobs are the compressed knobs with f applied.
-func relayKnobs(f func(*knobs.Values)) *knobs.Values {
-	v := harness.Compressed()
+// relayBounds are the compressed knobs with f applied, as bounds.
+func relayBounds(f func(*knobs.Values)) harness.Bounds {
+	v := mcplocal.Compressed()
 	f(&v)
-	return &v
+	return mcplocal.BoundsOf(v)
 }

@@ -210,13 +210,13 @@ var _ = Describe("The whole answer", Label("whole-answer"), func() {
 			code, _ := res.Meta[trace.MetaKey].(string)
 			return []string{code}
 		}
-		pausing := harness.Compressed()
+		pausing := mcplocal.Compressed()
 		pausing.PauseMaxWait = 200 * time.Millisecond // the paused call is answered then
 		envFor := map[audit.Kind]harness.EnvOptions{
 			audit.KindPipelineExecution: paginateFeature.Env, audit.KindStageExecution: paginateFeature.Env,
 			audit.KindLLMAttempt: paginateFeature.Env, audit.KindGateDecision: gateFeature.Env,
 			audit.KindChatTurn:  {Users: alice.Users, LLM: true},
-			audit.KindPauseWait: {Users: alice.Users, Knobs: &pausing},
+			audit.KindPauseWait: {Users: alice.Users, Bounds: mcplocal.BoundsOf(pausing)},
 		}
 
 		var entries []TableEntry

@@ -68,10 +68,9 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	DeferCleanup(os.RemoveAll, dir)
 	bin, err := harness.BuildMcplocal(ctx, dir)
 	Expect(err).NotTo(HaveOccurred())
-	kv := harness.ProductionKnobs() // production bounds: the smoke is about a healthy proxy
 	local, err = harness.NewEnv(ctx, harness.EnvOptions{
 		Target:   &harness.Binary{Path: bin, Stderr: GinkgoWriter},
-		Knobs:    &kv,
+		Bounds:   harness.DefaultBounds(), // production bounds: the smoke is about a healthy proxy
 		Users:    map[string]string{localUser: localToken},
 		Pipeline: []harness.Stage{{Name: "paginate"}},
 	})

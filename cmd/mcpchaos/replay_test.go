@@ -40,13 +40,13 @@ func TestSeedIncidentReplaysFromItsRows(t *testing.T) {
 		t.Fatalf("building the buggy mcplocal: %v", err)
 	}
 	const clientTimeout = 6 * time.Second
-	kv := harness.CompressBy(300)
+	kv := mcplocal.CompressBy(300)
 	kv.UpstreamConnect, kv.UpstreamCallTimeout = kv.RequestDeadline, kv.RequestDeadline
 	kv.RequestDeadline = 10 * clientTimeout // the seed's proxy had no outer deadline
 
 	// The incident, recorded.
 	env, err := harness.NewEnv(ctx, harness.EnvOptions{
-		Target: &harness.Binary{Path: buggy}, Knobs: &kv, LLM: true,
+		Target: &harness.Binary{Path: buggy}, Bounds: mcplocal.BoundsOf(kv), LLM: true,
 		LLMDefault: fakellm.Step{Kind: fakellm.HangBeforeHeaders},
 		Pipeline:   []harness.Stage{{Name: "paginate"}},
 	})
@@ -154,7 +154,7 @@ func TestSeedIncidentReplaysFromItsRows(t *testing.T) {
 // the world's config and knobs, and returns the file.
 func writeBundle(t *testing.T, env *harness.Env, code string, rows []audit.Row) string {
 	t.Helper()
-	rc, err := bundle.NewContext(harness.MCPLocalConfig(env.World), env.Knobs, bundle.Options{})
+	rc, err := bundle.NewContext(mcplocal.Config(env.World), mcplocal.KnobsOf(env.Bounds()), bundle.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,9 +183,9 @@ const replayCompress = 20
 func TestAFailoverChainReplaysFaithfully(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	kv := harness.CompressBy(replayCompress)
+	kv := mcplocal.CompressBy(replayCompress)
 	env, err := harness.NewEnv(ctx, harness.EnvOptions{
-		Target: &harness.InProcess{}, Knobs: &kv, LLM: true, Fallback: true,
+		Target: &harness.InProcess{}, Bounds: mcplocal.BoundsOf(kv), LLM: true, Fallback: true,
 		Pipeline: []harness.Stage{{Name: "paginate"}},
 	})
 	if err != nil {
@@ -260,8 +260,8 @@ func TestARecreatedSessionReplaysFaithfully(t *testing.T) {
 func TestAnUpstreamResetReplaysFaithfully(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	kv := harness.CompressBy(replayCompress)
-	env, err := harness.NewEnv(ctx, harness.EnvOptions{Target: &harness.InProcess{}, Knobs: &kv})
+	kv := mcplocal.CompressBy(replayCompress)
+	env, err := harness.NewEnv(ctx, harness.EnvOptions{Target: &harness.InProcess{}, Bounds: mcplocal.BoundsOf(kv)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -352,8 +352,8 @@ func TestAKeptFileIsJudgedByItsPinnedVerdict(t *testing.T) {
 // returns the bundle file of its trace and the call's result.
 func recordOne(t *testing.T, ctx context.Context, o harness.EnvOptions, tool string, args map[string]any, before func(*harness.Env) error) (string, *mcp.CallToolResult) {
 	t.Helper()
-	kv := harness.CompressBy(replayCompress)
-	o.Target, o.Knobs = &harness.InProcess{}, &kv
+	kv := mcplocal.CompressBy(replayCompress)
+	o.Target, o.Bounds = &harness.InProcess{}, mcplocal.BoundsOf(kv)
 	env, err := harness.NewEnv(ctx, o)
 	if err != nil {
 		t.Fatal(err)
@@ -406,8 +406,8 @@ func settledAudit(ctx context.Context, env *harness.Env, code string) ([]audit.R
 // been answered with the ⚠ Session state unavailable notice.
 func callAfterRestart(ctx context.Context, t *testing.T, opts harness.EnvOptions, tool string, args map[string]any) (*harness.Env, string) {
 	t.Helper()
-	kv := harness.CompressBy(replayCompress)
-	opts.Target, opts.Knobs = &harness.InProcess{}, &kv
+	kv := mcplocal.CompressBy(replayCompress)
+	opts.Target, opts.Bounds = &harness.InProcess{}, mcplocal.BoundsOf(kv)
 	env, err := harness.NewEnv(ctx, opts)
 	if err != nil {
 		t.Fatal(err)

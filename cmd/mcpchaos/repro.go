@@ -71,7 +71,7 @@ that id with a JSON-RPC message carrying its id (JSON or SSE alike).
 	if *factor < 1 {
 		return fmt.Errorf("--compress %d: want a whole number >= 1", *factor)
 	}
-	kv := harness.CompressBy(*factor)
+	kv := mcplocal.CompressBy(*factor)
 	// The upstream was never the problem (the seed measured Docmost at
 	// 203 ms): its bounds get the whole compressed request deadline, so a
 	// loaded machine's connect time does not pass for the incident.
@@ -145,7 +145,7 @@ type staleResult struct {
 func reproduce(ctx context.Context, w io.Writer, title string, target harness.Target, kv knobs.Values, clientTimeout time.Duration) (r reproResult) {
 	fmt.Fprintf(w, "\n== %s\n", title)
 	env, err := harness.NewEnv(ctx, harness.EnvOptions{
-		Target: target, Knobs: &kv, LLM: true,
+		Target: target, Bounds: mcplocal.BoundsOf(kv), LLM: true,
 		LLMDefault: fakellm.Step{Kind: fakellm.HangBeforeHeaders},
 		Pipeline:   []harness.Stage{{Name: "paginate"}},
 	})

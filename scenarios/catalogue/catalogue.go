@@ -384,12 +384,12 @@ func requestDeadline(b harness.Bounds) time.Duration { return b.D(harness.BoundR
 // withBounds is o with set's bounds (by name, in their units) over the
 // world's: the catalogue shapes a world by the names of its bounds.
 func withBounds(o harness.EnvOptions, set map[string]int64) harness.EnvOptions {
-	merged := maps.Clone(o.Bounds)
+	merged := maps.Clone(o.Override)
 	if merged == nil {
 		merged = map[string]int64{}
 	}
 	maps.Copy(merged, set)
-	o.Bounds = merged
+	o.Override = merged
 	return o
 }
 

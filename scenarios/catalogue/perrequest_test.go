@@ -82,7 +82,7 @@ func TestAStatelessProxyDroppingTheLevelOrTheUpdateFails(t *testing.T) {
 			defer front.Close()
 			target := perRequestTarget{url: front.URL}
 			s := rows[c.row]
-			o := s.Operation.Do(ctx, &harness.Env{Target: target, Knobs: harness.ProductionKnobs()})
+			o := s.Operation.Do(ctx, harness.JudgedOn(target, harness.DefaultBounds()))
 			r := s.JudgeOn(spec, harness.DefaultBounds(), o)
 			if r.Pass != c.pass {
 				t.Errorf("%s with %s: pass=%v, want %v: %s %v", s.Name(), c.name, r.Pass, c.pass, r.Reason, o.Err)

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpchaos/mcpchaos/scenarios/evidence/mcplocal"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
 )
 
@@ -158,7 +159,7 @@ var AnonymousNetworkRefused = Operation{Name: "mcplocal serve on a non-loopback 
 	write := func(name string, users map[string]harness.User) (string, error) {
 		w := twinWorld(env, name)
 		w.Users = users
-		doc, err := harness.ConfigYAML(w)
+		doc, err := mcplocal.ConfigYAML(w)
 		if err != nil {
 			return "", err
 		}

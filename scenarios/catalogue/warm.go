@@ -39,7 +39,7 @@ func ColdReason(s Scenario) string {
 		// the LLM its fault is on.
 		return "its world has LLM stages, whose answers the proxy may keep"
 	}
-	if s.Env.Knobs != nil || len(s.Env.Bounds) > 0 {
+	if !s.Env.Bounds.IsZero() || len(s.Env.Override) > 0 {
 		// A row about a knob drives the proxy to it (sessions up to a cap),
 		// which a proxy whose sessions the harness cannot count (a process)
 		// would carry into the next row of the same knobs.

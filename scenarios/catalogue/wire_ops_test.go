@@ -58,7 +58,7 @@ func inFront(t *testing.T, breaking func(w http.ResponseWriter, r *http.Request,
 		rp.ServeHTTP(w, r)
 	}))
 	t.Cleanup(front.Close)
-	return &harness.Env{Target: wireTarget{url: front.URL}, Knobs: harness.Compressed()}
+	return harness.JudgedOn(wireTarget{url: front.URL}, harness.CompressedBounds())
 }
 
 // Each wire operation holds against the everything fake itself (the go-sdk's

@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -28,35 +27,24 @@ var forbidden = []struct{ from, to string }{
 
 // corePackages speak MCP and HTTP only (docs/design.md, The harness core and
 // its adapters): they import nothing under proxy/, test files included.
-// mcplocal's audit rows reach the core through its evidence adapter
-// (scenarios/evidence/mcplocal), which may import the proxy; its knobs,
-// config and failpoints are still the core's types (coreStillImports).
-var corePackages = []string{"scenarios/harness", "scenarios/catalogue", "scenarios/report", "scenarios/evidence"}
+// mcplocal's audit rows, configuration, knobs, failpoints and in-process
+// start reach the core through its adapter (scenarios/evidence/mcplocal),
+// which may import the proxy.
+var corePackages = []string{"scenarios/harness", "scenarios/harness/world", "scenarios/catalogue", "scenarios/report", "scenarios/evidence"}
 
-// coreStillImports are the imports of mcplocal's types the core has not yet
-// handed to its adapter, file by file: the rule's known remainder. It may
-// only shrink: an import not listed fails, and so does a listed one that is
-// gone.
-var coreStillImports = map[string][]string{
-	"scenarios/harness/target_mcplocal.go":       {"proxy/config", "proxy/llm"},
-	"scenarios/harness/target.go":                {"proxy", "proxy/failpoint"},
-	"scenarios/harness/target_cluster.go":        {"proxy/audit", "proxy/audit/audittest"},
-	"scenarios/harness/target_inprocess.go":      {"proxy/audit"},
-	"scenarios/harness/world.go":                 {"proxy/knobs"},
-	"scenarios/harness/world_smoke.go":           {"proxy/knobs"},
-	"scenarios/harness/relay_test.go":            {"proxy/config"},
-	"scenarios/harness/target_binary_test.go":    {"proxy/failpoint", "proxy/knobs"},
-	"scenarios/harness/target_inprocess_test.go": {"proxy/audit"},
-}
+// proxyFreePackages do not reach the proxy even through an adapter: the
+// description of what a target runs (world) and the target-neutral
+// evidence, which mcplocal's adapter builds on. Their whole closure of the
+// module's packages is read.
+var proxyFreePackages = []string{"scenarios/harness/world", "scenarios/evidence"}
 
-// TestLayoutCoreImportsNothingOfTheProxy holds the core to the wire: a core
-// file may import under proxy/ only what coreStillImports lists for it.
+// TestLayoutCoreImportsNothingOfTheProxy holds the core to the wire: no core
+// file imports a package under proxy/.
 func TestLayoutCoreImportsNothingOfTheProxy(t *testing.T) {
 	root, err := filepath.Abs("../..")
 	if err != nil {
 		t.Fatal(err)
 	}
-	seen := map[string]bool{}
 	files := 0
 	for _, pkg := range corePackages {
 		names, err := filepath.Glob(filepath.Join(root, pkg, "*.go"))
@@ -64,29 +52,11 @@ func TestLayoutCoreImportsNothingOfTheProxy(t *testing.T) {
 			t.Fatalf("core package %s: no Go files (%v)", pkg, err)
 		}
 		for _, name := range names {
-			f, err := parser.ParseFile(token.NewFileSet(), name, nil, parser.ImportsOnly)
-			if err != nil {
-				t.Fatal(err)
-			}
 			files++
-			rel := pkg + "/" + filepath.Base(name)
-			for _, im := range f.Imports {
-				p, _ := strconv.Unquote(im.Path.Value)
-				to, ok := strings.CutPrefix(p, module)
-				if !ok || (to != "proxy" && !strings.HasPrefix(to, "proxy/")) {
-					continue
+			for _, to := range moduleImports(t, name) {
+				if isProxy(to) {
+					t.Errorf("%s/%s imports %s: the harness core speaks MCP and HTTP; mcplocal's types belong in its adapter (scenarios/evidence/mcplocal)", pkg, filepath.Base(name), to)
 				}
-				seen[rel+" "+to] = true
-				if !slices.Contains(coreStillImports[rel], to) {
-					t.Errorf("%s imports %s: the harness core speaks MCP and HTTP; mcplocal's types belong in its evidence adapter (scenarios/evidence/mcplocal)", rel, p)
-				}
-			}
-		}
-	}
-	for file, ims := range coreStillImports {
-		for _, to := range ims {
-			if !seen[file+" "+to] {
-				t.Errorf("%s no longer imports %s: strike it from coreStillImports", file, to)
 			}
 		}
 	}
@@ -94,6 +64,66 @@ func TestLayoutCoreImportsNothingOfTheProxy(t *testing.T) {
 		t.Fatalf("only %d core files read: the check is not seeing the core", files)
 	}
 }
+
+// TestLayoutSomeOfTheCoreNeverReachesTheProxy follows every import of the
+// module's own packages from each proxyFreePackages package, to the end.
+func TestLayoutSomeOfTheCoreNeverReachesTheProxy(t *testing.T) {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, start := range proxyFreePackages {
+		via := map[string]string{start: ""} // package -> the package that imported it
+		queue := []string{start}
+		for len(queue) > 0 {
+			pkg := queue[0]
+			queue = queue[1:]
+			if isProxy(pkg) {
+				path := pkg
+				for p := via[pkg]; p != ""; p = via[p] {
+					path = p + " -> " + path
+				}
+				t.Errorf("%s reaches the proxy: %s", start, path)
+				continue
+			}
+			names, _ := filepath.Glob(filepath.Join(root, pkg, "*.go"))
+			if len(names) == 0 {
+				t.Fatalf("%s (imported by %s): no Go files", pkg, via[pkg])
+			}
+			for _, name := range names {
+				if strings.HasSuffix(name, "_test.go") {
+					continue
+				}
+				for _, to := range moduleImports(t, name) {
+					if _, seen := via[to]; !seen {
+						via[to] = pkg
+						queue = append(queue, to)
+					}
+				}
+			}
+		}
+	}
+}
+
+// moduleImports are the module's own packages the Go file imports, by their
+// path inside the module.
+func moduleImports(t *testing.T, file string) []string {
+	t.Helper()
+	f, err := parser.ParseFile(token.NewFileSet(), file, nil, parser.ImportsOnly)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, im := range f.Imports {
+		p, _ := strconv.Unquote(im.Path.Value)
+		if to, ok := strings.CutPrefix(p, module); ok {
+			out = append(out, to)
+		}
+	}
+	return out
+}
+
+func isProxy(pkg string) bool { return pkg == "proxy" || strings.HasPrefix(pkg, "proxy/") }
 
 // TestLayoutForbiddenImports reads the imports of every Go file of the module
 // and fails on any that crosses a forbidden line.

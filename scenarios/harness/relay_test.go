@@ -4,14 +4,12 @@ import (
 	"fmt"
 	"os"
 	"testing"
-
-	"github.com/mcpchaos/mcpchaos/proxy/config"
 )
 
 // A world's relay: Relay and NoRelay force it on and off; a world that
 // chooses neither follows the proxy's default (on) unless MCPCHAOS_RELAY=0.
-// The in-process proxy reads the Config as built, a process target reads
-// it through config.Marshal: both must see the same value.
+// (That the proxy reads the relay alike in process and from its file is
+// the adapter's test: TestAWorldsRelayReachesTheConfiguration.)
 func TestRelayForFollowsOptionsThenTheEnvThenTheDefault(t *testing.T) {
 	const unset = "(unset)"
 	for _, c := range []struct {
@@ -41,26 +39,6 @@ func TestRelayForFollowsOptionsThenTheEnvThenTheDefault(t *testing.T) {
 			got := relayFor(c.opts)
 			if (got == nil) != (c.want == nil) || (got != nil && *got != *c.want) {
 				t.Fatalf("relayFor = %s, want %s", show(got), show(c.want))
-			}
-			cfg := &config.Config{Relay: got, Projects: map[string]*config.Project{
-				Project: {Servers: map[string]*config.Server{"docmost": {URL: "http://127.0.0.1:1/mcp"}}},
-			}}
-			if err := cfg.Validate(); err != nil {
-				t.Fatal(err)
-			}
-			if cfg.RelayOn() != c.on {
-				t.Errorf("in process: RelayOn() = %v, want %v", cfg.RelayOn(), c.on)
-			}
-			doc, err := config.Marshal(cfg) // what Binary.Start writes
-			if err != nil {
-				t.Fatal(err)
-			}
-			back, err := config.Parse(doc)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if back.RelayOn() != c.on {
-				t.Errorf("the process target's file says RelayOn() = %v, want %v:\n%s", back.RelayOn(), c.on, doc)
 			}
 		})
 	}

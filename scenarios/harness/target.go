@@ -7,8 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/mcpchaos/mcpchaos/proxy"
-	"github.com/mcpchaos/mcpchaos/proxy/failpoint"
+	"github.com/mcpchaos/mcpchaos/scenarios/evidence/mcplocal"
 )
 
 // Target is where the proxy under test runs. Implementations: InProcess
@@ -41,7 +40,7 @@ type Spec struct {
 
 // bounds are the spec's bounds, the proxy's defaults when it gives none.
 func (s Spec) bounds() Bounds {
-	if len(s.Bounds.raw) == 0 {
+	if s.Bounds.IsZero() {
 		return DefaultBounds()
 	}
 	return s.Bounds
@@ -54,9 +53,9 @@ type InProcess struct {
 	Logger *slog.Logger
 
 	mu      sync.Mutex
-	p       *proxy.Proxy
+	p       *mcplocal.Proxy
 	spec    Spec
-	fps     *failpoint.Set
+	fps     *mcplocal.FailpointSet
 	addr    string
 	logOnce sync.Once
 	log     *tailBuffer
@@ -75,30 +74,17 @@ func (t *InProcess) Start(ctx context.Context, spec Spec) error {
 	t.spec = spec
 	// The proxy's failpoints follow the spec's, armed before the start or
 	// while it runs (a fault armed mid-world), and last across restarts.
-	fps := failpoint.New()
-	spec.Failpoints.watch(func(tool, action string) { fps.Arm(failpoint.ToolCall, tool, failpoint.Action(action)) })
-	t.fps = fps
+	t.fps = mcplocal.Follow(spec.Failpoints)
 	return t.startLocked(ctx, "127.0.0.1:0")
 }
 
 func (t *InProcess) startLocked(ctx context.Context, addr string) error {
-	store, err := t.openStore(ctx)
+	t.stalled.Store(false)
+	p, err := mcplocal.Start(ctx, mcplocal.Run{
+		World: t.spec.World, Bounds: t.spec.bounds(), Env: t.spec.Env,
+		Logger: t.logger(), Failpoints: t.fps, Stalled: t.stalled.Load,
+	}, addr)
 	if err != nil {
-		return err
-	}
-	kv := knobsOf(t.spec.bounds())
-	p, err := proxy.New(ctx, MCPLocalConfig(t.spec.World), proxy.Options{
-		Knobs: &kv, Logger: t.logger(), Failpoints: t.fps,
-		Getenv: func(k string) string { return t.spec.Env[k] }, AuditStore: store,
-	})
-	if err != nil {
-		if store != nil {
-			_ = store.Close() // closed once: New may have closed it already
-		}
-		return err
-	}
-	if err := p.Start(addr); err != nil {
-		_ = p.Close(ctx)
 		return err
 	}
 	t.p, t.addr = p, p.Addr()
@@ -113,7 +99,7 @@ func (t *InProcess) URL() string {
 }
 
 // Proxy is the running proxy, for white-box checks (session table size).
-func (t *InProcess) Proxy() *proxy.Proxy {
+func (t *InProcess) Proxy() *mcplocal.Proxy {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.p

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+
+	"github.com/mcpchaos/mcpchaos/scenarios/evidence/mcplocal"
 )
 
 // Killer is implemented by targets that can also stop the proxy abruptly
@@ -121,7 +123,7 @@ func (b *Binary) Start(ctx context.Context, spec Spec) (err error) {
 	if spec.World == nil {
 		return fmt.Errorf("%s: spec has no world", b.Name())
 	}
-	doc, err := ConfigYAML(spec.World)
+	doc, err := mcplocal.ConfigYAML(spec.World)
 	if err != nil {
 		return fmt.Errorf("%s: %w", b.Name(), err)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/mcpchaos/mcpchaos/internal/syncbuf"
 	"net"
 	"os"
 	"path/filepath"
@@ -19,8 +18,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpchaos/mcpchaos/fakes/upstream"
-	"github.com/mcpchaos/mcpchaos/proxy/failpoint"
-	"github.com/mcpchaos/mcpchaos/proxy/knobs"
+	"github.com/mcpchaos/mcpchaos/internal/syncbuf"
+	"github.com/mcpchaos/mcpchaos/scenarios/evidence/mcplocal"
 )
 
 var (
@@ -71,7 +70,7 @@ func binarySpec(t *testing.T, up *upstream.Server) Spec {
 		Store:    "sqlite:" + filepath.Join(t.TempDir(), "audit.db"),
 		Projects: map[string]*WorldProject{Project: {Servers: map[string]*WorldServer{"docmost": {URL: up.URL()}}}},
 	}
-	if err := MCPLocalConfig(w).Validate(); err != nil {
+	if err := mcplocal.Config(w).Validate(); err != nil {
 		t.Fatal(err)
 	}
 	return Spec{World: w, Bounds: CompressedBounds(), Failpoints: NewFailpoints()}
@@ -356,11 +355,10 @@ func TestBinaryEnvironment(t *testing.T) {
 	t.Setenv("MCPLOCAL_FAILPOINTS", "tools/call=stray:hang")
 	t.Setenv("MCPCHAOS_UNRELATED", "kept")
 
-	kv := Compressed()
-	kv.AuditWriteTimeout = 1500 * time.Microsecond
+	bounds := CompressedBounds().With("MCPCTL_AUDIT_WRITE_TIMEOUT_MS", 2)
 	fps := NewFailpoints()
 	fps.HangToolCall("docmost_search")
-	b := &Binary{Env: []string{"ALICE_TOKEN=t"}, spec: Spec{Bounds: BoundsOf(kv), Failpoints: fps}}
+	b := &Binary{Env: []string{"ALICE_TOKEN=t"}, spec: Spec{Bounds: bounds, Failpoints: fps}}
 	env := b.environLocked()
 
 	count := func(key string) (n int, val string) {
@@ -371,22 +369,27 @@ func TestBinaryEnvironment(t *testing.T) {
 		}
 		return n, val
 	}
-	for _, k := range knobs.Table {
-		want := fmt.Sprint(k.Raw(kv))
-		if k.Raw(kv) == 0 {
+	offs := 0
+	for _, name := range bounds.Names() {
+		want := fmt.Sprint(bounds.N(name))
+		if bounds.N(name) == 0 {
 			// A wait that is off is left to the proxy's default, which is
 			// off; and the test process's own value is not passed on.
-			if n, _ := count(k.Env); n != 0 {
-				t.Errorf("%s is 0 (off) in the spec, yet passed on %d times", k.Env, n)
+			offs++
+			if n, _ := count(name); n != 0 {
+				t.Errorf("%s is 0 (off) in the spec, yet passed on %d times", name, n)
 			}
 			continue
 		}
-		if n, v := count(k.Env); n != 1 || v != want {
-			t.Errorf("%s: %d entries, value %q; want one, %q", k.Env, n, v, want)
+		if n, v := count(name); n != 1 || v != want {
+			t.Errorf("%s: %d entries, value %q; want one, %q", name, n, v, want)
 		}
 	}
+	if offs == 0 || len(bounds.Names()) < 20 {
+		t.Errorf("%d bounds, %d of them off: the check sees neither kind", len(bounds.Names()), offs)
+	}
 	if _, v := count("MCPCTL_AUDIT_WRITE_TIMEOUT_MS"); v != "2" {
-		t.Errorf("1.5 ms rounds to %s ms, want 2 (never below the knob)", v)
+		t.Errorf("the audit write bound is passed as %s ms, want the spec's 2", v)
 	}
 	if n, v := count("MCPCHAOS_UNRELATED"); n != 1 || v != "kept" {
 		t.Errorf("the test process's environment is not passed on")
@@ -439,25 +442,5 @@ func TestTailBufferKeepsTheTail(t *testing.T) {
 	fmt.Fprint(small, "short\n")
 	if small.String() != "short\n" {
 		t.Fatalf("String() = %q", small.String())
-	}
-}
-
-// The harness's failpoints are what mcplocal reads from MCPLOCAL_FAILPOINTS:
-// the string a process is given parses back to the same failpoints, each
-// with its action; none is "".
-func TestFailpointsAreMcplocalsFormat(t *testing.T) {
-	fps := NewFailpoints()
-	fps.HangToolCall("docmost_search")
-	fps.PanicToolCall("docmost_update_page")
-	set, err := failpoint.Parse(fps.String())
-	if err != nil {
-		t.Fatalf("mcplocal cannot read %q: %v", fps.String(), err)
-	}
-	if !set.Armed(failpoint.ToolCall, "docmost_search") || !set.Armed(failpoint.ToolCall, "docmost_update_page") || set.String() != fps.String() {
-		t.Errorf("mcplocal reads %q from %q", set.String(), fps.String())
-	}
-	var none *Failpoints
-	if none.String() != "" || NewFailpoints().String() != "" {
-		t.Error("no failpoints render as something")
 	}
 }

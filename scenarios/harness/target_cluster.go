@@ -17,10 +17,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
-	"github.com/mcpchaos/mcpchaos/proxy/audit"
-	"github.com/mcpchaos/mcpchaos/proxy/audit/audittest"
+	"github.com/mcpchaos/mcpchaos/scenarios/evidence/mcplocal"
 )
 
 // Cluster runs N replicas of mcplocal (built binaries, as Binary runs one)
@@ -41,7 +38,7 @@ type Cluster struct {
 	// shipped HAProxy config declares).
 	Replicas int
 	// StoreDSN, if set, is the shared Postgres store; otherwise the cluster
-	// starts a throwaway server for its lifetime (audittest.StartServer).
+	// starts a throwaway server for its lifetime (mcplocal.StartPostgres).
 	StoreDSN string
 	// HAProxy is the haproxy executable; default "haproxy" on PATH, then
 	// /usr/sbin/haproxy.
@@ -60,7 +57,7 @@ type Cluster struct {
 	spec     Spec
 	toxi     *Toxi
 	stopPG   func() error
-	pg       *audittest.Server // the store started here (nil when StoreDSN was given)
+	pg       *mcplocal.Postgres // the store started here (nil when StoreDSN was given)
 	dsn      string
 	links    []*Link
 	replicas []clusterReplica
@@ -97,28 +94,7 @@ func (c *Cluster) KeptTraces() (map[string]bool, error) {
 func (c *Cluster) keepTraces(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	conn, err := pgx.Connect(ctx, c.dsn)
-	if err != nil {
-		c.keptErr = err
-		return
-	}
-	defer conn.Close(context.Background())
-	rows, err := conn.Query(ctx, "SELECT correlation_id FROM "+audit.Table+" WHERE kind = $1", string(audit.KindToolCallTrace))
-	if err != nil {
-		c.keptErr = err
-		return
-	}
-	defer rows.Close()
-	kept := map[string]bool{}
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			c.keptErr = err
-			return
-		}
-		kept[id] = true
-	}
-	c.kept, c.keptErr = kept, rows.Err()
+	c.kept, c.keptErr = mcplocal.TraceCodes(ctx, c.dsn)
 }
 
 var (
@@ -257,7 +233,7 @@ func (c *Cluster) Start(ctx context.Context, spec Spec) (err error) {
 	if c.sharesStore() {
 		c.dsn = c.StoreDSN
 		if c.dsn == "" {
-			if c.pg, err = audittest.StartServer(ctx); err != nil {
+			if c.pg, err = mcplocal.StartPostgres(ctx); err != nil {
 				return err
 			}
 			c.dsn, c.stopPG = c.pg.DSN, c.pg.Stop

@@ -18,6 +18,8 @@ import (
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
 	"github.com/testcontainers/testcontainers-go"
+
+	"github.com/mcpchaos/mcpchaos/scenarios/evidence/mcplocal"
 )
 
 // Timing bounds of the container targets.
@@ -106,7 +108,7 @@ func (c *Container) Start(ctx context.Context, spec Spec) (err error) {
 	if err != nil {
 		return fmt.Errorf("%s: %w", c.Name(), err)
 	}
-	doc, err := ConfigYAML(w)
+	doc, err := mcplocal.ConfigYAML(w)
 	if err != nil {
 		return fmt.Errorf("%s: %w", c.Name(), err)
 	}

@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/mcpchaos/mcpchaos/scenarios/evidence/mcplocal"
 )
 
 // The capabilities a foreign proxy may claim. A scenario that needs one the
@@ -624,7 +626,7 @@ func (f *Foreign) prepareLocked(w *World, spec Spec, addr string) error {
 		k, ms, _ := strings.Cut(kv, "=")
 		v.Knobs[k] = ms
 	}
-	doc, err := ConfigYAML(w)
+	doc, err := mcplocal.ConfigYAML(w)
 	if err != nil {
 		return err
 	}

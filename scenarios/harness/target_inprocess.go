@@ -1,12 +1,6 @@
 package harness
 
-import (
-	"context"
-	"log/slog"
-	"sync"
-
-	"github.com/mcpchaos/mcpchaos/proxy/audit"
-)
+import "log/slog"
 
 // inProcessLogBytes bounds InProcess.Logs, as binaryLogBytes bounds a binary's.
 const inProcessLogBytes = 1 << 20
@@ -50,95 +44,6 @@ func (t *InProcess) logger() *slog.Logger {
 // StallAudit implements AuditStaller: from now on, until the target stops,
 // the proxy's audit store answers nothing (a database that hangs).
 func (t *InProcess) StallAudit() { t.stalled.Store(true) }
-
-// openStore opens the store the config names, stallable; nil for "memory"
-// (the proxy makes its own).
-func (t *InProcess) openStore(ctx context.Context) (audit.Store, error) {
-	t.stalled.Store(false)
-	if t.spec.World == nil || t.spec.World.Store == "memory" {
-		return nil, nil
-	}
-	s, err := audit.Open(ctx, t.spec.World.Store)
-	if err != nil {
-		return nil, err
-	}
-	return &stallStore{Store: s, stalled: t.stalled.Load}, nil
-}
-
-// stallStore is an audit store that, once stalled says so, makes every call
-// wait for its context instead of answering.
-type stallStore struct {
-	audit.Store
-	stalled   func() bool
-	closeOnce sync.Once
-	closeErr  error
-}
-
-func (s *stallStore) wait(ctx context.Context) error {
-	if !s.stalled() {
-		return nil
-	}
-	<-ctx.Done()
-	return ctx.Err()
-}
-
-func (s *stallStore) Write(ctx context.Context, r audit.Row) error {
-	if err := s.wait(ctx); err != nil {
-		return err
-	}
-	return s.Store.Write(ctx, r)
-}
-
-// WriteBatch keeps the store a BatchWriter when the one it wraps is.
-func (s *stallStore) WriteBatch(ctx context.Context, rows []audit.Row) error {
-	if err := s.wait(ctx); err != nil {
-		return err
-	}
-	if bw, ok := s.Store.(audit.BatchWriter); ok {
-		return bw.WriteBatch(ctx, rows)
-	}
-	for _, r := range rows {
-		if err := s.Store.Write(ctx, r); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (s *stallStore) Query(ctx context.Context, f audit.Filter) ([]audit.Row, error) {
-	if err := s.wait(ctx); err != nil {
-		return nil, err
-	}
-	return s.Store.Query(ctx, f)
-}
-
-func (s *stallStore) ClaimSession(ctx context.Context, rec audit.SessionRecord) (audit.SessionRecord, error) {
-	if err := s.wait(ctx); err != nil {
-		return audit.SessionRecord{}, err
-	}
-	return s.Store.ClaimSession(ctx, rec)
-}
-
-func (s *stallStore) LookupSession(ctx context.Context, id string) ([]audit.SessionRecord, error) {
-	if err := s.wait(ctx); err != nil {
-		return nil, err
-	}
-	return s.Store.LookupSession(ctx, id)
-}
-
-// Close closes the wrapped store once: the proxy closes it, and so does the
-// target when the proxy failed to start.
-func (s *stallStore) Close() error {
-	s.closeOnce.Do(func() { s.closeErr = s.Store.Close() })
-	return s.closeErr
-}
-
-func (s *stallStore) CloseSession(ctx context.Context, rec audit.SessionRecord) error {
-	if err := s.wait(ctx); err != nil {
-		return err
-	}
-	return s.Store.CloseSession(ctx, rec)
-}
 
 // Twin is a new, unstarted target of the same kind as t, for operations that
 // start a second proxy of their own (another config, no failpoint switch);

@@ -7,17 +7,18 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	fakellm "github.com/mcpchaos/mcpchaos/fakes/llm"
 	"github.com/mcpchaos/mcpchaos/fakes/upstream"
-	"github.com/mcpchaos/mcpchaos/proxy/knobs"
+	"github.com/mcpchaos/mcpchaos/scenarios/evidence/mcplocal"
 )
 
 // Project is the project every scenario talks to.
@@ -34,8 +35,8 @@ type Env struct {
 	Docmost     *upstream.Server
 	DocmostLink *Link
 	Target      Target
-	Knobs       knobs.Values
 	World       *World
+	bounds      Bounds // Bounds()
 	Dir         string // scratch directory (audit database)
 	// Users maps user name to bearer token; empty means no auth.
 	Users map[string]string
@@ -213,11 +214,11 @@ func (e *Env) LiveSessions() (n int, ok bool) {
 type EnvOptions struct {
 	// Target runs the proxy; default &InProcess{}.
 	Target Target
-	// Knobs; default Compressed().
-	Knobs *knobs.Values
-	// Bounds set bounds by name (in their units) over Knobs: how the
+	// Bounds the proxy runs under, by name; none: CompressedBounds().
+	Bounds Bounds
+	// Override sets bounds by name (in their units) over Bounds: how the
 	// catalogue, which knows bounds by name only, shapes a world.
-	Bounds map[string]int64
+	Override map[string]int64
 	// Users maps user name to token; when set, the project requires a token.
 	Users map[string]string
 	// Strict makes the proxy answer unknown session ids with a 404.
@@ -314,25 +315,6 @@ const (
 	FallbackModel = "claude-sonnet-latest" // auto-follows to the newest sonnet the fake lists
 )
 
-// Compressed returns knobs with every bound compressed to milliseconds, so
-// scenarios that wait out a budget take well under a second or two.
-func Compressed() knobs.Values {
-	v := knobs.Defaults()
-	v.LLMCallBudget = 600 * time.Millisecond
-	v.LLMProviderTimeout = 300 * time.Millisecond
-	v.StageLLMBudget = 800 * time.Millisecond
-	v.GateLLMTimeout = 400 * time.Millisecond
-	v.PaginationLLMTimeout = 400 * time.Millisecond
-	v.RequestDeadline = 1500 * time.Millisecond
-	v.UpstreamCallTimeout = 1000 * time.Millisecond
-	v.UpstreamConnect = 1000 * time.Millisecond
-	v.AuditWriteTimeout = 500 * time.Millisecond
-	v.ReadyTimeout = 500 * time.Millisecond
-	v.ShutdownGrace = 200 * time.Millisecond
-	v.ChatBudget = 800 * time.Millisecond
-	return v
-}
-
 // PanicInToolCall is failpoints that panic the handler of tool's calls,
 // for a target started on its own (a production start must ignore them).
 func PanicInToolCall(tool string) *Failpoints {
@@ -341,65 +323,22 @@ func PanicInToolCall(tool string) *Failpoints {
 	return fps
 }
 
-// BoundsOf are the knobs kv as the harness core's bounds, by name.
-func BoundsOf(kv knobs.Values) Bounds {
-	raw := make(map[string]int64, len(knobs.Table))
-	for _, k := range knobs.Table {
-		raw[k.Env] = k.Raw(kv)
-	}
-	return NewBounds(raw)
-}
+// CompressedBounds are the proxy's bounds compressed to milliseconds, so
+// that a scenario that waits out a budget takes well under a second or two:
+// every world's, unless it is given its own.
+func CompressedBounds() Bounds { return mcplocal.CompressedBounds() }
 
-// CompressedBounds are Compressed() by name.
-func CompressedBounds() Bounds { return BoundsOf(Compressed()) }
+// DefaultBounds are the proxy's default bounds, uncompressed: for suites
+// about a healthy proxy rather than a compressed incident, and what the
+// harness assumes of a proxy that declares no budgets of its own.
+func DefaultBounds() Bounds { return mcplocal.DefaultBounds() }
 
-// Bounds are the world's knobs by name, as the proxy runs under them.
-func (e *Env) Bounds() Bounds { return BoundsOf(e.Knobs) }
-
-// knobsOf are the bounds b as mcplocal's knobs (the defaults for a bound b
-// does not hold).
-func knobsOf(b Bounds) knobs.Values {
-	v := knobs.Defaults()
-	for name, n := range b.raw {
-		if !v.SetRaw(name, n) {
-			panic("harness: mcplocal has no knob " + name)
-		}
-	}
-	return v
-}
+// Bounds are the bounds the world's proxy runs under, by name.
+func (e *Env) Bounds() Bounds { return e.bounds }
 
 // JudgedOn is a world that runs nothing: the target and the bounds a
 // verdict is judged on, for judging an operation's observation by hand.
-func JudgedOn(t Target, b Bounds) *Env { return &Env{Target: t, Knobs: knobsOf(b)} }
-
-// offRequestPath are the knobs that bound housekeeping, not a request: an
-// incident's time compression leaves them alone.
-var offRequestPath = map[string]bool{
-	"MCPCTL_AUDIT_WRITE_TIMEOUT_MS": true,
-	"MCPCTL_AUDIT_QUERY_TIMEOUT_MS": true,
-	"MCPCTL_READY_TIMEOUT_MS":       true,
-	"MCPCTL_SHUTDOWN_GRACE_MS":      true,
-	"MCPCTL_SESSION_IDLE_MS":        true,
-	"MCPCTL_SESSION_RECORD_TTL_MS":  true,
-}
-
-// CompressBy returns the default knobs with every request-path bound
-// divided by factor: the production bounds, time-compressed, for
-// reproductions that keep their proportions.
-func CompressBy(factor int) knobs.Values {
-	v := knobs.Defaults()
-	for _, k := range knobs.Table {
-		if offRequestPath[k.Env] || k.Unit != knobs.Millis {
-			continue
-		}
-		d, _ := v.Get(k.Env)
-		if d == 0 {
-			continue // a wait that is off stays off
-		}
-		v.Set(k.Env, max((d/time.Duration(factor)).Round(time.Millisecond), time.Millisecond))
-	}
-	return v
-}
+func JudgedOn(t Target, b Bounds) *Env { return &Env{Target: t, bounds: b} }
 
 // Auditor is the admin user the harness adds to every world that has users,
 // so that its checks can read every audit row (other users read only their own).
@@ -421,14 +360,15 @@ func NewEnv(ctx context.Context, o EnvOptions) (e *Env, err error) {
 	if e.Target == nil {
 		e.Target = &InProcess{}
 	}
-	e.Knobs = Compressed()
-	if o.Knobs != nil {
-		e.Knobs = *o.Knobs
+	e.bounds = o.Bounds
+	if e.bounds.IsZero() {
+		e.bounds = CompressedBounds()
 	}
-	for name, n := range o.Bounds {
-		if !e.Knobs.SetRaw(name, n) {
+	for _, name := range slices.Sorted(maps.Keys(o.Override)) {
+		if !e.bounds.Has(name) {
 			return e, fmt.Errorf("world: no bound named %s", name)
 		}
+		e.bounds = e.bounds.With(name, o.Override[name])
 	}
 	if e.Dir == "" {
 		if e.Dir, err = os.MkdirTemp("", "mcpchaos-env-"); err != nil {
@@ -517,7 +457,7 @@ func NewEnv(ctx context.Context, o EnvOptions) (e *Env, err error) {
 		}
 		e.World.Users[Auditor] = User{Token: auditorToken, Admin: true}
 	}
-	if err = MCPLocalConfig(e.World).Validate(); err != nil {
+	if err = mcplocal.Config(e.World).Validate(); err != nil {
 		return e, fmt.Errorf("harness config: %w", err)
 	}
 	if o.Fault != nil && o.Fault.Strikes() == StrikeBeforeStart {

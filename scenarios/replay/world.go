@@ -147,7 +147,7 @@ func PlanOf(b bundle.Bundle, compress int) (Plan, error) {
 	if _, ok := pc.Servers[p.Server]; !ok {
 		return p, fmt.Errorf("the recorded upstream is server %q, which the bundle's config does not name: nothing says it was an upstream of the project", p.Server)
 	}
-	p.Env = harness.EnvOptions{Knobs: &p.Knobs, Pipeline: harness.PipelineOf(pc.Pipeline), Gate: pc.Gate.Enabled, Prompts: harness.PromptsOf(pc.Prompts)}
+	p.Env = harness.EnvOptions{Bounds: mcplocal.BoundsOf(p.Knobs), Pipeline: mcplocal.PipelineOf(pc.Pipeline), Gate: pc.Gate.Enabled, Prompts: mcplocal.PromptsOf(pc.Prompts)}
 	primary := ""
 	if cfg.LLM != nil && cfg.LLM.Enabled() {
 		p.Env.LLM, p.Env.Fallback = true, len(cfg.LLM.Providers) > 1

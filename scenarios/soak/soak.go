@@ -34,6 +34,7 @@ import (
 	"github.com/mcpchaos/mcpchaos/proxy/knobs"
 	"github.com/mcpchaos/mcpchaos/scenarios/bench"
 	"github.com/mcpchaos/mcpchaos/scenarios/catalogue"
+	"github.com/mcpchaos/mcpchaos/scenarios/evidence/mcplocal"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
 	"github.com/mcpchaos/mcpchaos/scenarios/load"
 )
@@ -54,7 +55,7 @@ const (
 // Knobs are the bounds a soak runs the proxy with: compressed so that a
 // request that waits out its whole budget costs half a second.
 func Knobs() knobs.Values {
-	v := harness.Compressed()
+	v := mcplocal.Compressed()
 	v.RequestDeadline = 500 * time.Millisecond
 	v.UpstreamCallTimeout = 300 * time.Millisecond
 	v.UpstreamConnect = 300 * time.Millisecond
@@ -287,7 +288,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		return nil, err
 	}
 	env, err := harness.NewEnv(ctx, harness.EnvOptions{
-		Target: o.Target, Knobs: &kv, Dir: dir, LLM: true,
+		Target: o.Target, Bounds: mcplocal.BoundsOf(kv), Dir: dir, LLM: true,
 		LLMDefault: fakellm.Step{Kind: fakellm.OK, Text: "Notes\nRunbook"},
 		Pipeline:   []harness.Stage{{Name: "paginate"}},
 	})

@@ -1,4 +1,4 @@
-package harness
+package world
 
 import (
 	"fmt"
@@ -92,6 +92,10 @@ func (b Bounds) Environ() []string {
 	}
 	return env
 }
+
+// IsZero reports whether b holds no bound at all (a Spec that names none:
+// the proxy's defaults).
+func (b Bounds) IsZero() bool { return len(b.raw) == 0 }
 
 // Raw is a copy of every bound, by name.
 func (b Bounds) Raw() map[string]int64 { return maps.Clone(b.raw) }

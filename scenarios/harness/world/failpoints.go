@@ -1,4 +1,4 @@
-package harness
+package world
 
 import (
 	"slices"
@@ -36,10 +36,10 @@ func (f *Failpoints) arm(tool, action string) {
 	}
 }
 
-// watch calls fn for every failpoint armed, those armed already and those
+// Watch calls fn for every failpoint armed, those armed already and those
 // armed later: how a proxy running in this process follows failpoints a
 // fault arms while it runs (a process is given them once, at its start).
-func (f *Failpoints) watch(fn func(tool, action string)) {
+func (f *Failpoints) Watch(fn func(tool, action string)) {
 	if f == nil {
 		return
 	}

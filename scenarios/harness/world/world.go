@@ -1,4 +1,10 @@
-package harness
+// Package world is what a target runs, in the harness's own terms: the
+// World its proxy serves (fakes, projects, users, LLMs), the Bounds it runs
+// under and is judged against, by name, and the Failpoints armed in it. It
+// imports nothing of any proxy: mcplocal's adapter (scenarios/evidence/mcplocal)
+// turns it into mcplocal's configuration, knobs and failpoints, and a
+// foreign target renders it into its spec's variables.
+package world
 
 import (
 	"maps"
@@ -10,7 +16,7 @@ import (
 // the health checks of its servers. mcplocal's targets translate them into
 // the proxy's configuration.
 
-// Stage is one LLM stage of the project's pipeline (EnvOptions.Pipeline):
+// Stage is one LLM stage of the project's pipeline (harness.EnvOptions.Pipeline):
 // its name ("paginate", "summarize-tree") and its options.
 type Stage struct {
 	Name    string
@@ -18,7 +24,7 @@ type Stage struct {
 }
 
 // Prompt is one prompt the project's gate may select for a session
-// (EnvOptions.Prompts).
+// (harness.EnvOptions.Prompts).
 type Prompt struct {
 	Name     string
 	Text     string
@@ -41,7 +47,7 @@ type HealthCheck struct {
 
 // World is what the proxy under test is to serve, in the harness's terms:
 // the fakes it fronts, who may call it, the LLMs it may ask. NewEnv
-// describes its world so; a target that runs mcplocal turns it into
+// (harness.NewEnv) describes its world so; a target that runs mcplocal turns it into
 // mcplocal's configuration, and a foreign target renders it into its
 // spec's variables.
 type World struct {
@@ -54,7 +60,7 @@ type World struct {
 	// Relay forces the raw tools/call relay on or off; nil: the proxy's
 	// default.
 	Relay *bool
-	// Projects are the proxy's projects by name (Project, OtherProject).
+	// Projects are the proxy's projects by name (harness.Project, harness.OtherProject).
 	Projects map[string]*WorldProject
 	// LLMs are the providers the proxy may ask, the primary first and its
 	// fallbacks after, in order; none: no LLM.

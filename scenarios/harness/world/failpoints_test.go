@@ -1,4 +1,4 @@
-package harness
+package world
 
 import (
 	"slices"
@@ -11,12 +11,12 @@ func TestFailpointsArmedLaterReachAWatcher(t *testing.T) {
 	fps := NewFailpoints()
 	fps.HangToolCall("docmost_search")
 	var seen []string
-	fps.watch(func(tool, action string) { seen = append(seen, tool+":"+action) })
+	fps.Watch(func(tool, action string) { seen = append(seen, tool+":"+action) })
 	fps.PanicToolCall("docmost_update_page")
 	slices.Sort(seen)
 	if want := []string{"docmost_search:hang", "docmost_update_page:panic"}; !slices.Equal(seen, want) {
 		t.Errorf("the watcher saw %v, want %v", seen, want)
 	}
 	var none *Failpoints
-	none.watch(func(string, string) { t.Error("no failpoints armed one") })
+	none.Watch(func(string, string) { t.Error("no failpoints armed one") })
 }

@@ -1,17 +1,18 @@
-package harness
+package mcplocal
 
 import (
 	"github.com/mcpchaos/mcpchaos/proxy/config"
 	"github.com/mcpchaos/mcpchaos/proxy/llm"
+	"github.com/mcpchaos/mcpchaos/scenarios/harness/world"
 )
 
 // mcplocal's configuration, made from a World: what the targets that run
 // mcplocal (in process, binary, container, cluster) serve, and the config
 // file a foreign spec may hand the proxy it starts ({{.ConfigFile}}).
 
-// MCPLocalConfig is w as mcplocal's configuration, listening on a free
+// Config is w as mcplocal's configuration, listening on a free
 // loopback port. Each call makes a new one: a target may change its copy.
-func MCPLocalConfig(w *World) *config.Config {
+func Config(w *world.World) *config.Config {
 	cfg := &config.Config{
 		Listen:   "127.0.0.1:0",
 		Audit:    w.Store,
@@ -35,7 +36,7 @@ func MCPLocalConfig(w *World) *config.Config {
 		cfg.LLM = &llm.Config{Primary: w.LLMs[0].Name, Providers: map[string]llm.ProviderConfig{}}
 		for i, p := range w.LLMs {
 			pc := llm.ProviderConfig{Kind: llm.KindOpenAI, URL: p.URL, Model: p.Model, APIKeyEnv: p.KeyEnv}
-			if p.Kind == LLMAnthropic {
+			if p.Kind == world.LLMAnthropic {
 				pc.Kind = llm.KindAnthropic
 			}
 			if i == 0 {
@@ -56,10 +57,10 @@ func MCPLocalConfig(w *World) *config.Config {
 }
 
 // ConfigYAML is w as mcplocal's configuration file.
-func ConfigYAML(w *World) ([]byte, error) { return config.Marshal(MCPLocalConfig(w)) }
+func ConfigYAML(w *world.World) ([]byte, error) { return config.Marshal(Config(w)) }
 
 // PipelineConfig is a world's pipeline as mcplocal's configuration names it.
-func PipelineConfig(stages []Stage) []config.Stage {
+func PipelineConfig(stages []world.Stage) []config.Stage {
 	var out []config.Stage
 	for _, st := range stages {
 		out = append(out, config.Stage{Name: st.Name, Options: st.Options})
@@ -68,17 +69,17 @@ func PipelineConfig(stages []Stage) []config.Stage {
 }
 
 // PipelineOf is mcplocal's configured pipeline as a world's (a replay's).
-func PipelineOf(stages []config.Stage) []Stage {
-	var out []Stage
+func PipelineOf(stages []config.Stage) []world.Stage {
+	var out []world.Stage
 	for _, st := range stages {
-		out = append(out, Stage{Name: st.Name, Options: st.Options})
+		out = append(out, world.Stage{Name: st.Name, Options: st.Options})
 	}
 	return out
 }
 
 // PromptsConfig are a world's gate prompts as mcplocal's configuration
 // names them.
-func PromptsConfig(prompts []Prompt) []config.Prompt {
+func PromptsConfig(prompts []world.Prompt) []config.Prompt {
 	var out []config.Prompt
 	for _, p := range prompts {
 		out = append(out, config.Prompt{Name: p.Name, Text: p.Text, Priority: p.Priority, Keywords: p.Keywords})
@@ -87,17 +88,17 @@ func PromptsConfig(prompts []Prompt) []config.Prompt {
 }
 
 // PromptsOf are mcplocal's configured gate prompts as a world's.
-func PromptsOf(prompts []config.Prompt) []Prompt {
-	var out []Prompt
+func PromptsOf(prompts []config.Prompt) []world.Prompt {
+	var out []world.Prompt
 	for _, p := range prompts {
-		out = append(out, Prompt{Name: p.Name, Text: p.Text, Priority: p.Priority, Keywords: p.Keywords})
+		out = append(out, world.Prompt{Name: p.Name, Text: p.Text, Priority: p.Priority, Keywords: p.Keywords})
 	}
 	return out
 }
 
 // healthCheckOf is a world's health check as mcplocal's configuration
 // names it (nil: the proxy's default).
-func healthCheckOf(h *HealthCheck) *config.HealthCheck {
+func healthCheckOf(h *world.HealthCheck) *config.HealthCheck {
 	if h == nil {
 		return nil
 	}
