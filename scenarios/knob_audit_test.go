@@ -18,8 +18,8 @@ import (
 	"github.com/mcpchaos/mcpchaos/proxy/audit"
 	"github.com/mcpchaos/mcpchaos/proxy/config"
 	"github.com/mcpchaos/mcpchaos/proxy/knobs"
-	"github.com/mcpchaos/mcpchaos/scenarios/harness"
 	"github.com/mcpchaos/mcpchaos/scenarios/evidence/mcplocal"
+	"github.com/mcpchaos/mcpchaos/scenarios/harness"
 )
 
 // The audit knobs bound work off the request path, so their outcomes show in
