@@ -128,6 +128,12 @@ var _ = Describe("A cluster of mcplocal replicas behind HAProxy", Label("cluster
 		clusterKillMidCall(ctx, env, c)
 	}, SpecTimeout(2*time.Minute))
 
+	It("two catalogue rows of a warm run share one cluster, ready by every replica's probe and HAProxy's", func(ctx SpecContext) {
+		runTwoWarm(ctx, func() harness.Target {
+			return &harness.Cluster{Path: mcplocalPath, Replicas: 2, Stderr: GinkgoWriter}
+		})
+	}, SpecTimeout(2*time.Minute))
+
 	It(clusterRollingSpec, func(ctx SpecContext) {
 		env, c := newCluster(2)
 		clusterRollingRestart(ctx, env, c)

@@ -56,6 +56,18 @@ var _ = Describe(containerDescribe, Label("container"), Ordered, ContinueOnFailu
 		}, NodeTimeout(containerSpecBudget), SpecTimeout(specTimeout))
 	}
 
+	It(containerWarmSpec, func(ctx SpecContext) {
+		DeferCleanup(checkNoLeaks())
+		image := containerImages.Mcplocal()
+		spec, err := harness.ParseForeign([]byte("name: mcplocal-image\nimage: " + image +
+			"\nargs: [serve, --config, '{{.ConfigFile}}', --listen, '{{.Listen}}']\npassKnobs: true\n"))
+		Expect(err).NotTo(HaveOccurred())
+		By("mcplocal's image")
+		runTwoWarm(ctx, newTarget)
+		By("the same image as a foreign spec")
+		runTwoWarm(ctx, func() harness.Target { return &harness.Foreign{Spec: spec, Stderr: GinkgoWriter} })
+	}, NodeTimeout(2*containerSpecBudget), SpecTimeout(specTimeout))
+
 	It(containerServicesSpec, func(ctx SpecContext) {
 		DeferCleanup(checkNoLeaks())
 		stop := func(s *harness.Service) {

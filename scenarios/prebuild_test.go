@@ -62,6 +62,7 @@ var (
 const (
 	containerDescribe     = "The fault catalogue against the container target"
 	containerServicesSpec = "serves the fake docmost behind toxiproxy from their own images"
+	containerWarmSpec     = "keeps one container for two rows of a warm run: mcplocal's image, and the same image as a foreign spec"
 	foreignMutantDescribe = "A foreign proxy built with a mutant"
 )
 
@@ -86,7 +87,7 @@ type specID struct {
 // containerSpecs are the container target's specs (container_test.go): one
 // per catalogue scenario the target runs, and the services spec.
 func containerSpecs() []specID {
-	ids := []specID{{containerDescribe + " " + containerServicesSpec, []string{"container"}}}
+	ids := []specID{{containerDescribe + " " + containerServicesSpec, []string{"container"}}, {containerDescribe + " " + containerWarmSpec, []string{"container"}}}
 	for _, s := range catalogue.All() {
 		if s.NotApplicable(&harness.Container{}) == "" {
 			ids = append(ids, specID{containerDescribe + " " + catalogueSpecText(s), append([]string{"container"}, s.Labels...)})

@@ -114,6 +114,7 @@ type clusterReplica interface {
 	URL() string
 	Logs() string
 	PID() int // 0 while it is down
+	Readier
 }
 
 var (

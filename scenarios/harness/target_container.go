@@ -329,6 +329,18 @@ func (r *containerRun) running(ctx context.Context) (bool, string, error) {
 	return st.Running, fmt.Sprintf("status %s, exit code %d %s", st.Status, st.ExitCode, st.Error), nil
 }
 
+// up is nil while the container runs, else why it does not.
+func (r *containerRun) up(ctx context.Context) error {
+	running, state, err := r.running(ctx)
+	if err != nil {
+		return err
+	}
+	if !running {
+		return fmt.Errorf("the container exited: %s", state)
+	}
+	return nil
+}
+
 // stop is docker stop: SIGTERM, SIGKILL after the grace (whole seconds).
 func (r *containerRun) stop(ctx context.Context) error {
 	timeout := (r.grace + containerStopSlack + time.Second - 1).Truncate(time.Second)

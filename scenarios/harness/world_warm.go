@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"time"
 
 	toxiproxy "github.com/Shopify/toxiproxy/v2"
@@ -25,6 +26,8 @@ var (
 	_ Readier = (*InProcess)(nil)
 	_ Readier = (*Binary)(nil)
 	_ Readier = (*Foreign)(nil)
+	_ Readier = (*Container)(nil)
+	_ Readier = (*Cluster)(nil)
 )
 
 // Ready implements Readier: GET /readyz answers 200 (no paused project,
@@ -50,8 +53,8 @@ func (b *Binary) Ready(ctx context.Context) error {
 	return readyz(ctx, url)
 }
 
-// Ready implements Readier: the command still runs and the spec's own
-// readiness probe answers. An image target is not kept warm.
+// Ready implements Readier: the command or the container still runs and
+// the spec's own readiness probe answers.
 func (f *Foreign) Ready(ctx context.Context) error {
 	f.mu.Lock()
 	p, run := f.proc, f.run
@@ -59,17 +62,59 @@ func (f *Foreign) Ready(ctx context.Context) error {
 	f.mu.Unlock()
 	switch {
 	case run != nil:
-		return fmt.Errorf("%s: an image target is not kept warm", f.Name())
+		if err := run.up(ctx); err != nil {
+			return fmt.Errorf("%s: %w", f.Name(), err)
+		}
 	case p == nil:
 		return fmt.Errorf("%s: not running", f.Name())
-	}
-	if err := p.alive(what)(ctx); err != nil {
-		return err
+	default:
+		if err := p.alive(what)(ctx); err != nil {
+			return err
+		}
 	}
 	if !probe(ctx, warmProbeClient()) {
 		return fmt.Errorf("%s: %s did not answer", f.Name(), what)
 	}
 	return nil
+}
+
+// Ready implements Readier: the container still runs and GET /readyz
+// answers 200.
+func (c *Container) Ready(ctx context.Context) error {
+	c.mu.Lock()
+	r := c.run
+	c.mu.Unlock()
+	if r == nil {
+		return fmt.Errorf("%s: not running", c.Name())
+	}
+	if err := r.up(ctx); err != nil {
+		return fmt.Errorf("%s: %w", c.Name(), err)
+	}
+	return readyz(ctx, "http://"+r.addr)
+}
+
+// Ready implements Readier: HAProxy still runs, every replica is ready by
+// its own probe, and (mcplocal's replicas) GET /readyz through the balancer
+// answers 200.
+func (c *Cluster) Ready(ctx context.Context) error {
+	c.mu.Lock()
+	lb, replicas, url := c.lb, slices.Clone(c.replicas), "http://"+c.lbAddr
+	c.mu.Unlock()
+	if lb == nil {
+		return fmt.Errorf("%s: not running", c.Name())
+	}
+	if err := lb.alive("haproxy")(ctx); err != nil {
+		return fmt.Errorf("%s: %w", c.Name(), err)
+	}
+	for i, r := range replicas {
+		if err := r.Ready(ctx); err != nil {
+			return fmt.Errorf("%s: replica %s: %w", c.Name(), ReplicaName(i), err)
+		}
+	}
+	if c.foreign != nil {
+		return nil
+	}
+	return readyz(ctx, url)
 }
 
 func warmProbeClient() *http.Client {
