@@ -205,42 +205,81 @@ func Guard(ctx context.Context, o Options, r Request, work Work) (mcp.Result, er
 	var err error
 	select {
 	case out := <-done:
-		switch {
-		case out.panic != nil:
-			a.Outcome, a.Detail, a.Stack = Panicked, fmt.Sprintf("panic: %v", out.panic), out.stack
-			res, err = failure(method, code, "the proxy hit an internal error while handling this request; retry, and if it persists report the trace code")
-		case errors.Is(out.err, ErrStopped) || (out.err != nil && errors.Is(context.Cause(ctx), ErrStopped)):
-			a.Outcome, a.Detail = Cancelled, StoppedText
-			res, err = failure(method, code, StoppedText)
-		case out.err != nil:
-			a.Outcome, a.Detail = Failed, out.err.Error()
-			if ctx.Err() != nil && errors.Is(context.Cause(ctx), errDeadline) {
-				a.Outcome = Timeout
-			}
-			res, err = fromError(method, code, out.err, o.Deadline)
-		case isNil(out.res):
-			a.Outcome, a.Detail = Failed, "handler returned no result"
-			res, err = failure(method, code, "the proxy produced no result for this request; retry, and if it persists report the trace code")
-		default:
-			a.Outcome = OK
-			res = out.res
-			if r, ok := toolResult(res); ok && r.IsError {
-				a.Outcome, a.Detail = Failed, firstText(r)
-			}
-		}
+		res, err = decide(ctx, o, &a, out)
 	case <-ctx.Done():
-		if errors.Is(context.Cause(ctx), errDeadline) {
-			a.Outcome, a.Detail = Timeout, fmt.Sprintf("no answer within %v", o.Deadline)
-			res, err = failure(method, code, expiredText(o.Deadline))
-		} else if errors.Is(context.Cause(ctx), ErrStopped) {
-			a.Outcome, a.Detail = Cancelled, StoppedText
-			res, err = failure(method, code, StoppedText)
-		} else {
-			a.Outcome, a.Detail = Cancelled, context.Cause(ctx).Error()
-			res, err = failure(method, code, "the request was cancelled")
-		}
+		res, err = ended(ctx, o, &a)
 	}
 	return settle(ctx, o, a, res, err)
+}
+
+// decide is the answer to a request whose handler ended with out. A
+// handler that failed once the client had given the request up (its
+// upstream call cut short) is a cancelled request, as it is when the guard
+// sees the client leave first: the two arrive together, and the answer
+// must not depend on which the guard sees first.
+func decide(ctx context.Context, o Options, a *Answer, out outcome) (mcp.Result, error) {
+	method, code := a.Method, a.Trace
+	switch {
+	case out.panic != nil:
+		a.Outcome, a.Detail, a.Stack = Panicked, fmt.Sprintf("panic: %v", out.panic), out.stack
+		return failure(method, code, "the proxy hit an internal error while handling this request; retry, and if it persists report the trace code")
+	case errors.Is(out.err, ErrStopped) || (out.err != nil && errors.Is(context.Cause(ctx), ErrStopped)):
+		a.Outcome, a.Detail = Cancelled, StoppedText
+		return failure(method, code, StoppedText)
+	case failed(out) && clientGaveUp(ctx):
+		return ended(ctx, o, a)
+	case out.err != nil:
+		a.Outcome, a.Detail = Failed, out.err.Error()
+		if ctx.Err() != nil && errors.Is(context.Cause(ctx), errDeadline) {
+			a.Outcome = Timeout
+		}
+		return fromError(method, code, out.err, o.Deadline)
+	case isNil(out.res):
+		a.Outcome, a.Detail = Failed, "handler returned no result"
+		return failure(method, code, "the proxy produced no result for this request; retry, and if it persists report the trace code")
+	}
+	a.Outcome = OK
+	if r, ok := toolResult(out.res); ok && r.IsError {
+		a.Outcome, a.Detail = Failed, firstText(r)
+	}
+	return out.res, nil
+}
+
+// ended is the answer to a request whose context ended before its handler
+// did: at the deadline, at the stop, or given up by the client.
+func ended(ctx context.Context, o Options, a *Answer) (mcp.Result, error) {
+	method, code := a.Method, a.Trace
+	switch cause := context.Cause(ctx); {
+	case errors.Is(cause, errDeadline):
+		a.Outcome, a.Detail = Timeout, fmt.Sprintf("no answer within %v", o.Deadline)
+		return failure(method, code, expiredText(o.Deadline))
+	case errors.Is(cause, ErrStopped):
+		a.Outcome, a.Detail = Cancelled, StoppedText
+		return failure(method, code, StoppedText)
+	default:
+		a.Outcome, a.Detail = Cancelled, cause.Error()
+		return failure(method, code, "the request was cancelled")
+	}
+}
+
+// failed says whether the handler's outcome is a failure: an error, or a
+// tools/call isError result.
+func failed(out outcome) bool {
+	if out.err != nil {
+		return true
+	}
+	if isNil(out.res) {
+		return false
+	}
+	r, ok := toolResult(out.res)
+	return ok && r != nil && r.IsError
+}
+
+// clientGaveUp says whether ctx ended because the client gave the request
+// up: neither the deadline nor the stop.
+func clientGaveUp(ctx context.Context) bool {
+	cause := context.Cause(ctx)
+	return ctx.Err() != nil && !errors.Is(cause, errDeadline) && !errors.Is(cause, ErrStopped)
 }
 
 // toolResult is res as a tools/call result, if it is one: itself, or the

@@ -177,3 +177,40 @@ func TestBeginAndHold(t *testing.T) {
 		t.Fatalf("the hold counted against the deadline: %v", err)
 	}
 }
+
+// TestAHandlerFailingAsTheClientGivesUpIsCancelled: a handler that fails
+// because the client gave its request up (its upstream call cut short: an
+// error, or a tool's isError result) ends together with the client's
+// cancellation, and the guard may see either first. Seen from the handler's
+// side, the answer is still the cancelled one, not a failure of the
+// upstream; a handler that answered keeps its answer.
+func TestAHandlerFailingAsTheClientGivesUpIsCancelled(t *testing.T) {
+	cause := errors.New("the client sent notifications/cancelled")
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(cause)
+	o := Options{Deadline: time.Second}
+	for name, out := range map[string]outcome{
+		"an error": {err: context.Canceled},
+		"an isError result": {res: &mcp.CallToolResult{IsError: true,
+			Content: []mcp.Content{&mcp.TextContent{Text: "context canceled; retry, and if it keeps failing the upstream s may be down"}}}},
+	} {
+		a := Answer{Method: "tools/call", Trace: "ABCDEFGH"}
+		res, err := decide(ctx, o, &a, out)
+		if err != nil || toolText(t, res) != "the request was cancelled [trace ABCDEFGH]" || a.Outcome != Cancelled || a.Detail != cause.Error() {
+			t.Errorf("%s: %v %v, outcome %s %q; want the cancelled answer", name, res, err, a.Outcome, a.Detail)
+		}
+	}
+	a := Answer{Method: "tools/call", Trace: "ABCDEFGH"}
+	ok := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}
+	if res, err := decide(ctx, o, &a, outcome{res: ok}); err != nil || res != ok || a.Outcome != OK {
+		t.Errorf("a handler that answered as the client left: %v %v, outcome %s; want its answer", res, err, a.Outcome)
+	}
+	deadlined, stop := context.WithTimeoutCause(context.Background(), 0, errDeadline)
+	defer stop()
+	<-deadlined.Done()
+	a = Answer{Method: "tools/call", Trace: "ABCDEFGH"}
+	decide(deadlined, o, &a, outcome{err: errors.New("upstream cut short")})
+	if a.Outcome != Timeout {
+		t.Errorf("a handler failing at the deadline: outcome %s, want %s", a.Outcome, Timeout)
+	}
+}
