@@ -20,7 +20,7 @@
 //   - timeouts.go: the harness's own bounds, in one table.
 //
 // What a target runs (the World, its Bounds by name, the Failpoints armed)
-// is described in package world, beside this one, in the harness's own
+// is described in package scenarios/world, in the harness's own
 // terms. The harness imports nothing of the proxy: what is mcplocal's own
 // (its configuration, knobs, in-process start, audit rows) is in its
 // adapter, scenarios/evidence/mcplocal.
