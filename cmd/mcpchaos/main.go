@@ -40,7 +40,9 @@ func (e exitError) Error() string { return fmt.Sprintf("exit %d", int(e)) }
 const usage = `mcpchaos — a chaos simulator for MCP proxies.
 
 Usage:
-  mcpchaos run [--target inprocess|binary:PATH|container:IMAGE|foreign:SPEC] [--label L] [--seed N] [--report DIR]
+  mcpchaos run [--target T] [--label L] [--seed N] [--report DIR] [--cold]
+        T: inprocess (default), binary:PATH, container:IMAGE,
+        foreign:SPEC.yaml, cluster[:N[:PATH]] or url:ENDPOINT.
         Build the topology (fakes behind toxiproxy, the proxy under test),
         run the fault catalogue and print one row per scenario. Exit 1 if
         any scenario breaks its promise. Ctrl-C (or SIGTERM) cuts the

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -193,6 +194,28 @@ func TestClusterOfAForeignSpec(t *testing.T) {
 		p := write("spec.yaml", doc)
 		if _, err := parseTarget("cluster:2:"+p, nil); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: got %v, want an error saying %q", doc, err, want)
+		}
+	}
+}
+
+// The usage names every kind of target --target takes: the list the
+// refusal of an unknown kind gives, each in the usage's words.
+func TestUsageNamesEveryTargetKind(t *testing.T) {
+	_, err := parseTarget("nosuchkind:x", io.Discard)
+	if err == nil {
+		t.Fatal("an unknown target kind was taken")
+	}
+	_, list, ok := strings.Cut(err.Error(), "want ")
+	if !ok {
+		t.Fatalf("the refusal lists no kinds: %v", err)
+	}
+	kinds := strings.FieldsFunc(strings.ReplaceAll(list, " or ", ", "), func(r rune) bool { return r == ',' || r == ' ' })
+	if len(kinds) < 6 {
+		t.Fatalf("the refusal lists %d kinds: %q", len(kinds), list)
+	}
+	for _, k := range kinds {
+		if !strings.Contains(usage, k) {
+			t.Errorf("the usage does not name target %s", k)
 		}
 	}
 }

@@ -30,13 +30,13 @@ var forbidden = []struct{ from, to string }{
 // mcplocal's audit rows, configuration, knobs, failpoints and in-process
 // start reach the core through its adapter (scenarios/evidence/mcplocal),
 // which may import the proxy.
-var corePackages = []string{"scenarios/harness", "scenarios/harness/world", "scenarios/catalogue", "scenarios/report", "scenarios/evidence"}
+var corePackages = []string{"scenarios/harness", "scenarios/world", "scenarios/catalogue", "scenarios/report", "scenarios/evidence"}
 
 // proxyFreePackages do not reach the proxy even through an adapter: the
 // description of what a target runs (world) and the target-neutral
 // evidence, which mcplocal's adapter builds on. Their whole closure of the
 // module's packages is read.
-var proxyFreePackages = []string{"scenarios/harness/world", "scenarios/evidence"}
+var proxyFreePackages = []string{"scenarios/world", "scenarios/evidence"}
 
 // TestLayoutCoreImportsNothingOfTheProxy holds the core to the wire: no core
 // file imports a package under proxy/.

@@ -1,6 +1,6 @@
 package harness
 
-import "github.com/mcpchaos/mcpchaos/scenarios/harness/world"
+import "github.com/mcpchaos/mcpchaos/scenarios/world"
 
 // The harness speaks of what a target runs in the terms of package world;
 // these are its names here, so that a scenario needs one import.

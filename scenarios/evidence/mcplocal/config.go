@@ -3,7 +3,7 @@ package mcplocal
 import (
 	"github.com/mcpchaos/mcpchaos/proxy/config"
 	"github.com/mcpchaos/mcpchaos/proxy/llm"
-	"github.com/mcpchaos/mcpchaos/scenarios/harness/world"
+	"github.com/mcpchaos/mcpchaos/scenarios/world"
 )
 
 // mcplocal's configuration, made from a World: what the targets that run

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/mcpchaos/mcpchaos/proxy/config"
-	"github.com/mcpchaos/mcpchaos/scenarios/harness/world"
+	"github.com/mcpchaos/mcpchaos/scenarios/world"
 )
 
 // A world's stages, prompts and health checks reach mcplocal's

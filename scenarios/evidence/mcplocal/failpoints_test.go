@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/mcpchaos/mcpchaos/proxy/failpoint"
-	"github.com/mcpchaos/mcpchaos/scenarios/harness/world"
+	"github.com/mcpchaos/mcpchaos/scenarios/world"
 )
 
 // The harness's failpoints are what mcplocal reads from MCPLOCAL_FAILPOINTS:

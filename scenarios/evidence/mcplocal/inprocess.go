@@ -11,7 +11,7 @@ import (
 	"github.com/mcpchaos/mcpchaos/proxy/audit"
 	"github.com/mcpchaos/mcpchaos/proxy/audit/audittest"
 	"github.com/mcpchaos/mcpchaos/proxy/failpoint"
-	"github.com/mcpchaos/mcpchaos/scenarios/harness/world"
+	"github.com/mcpchaos/mcpchaos/scenarios/world"
 )
 
 // mcplocal run by the harness: in this process (the in-process target), and

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/mcpchaos/mcpchaos/proxy/audit"
-	"github.com/mcpchaos/mcpchaos/scenarios/harness/world"
+	"github.com/mcpchaos/mcpchaos/scenarios/world"
 )
 
 // The in-process target's store answers until it is stalled, then every

@@ -4,7 +4,7 @@ import (
 	"time"
 
 	"github.com/mcpchaos/mcpchaos/proxy/knobs"
-	"github.com/mcpchaos/mcpchaos/scenarios/harness/world"
+	"github.com/mcpchaos/mcpchaos/scenarios/world"
 )
 
 // mcplocal's knobs as the harness's bounds: every knob of the one table

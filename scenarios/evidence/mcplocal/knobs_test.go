@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpchaos/mcpchaos/scenarios/harness/world"
+	"github.com/mcpchaos/mcpchaos/scenarios/world"
 )
 
 // Bounds and knobs are one set of values under two names: a round trip

@@ -1,8 +1,12 @@
-// Package mcplocal is mcplocal's evidence adapter: it turns the proxy's
-// audit rows (one request's, by trace code) into the harness core's
-// target-neutral spans. It is the one place where the harness reads
-// mcplocal's audit types; the core (harness, catalogue runner, verdicts,
-// report) imports nothing under proxy/.
+// Package mcplocal is mcplocal's adapter: the one place where the harness
+// meets mcplocal's own types. As evidence, it turns the proxy's audit rows
+// (one request's, by trace code) into the harness core's target-neutral
+// spans and reads its audit API, session store and instance health; as
+// control, it makes mcplocal's configuration from a world (config.go),
+// turns bounds into knobs and back (knobs.go), and runs the proxy in this
+// process with a stallable audit store and the spec's failpoints, or a
+// cluster's PostgreSQL (inprocess.go). The core (harness, catalogue runner,
+// verdicts, report) imports nothing under proxy/.
 package mcplocal
 
 import (
