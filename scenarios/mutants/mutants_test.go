@@ -76,7 +76,8 @@ func TestEveryMutantIsComplete(t *testing.T) {
 			// goals met): users judge a proxy's cost by them.
 			bench := strings.HasPrefix(f, "scenarios/bench/")
 			harness := strings.HasPrefix(f, "scenarios/catalogue/") || strings.HasPrefix(f, "scenarios/harness/") || strings.HasPrefix(f, "scenarios/report/") ||
-				strings.HasPrefix(f, "scenarios/evidence/") // what a target's evidence says decides its own-tier verdicts
+				strings.HasPrefix(f, "scenarios/evidence/") || // what a target's evidence says decides its own-tier verdicts
+				strings.HasPrefix(f, "scenarios/world/") // what a target is given to run under
 			cli := strings.HasPrefix(f, "cmd/mcpctl/") || f == "cmd/mcpchaos/repro.go" || f == "cmd/mcpchaos/fake.go"
 			// A replay's plan and verdict gate CI (mcpchaos replay --expect):
 			// they may be mutated too; their unit tests notice.
