@@ -5,8 +5,11 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -346,6 +349,23 @@ func TestSettleReturnsOnceTheCountIsBackToItsBaseline(t *testing.T) {
 	}
 	if took := time.Since(t0); took >= LeakWait {
 		t.Errorf("settle took %v, the whole LeakWait, for counts at the baseline", took)
+	}
+}
+
+// Keep-alive connections of the process's default HTTP client are idle,
+// not leaked: settle closes them before counting.
+func TestSettleDoesNotCountIdleConnectionsOfTheDefaultClient(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok") }))
+	defer srv.Close()
+	base, _, _ := goroutines()
+	resp, err := http.Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if n, _, stacks := settle(base); n > base {
+		t.Errorf("%d goroutines after an idle keep-alive connection, baseline %d:\n%s", n, base, stacks)
 	}
 }
 

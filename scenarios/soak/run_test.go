@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -43,16 +44,17 @@ const faultySeed = 89962
 
 func TestASoakCountsEveryRequestOnceUnderItsDrawnFaults(t *testing.T) {
 	const requests, epoch, workers, perSession = 65, 10, 2, 4
-	var progress bytes.Buffer
+	progress := &growAfterFirst{}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	t0 := time.Now()
 	rep, err := runSoak(t, ctx, Options{Requests: requests, Seed: faultySeed, Workers: workers, Epoch: epoch,
-		CallsPerSession: perSession, Progress: &progress})
+		CallsPerSession: perSession, Progress: progress})
 	if err != nil {
 		t.Fatal(err)
 	}
 	took := time.Since(t0)
+	runtime.KeepAlive(progress.ballast)
 
 	var faults []string
 	for _, e := range rep.Epochs {
@@ -129,8 +131,15 @@ func TestASoakCountsEveryRequestOnceUnderItsDrawnFaults(t *testing.T) {
 	if rep.GoroutinesAfter > rep.GoroutinesBefore {
 		t.Errorf("goroutines %d before, %d after:\n%s", rep.GoroutinesBefore, rep.GoroutinesAfter, strings.Join(rep.Examples, "\n"))
 	}
-	if rep.RSSWarm <= 0 || rep.RSSEnd <= 0 {
-		t.Errorf("RSS warm %d, end %d: want both measured", rep.RSSWarm, rep.RSSEnd)
+	// The warm RSS is the first epoch's end: the ballast came after it.
+	if rep.RSSWarm <= 0 || rep.RSSEnd-rep.RSSWarm < ballast/2 {
+		t.Errorf("RSS warm %d, end %d: want the warm one before the %d MiB ballast, the end one after it",
+			rep.RSSWarm, rep.RSSEnd, ballast>>20)
+	}
+	for _, e := range rep.Examples {
+		if strings.HasPrefix(e, "goroutines still running") || strings.HasPrefix(e, "tear-down") {
+			t.Errorf("a clean soak reports %q", e)
+		}
 	}
 	if rep.Took <= 0 || rep.Took > took {
 		t.Errorf("took %v, the run took %v", rep.Took, took)
@@ -139,7 +148,7 @@ func TestASoakCountsEveryRequestOnceUnderItsDrawnFaults(t *testing.T) {
 	// One progress line per epoch.
 	lines := strings.Split(strings.TrimSpace(progress.String()), "\n")
 	if len(lines) != len(rep.Epochs) {
-		t.Fatalf("%d progress lines for %d epochs:\n%s", len(lines), len(rep.Epochs), progress.String())
+		t.Fatalf("%d progress lines for %d epochs:\n%s", len(lines), len(rep.Epochs), progress)
 	}
 	for i, l := range lines {
 		if !strings.HasPrefix(l, "soak: ") || !strings.Contains(l, rep.Epochs[i].Fault) {
@@ -151,12 +160,35 @@ func TestASoakCountsEveryRequestOnceUnderItsDrawnFaults(t *testing.T) {
 	}
 }
 
+// ballast is how much memory growAfterFirst takes once the first epoch ended.
+const ballast = 64 << 20
+
+// growAfterFirst keeps the progress lines, and after the first one grows
+// the process's RSS by ballast bytes it touches.
+type growAfterFirst struct {
+	bytes.Buffer
+	ballast []byte
+}
+
+func (g *growAfterFirst) Write(p []byte) (int, error) {
+	if g.ballast == nil {
+		g.ballast = make([]byte, ballast)
+		for i := 0; i < len(g.ballast); i += 4096 {
+			g.ballast[i] = 1
+		}
+	}
+	return g.Buffer.Write(p)
+}
+
 // With no sizes given a soak runs DefaultWorkers sessions of up to
 // DefaultCallsPerSession calls, in epochs of DefaultEpoch; knobs given are
 // the ones it runs and judges with.
 func TestASoakFillsInItsDefaults(t *testing.T) {
+	// A deadline shorter than the tolerance: judged against anything but
+	// deadline + tolerance, an instant answer would be late.
 	kv := Knobs()
-	kv.RequestDeadline = 700 * time.Millisecond
+	kv.RequestDeadline = 250 * time.Millisecond
+	kv.UpstreamCallTimeout = 200 * time.Millisecond
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	const requests = 40
@@ -173,8 +205,12 @@ func TestASoakFillsInItsDefaults(t *testing.T) {
 	if rep.Sessions < 2 || rep.Sessions > DefaultWorkers {
 		t.Errorf("%d sessions, want one for each of up to %d workers", rep.Sessions, DefaultWorkers)
 	}
-	if rep.Budget != 700*time.Millisecond || rep.Target != "inprocess" {
-		t.Errorf("budget %v, target %q; want the given 700ms and the in-process default", rep.Budget, rep.Target)
+	if rep.Budget != 250*time.Millisecond || rep.Target != "inprocess" {
+		t.Errorf("budget %v, target %q; want the given 250ms and the in-process default", rep.Budget, rep.Target)
+	}
+	if rep.Late != 0 || rep.Epochs[0].Late != 0 || rep.InBudget == 0 {
+		t.Errorf("%d late (%d in the epoch), %d in budget: every answer within 250ms + %v is in budget",
+			rep.Late, rep.Epochs[0].Late, rep.InBudget, catalogue.Tolerance)
 	}
 }
 

@@ -20,7 +20,7 @@ import (
 )
 
 // mcpServer stands in for the proxy: a Streamable HTTP MCP endpoint that
-// counts sessions, calls and DELETEs. Its first refuseInits initialize
+// counts sessions, calls and DELETEs, and refuses a call outside a session. Its first refuseInits initialize
 // requests get a 503, as a proxy that is not up yet would.
 type mcpServer struct {
 	mu          sync.Mutex
@@ -80,6 +80,10 @@ func (m *mcpServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		result = map[string]any{"protocolVersion": load.ProtocolVersion}
 	case "tools/call":
 		m.calls++
+		if m.initsPer[sid] == 0 {
+			http.Error(w, "unknown session", http.StatusBadRequest)
+			return
+		}
 		m.tools[msg.Params.Name]++
 		m.perSession[sid]++
 		result = map[string]any{"content": []map[string]any{{"type": "text", "text": "ok"}},
@@ -202,6 +206,20 @@ func TestAWorkerRetriesOpeningItsSessionWhileTheProxyIsDown(t *testing.T) {
 	// Sleeps never end early: the retries cannot take less than their delays.
 	if took < refused*initRetryDelay {
 		t.Errorf("%d retries took %v, want them %v apart", refused, took, initRetryDelay)
+	}
+}
+
+// A proxy that never comes back: the worker gives up after initRetries
+// retries, and the call shows the session it could not open.
+func TestAWorkerGivesUpOpeningASessionAfterItsRetries(t *testing.T) {
+	m, url := newMCPServer(t, 1<<30)
+	w := newWorker(url, 10)
+	c := w.do(testCtx(t, 30*time.Second))
+	if got := m.snapshot().initsSeen; got != initRetries+1 {
+		t.Errorf("%d initializes, want the first and %d retries", got, initRetries)
+	}
+	if c.err == nil || m.snapshot().calls != 1 {
+		t.Errorf("err %v, %d calls at the server; want the call sent, and failing without a session", c.err, m.snapshot().calls)
 	}
 }
 
