@@ -452,9 +452,15 @@ func runEpoch(ctx context.Context, env *harness.Env, workers []*worker, epoch, n
 	return out, ev
 }
 
+// stalls is the running sum of the time this process was kept from
+// running (a *stall.Clock); a worker reads it at both ends of each call.
+type stalls interface {
+	Stalled() time.Duration
+}
+
 // worker is one client session calling in a loop, renewed every `every` calls.
 type worker struct {
-	clock    *stall.Clock
+	clock    stalls
 	url      string
 	hc       *http.Client
 	every    int
