@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strconv"
@@ -35,7 +36,7 @@ const (
 	// fakePID names a file the idle process writes its pid to.
 	fakePID = "MCPCHAOS_CONFORMANCE_FAKE_PID"
 	// fakeRun is how the runner behaves: complete, cut, crash, garbage,
-	// garbage-ok, bad-checks.
+	// cut-orphan, garbage-ok, bad-checks.
 	fakeRun = "MCPCHAOS_CONFORMANCE_FAKE_RUN"
 )
 
@@ -128,6 +129,18 @@ func fakeRunner(args []string) int {
 		return 0
 	case "cut":
 		checks("server-initialize", `[{"name":"Init","status":"SUCCESS"}]`)
+		fmt.Print(head)
+		return untilTerminated()
+	case "cut-orphan":
+		// A child of the runner that keeps the output open after the
+		// runner is killed, as a stray node process would.
+		child := exec.Command(os.Args[0])
+		child.Env = append(os.Environ(), fakeRole+"=idle")
+		child.Stdout, child.Stderr = os.Stdout, os.Stderr
+		if err := child.Start(); err != nil {
+			fmt.Println(err)
+			return 5
+		}
 		fmt.Print(head)
 		return untilTerminated()
 	case "crash":
@@ -237,6 +250,36 @@ func TestRunReturnsWhatACutOffRunReported(t *testing.T) {
 		if sc, _ := r.Scenario(name); sc.Status != NotRun || sc.Reason() != "the suite was cut off after 300ms" {
 			t.Errorf("%s: %+v, want not run, cut off", name, sc)
 		}
+	}
+}
+
+// A run cut off while a child of the suite still holds its output open
+// stops waiting for that output a bounded while after the kill
+// (cmd.WaitDelay, 5s) rather than until the child ends.
+func TestRunStopsWaitingForTheOutputOfAKilledSuite(t *testing.T) {
+	s := fakeSuite(t, "cut-orphan")
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	t.Setenv(fakePID, pidFile)
+	t.Cleanup(func() { // the orphan is this test's to end
+		if b, err := os.ReadFile(pidFile); err == nil {
+			if pid, err := strconv.Atoi(string(b)); err == nil {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	})
+	s.Timeout = 300 * time.Millisecond
+	t0 := time.Now()
+	r, err := s.Run(context.Background(), "http://127.0.0.1:1/mcp")
+	took := time.Since(t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The timeout, the 5s wait for the output, and 3s of tolerance.
+	if took > s.Timeout+8*time.Second {
+		t.Errorf("the run took %v: it waited for the output of the suite's child", took)
+	}
+	if p, _ := r.Scenario("ping"); p.Status != NotRun || p.Reason() != "the suite was cut off after 300ms" {
+		t.Errorf("ping: %+v", p)
 	}
 }
 
@@ -472,5 +515,35 @@ func TestOutputKeepsTheLastBytes(t *testing.T) {
 	_, _ = c.Write([]byte("0123456789"))
 	if got := c.String(); got != "0123456789" {
 		t.Errorf("exactly max bytes: kept %q", got)
+	}
+}
+
+// Build compiles a package of the module at root into dir, the binary
+// named after the package; a package that does not build is an error
+// quoting the compiler.
+func TestBuildCompilesAPackageOfTheModule(t *testing.T) {
+	root, out := t.TempDir(), t.TempDir()
+	for name, body := range map[string]string{
+		"go.mod":         "module example.com/tiny\n\ngo 1.21\n",
+		"hello/main.go":  "package main\n\nfunc main() {}\n",
+		"broken/main.go": "package main\n\nfunc main() { undefined() }\n",
+	} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(root, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("GOTOOLCHAIN", "local") // never fetch a toolchain
+	bin, err := Build(context.Background(), root, "./hello", out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(bin); err != nil || bin != filepath.Join(out, "hello") || fi.Mode()&0o111 == 0 {
+		t.Errorf("built %s (%v), want an executable %s", bin, err, filepath.Join(out, "hello"))
+	}
+	if _, err := Build(context.Background(), root, "./broken", out); err == nil || !strings.Contains(err.Error(), "go build ./broken") || !strings.Contains(err.Error(), "undefined") {
+		t.Errorf("a package that does not build: %v", err)
 	}
 }
