@@ -226,12 +226,17 @@ func TestRunReadsACompleteRun(t *testing.T) {
 	}
 }
 
+// cutAfter is the timeout of the runs these tests cut off: long enough
+// for the runner, a copy of this test binary (a large one under -race),
+// to start and print its first lines on a loaded machine.
+const cutAfter = 1500 * time.Millisecond
+
 // A run cut off by its timeout returns within it what the suite reported:
 // a scenario whose checks.json was written has its verdict, the others are
 // NotRun, and say that the suite was cut off.
 func TestRunReturnsWhatACutOffRunReported(t *testing.T) {
 	s := fakeSuite(t, "cut")
-	s.Timeout = 300 * time.Millisecond
+	s.Timeout = cutAfter
 	t0 := time.Now()
 	r, err := s.Run(context.Background(), "http://127.0.0.1:1/mcp")
 	took := time.Since(t0)
@@ -247,7 +252,7 @@ func TestRunReturnsWhatACutOffRunReported(t *testing.T) {
 		t.Errorf("a scenario the suite finished before the cut: %+v, want pass", init)
 	}
 	for _, name := range []string{"ping", "dns-rebinding-protection"} {
-		if sc, _ := r.Scenario(name); sc.Status != NotRun || sc.Reason() != "the suite was cut off after 300ms" {
+		if sc, _ := r.Scenario(name); sc.Status != NotRun || sc.Reason() != "the suite was cut off after "+cutAfter.String() {
 			t.Errorf("%s: %+v, want not run, cut off", name, sc)
 		}
 	}
@@ -267,7 +272,7 @@ func TestRunStopsWaitingForTheOutputOfAKilledSuite(t *testing.T) {
 			}
 		}
 	})
-	s.Timeout = 300 * time.Millisecond
+	s.Timeout = cutAfter
 	t0 := time.Now()
 	r, err := s.Run(context.Background(), "http://127.0.0.1:1/mcp")
 	took := time.Since(t0)
@@ -278,7 +283,7 @@ func TestRunStopsWaitingForTheOutputOfAKilledSuite(t *testing.T) {
 	if took > s.Timeout+8*time.Second {
 		t.Errorf("the run took %v: it waited for the output of the suite's child", took)
 	}
-	if p, _ := r.Scenario("ping"); p.Status != NotRun || p.Reason() != "the suite was cut off after 300ms" {
+	if p, _ := r.Scenario("ping"); p.Status != NotRun || p.Reason() != "the suite was cut off after "+cutAfter.String() {
 		t.Errorf("ping: %+v", p)
 	}
 }
@@ -296,7 +301,7 @@ func TestRunSaysWhyARunEndedEarly(t *testing.T) {
 		t.Errorf("ping of a crashed run: %+v", p)
 	}
 	s = fakeSuite(t, "cut")
-	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), cutAfter)
 	defer cancel()
 	r, err = s.Run(ctx, "http://127.0.0.1:1/mcp")
 	if !errors.Is(err, context.DeadlineExceeded) {
@@ -451,7 +456,7 @@ func TestStartStopsTheProcessWhenItsCallerGivesUp(t *testing.T) {
 	pidFile := filepath.Join(t.TempDir(), "pid")
 	t.Setenv(fakeRole, "idle")
 	t.Setenv(fakePID, pidFile)
-	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), cutAfter)
 	defer cancel()
 	notYet := func(context.Context) error { return errors.New("not yet") }
 	if _, err := Start(ctx, "idle", self(t), nil, notYet); !errors.Is(err, context.DeadlineExceeded) {
