@@ -482,16 +482,18 @@ func (r *schemataRun) coverage(ctx context.Context) error {
 			if !strings.HasPrefix(name, "Test") && !strings.HasPrefix(name, "Example") && !strings.HasPrefix(name, "Fuzz") {
 				continue
 			}
-			prof := filepath.Join(covTmp, "p.out")
-			tr := r.exec(ctx, b, r.opts.Timeout, nil, "-test.run", "^"+name+"$", "-test.count=1",
-				"-test.coverprofile="+prof, "-test.gocoverdir="+covTmp, "-test.timeout="+r.opts.Timeout.String())
-			if tr.exit != 0 || tr.err != nil {
-				r.printf("generic: %s %s fails with no mutant on: it judges nothing (%s)\n", b.pkg, name, firstLineOf(excerpt(tr.out)))
-				continue
-			}
-			blocks, err := readProfile(prof)
+			var tr result
+			blocks, err := testCoverage(covTmp, func(args ...string) (bool, error) {
+				tr = r.exec(ctx, b, r.opts.Timeout, nil, append([]string{"-test.run", "^" + name + "$", "-test.count=1",
+					"-test.timeout=" + r.opts.Timeout.String()}, args...)...)
+				return tr.exit == 0 && tr.err == nil, nil
+			})
 			if err != nil {
 				return err
+			}
+			if blocks == nil {
+				r.printf("generic: %s %s fails with no mutant on: it judges nothing (%s)\n", b.pkg, name, firstLineOf(excerpt(tr.out)))
+				continue
 			}
 			for id := range coveredIDs(blocks, r.guards) {
 				r.cover[id] = append(r.cover[id], testRef{bin: b, name: name, took: tr.took})
@@ -500,6 +502,29 @@ func (r *schemataRun) coverage(ctx context.Context) error {
 		r.printf("generic: coverage of %s's tests recorded\n", b.pkg)
 	}
 	return nil
+}
+
+// testCoverage runs one test (run, given the coverage flags) with its
+// counters in a directory of its own, and returns the blocks it ran; nil
+// when the test failed. A directory shared by the runs of several tests
+// would merge their counters into each later profile and credit a test
+// with code it never ran.
+func testCoverage(covTmp string, run func(args ...string) (bool, error)) ([]coverBlock, error) {
+	dir, err := os.MkdirTemp(covTmp, "test-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	prof := filepath.Join(dir, "p.out")
+	passed, err := run("-test.coverprofile="+prof, "-test.gocoverdir="+dir)
+	if err != nil || !passed {
+		return nil, err
+	}
+	blocks, err := readProfile(prof)
+	if err == nil && blocks == nil {
+		blocks = []coverBlock{} // a test that ran no block still passed
+	}
+	return blocks, err
 }
 
 // specCoverage runs the scenarios once with the spec hook on and reads each

@@ -30,9 +30,13 @@ func TestPlanCompressesDurationsOnly(t *testing.T) {
 	b := planBundle(t, []audit.Row{root, up})
 	b.Knobs["MCPCTL_CONNS_MAX"] = 500
 	b.Knobs["MCPCTL_REQUEST_DEADLINE_MS"] = 20_000
+	b.Knobs["MCPCTL_STOP_DRAIN_MS"] = 0 // no wait: compressed, still none
 	p, err := PlanOf(b, 10)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if p.Knobs.StopDrain != 0 {
+		t.Errorf("a recorded stop drain of 0 (no wait) played compressed as %v", p.Knobs.StopDrain)
 	}
 	if p.Knobs.ConnsMax != 500 {
 		t.Errorf("a count knob compressed: %d, want 500", p.Knobs.ConnsMax)

@@ -104,7 +104,7 @@ func PlanOf(b bundle.Bundle, compress int) (Plan, error) {
 	kv := knobs.Defaults()
 	for env, n := range b.Knobs {
 		k := n
-		if isMillis(env) && compress > 1 {
+		if isMillis(env) && compress > 1 && n > 0 { // a wait that is off stays off
 			k = max(1, n/int64(compress))
 		}
 		kv.SetRaw(env, k)
