@@ -249,10 +249,9 @@ type call struct {
 	start, end time.Time
 	// stalled is how long this process was kept from running between start
 	// and end (internal/stall): the machine's load, not the proxy's time.
-	stalled  time.Duration
-	err      error
-	res      load.Result
-	timedOut bool
+	stalled time.Duration
+	err     error
+	res     load.Result
 }
 
 // Run runs a soak and reports it. An error means the soak could not run
@@ -506,7 +505,6 @@ func (w *worker) do(ctx context.Context) call {
 	c, stalled := call{start: time.Now()}, w.clock.Stalled()
 	c.res, c.err = w.s.CallTool(cctx, tool, args)
 	c.end, c.stalled = time.Now(), w.clock.Stalled()-stalled
-	c.timedOut = c.err != nil && cctx.Err() != nil
 	return c
 }
 
