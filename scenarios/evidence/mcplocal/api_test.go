@@ -74,6 +74,12 @@ func TestEvidenceIsTheAuditAPIsRowsAsSpans(t *testing.T) {
 	if spans, err := (Evidence{Of: g}).Spans(ctx, "NOTKNOWN"); err == nil || spans != nil {
 		t.Errorf("a target that could not be asked: %+v, %v; want an error", spans, err)
 	}
+	// A code is escaped as a session id is: one that is no valid trace
+	// code cannot change the query it is asked in.
+	g.asked = nil
+	if _, err := Audit(ctx, g, "X&session=y#z"); err == nil || len(g.asked) != 1 || g.asked[0] != "/api/v1/audit?trace=X%26session%3Dy%23z" {
+		t.Errorf("a code with query characters was asked as %v (%v)", g.asked, err)
+	}
 }
 
 // SessionRecords reads a session's records from the world's store.
