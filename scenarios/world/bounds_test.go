@@ -48,3 +48,31 @@ func TestAnUnknownBoundPanics(t *testing.T) {
 		}()
 	}
 }
+
+// Environ gives a proxy process every bound with a positive value, sorted,
+// in its unit; a bound at 0 (or below) is left out so the proxy takes its
+// default.
+func TestEnvironGivesThePositiveBoundsSorted(t *testing.T) {
+	b := NewBounds(map[string]int64{"Z_MAX": 4, "A_MS": 250, "OFF_MS": 0, "NEG_MS": -1})
+	got := strings.Join(b.Environ(), " ")
+	if want := "A_MS=250 Z_MAX=4"; got != want {
+		t.Errorf("environ %q, want %q", got, want)
+	}
+	if env := NewBounds(map[string]int64{"OFF_MS": 0}).Environ(); len(env) != 0 {
+		t.Errorf("only a bound at 0: environ %q, want none", env)
+	}
+}
+
+// IsZero says whether the bounds name none at all (the proxy's defaults),
+// not whether their values are 0.
+func TestIsZeroIsNoBoundAtAll(t *testing.T) {
+	if !NewBounds(nil).IsZero() || !(Bounds{}).IsZero() {
+		t.Error("bounds that name nothing are not zero")
+	}
+	if NewBounds(map[string]int64{"OFF_MS": 0}).IsZero() {
+		t.Error("bounds that name one bound, at 0, are zero")
+	}
+	if b := NewBounds(map[string]int64{"A_MS": 1}); !b.Has("A_MS") || b.Has("B_MS") {
+		t.Error("Has does not say which bounds are held")
+	}
+}

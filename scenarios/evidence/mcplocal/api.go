@@ -17,7 +17,7 @@ type Getter interface {
 // Audit fetches the audit rows of one trace code through mcplocal's audit
 // API (GET /api/v1/audit?trace=CODE).
 func Audit(ctx context.Context, g Getter, code string) ([]audit.Row, error) {
-	return query(ctx, g, "trace="+code)
+	return query(ctx, g, "trace="+url.QueryEscape(code))
 }
 
 // AuditSession fetches the audit rows of one session through mcplocal's

@@ -2,9 +2,11 @@ package mcplocal
 
 import (
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/mcpchaos/mcpchaos/proxy/config"
+	"github.com/mcpchaos/mcpchaos/proxy/llm"
 	"github.com/mcpchaos/mcpchaos/scenarios/world"
 )
 
@@ -72,5 +74,59 @@ func TestAWorldsRelayReachesTheConfiguration(t *testing.T) {
 		if back.RelayOn() != c.want {
 			t.Errorf("relay %v: the file says RelayOn() = %v, want %v:\n%s", c.relay, back.RelayOn(), c.want, doc)
 		}
+	}
+}
+
+// A world's LLMs, users and open projects reach mcplocal's configuration:
+// the first LLM is the primary with the others as its fallbacks in order,
+// each in its own wire format; every user keeps their token and admin; an
+// open project takes calls without a token. A world with none of them
+// configures none.
+func TestAWorldsLLMsAndUsersReachTheConfiguration(t *testing.T) {
+	w := &world.World{
+		Store: "memory",
+		Projects: map[string]*world.WorldProject{
+			"docmost": {Servers: map[string]*world.WorldServer{"docmost": {URL: "http://127.0.0.1:1/mcp"}}},
+			"open":    {Open: true, Gate: true, Servers: map[string]*world.WorldServer{"wiki": {URL: "http://127.0.0.1:2/mcp"}}},
+		},
+		LLMs: []world.LLMProvider{
+			{Name: "first", Kind: world.LLMOpenAI, URL: "http://127.0.0.1:3/v1", Model: "m1", KeyEnv: "FIRST_KEY"},
+			{Name: "second", Kind: world.LLMAnthropic, URL: "http://127.0.0.1:4", Model: "m2"},
+			{Name: "third", Kind: world.LLMOpenAI, URL: "http://127.0.0.1:5/v1", Model: "m3"},
+		},
+		Users: map[string]world.User{"alice": {Token: "ta", Admin: true}, "bob": {Token: "tb"}},
+	}
+	cfg := Config(w)
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.LLM == nil || cfg.LLM.Primary != "first" || len(cfg.LLM.Providers) != 3 {
+		t.Fatalf("LLMs %+v: want first primary among three", cfg.LLM)
+	}
+	first, second, third := cfg.LLM.Providers["first"], cfg.LLM.Providers["second"], cfg.LLM.Providers["third"]
+	if first.Kind != llm.KindOpenAI || second.Kind != llm.KindAnthropic || third.Kind != llm.KindOpenAI {
+		t.Errorf("kinds %q, %q, %q; want openai, anthropic, openai", first.Kind, second.Kind, third.Kind)
+	}
+	if !slices.Equal(first.Fallbacks, []string{"second", "third"}) || second.Fallbacks != nil || third.Fallbacks != nil {
+		t.Errorf("fallbacks: first %v, second %v, third %v; want second then third after the primary alone", first.Fallbacks, second.Fallbacks, third.Fallbacks)
+	}
+	if first.URL != "http://127.0.0.1:3/v1" || first.Model != "m1" || first.APIKeyEnv != "FIRST_KEY" || second.APIKeyEnv != "" {
+		t.Errorf("the primary's provider: %+v", first)
+	}
+	if cfg.Users["alice"] != (config.User{Token: "ta", Admin: true}) || cfg.Users["bob"] != (config.User{Token: "tb"}) || len(cfg.Users) != 2 {
+		t.Errorf("users %+v", cfg.Users)
+	}
+	if cfg.Projects["open"].RequireAuth == nil || *cfg.Projects["open"].RequireAuth || cfg.Projects["docmost"].RequireAuth != nil {
+		t.Errorf("open project requireAuth %v, closed one %v; want false and the default", cfg.Projects["open"].RequireAuth, cfg.Projects["docmost"].RequireAuth)
+	}
+	if !cfg.Projects["open"].Gate.Enabled || cfg.Projects["docmost"].Gate.Enabled {
+		t.Error("the gate is not on exactly where the world turns it on")
+	}
+	if w.Strict || cfg.Sessions.Strict || cfg.Audit != "memory" || cfg.Listen != "127.0.0.1:0" {
+		t.Errorf("store %q, listen %q, strict %v", cfg.Audit, cfg.Listen, cfg.Sessions.Strict)
+	}
+	bare := Config(&world.World{Store: "memory", Strict: true})
+	if bare.LLM != nil || len(bare.Users) != 0 || !bare.Sessions.Strict {
+		t.Errorf("a world without LLMs or users: LLM %+v, users %+v, strict %v", bare.LLM, bare.Users, bare.Sessions.Strict)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -160,6 +161,13 @@ func (s *stallStore) CloseSession(ctx context.Context, rec audit.SessionRecord) 
 		return err
 	}
 	return s.Store.CloseSession(ctx, rec)
+}
+
+func (s *stallStore) PruneSessions(ctx context.Context, cutoff time.Time) (int64, error) {
+	if err := s.wait(ctx); err != nil {
+		return 0, err
+	}
+	return s.Store.PruneSessions(ctx, cutoff)
 }
 
 // Postgres is a throwaway PostgreSQL server: a cluster's shared store.

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpchaos/mcpchaos/proxy/knobs"
 	"github.com/mcpchaos/mcpchaos/scenarios/world"
 )
 
@@ -54,5 +55,38 @@ func TestAKnobBetweenMillisecondsRoundsUp(t *testing.T) {
 	kv.AuditWriteTimeout = 1500 * time.Microsecond
 	if got := BoundsOf(kv).N("MCPCTL_AUDIT_WRITE_TIMEOUT_MS"); got != 2 {
 		t.Errorf("1.5 ms is the bound %d ms, want 2", got)
+	}
+}
+
+// Compressed shortens bounds so that a scenario waiting one out takes well
+// under a second or two: every knob it changes stays on (above 0, which
+// would turn a wait off or take its default), is shorter than its default,
+// at most 1.5 s; the budgets the core reads by name are among them; and the
+// knobs still agree with each other.
+func TestCompressedBoundsAreShortButOn(t *testing.T) {
+	d, c := Defaults(), Compressed()
+	changed := map[string]bool{}
+	for _, k := range knobs.Table {
+		if k.Unit != knobs.Millis {
+			continue
+		}
+		dv, _ := d.Get(k.Env)
+		cv, _ := c.Get(k.Env)
+		if cv == dv {
+			continue
+		}
+		changed[k.Env] = true
+		if cv <= 0 || cv >= dv || cv > 1500*time.Millisecond {
+			t.Errorf("%s compressed to %v (default %v): want above 0, below the default, at most 1.5s", k.Env, cv, dv)
+		}
+	}
+	for _, name := range []string{world.BoundRequest, world.BoundUpstreamCall, world.BoundPagination, world.BoundStage,
+		world.BoundGate, world.BoundChat, world.BoundReady, world.BoundShutdownGrace} {
+		if !changed[name] {
+			t.Errorf("%s is not compressed", name)
+		}
+	}
+	if err := c.Check(); err != nil {
+		t.Errorf("the compressed knobs contradict each other: %v", err)
 	}
 }
