@@ -146,3 +146,52 @@ func TestIdleSessionsAreChargedPerSessionToTheProcess(t *testing.T) {
 		}
 	}
 }
+
+// A curve says each step on progress, reads the RSS of a target with a
+// process at each point, marks no point that went well with an error, and
+// runs no idle sweep without sessions calling beside the idle ones.
+func TestRunCurveSaysEachStepAndReadsTheProcessRSS(t *testing.T) {
+	bareTemp(t)
+	fake := docmost(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	m, err := StartMcplocal(ctx, standIn(t), fake.URL(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Stop()
+	target := Target{Name: "p", URL: m.URL, Tool: "update_page", PID: m.PID()}
+	var progress strings.Builder
+	c, err := RunCurve(ctx, []Target{target}, CurveOptions{Args: map[string]any{"page_id": "p"}, Active: []int{1},
+		Idle: []int{0, 2}, IdleActive: 1, Duration: 50 * time.Millisecond, Progress: &progress})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Series) != 2 {
+		t.Fatalf("%d series, want the active and the idle sweep", len(c.Series))
+	}
+	for _, s := range c.Series {
+		for _, p := range s.Points {
+			if p.RSSBytes <= 0 || p.FirstError != "" {
+				t.Errorf("%s sweep, point %+v: want the process's RSS and no error", s.Sweep, p)
+			}
+		}
+	}
+	step := `\d+ req/s, p99 \d+\.\d\d ms, RSS \d+\.\d MiB`
+	want := regexp.MustCompile(`^curve: p, 1 active sessions \.\.\. ` + step + `\n` +
+		`curve: p, opening idle sessions to 0 \(of at most 2\) \.\.\.\n` +
+		`curve: p, 0 idle \+ 1 active sessions \.\.\. ` + step + `\n` +
+		`curve: p, opening idle sessions to 2 \(of at most 2\) \.\.\.\n` +
+		`curve: p, 2 idle \+ 1 active sessions \.\.\. ` + step + `\n$`)
+	if !want.MatchString(progress.String()) {
+		t.Errorf("progress:\n%s\nwant it to match:\n%s", progress.String(), want)
+	}
+	c, err = RunCurve(ctx, []Target{target}, CurveOptions{Args: map[string]any{"page_id": "p"}, Active: []int{1},
+		Idle: []int{0, 2}, Duration: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Series) != 1 || c.Series[0].Sweep != SweepActive {
+		t.Errorf("no session calling beside the idle ones: series %+v, want the active sweep alone", c.Series)
+	}
+}
