@@ -141,8 +141,10 @@ func TestIdleSessionsAreChargedPerSessionToTheProcess(t *testing.T) {
 				t.Errorf("stream held: %.2f goroutines per session, want 1 to 10", id.GoroutinesPerSession)
 			}
 		}
-		if id.HeapPerSession > mib/4 || id.RSSPerSession > mib {
-			t.Errorf("%s: heap %d and RSS %d bytes per session; a stand-in session is far below 256 KiB and 1 MiB", id.Kind, id.HeapPerSession, id.RSSPerSession)
+		// The growth of all n sessions is below the whole RSS of such a
+		// process before any of them.
+		if id.HeapPerSession > mib/4 || id.RSSPerSession*n > tr.Before.RSSBytes {
+			t.Errorf("%s: heap %d and RSS %d bytes per session; a stand-in session is far below 256 KiB, and %d of them below the process's %d bytes", id.Kind, id.HeapPerSession, id.RSSPerSession, n, tr.Before.RSSBytes)
 		}
 	}
 }
