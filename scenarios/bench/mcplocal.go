@@ -85,10 +85,12 @@ func StartMcplocalOpts(ctx context.Context, path, upstreamURL string, o Mcplocal
 	}
 	listen, err := freeAddr()
 	if err != nil {
+		os.RemoveAll(dir)
 		return nil, err
 	}
 	pprofAddr, err := freeAddr()
 	if err != nil {
+		os.RemoveAll(dir)
 		return nil, err
 	}
 	m := &Mcplocal{dir: dir, done: make(chan struct{}),
