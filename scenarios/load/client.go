@@ -262,9 +262,9 @@ func (s *Session) rpc(ctx context.Context, method string, params any, wantAnswer
 		s.ID = sid
 	}
 	if !wantAnswer {
-		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxBody))
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, maxBody))
 		if resp.StatusCode/100 != 2 {
-			return nil, resp.StatusCode, &HTTPError{Status: resp.StatusCode}
+			return nil, resp.StatusCode, &HTTPError{Status: resp.StatusCode, Body: excerpt(b)}
 		}
 		return nil, resp.StatusCode, nil
 	}

@@ -315,8 +315,8 @@ func TestNotifyPostsANotificationWithoutAnID(t *testing.T) {
 	}
 	err := s.Notify(testCtx(t), "notifications/refused", nil)
 	var h *HTTPError
-	if !errors.As(err, &h) || h.Status != http.StatusNotFound {
-		t.Errorf("Notify answered 404: err = %v, want HTTP 404", err)
+	if !errors.As(err, &h) || h.Status != http.StatusNotFound || h.Body != "gone" {
+		t.Errorf("Notify answered 404: err = %v, want HTTP 404 with the server's body", err)
 	}
 	n := f.requests()[2]
 	var p struct {
