@@ -201,6 +201,12 @@ func TestEndingOfTellsTheWaysARequestEndsApart(t *testing.T) {
 		{Observation{Err: fmt.Errorf("calling: %w", context.DeadlineExceeded)}, EndNoAnswer},
 		{Observation{Err: errors.New(`sending "tools/call": rejected by transport: connection refused`)}, EndHTTP},
 		{Observation{Err: rpcErr("context deadline exceeded")}, EndRPCError},
+		// The go-sdk client's own word for a request its transport could not
+		// deliver or read the answer of (a reset connection): no JSON-RPC
+		// error the proxy sent, though it is one in Go.
+		{Observation{Err: fmt.Errorf("calling %q: %w", "tools/call", fmt.Errorf("sending %q: %w: %w", "tools/call",
+			&jsonrpc.Error{Code: -32005, Message: "rejected by transport"}, errors.New("connection reset by peer")))}, EndHTTP},
+		{Observation{Err: fmt.Errorf("calling %q: %w", "tools/call", &jsonrpc.Error{Code: -32005, Message: "the proxy's own words"})}, EndRPCError},
 		{Observation{IsError: true}, EndIsError},
 		{Observation{}, EndResult},
 	} {

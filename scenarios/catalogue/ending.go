@@ -36,12 +36,20 @@ func EndingOf(o Observation) Ending {
 		return EndIsError
 	case o.Err == nil:
 		return EndResult
-	case errors.As(o.Err, &werr):
+	case errors.As(o.Err, &werr) && !rejectedByTransport(werr):
 		return EndRPCError
 	case errors.Is(o.Err, context.DeadlineExceeded), errors.Is(o.Err, context.Canceled):
 		return EndNoAnswer
 	}
 	return EndHTTP
+}
+
+// rejectedByTransport says whether werr is the go-sdk client's own word for
+// a request its transport could not deliver, or whose answer it could not
+// read (a refused or reset connection, an HTTP status): a JSON-RPC error in
+// Go (code -32005), but none the proxy sent.
+func rejectedByTransport(werr *jsonrpc.Error) bool {
+	return werr.Code == -32005 && werr.Message == "rejected by transport"
 }
 
 // unanswered is the one breach of a request that got no MCP answer (no
