@@ -23,6 +23,9 @@ import (
 
 // fakeCall is one command the canary ran through execute.
 type fakeCall struct {
+	// links are where the copy's tools/*/node_modules point when the
+	// command runs.
+	links   map[string]string
 	dir     string
 	env     []string
 	timeout time.Duration
@@ -84,7 +87,12 @@ func envOf(env []string, k string) string {
 
 func (f *fakeWorld) execute(ctx context.Context, dir string, env []string, timeout time.Duration, log io.Writer, args ...string) modcopy.Result {
 	f.mu.Lock()
-	f.calls = append(f.calls, fakeCall{dir: dir, env: env, timeout: timeout, args: args})
+	links := map[string]string{}
+	nms, _ := filepath.Glob(filepath.Join(dir, "tools", "*", "node_modules"))
+	for _, nm := range nms {
+		links[filepath.Base(filepath.Dir(nm))], _ = os.Readlink(nm)
+	}
+	f.calls = append(f.calls, fakeCall{dir: dir, env: env, timeout: timeout, args: args, links: links})
 	f.mu.Unlock()
 	fail := func(out string) modcopy.Result { return modcopy.Result{Exit: 1, Out: out} }
 	appendMod := func(line string) {
@@ -142,8 +150,11 @@ func (f *fakeWorld) execute(ctx context.Context, dir string, env []string, timeo
 		fmt.Fprintf(log, "[ 1/%d] %s PASS 1ms\n", len(recs), recs[0].Name)
 	case args[0] == "go" && args[1] == "run":
 		proxy, _ := os.ReadFile(envOf(env, "MCPCHAOS_MCPLOCAL"))
-		rep := types.Report{SuiteDescription: "Scenarios", SuiteSucceeded: true,
-			SpecReports: f.specs(string(proxy), sdkOf(dir), argAfter(args, "--focus"))}
+		specs := f.specs(string(proxy), sdkOf(dir), argAfter(args, "--focus"))
+		if specs == nil {
+			return fail("# example.com/m/scenarios/sess\nsuite_test.go:1: syntax error")
+		}
+		rep := types.Report{SuiteDescription: "Scenarios", SuiteSucceeded: true, SpecReports: specs}
 		b, _ := json.Marshal([]types.Report{rep})
 		if err := os.WriteFile(filepath.Join(argAfter(args, "--output-dir"), "ginkgo.json"), b, 0o644); err != nil {
 			return fail(err.Error())
@@ -188,13 +199,15 @@ func fakeModule(t *testing.T, f *fakeWorld) string {
 	t.Setenv("TMPDIR", t.TempDir())
 	root := t.TempDir()
 	files := map[string]string{
-		"go.mod":                           "module example.com/m\n\ngo 1.21\n",
-		"cmd/mcplocal/main.go":             "package main\n\nfunc main() {}\n",
-		"cmd/mcpchaos/main.go":             "package main\n\nfunc main() {}\n",
-		"scenarios/sess/suite_test.go":     "package sess\n\nimport \"github.com/onsi/ginkgo/v2\"\n\nvar _ = ginkgo.RunSpecs(nil, \"sessions\")\n",
-		"tools/tsclient/package.json":      `{"dependencies":{"@modelcontextprotocol/sdk":"1.0.0"}}`,
-		"tools/tsclient/node_modules/x.js": "installed\n",
-		".gitignore":                       "node_modules/\n",
+		"go.mod":                              "module example.com/m\n\ngo 1.21\n",
+		"cmd/mcplocal/main.go":                "package main\n\nfunc main() {}\n",
+		"cmd/mcpchaos/main.go":                "package main\n\nfunc main() {}\n",
+		"scenarios/sess/suite_test.go":        "package sess\n\nimport \"github.com/onsi/ginkgo/v2\"\n\nvar _ = ginkgo.RunSpecs(nil, \"sessions\")\n",
+		"tools/tsclient/package.json":         `{"dependencies":{"@modelcontextprotocol/sdk":"1.0.0"}}`,
+		"tools/tsclient/node_modules/x.js":    "installed\n",
+		"tools/conformance/package.json":      "{}",
+		"tools/conformance/node_modules/y.js": "installed\n",
+		".gitignore":                          "node_modules/\n",
 	}
 	for name, body := range files {
 		p := filepath.Join(root, name)
@@ -263,6 +276,14 @@ func TestRunFlagsARowTheCandidateBreaks(t *testing.T) {
 	if len(builds) != 2 || builds[0].dir != root || builds[1].dir != gets[0].dir {
 		t.Fatalf("builds %+v: want the baseline's in the work tree, the candidate's in its copy", builds)
 	}
+	if envOf(builds[0].env, "GOWORK") != "off" || strings.Contains(envOf(builds[0].env, "GOFLAGS"), "-mod=mod") || !strings.Contains(envOf(builds[1].env, "GOFLAGS"), "-mod=mod") {
+		t.Errorf("build envs: want the module's for the baseline, with -mod=mod for the candidate's copy")
+	}
+	for _, tool := range []string{"tsclient", "conformance"} {
+		if want := filepath.Join(root, "tools", tool, "node_modules"); builds[1].links[tool] != want {
+			t.Errorf("the copy's tools/%s/node_modules links to %q, want the work tree's %s", tool, builds[1].links[tool], want)
+		}
+	}
 	for _, b := range builds {
 		if !slices.Contains(b.args, "./cmd/mcplocal") || !slices.Contains(b.args, "./cmd/mcpchaos") || b.timeout != defaultCommand {
 			t.Errorf("build %+v: want both commands, bounded by the default timeout", b)
@@ -278,7 +299,9 @@ func TestRunFlagsARowTheCandidateBreaks(t *testing.T) {
 	if _, err := os.Stat(gets[0].dir); !os.IsNotExist(err) {
 		t.Errorf("the candidate's copy %s is left behind (%v)", gets[0].dir, err)
 	}
-	for _, want := range []string{"canary: seed 7", "building the baseline", "building the candidate: example.com/sdk@v2.0.0", "[candidate] [ 1/2] none × ping PASS"} {
+	for _, want := range []string{"canary: seed 7", "building the baseline", "building the candidate: example.com/sdk@v2.0.0", "[candidate] [ 1/2] none × ping PASS",
+		"canary: baseline built (0s)", "canary: candidate built (0s)", "canary: " + gets[0].dir + ": example.com/sdk@v2.0.0\n",
+		"canary: baseline: the catalogue\n", "canary: candidate: the catalogue\n"} {
 		if !strings.Contains(progress.String(), want) {
 			t.Errorf("progress lacks %q:\n%s", want, progress.String())
 		}
@@ -291,7 +314,8 @@ func TestRunPassesAnUnchangedCandidate(t *testing.T) {
 	f := &fakeWorld{catalogue: sameCatalogue}
 	root := fakeModule(t, f)
 	work := t.TempDir()
-	res, err := Run(context.Background(), Options{SDK: []Switch{{Module: "example.com/sdk", Dir: "/src/sdk"}}, Dir: root, WorkDir: work, Timeout: 7 * time.Second, Label: "smoke"})
+	var progress bytes.Buffer
+	res, err := Run(context.Background(), Options{SDK: []Switch{{Module: "example.com/sdk", Dir: "/src/sdk"}}, Dir: root, WorkDir: work, Timeout: 7 * time.Second, Label: "smoke", Progress: &progress})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -309,6 +333,12 @@ func TestRunPassesAnUnchangedCandidate(t *testing.T) {
 		if c.timeout != 7*time.Second && c.args[0] != "go" || c.args[0] == "go" && c.args[1] == "build" && c.timeout != 7*time.Second {
 			t.Errorf("%v: timeout %v, want Options.Timeout", c.args, c.timeout)
 		}
+	}
+	if !strings.Contains(progress.String(), "canary: candidate: the catalogue (label smoke)") {
+		t.Errorf("progress does not name the label:\n%s", progress.String())
+	}
+	if strings.Contains(progress.String(), "Ginkgo specs run in") {
+		t.Errorf("without --specs no copy is made for the baseline's specs:\n%s", progress.String())
 	}
 	for _, r := range f.catalogueRuns() {
 		if argAfter(r.args, "--label") != "smoke" {
@@ -331,8 +361,9 @@ func TestRunPassesAnUnchangedCandidate(t *testing.T) {
 func TestACandidateThatDoesNotBuildIsAResult(t *testing.T) {
 	f := &fakeWorld{catalogue: sameCatalogue}
 	root := fakeModule(t, f)
+	var progress bytes.Buffer
 	res, err := Run(context.Background(), Options{SDK: []Switch{{Module: "example.com/sdk", Version: "v9-broken"}}, Dir: root,
-		Allow: map[string]string{"none × ping": "known"}})
+		Allow: map[string]string{"none × ping": "known"}, Progress: &progress})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -348,6 +379,9 @@ func TestACandidateThatDoesNotBuildIsAResult(t *testing.T) {
 	}
 	if !strings.HasPrefix(c.Verdict, "FAIL: the candidate does not build (go build") || !strings.HasSuffix(c.Verdict, "the baseline passed 1 of its 2 rows") {
 		t.Errorf("verdict %q", c.Verdict)
+	}
+	if !strings.Contains(progress.String(), "canary: the candidate does not build:\n./cmd/mcplocal/main.go:3:2: undefined: sdk.Server") {
+		t.Errorf("progress does not show why the candidate does not build:\n%s", progress.String())
 	}
 	if runs := f.catalogueRuns(); len(runs) != 1 {
 		t.Errorf("catalogue runs %d, want the baseline's alone", len(runs))
@@ -468,6 +502,9 @@ func TestBaselineCacheRunsTheBaselineOnce(t *testing.T) {
 	if second.Comparison.Seed != first.Comparison.Seed || second.BaselineCached.IsZero() || len(f.catalogueRuns()) != 3 || second.Comparison.Failed {
 		t.Errorf("second run: seed %d (first %d), cached %v, %d catalogue runs", second.Comparison.Seed, first.Comparison.Seed, second.BaselineCached, len(f.catalogueRuns()))
 	}
+	if !strings.Contains(progress.String(), "canary: baseline: 2 verdicts from the cache") {
+		t.Errorf("progress does not say the baseline came from the cache:\n%s", progress.String())
+	}
 	o.RerunBaseline = true
 	third, err := Run(context.Background(), o)
 	if err != nil {
@@ -475,6 +512,58 @@ func TestBaselineCacheRunsTheBaselineOnce(t *testing.T) {
 	}
 	if !third.BaselineCached.IsZero() || len(f.catalogueRuns()) != 5 {
 		t.Errorf("--rerun-baseline: cached %v, %d catalogue runs", third.BaselineCached, len(f.catalogueRuns()))
+	}
+	// A seed given is the run's, cached or not.
+	o.RerunBaseline, o.Seed = false, first.Comparison.Seed+1
+	fourth, err := Run(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fourth.Comparison.Seed != o.Seed || !fourth.BaselineCached.IsZero() || len(f.catalogueRuns()) != 7 {
+		t.Errorf("another seed: seed %d, want %d; cached %v", fourth.Comparison.Seed, o.Seed, fourth.BaselineCached)
+	}
+}
+
+// With --specs and a cached baseline, the baseline's specs do not run, so
+// no copy is made for them; without the cache they run in a copy.
+func TestCachedBaselineSpecsNeedNoCopy(t *testing.T) {
+	f := &fakeWorld{catalogue: sameCatalogue, specs: func(proxy, harness, focus string) types.SpecReports {
+		return types.SpecReports{{LeafNodeType: types.NodeTypeIt, LeafNodeText: "recreates", State: types.SpecStatePassed}}
+	}}
+	root := fakeModule(t, f)
+	var progress bytes.Buffer
+	o := Options{SDK: []Switch{goSDK}, Dir: root, Specs: "sessions", BaselineCache: t.TempDir(), Progress: &progress}
+	if _, err := Run(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(progress.String(), "canary: baseline: its Ginkgo specs run in ") {
+		t.Errorf("the baseline's specs must run in a copy:\n%s", progress.String())
+	}
+	progress.Reset()
+	res, err := Run(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.BaselineCached.IsZero() || strings.Contains(progress.String(), "Ginkgo specs run in") || len(f.callsOf("go", "run")) != 3 || len(res.Comparison.Rows) != 3 {
+		t.Errorf("cached baseline: %d ginkgo runs, %d rows\n%s", len(f.callsOf("go", "run")), len(res.Comparison.Rows), progress.String())
+	}
+}
+
+// A baseline cache that cannot be written is said, and the run goes on.
+func TestAnUnwritableCacheIsSaid(t *testing.T) {
+	f := &fakeWorld{catalogue: sameCatalogue}
+	root := fakeModule(t, f)
+	cache := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(cache, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var progress bytes.Buffer
+	res, err := Run(context.Background(), Options{SDK: []Switch{goSDK}, Dir: root, BaselineCache: cache, Progress: &progress})
+	if err != nil || res.Comparison.Failed {
+		t.Fatalf("Run = %+v, %v", res, err)
+	}
+	if !strings.Contains(progress.String(), "canary: baseline cache: ") || !strings.Contains(progress.String(), "(not cached)") {
+		t.Errorf("progress does not say the baseline was not cached:\n%s", progress.String())
 	}
 }
 
@@ -513,6 +602,36 @@ func TestASuiteWithoutResultsIsAFailedRow(t *testing.T) {
 	}
 	if entries, _ := filepath.Glob(filepath.Join(cache, "*.json")); len(entries) != 0 {
 		t.Errorf("an incomplete baseline was cached: %v", entries)
+	}
+
+	// The catalogue wrote its results but Ginkgo wrote no report: a failed
+	// row, and not cached either.
+	f.catalogue = sameCatalogue
+	f.specs = func(string, string, string) types.SpecReports { return nil }
+	res, err = Run(context.Background(), Options{SDK: []Switch{goSDK}, Dir: root, BaselineCache: cache, Specs: "sessions"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if entries, _ := filepath.Glob(filepath.Join(cache, "*.json")); len(entries) != 0 {
+		t.Errorf("a baseline whose specs wrote no report was cached: %v", entries)
+	}
+	last := res.Comparison.Rows[len(res.Comparison.Rows)-1]
+	if last.Name != "the Ginkgo specs sessions" || last.Base == nil || !strings.Contains(last.Base.Reason, "ginkgo wrote no report (exit 1)") || !strings.Contains(last.Base.Reason, "syntax error") {
+		t.Errorf("last row %+v: want the Ginkgo run that wrote nothing", last)
+	}
+
+	// No suite in the tree: a failed row saying so, and Ginkgo never runs.
+	if err := os.RemoveAll(filepath.Join(root, "scenarios")); err != nil {
+		t.Fatal(err)
+	}
+	before := len(f.callsOf("go", "run"))
+	res, err = Run(context.Background(), Options{SDK: []Switch{goSDK}, Dir: root, Specs: "sessions"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	last = res.Comparison.Rows[len(res.Comparison.Rows)-1]
+	if last.Name != "the Ginkgo suites" || last.Cand == nil || !strings.Contains(last.Cand.Reason, "no Ginkgo suite found under scenarios/") || len(f.callsOf("go", "run")) != before {
+		t.Errorf("last row %+v: want the missing suites said", last)
 	}
 }
 
@@ -613,5 +732,60 @@ func TestSlowerRowsAreMeasuredAgain(t *testing.T) {
 	}
 	if !strings.Contains(progress.String(), "real: slower") || !strings.Contains(progress.String(), "still slower, flagged") || !strings.Contains(progress.String(), "not slower, not flagged") {
 		t.Errorf("progress does not say what the rechecks found:\n%s", progress.String())
+	}
+}
+
+// Only what was flagged slower is measured again: catalogue rows alone
+// recheck no Ginkgo spec, a spec alone reruns no catalogue row, and one of
+// each rechecks both.
+func TestOnlyTheFlaggedKindIsMeasuredAgain(t *testing.T) {
+	for _, tc := range []struct {
+		name               string
+		catSlow, specSlow  bool
+		catAgain, specRuns int
+	}{
+		{"a catalogue row", true, false, 2, 2},
+		{"a spec", false, true, 0, 4},
+		{"one of each", true, true, 2, 4},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			latency := func(proxy, focus string, slow bool) time.Duration {
+				if slow && proxy != "go.mod" && focus == "" {
+					return 5 * time.Second
+				}
+				return 10 * time.Millisecond
+			}
+			f := &fakeWorld{
+				catalogue: func(proxy, harness, focus string) []report.Record {
+					return []report.Record{catRec("row", "PASS", latency(proxy, focus, tc.catSlow))}
+				},
+				specs: func(proxy, harness, focus string) types.SpecReports {
+					return types.SpecReports{{LeafNodeType: types.NodeTypeIt, LeafNodeText: "spec", State: types.SpecStatePassed, RunTime: latency(proxy, focus, tc.specSlow)}}
+				},
+			}
+			root := fakeModule(t, f)
+			var progress bytes.Buffer
+			res, err := Run(context.Background(), Options{SDK: []Switch{goSDK}, Dir: root, Specs: "sessions", Tolerance: 100 * time.Millisecond, Progress: &progress})
+			if err != nil {
+				t.Fatal(err)
+			}
+			again := 0
+			for _, r := range f.catalogueRuns() {
+				if argAfter(r.args, "--focus") != "" {
+					again++
+				}
+			}
+			if again != tc.catAgain || len(f.callsOf("go", "run")) != tc.specRuns {
+				t.Errorf("%d catalogue reruns (want %d), %d ginkgo runs (want %d)", again, tc.catAgain, len(f.callsOf("go", "run")), tc.specRuns)
+			}
+			if res.Comparison.Verdict != "no change: 2 rows, same verdicts, none slower beyond the tolerance" {
+				t.Errorf("verdict %q: the second measurement clears the flags", res.Comparison.Verdict)
+			}
+			for want, on := range map[string]bool{"canary: 1 catalogue row(s) flagged slower": tc.catSlow, "canary: 1 Ginkgo spec(s) flagged slower": tc.specSlow} {
+				if strings.Contains(progress.String(), want) != on {
+					t.Errorf("progress says %q: %v, want %v", want, !on, on)
+				}
+			}
+		})
 	}
 }
