@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -547,6 +548,20 @@ func TestCachedBaselineSpecsNeedNoCopy(t *testing.T) {
 	if res.BaselineCached.IsZero() || strings.Contains(progress.String(), "Ginkgo specs run in") || len(f.callsOf("go", "run")) != 3 || len(res.Comparison.Rows) != 3 {
 		t.Errorf("cached baseline: %d ginkgo runs, %d rows\n%s", len(f.callsOf("go", "run")), len(res.Comparison.Rows), progress.String())
 	}
+
+	// --rerun-baseline runs the baseline's specs again, in a copy too.
+	o.RerunBaseline = true
+	if _, err := Run(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range f.callsOf("go", "run") {
+		if g.dir == root {
+			t.Errorf("the baseline's specs ran in the work tree")
+		}
+	}
+	if len(f.callsOf("go", "run")) != 5 {
+		t.Errorf("%d ginkgo runs, want both sides run again", len(f.callsOf("go", "run")))
+	}
 }
 
 // A baseline cache that cannot be written is said, and the run goes on.
@@ -621,7 +636,7 @@ func TestASuiteWithoutResultsIsAFailedRow(t *testing.T) {
 	}
 
 	// No suite in the tree: a failed row saying so, and Ginkgo never runs.
-	if err := os.RemoveAll(filepath.Join(root, "scenarios")); err != nil {
+	if err := os.Remove(filepath.Join(root, "scenarios", "sess", "suite_test.go")); err != nil {
 		t.Fatal(err)
 	}
 	before := len(f.callsOf("go", "run"))
@@ -632,6 +647,24 @@ func TestASuiteWithoutResultsIsAFailedRow(t *testing.T) {
 	last = res.Comparison.Rows[len(res.Comparison.Rows)-1]
 	if last.Name != "the Ginkgo suites" || last.Cand == nil || !strings.Contains(last.Cand.Reason, "no Ginkgo suite found under scenarios/") || len(f.callsOf("go", "run")) != before {
 		t.Errorf("last row %+v: want the missing suites said", last)
+	}
+}
+
+// A run canceled while the baseline builds is the cancellation, not a
+// baseline that does not build.
+func TestACanceledBuildIsTheCancellation(t *testing.T) {
+	f := &fakeWorld{catalogue: sameCatalogue}
+	root := fakeModule(t, f)
+	ctx, cancel := context.WithCancel(context.Background())
+	execute = func(c context.Context, dir string, env []string, timeout time.Duration, log io.Writer, args ...string) modcopy.Result {
+		if args[0] == "go" && args[1] == "build" {
+			cancel()
+		}
+		return f.execute(c, dir, env, timeout, log, args...)
+	}
+	res, err := Run(ctx, Options{SDK: []Switch{goSDK}, Dir: root})
+	if !errors.Is(err, context.Canceled) || res != nil {
+		t.Errorf("Run = %+v, %v; want context.Canceled", res, err)
 	}
 }
 
