@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -114,6 +116,11 @@ func TestBaselineCacheReadsOnlyWhatItWrote(t *testing.T) {
 	}
 	write(4, cachedBaseline{Format: cacheFormat, Key: "k", Seed: 4, Records: recs, Recorded: t0.Add(time.Hour)})
 	write(5, cachedBaseline{Format: cacheFormat, Key: "k", Seed: 5, Records: recs, Recorded: t0})
+	// An entry is read for the seed it was recorded with, never another.
+	write(6, cachedBaseline{Format: cacheFormat, Key: "k", Seed: 7, Records: recs, Recorded: t0})
+	if _, ok := loadBaseline(dir, "k", 6); ok {
+		t.Error("an entry holding seed 7 was read for seed 6")
+	}
 	if got := cachedSeed(dir, "k"); got != 4 {
 		t.Errorf("cachedSeed = %d, want the entry recorded last (4), whatever the file order", got)
 	}
@@ -124,8 +131,8 @@ func TestBaselineCacheReadsOnlyWhatItWrote(t *testing.T) {
 		if err := os.WriteFile(p, []byte("{}"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		// e0 is the newest, e3 the oldest.
-		if err := os.Chtimes(p, t0, t0.Add(-time.Duration(i)*time.Hour)); err != nil {
+		// e3 is the newest, e0 the oldest: the names' order is not the age's.
+		if err := os.Chtimes(p, t0, t0.Add(time.Duration(i)*time.Hour)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -135,8 +142,8 @@ func TestBaselineCacheReadsOnlyWhatItWrote(t *testing.T) {
 	}
 	pruneCache(prune, 2)
 	left, _ := filepath.Glob(filepath.Join(prune, "*.json"))
-	if len(left) != 2 || filepath.Base(left[0]) != "e0.json" || filepath.Base(left[1]) != "e1.json" {
-		t.Errorf("pruning to 2 left %v, want the newest two, e0 and e1", left)
+	if len(left) != 2 || filepath.Base(left[0]) != "e2.json" || filepath.Base(left[1]) != "e3.json" {
+		t.Errorf("pruning to 2 left %v, want the newest two, e2 and e3", left)
 	}
 }
 
@@ -207,5 +214,17 @@ func TestBaselineRecordsComeFromTheCacheWithoutRunningTheSuite(t *testing.T) {
 	}
 	if c, ok := loadBaseline(dir, "k", 5); !ok || !reflect.DeepEqual(c.Records, recs) {
 		t.Error("a baseline run that wrote no results replaced the cached verdicts")
+	}
+}
+
+// The default cache is the OS's cache dir's mcpchaos/canary-baseline.
+func TestDefaultBaselineCacheIsUnderTheUserCache(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", "/cache")
+	t.Setenv("HOME", "/home/u")
+	if got, want := DefaultBaselineCache(), filepath.Join("/cache", "mcpchaos", "canary-baseline"); runtime.GOOS == "linux" && got != want {
+		t.Errorf("DefaultBaselineCache() = %q, want %q", got, want)
+	}
+	if got := DefaultBaselineCache(); !strings.HasSuffix(got, filepath.Join("mcpchaos", "canary-baseline")) {
+		t.Errorf("DefaultBaselineCache() = %q", got)
 	}
 }

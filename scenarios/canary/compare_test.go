@@ -106,8 +106,10 @@ func TestAllowRecordsAnAcceptedChange(t *testing.T) {
 	if got := UnusedAllows(rows, allow); len(got) != 1 || got[0] != "typo" {
 		t.Errorf("unused allows %v, want [typo]", got)
 	}
-	if _, _, err := ParseAllow("name-without-reason"); err == nil {
-		t.Error("an --allow without a reason must be refused")
+	for _, bad := range []string{"name-without-reason", "name=", "=reason without a name", " = "} {
+		if _, _, err := ParseAllow(bad); err == nil {
+			t.Errorf("ParseAllow(%q): an --allow needs a name and a reason", bad)
+		}
 	}
 	if n, why, err := ParseAllow("proxy-restart × reconnect after restart=known: go-sdk#715"); err != nil || n != "proxy-restart × reconnect after restart" || why != "known: go-sdk#715" {
 		t.Errorf("ParseAllow: %q %q %v", n, why, err)

@@ -70,6 +70,11 @@ func TestGinkgoSuitesFindsEverySuiteUnderScenarios(t *testing.T) {
 	write("scenarios/canary/ginkgo_test.go", "package canary\nimport \"testing\"\nfunc TestG(t *testing.T) { _ = \"RunSpecs(t, x)\" }\n")
 	write("scenarios/report/report_test.go", "package r\nfunc TestR(t *testing.T) {}\n")
 	write("proxy/x/x_test.go", "package x\nfunc TestX(t *testing.T) { RunSpecs(t, \"X\") }\n")
+	// Fixtures, installed npm packages and hidden dirs hold no suite of
+	// the tree's own.
+	for _, d := range []string{"scenarios/testdata/fix", "scenarios/tools/node_modules/pkg", "scenarios/.cache/x"} {
+		write(d+"/s_test.go", "package s\nimport . \"github.com/onsi/ginkgo/v2\"\nfunc TestS(t *testing.T) { RunSpecs(t, \"S\") }\n")
+	}
 	got, err := ginkgoSuites(dir)
 	if err != nil {
 		t.Fatal(err)
