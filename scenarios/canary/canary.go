@@ -196,7 +196,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	c.Failed = len(res.Regressions) > 0 || res.Build != nil
 	c.Verdict = verdictLine(rows, res.Regressions)
 	if res.Build != nil {
-		c.Verdict = fmt.Sprintf("FAIL: the candidate does not build (%s); the baseline passed %d of its %d rows", res.Build.Step, len(res.Regressions), len(rows))
+		c.Verdict = fmt.Sprintf("FAIL: the candidate does not build (%s); the baseline passed %d of its %d rows", res.Build.Step, basePassed(rows), len(rows))
 	}
 	return res, nil
 }
@@ -271,6 +271,17 @@ func NotBuiltRows(base []report.Record, allow map[string]string) []report.Compar
 		}
 	}
 	return rows
+}
+
+// basePassed counts the rows the baseline passed, allowed ones included.
+func basePassed(rows []report.ComparedRow) int {
+	n := 0
+	for _, r := range rows {
+		if r.Base.Passed() {
+			n++
+		}
+	}
+	return n
 }
 
 // verdictLine sums the comparison up in one line.

@@ -378,7 +378,7 @@ func TestACandidateThatDoesNotBuildIsAResult(t *testing.T) {
 	if !strings.HasPrefix(c.CandidateBuild, "go build") || !strings.Contains(c.CandidateBuild, "undefined: sdk.Server") || strings.Contains(c.CandidateBuild, "go: downloading") {
 		t.Errorf("CandidateBuild %q", c.CandidateBuild)
 	}
-	if !strings.HasPrefix(c.Verdict, "FAIL: the candidate does not build (go build") || !strings.HasSuffix(c.Verdict, "the baseline passed 1 of its 2 rows") {
+	if !strings.HasPrefix(c.Verdict, "FAIL: the candidate does not build (go build") || !strings.HasSuffix(c.Verdict, "the baseline passed 2 of its 2 rows") {
 		t.Errorf("verdict %q", c.Verdict)
 	}
 	if !strings.Contains(progress.String(), "canary: the candidate does not build:\n./cmd/mcplocal/main.go:3:2: undefined: sdk.Server") {
