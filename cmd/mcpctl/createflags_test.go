@@ -1,0 +1,122 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// wikiWithProbe is a proxy whose server docmost/wiki has a readiness probe
+// and a header; project ops has another server.
+const wikiWithProbe = `{"servers":[
+ {"name":"wiki","project":"docmost","url":"http://127.0.0.1:1/old","headers":{"X-Old":{"valueEnv":"OLD_KEY"}},
+  "healthCheck":{"tool":"search","arguments":{"query":"health"},"intervalSeconds":60,"timeoutSeconds":15,"failureThreshold":3}},
+ {"name":"blog","project":"ops","url":"http://127.0.0.1:1/blog"}]}`
+
+const keptProbe = `{"arguments":{"query":"health"},"failureThreshold":3,"intervalSeconds":60,"timeoutSeconds":15,"tool":"search"}`
+
+// TestCreateServerFlagCombinations: each combination of create server's
+// flags a user can type sends the spec its help promises. With --force,
+// flags left out keep the server's URL and, when no --health-check-* flag
+// is given, its whole probe, whether or not --project and --server-url are
+// given; any --health-check-* flag makes the probe exactly what the flags
+// say. Without --force the spec is what was typed. Headers go only when
+// --header is given.
+func TestCreateServerFlagCombinations(t *testing.T) {
+	for _, c := range []struct {
+		args        []string
+		write       string // METHOD path of the write
+		url         string
+		healthCheck string // the JSON sent, "" for none
+		headers     string
+		out         string // create's first line of output
+	}{
+		{[]string{"--force"}, "PUT /api/v1/servers/docmost/wiki", "http://127.0.0.1:1/old", keptProbe, "",
+			"server docmost/wiki replaced (readiness probe: tools/call search every 1m0s, timeout 15s, unhealthy after 3 failures)"},
+		{[]string{"--force", "--server-url", "http://127.0.0.1:1/new"}, "PUT /api/v1/servers/docmost/wiki", "http://127.0.0.1:1/new", keptProbe, "", ""},
+		{[]string{"--force", "--project", "docmost"}, "PUT /api/v1/servers/docmost/wiki", "http://127.0.0.1:1/old", keptProbe, "", ""},
+		{[]string{"--force", "--project", "docmost", "--server-url", "http://127.0.0.1:1/new"}, "PUT /api/v1/servers/docmost/wiki", "http://127.0.0.1:1/new", keptProbe, "", ""},
+		{[]string{"--force", "--project", "docmost", "--server-url", "http://127.0.0.1:1/new", "--header", "X-Key=env:NEW_KEY"}, "PUT /api/v1/servers/docmost/wiki", "http://127.0.0.1:1/new", keptProbe, `{"X-Key":{"valueEnv":"NEW_KEY"}}`, ""},
+		{[]string{"--force", "--project", "docmost", "--server-url", "http://127.0.0.1:1/new", "--health-check-interval", "30"}, "PUT /api/v1/servers/docmost/wiki", "http://127.0.0.1:1/new", `{"intervalSeconds":30}`, "",
+			"server docmost/wiki replaced (liveness probe: tools/list every 30s"},
+		{[]string{"--force", "--health-check-tool", "lookup"}, "PUT /api/v1/servers/docmost/wiki", "http://127.0.0.1:1/old", `{"tool":"lookup"}`, "", ""},
+		{[]string{"--force", "--health-check-timeout", "5", "--health-check-failure-threshold", "2"}, "PUT /api/v1/servers/docmost/wiki", "http://127.0.0.1:1/old", `{"failureThreshold":2,"timeoutSeconds":5}`, "", ""},
+		{[]string{"--force", "--project", "docmost", "--server-url", "http://127.0.0.1:1/new", "--health-check-tool", "lookup", "--health-check-arguments", `{"q":"v"}`},
+			"PUT /api/v1/servers/docmost/wiki", "http://127.0.0.1:1/new", `{"arguments":{"q":"v"},"tool":"lookup"}`, "", ""},
+		{[]string{"--project", "ops", "--server-url", "http://127.0.0.1:1/new"}, "POST /api/v1/servers", "http://127.0.0.1:1/new", "", "",
+			"server ops/wiki created (liveness probe: tools/list every"},
+		{[]string{"--project", "ops", "--server-url", "http://127.0.0.1:1/new", "--health-check-failure-threshold", "4"}, "POST /api/v1/servers", "http://127.0.0.1:1/new", `{"failureThreshold":4}`, "", ""},
+	} {
+		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
+			s := newScripted(t, map[string]scriptedAnswer{
+				"GET /api/v1/servers":                     ok200(wikiWithProbe),
+				"POST /api/v1/servers":                    ok200(`{"outcome":"created"}`),
+				"PUT /api/v1/servers/docmost/wiki":        ok200(`{"outcome":"replaced"}`),
+				"POST /api/v1/servers/docmost/wiki/check": ok200(healthy),
+				"POST /api/v1/servers/ops/wiki/check":     ok200(healthy),
+			})
+			r := cli(t, append([]string{"create", "server", "wiki", "--url", s.srv.URL}, c.args...)...)
+			r.wantCode(t, exitOK)
+			w := s.writes()
+			if len(w) != 1 || w[0].method+" "+w[0].path != c.write {
+				t.Fatalf("writes %+v, want one %s", w, c.write)
+			}
+			if w[0].body["url"] != c.url {
+				t.Errorf("url %v, want %s", w[0].body["url"], c.url)
+			}
+			if got := compact(t, w[0].body["healthCheck"]); got != c.healthCheck {
+				t.Errorf("healthCheck %s, want %s", got, c.healthCheck)
+			}
+			if got := compact(t, w[0].body["headers"]); got != c.headers {
+				t.Errorf("headers %s, want %s", got, c.headers)
+			}
+			if !strings.HasPrefix(r.stdout, c.out) {
+				t.Errorf("stdout %q, want it to begin %q", r.stdout, c.out)
+			}
+		})
+	}
+}
+
+func compact(t *testing.T, v any) string {
+	t.Helper()
+	if v == nil {
+		return ""
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestCreateServerRefusesWhatItCannotSend: create server refuses, exit 2
+// and nothing written, a missing or bad NAME, --wait not positive,
+// --health-check-arguments without the tool or not a JSON object, and a
+// new server without --server-url.
+func TestCreateServerRefusesWhatItCannotSend(t *testing.T) {
+	for _, c := range []struct {
+		args   []string
+		stderr string
+	}{
+		{[]string{}, "want exactly one server NAME"},
+		{[]string{"wiki", "blog", "--project", "docmost", "--server-url", "http://127.0.0.1:1/n"}, `want exactly one server NAME, got "wiki blog"`},
+		{[]string{"a/b", "--project", "docmost", "--server-url", "http://127.0.0.1:1/n"}, `got "a/b"`},
+		{[]string{"wiki", "--force", "--wait", "0s"}, "--wait must be positive"},
+		{[]string{"wiki", "--force", "--wait", "-1s"}, "--wait must be positive"},
+		{[]string{"wiki", "--force", "--health-check-arguments", `{"q":"v"}`}, "--health-check-arguments applies only with --health-check-tool"},
+		{[]string{"wiki", "--force", "--health-check-tool", "search", "--health-check-arguments", `["q"]`}, "--health-check-arguments: want a JSON object"},
+		{[]string{"new", "--project", "docmost"}, "--server-url is required for a new server"},
+		{[]string{"wiki", "--project", "docmost"}, "--server-url is required for a new server"},
+		{[]string{"wiki", "--header", "X-Key=literal"}, "want NAME=env:VAR"},
+	} {
+		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
+			s := newScripted(t, map[string]scriptedAnswer{"GET /api/v1/servers": ok200(wikiWithProbe)})
+			r := cli(t, append([]string{"create", "server", "--url", s.srv.URL}, c.args...)...)
+			r.wantCode(t, exitUsage)
+			r.wantStderr(t, c.stderr)
+			if w := s.writes(); len(w) != 0 {
+				t.Errorf("refused, yet sent %s %s", w[0].method, w[0].path)
+			}
+		})
+	}
+}
