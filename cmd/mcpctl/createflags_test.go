@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"net/http"
 	"strings"
 	"testing"
 )
@@ -119,4 +120,58 @@ func TestCreateServerRefusesWhatItCannotSend(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestCreateServerReportsItsCheck: after writing the server, create says
+// what the proxy's check found: tools counted in words and a readiness
+// probe's pass, exit 0; a failed probe or no answer, exit 1 with the way to
+// wait for it (--wait D) or remove it; a check the proxy cannot run, exit 1
+// saying the server is configured nonetheless.
+func TestCreateServerReportsItsCheck(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		check  scriptedAnswer
+		code   int
+		stdout string
+		stderr []string
+	}{
+		{"liveness passes", ok200(`{"answered":true,"tools":1,"probe":"liveness: tools/list","healthy":true}`), exitOK,
+			"check: ops/wiki answered initialize and tools/list: 1 tool\n", nil},
+		{"readiness passes", ok200(`{"answered":true,"tools":3,"probe":"readiness: tools/call search","healthy":true}`), exitOK,
+			"check: ops/wiki answered initialize and tools/list: 3 tools; readiness: tools/call search passed\n", nil},
+		{"probe fails", ok200(`{"answered":true,"tools":2,"probe":"readiness: tools/call search","error":"isError: down"}`), exitFailure, "",
+			[]string{"server ops/wiki answered initialize and tools/list (2 tools), but its probe (readiness: tools/call search) failed: isError: down",
+				"it stays configured and probed: wait for it with --wait D, or remove it with mcpctl delete server wiki --project ops"}},
+		{"no answer", ok200(`{"error":"connection refused"}`), exitFailure, "",
+			[]string{"server ops/wiki did not answer the check (initialize, tools/list): connection refused"}},
+		{"check refused", scriptedAnswer{http.StatusInternalServerError, `{"error":"prober stopped"}`}, exitFailure, "",
+			[]string{"server ops/wiki is configured, but the proxy could not check it: prober stopped"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := newScripted(t, map[string]scriptedAnswer{
+				"POST /api/v1/servers":                ok200(`{"outcome":"created"}`),
+				"POST /api/v1/servers/ops/wiki/check": c.check,
+			})
+			r := cli(t, "create", "server", "wiki", "--project", "ops", "--server-url", "http://127.0.0.1:1/new", "--url", s.srv.URL)
+			r.wantCode(t, c.code)
+			first, rest, _ := strings.Cut(r.stdout, "\n")
+			if !strings.HasPrefix(first, "server ops/wiki created (") || rest != c.stdout {
+				t.Errorf("stdout %q, want the created line then %q", r.stdout, c.stdout)
+			}
+			r.wantStderr(t, c.stderr...)
+		})
+	}
+}
+
+// TestCreateServerWaitGivesUpWithTheLastError: --wait D that runs out says
+// how long and how many checks, the last error, and to wait longer.
+func TestCreateServerWaitGivesUpWithTheLastError(t *testing.T) {
+	s := newScripted(t, map[string]scriptedAnswer{
+		"POST /api/v1/servers":                ok200(`{"outcome":"created"}`),
+		"POST /api/v1/servers/ops/wiki/check": ok200(`{"answered":false,"error":"connection refused"}`),
+	})
+	r := cli(t, "create", "server", "wiki", "--project", "ops", "--server-url", "http://127.0.0.1:1/new", "--wait", "300ms", "--url", s.srv.URL)
+	r.wantCode(t, exitFailure)
+	r.wantStderr(t, "server ops/wiki did not pass its check within 300ms (1 check); at the last it did not answer the check (initialize, tools/list): connection refused",
+		"wait longer with a larger --wait")
 }
