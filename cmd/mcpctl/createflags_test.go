@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 )
@@ -174,4 +175,37 @@ func TestCreateServerWaitGivesUpWithTheLastError(t *testing.T) {
 	r.wantCode(t, exitFailure)
 	r.wantStderr(t, "server ops/wiki did not pass its check within 300ms (1 check); at the last it did not answer the check (initialize, tools/list): connection refused",
 		"wait longer with a larger --wait")
+}
+
+// TestFlagErrorsAreMcpctlsOwnWords: a flag a command does not take and a
+// --help print mcpctl's own words on the streams main gives it; the flag
+// package's default dump never reaches the process's stderr on the side.
+func TestFlagErrorsAreMcpctlsOwnWords(t *testing.T) {
+	side, err := os.CreateTemp(t.TempDir(), "stderr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := os.Stderr
+	os.Stderr = side
+	t.Cleanup(func() { os.Stderr = old })
+	for _, args := range [][]string{
+		{"trace", "7K3M9QXZ"}, {"get", "instances"}, {"get", "servers"}, {"chat", "hi"}, {"pause", "docmost"},
+		{"resume", "docmost"}, {"create", "server", "wiki"}, {"delete", "server", "wiki"}, {"apply"},
+	} {
+		r := cli(t, append(append([]string(nil), args...), "--no-such-flag")...)
+		if r.code != exitUsage || !strings.Contains(r.stderr, "no-such-flag") {
+			t.Errorf("%v --no-such-flag: exit %d %q, want 2 naming the flag", args, r.code, r.stderr)
+		}
+		if r := cli(t, append(append([]string(nil), args...), "--help")...); r.code != exitOK || r.stdout == "" {
+			t.Errorf("%v --help: exit %d, stdout %q", args, r.code, r.stdout)
+		}
+	}
+	os.Stderr = old
+	b, err := os.ReadFile(side.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) != 0 {
+		t.Errorf("written to the process's stderr beside mcpctl's own words:\n%s", b)
+	}
 }
