@@ -209,3 +209,29 @@ func TestFlagErrorsAreMcpctlsOwnWords(t *testing.T) {
 		t.Errorf("written to the process's stderr beside mcpctl's own words:\n%s", b)
 	}
 }
+
+// TestCommandsWantTheirObject: create and delete take "server", get takes
+// "instances" or "servers"; anything else, or nothing, is a usage error
+// saying what is wanted, and nothing is sent.
+func TestCommandsWantTheirObject(t *testing.T) {
+	s := newScripted(t, map[string]scriptedAnswer{"GET /api/v1/servers": ok200(wikiWithProbe)})
+	for _, c := range []struct {
+		args   []string
+		stderr string
+	}{
+		{[]string{"create"}, "want 'create server NAME ...'"},
+		{[]string{"create", "servers", "wiki", "--project", "ops", "--server-url", "http://127.0.0.1:1/n"}, "want 'create server NAME ...'"},
+		{[]string{"delete"}, "want 'delete server NAME [--project P]'"},
+		{[]string{"delete", "servers", "wiki", "--project", "ops"}, "want 'delete server NAME [--project P]'"},
+		{[]string{"get"}, "want 'get instances' or 'get servers'"},
+		{[]string{"get", "instance"}, "want 'get instances' or 'get servers'"},
+	} {
+		r := cli(t, append(c.args, "--url", s.srv.URL)...)
+		if r.code != exitUsage || !strings.Contains(r.stderr, c.stderr) {
+			t.Errorf("%v: exit %d %q, want 2 saying %q", c.args, r.code, r.stderr, c.stderr)
+		}
+	}
+	if q := s.requests(); len(q) != 0 {
+		t.Errorf("usage errors sent %+v", q)
+	}
+}
