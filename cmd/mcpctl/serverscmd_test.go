@@ -207,8 +207,9 @@ func TestGetServersOutputs(t *testing.T) {
 
 	r = cli(t, "get", "servers", "-o", "json", "--output", "json", "--url", s.srv.URL)
 	r.wantCode(t, exitOK)
-	if !strings.Contains(r.stdout, "[\n  {\n    \"name\": \"wiki\"") {
-		t.Errorf("-o json --output json: want indented JSON, got:\n%s", r.stdout)
+	var specs []map[string]any
+	if err := json.Unmarshal([]byte(r.stdout), &specs); err != nil || len(specs) != 1 || specs[0]["name"] != "wiki" {
+		t.Errorf("-o json --output json: want the specs as JSON (%v), got:\n%s", err, r.stdout)
 	}
 	if q := s.requests(); q[len(q)-1].query != "" {
 		t.Errorf("without --project asked with query %q", q[len(q)-1].query)
