@@ -70,3 +70,13 @@ func TestChatPrintsTheAnswerThenTheModel(t *testing.T) {
 		})
 	}
 }
+
+// TestChatStreamFrameTooLongIsAnError: a stream frame beyond what mcpctl
+// reads (1 MiB) ends the chat with an error saying the stream could not be
+// read, exit 1.
+func TestChatStreamFrameTooLongIsAnError(t *testing.T) {
+	s := newScripted(t, map[string]scriptedAnswer{"POST /api/v1/chat": ok200("event: chunk\ndata: {\"text\":\"" + strings.Repeat("x", 2<<20) + "\"}\n\n")})
+	r := cli(t, "chat", "hello", "--stream", "--url", s.srv.URL)
+	r.wantCode(t, exitFailure)
+	r.wantStderr(t, "reading the stream: ")
+}

@@ -320,3 +320,32 @@ func TestNoCommandPrintsTheUsage(t *testing.T) {
 	r.wantCode(t, exitUsage)
 	r.wantStderr(t, "Usage (every command also takes the connection flags below):", "mcpctl trace CODE")
 }
+
+// TestPausingAPausedProjectSaysSo: pausing a paused project is harmless and
+// says since when and how many requests wait.
+func TestPausingAPausedProjectSaysSo(t *testing.T) {
+	s := newScripted(t, map[string]scriptedAnswer{
+		"POST /api/v1/projects/docmost/pause": ok200(`{"project":"docmost","paused":true,"changed":false,"since":"2026-11-30T01:00:00Z","waiting":2}`),
+	})
+	r := cli(t, "pause", "docmost", "--url", s.srv.URL)
+	r.wantCode(t, exitOK)
+	if !strings.HasPrefix(r.stdout, "project docmost was already paused (since ") || !strings.HasSuffix(r.stdout, "); 2 request(s) waiting\n") {
+		t.Errorf("stdout %q", r.stdout)
+	}
+}
+
+// TestApplyRefusesAFileThatIsNoSpecs: a file that is not server specs is
+// refused naming the file, exit 1, and nothing is sent.
+func TestApplyRefusesAFileThatIsNoSpecs(t *testing.T) {
+	s := newScripted(t, nil)
+	file := filepath.Join(t.TempDir(), "servers.yaml")
+	if err := os.WriteFile(file, []byte("name: [unclosed\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := cli(t, "apply", "-f", file, "--url", s.srv.URL)
+	r.wantCode(t, exitFailure)
+	r.wantStderr(t, "apply -f "+file+": ")
+	if q := s.requests(); len(q) != 0 {
+		t.Errorf("sent %+v", q)
+	}
+}
