@@ -235,3 +235,19 @@ func TestCommandsWantTheirObject(t *testing.T) {
 		t.Errorf("usage errors sent %+v", q)
 	}
 }
+
+// TestDeleteServerWantsOneName: delete server takes exactly one NAME, with
+// no '/', '?' or '#' (it is a path segment); anything else is a usage error
+// and nothing is deleted.
+func TestDeleteServerWantsOneName(t *testing.T) {
+	s := newScripted(t, map[string]scriptedAnswer{"GET /api/v1/servers": ok200(wikiWithProbe)})
+	for _, names := range [][]string{{}, {"wiki", "blog"}, {"ops/wiki"}, {"wiki?x"}} {
+		r := cli(t, append(append([]string{"delete", "server"}, names...), "--project", "ops", "--url", s.srv.URL)...)
+		if r.code != exitUsage || !strings.Contains(r.stderr, "want exactly one server NAME") {
+			t.Errorf("delete server %v: exit %d %q, want 2 asking for one NAME", names, r.code, r.stderr)
+		}
+	}
+	if w := s.writes(); len(w) != 0 {
+		t.Errorf("refused, yet sent %+v", w)
+	}
+}
