@@ -110,6 +110,8 @@ func TestCreateServerRefusesWhatItCannotSend(t *testing.T) {
 		{[]string{"new", "--project", "docmost"}, "--server-url is required for a new server"},
 		{[]string{"wiki", "--project", "docmost"}, "--server-url is required for a new server"},
 		{[]string{"wiki", "--header", "X-Key=literal"}, "want NAME=env:VAR"},
+		{[]string{"wiki", "--header", "=env:KEY"}, "want NAME=env:VAR"},
+		{[]string{"wiki", "--header", "X-Key=env:"}, "want NAME=env:VAR"},
 	} {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
 			s := newScripted(t, map[string]scriptedAnswer{"GET /api/v1/servers": ok200(wikiWithProbe)})
@@ -249,5 +251,21 @@ func TestDeleteServerWantsOneName(t *testing.T) {
 	}
 	if w := s.writes(); len(w) != 0 {
 		t.Errorf("refused, yet sent %+v", w)
+	}
+}
+
+// TestTraceRefusalsAndCodes: an error answer with an empty message is
+// quoted by its body; a mistyped code is suggested only when the fix is a
+// trace code.
+func TestTraceRefusalsAndCodes(t *testing.T) {
+	s := newScripted(t, map[string]scriptedAnswer{"GET /api/v1/audit": {http.StatusInternalServerError, `{"error":""}`}})
+	r := cli(t, "trace", "7K3M9QXZ", "--url", s.srv.URL)
+	r.wantCode(t, exitFailure)
+	r.wantStderr(t, `proxy answered 500 Internal Server Error: {"error":""}`)
+
+	r = cli(t, "trace", "OOO", "--url", s.srv.URL)
+	r.wantCode(t, exitUsage)
+	if strings.Contains(r.stderr, "did you mean") {
+		t.Errorf("suggested a code that is none: %s", r.stderr)
 	}
 }
