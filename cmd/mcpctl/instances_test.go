@@ -68,3 +68,33 @@ func TestGetInstancesShowsTheCauseOfALongError(t *testing.T) {
 		t.Errorf("the whole error is not printed under the table:\n%s", r.stdout)
 	}
 }
+
+// TestGetInstancesErrorColumnWidth: a last error of the column's width (80
+// characters) is shown whole in the table with nothing printed below it;
+// one character more keeps its first 39 and last 40 around an ellipsis.
+// Latency is shown to a tenth of a millisecond.
+func TestGetInstancesErrorColumnWidth(t *testing.T) {
+	fits := strings.Repeat("a", 40) + strings.Repeat("z", 40)
+	over := "b" + fits
+	for _, c := range []struct{ lastError, cell, below string }{
+		{fits, fits, ""},
+		{over, "b" + strings.Repeat("a", 38) + "…" + strings.Repeat("z", 40), "\nlast error of docmost/wiki: " + over + "\n"},
+	} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			_, _ = w.Write([]byte(`{"instances":[{"project":"docmost","server":"wiki","status":"unhealthy","probe":"liveness: tools/list","latencyNs":` + itoa(1234567) + `,"lastError":` + strconv.Quote(c.lastError) + `,"checkedAt":"2026-11-30T01:00:00Z"}]}`))
+		}))
+		r := cli(t, "get", "instances", "--url", srv.URL)
+		srv.Close()
+		r.wantCode(t, 0)
+		lines := strings.SplitAfter(r.stdout, "\n")
+		if len(lines) < 2 {
+			t.Fatalf("output:\n%s", r.stdout)
+		}
+		if row := strings.Fields(lines[1]); len(row) != 7 || row[5] != "1.2ms" || row[6] != c.cell {
+			t.Errorf("row %q, want latency 1.2ms and last error %q", lines[1], c.cell)
+		}
+		if got := strings.Join(lines[2:], ""); got != c.below {
+			t.Errorf("below the table %q, want %q", got, c.below)
+		}
+	}
+}

@@ -337,6 +337,8 @@ func TestParseInterleaved(t *testing.T) {
 		{[]string{"--json", "A"}, []string{"A"}, true},
 		{[]string{"A", "B"}, []string{"A", "B"}, false},
 		{[]string{"A", "--", "--json"}, []string{"A", "--json"}, false},
+		{[]string{"--json", "A", "--json"}, []string{"A"}, true},
+		{[]string{"--json", "A", "B"}, []string{"A", "B"}, true},
 	} {
 		fs := newTestFlagSet()
 		pos, err := parseInterleaved(fs.FlagSet, c.args)
