@@ -2,8 +2,10 @@
 GO      ?= go
 GINKGO  := $(GO) run github.com/onsi/ginkgo/v2/ginkgo
 REPORTS ?= reports
-# Ginkgo suites are the packages whose tests call RunSpecs; the rest are plain go tests.
-RUNSPECS := RunSpecs[(]
+# Ginkgo suites are the packages whose tests call RunSpecs (a line of code
+# that starts with the call, not a fixture that mentions it in a string);
+# the rest are plain go tests.
+RUNSPECS := ^[[:space:]]*RunSpecs[(]
 SUITES  := $(sort $(dir $(shell grep -rlE --include='*_test.go' '$(RUNSPECS)' proxy fakes scenarios cmd smoke 2>/dev/null)))
 SUITE_PKGS := $(patsubst %/,./%,$(SUITES))
 UNIT_PKGS  := $(filter-out $(patsubst %/,github.com/mcpchaos/mcpchaos/%,$(SUITES)),$(shell $(GO) list ./...))

@@ -32,7 +32,7 @@ $GO vet $pkgs
 # Ginkgo suites (packages whose tests call RunSpecs) run through Ginkgo below.
 unit=() suites=()
 for d in $dirs; do
-	if grep -qsE 'RunSpecs[(]' "$d"/*_test.go; then suites+=("$d"); else unit+=("./$d"); fi
+	if grep -qsE '^[[:space:]]*RunSpecs[(]' "$d"/*_test.go; then suites+=("$d"); else unit+=("./$d"); fi
 done
 [ ${#unit[@]} -eq 0 ] || $GO test -count=1 "${unit[@]}"
 
