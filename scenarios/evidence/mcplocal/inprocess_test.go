@@ -12,19 +12,27 @@ import (
 	"github.com/mcpchaos/mcpchaos/scenarios/world"
 )
 
-// The in-process target's store answers until it is stalled, then every
-// call waits for its context; it stays a BatchWriter, and "memory" leaves
-// the proxy to make its own.
-func TestAStallableStoreStallsWhenTold(t *testing.T) {
+// openStallable opens a stallable store over a SQLite file of the test's,
+// closed when the test ends, and the switch that stalls it.
+func openStallable(t *testing.T) (context.Context, audit.Store, *atomic.Bool) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
+	t.Cleanup(cancel)
 	w := &world.World{Store: "sqlite:" + filepath.Join(t.TempDir(), "audit.db")}
-	var stalled atomic.Bool
+	stalled := new(atomic.Bool)
 	store, err := OpenStallable(ctx, w, stalled.Load)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer store.Close()
+	t.Cleanup(func() { store.Close() })
+	return ctx, store, stalled
+}
+
+// The in-process target's store answers until it is stalled, then every
+// call waits for its context; it stays a BatchWriter, and "memory" leaves
+// the proxy to make its own.
+func TestAStallableStoreStallsWhenTold(t *testing.T) {
+	ctx, store, stalled := openStallable(t)
 	if _, err := store.Query(ctx, audit.Filter{Limit: 1}); err != nil {
 		t.Fatalf("query before the stall: %v", err)
 	}
@@ -77,15 +85,7 @@ func stallAll(t *testing.T, ctx context.Context, store audit.Store) {
 // closed. Stalled, no call reaches the store: once the stall ends, nothing a
 // stalled call carried is there.
 func TestAStallableStoreIsTheWorldsStoreUntilStalled(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	w := &world.World{Store: "sqlite:" + filepath.Join(t.TempDir(), "audit.db")}
-	var stalled atomic.Bool
-	store, err := OpenStallable(ctx, w, stalled.Load)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	ctx, store, stalled := openStallable(t)
 	if err := store.Write(ctx, audit.Row{Kind: audit.KindToolCallTrace, CorrelationID: "T1", SpanID: "a", Start: at(0)}); err != nil {
 		t.Fatal(err)
 	}
