@@ -1,6 +1,7 @@
 package world
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -96,6 +97,11 @@ func (b Bounds) Environ() []string {
 // IsZero reports whether b holds no bound at all (a Spec that names none:
 // the proxy's defaults).
 func (b Bounds) IsZero() bool { return len(b.raw) == 0 }
+
+// MarshalJSON writes the bounds as their names and values, so that two
+// worlds' options that differ only in their bounds do not read the same
+// (a warm run keys its kept worlds by its options' JSON).
+func (b Bounds) MarshalJSON() ([]byte, error) { return json.Marshal(b.raw) }
 
 // Raw is a copy of every bound, by name.
 func (b Bounds) Raw() map[string]int64 { return maps.Clone(b.raw) }

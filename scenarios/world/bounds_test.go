@@ -1,6 +1,7 @@
 package world
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -74,5 +75,18 @@ func TestIsZeroIsNoBoundAtAll(t *testing.T) {
 	}
 	if b := NewBounds(map[string]int64{"A_MS": 1}); !b.Has("A_MS") || b.Has("B_MS") {
 		t.Error("Has does not say which bounds are held")
+	}
+}
+
+// Bounds are written to JSON as their names and values, never as an empty
+// object: options that differ only in their bounds must not read the same.
+func TestBoundsMarshalAsTheirValues(t *testing.T) {
+	a, err := json.Marshal(NewBounds(map[string]int64{"A_MS": 1}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(NewBounds(map[string]int64{"A_MS": 2}))
+	if string(a) != `{"A_MS":1}` || string(a) == string(b) {
+		t.Errorf("bounds written as %s and %s", a, b)
 	}
 }
