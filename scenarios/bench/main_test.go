@@ -55,6 +55,7 @@ func standInFloor(args []string) int {
 	defer stop()
 	fmt.Printf("stand-in floor pid %d\n", os.Getpid())
 	if os.Getenv(floorSilentEnv) == "1" {
+		fmt.Println("stand-in floor: staying silent")
 		<-ctx.Done()
 		return 0
 	}
@@ -116,6 +117,7 @@ func standInMcplocal(args []string) int {
 	}
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		if os.Getenv(mcplocalHealthEnv) == "unready" {
+			fmt.Println("stand-in mcplocal: answered /healthz not ready")
 			http.Error(w, "not ready", http.StatusServiceUnavailable)
 			return
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -30,6 +31,22 @@ func (o *output) Write(p []byte) (int, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return o.b.Write(p)
+}
+
+// cancelOn is an output that calls cancel once what it holds contains
+// the needle.
+type cancelOn struct {
+	*output
+	needle string
+	cancel context.CancelFunc
+}
+
+func (c cancelOn) Write(p []byte) (int, error) {
+	n, err := c.output.Write(p)
+	if strings.Contains(c.output.String(), c.needle) {
+		c.cancel()
+	}
+	return n, err
 }
 
 func (o *output) String() string {
@@ -186,10 +203,12 @@ func TestStartFloorFailsWithoutLeavingAProcess(t *testing.T) {
 	})
 	t.Run("the floor never listens", func(t *testing.T) {
 		t.Setenv(floorSilentEnv, "1")
-		var out output
-		sctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+		// The wait ends once the stand-in says it stays silent, however
+		// slowly a busy machine starts it.
+		out := &output{}
+		sctx, cancel := context.WithCancel(ctx)
 		defer cancel()
-		f, err := StartFloor(sctx, exe, "http://127.0.0.1:1/mcp", &out)
+		f, err := StartFloor(sctx, exe, "http://127.0.0.1:1/mcp", cancelOn{out, "staying silent", cancel})
 		if err == nil {
 			f.Stop()
 			t.Fatal("a floor that never listened was reported started")
@@ -344,13 +363,16 @@ func TestStartMcplocalFailsWithoutLeavingAProcessOrFiles(t *testing.T) {
 	ctx := context.Background()
 	for _, c := range []struct {
 		name, path, upstream, health string
-		within                       time.Duration
-		says                         string
+		// notReady: the wait ends once the stand-in has answered
+		// /healthz with a refusal, so a slow start on a busy machine
+		// never cuts it short before the process has said its pid.
+		notReady bool
+		says     string
 	}{
 		{name: "an upstream the config refuses", path: exe, upstream: "ftp://127.0.0.1/mcp"},
 		{name: "no such program", path: "", upstream: "http://127.0.0.1:1/mcp"},
 		{name: "it exits before answering", path: exe, upstream: "http://127.0.0.1:1/mcp", health: "exit", says: "exited before answering /healthz"},
-		{name: "it never answers 200", path: exe, upstream: "http://127.0.0.1:1/mcp", health: "unready", within: 300 * time.Millisecond, says: "no /healthz answer"},
+		{name: "it never answers 200", path: exe, upstream: "http://127.0.0.1:1/mcp", health: "unready", notReady: true, says: "no /healthz answer"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			tmp := bareTemp(t)
@@ -360,12 +382,13 @@ func TestStartMcplocalFailsWithoutLeavingAProcessOrFiles(t *testing.T) {
 				path = filepath.Join(t.TempDir(), "no-such-mcplocal")
 			}
 			sctx, cancel := context.WithCancel(ctx)
-			if c.within > 0 {
-				sctx, cancel = context.WithTimeout(ctx, c.within)
-			}
 			defer cancel()
-			var out output
-			m, err := StartMcplocalOpts(sctx, path, c.upstream, McplocalOptions{Stderr: &out})
+			out := &output{}
+			var w io.Writer = out
+			if c.notReady {
+				w = cancelOn{out, "answered /healthz not ready", cancel}
+			}
+			m, err := StartMcplocalOpts(sctx, path, c.upstream, McplocalOptions{Stderr: w})
 			if err == nil {
 				m.Stop()
 				t.Fatal("reported started")
