@@ -482,16 +482,26 @@ const (
 func (w *worker) do(ctx context.Context) call {
 	if w.s == nil || w.calls >= w.every {
 		w.close()
-		w.s = &load.Session{HTTP: w.hc, URL: w.url}
+		s := &load.Session{HTTP: w.hc, URL: w.url}
+		c, stalled := call{start: time.Now()}, w.clock.Stalled()
 		for try := 0; ; try++ {
 			ictx, cancel := context.WithTimeout(ctx, w.giveUp)
-			err := w.s.Initialize(ictx)
+			c.err = s.Initialize(ictx)
 			cancel()
-			if err == nil || try >= initRetries || ctx.Err() != nil {
-				break // a failed initialize leaves no id: the call below shows it
+			if c.err == nil || try >= initRetries || ctx.Err() != nil {
+				break
 			}
 			time.Sleep(initRetryDelay)
 		}
+		if c.err != nil {
+			// The session could not be opened: this request is the
+			// initialize that failed, classified as its error says. A
+			// tools/call sent without a session would be refused for
+			// that, an answer that hides how the initialize ended.
+			c.end, c.stalled = time.Now(), w.clock.Stalled()-stalled
+			return c
+		}
+		w.s = s
 		w.sessions++
 		w.calls = 0
 	}

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -210,7 +211,8 @@ func TestAWorkerRetriesOpeningItsSessionWhileTheProxyIsDown(t *testing.T) {
 }
 
 // A proxy that never comes back: the worker gives up after initRetries
-// retries, and the call shows the session it could not open.
+// retries, and the request is the initialize that failed: no tools/call
+// goes out without a session, and the next request tries to open one again.
 func TestAWorkerGivesUpOpeningASessionAfterItsRetries(t *testing.T) {
 	m, url := newMCPServer(t, 1<<30)
 	w := newWorker(url, 10)
@@ -218,8 +220,48 @@ func TestAWorkerGivesUpOpeningASessionAfterItsRetries(t *testing.T) {
 	if got := m.snapshot().initsSeen; got != initRetries+1 {
 		t.Errorf("%d initializes, want the first and %d retries", got, initRetries)
 	}
-	if c.err == nil || m.snapshot().calls != 1 {
-		t.Errorf("err %v, %d calls at the server; want the call sent, and failing without a session", c.err, m.snapshot().calls)
+	var h *load.HTTPError
+	if !errors.As(c.err, &h) || h.Status != http.StatusServiceUnavailable || m.snapshot().calls != 0 {
+		t.Errorf("err %v, %d calls at the server; want the initialize's 503 and no call", c.err, m.snapshot().calls)
+	}
+	if w.sessions != 0 {
+		t.Errorf("the worker counted %d sessions opened, want 0", w.sessions)
+	}
+	m.mu.Lock()
+	m.refuseInits = 0
+	m.mu.Unlock()
+	if c := w.do(testCtx(t, 10*time.Second)); c.err != nil || w.sessions != 1 {
+		t.Errorf("once the proxy is back: err %v, %d sessions; want the call answered in a new session", c.err, w.sessions)
+	}
+}
+
+// An initialize the proxy never answers (its connection cut) is not turned
+// into an answer by a session-less tools/call that the proxy refuses.
+func TestAnInitializeCutIsNotCountedAnswered(t *testing.T) {
+	m, _ := newMCPServer(t, 0)
+	cut := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		if json.Valid(b) && strings.Contains(string(b), `"initialize"`) {
+			conn, _, err := http.NewResponseController(w).Hijack()
+			if err == nil {
+				conn.Close()
+			}
+			return
+		}
+		r.Body = io.NopCloser(strings.NewReader(string(b)))
+		m.ServeHTTP(w, r)
+	}))
+	t.Cleanup(cut.Close)
+	w := newWorker(cut.URL, 10)
+	c := w.do(testCtx(t, 30*time.Second)) // the retries end it, not the context
+	if load.Answered(c.err) {
+		t.Fatalf("err %v: an initialize whose connection was cut counted as answered", c.err)
+	}
+	if got := classify([]call{c}, nil, time.Minute, nil); got.Unanswered != 1 {
+		t.Errorf("classified %+v, want one unanswered", got)
+	}
+	if got := m.snapshot().calls; got != 0 {
+		t.Errorf("%d tools/call sent without a session, want 0", got)
 	}
 }
 
