@@ -2,6 +2,7 @@ package replay
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -231,6 +232,46 @@ func TestPlayFindsTheRowsOfACallItsClientGaveUpOn(t *testing.T) {
 	// tolerance for a loaded machine.
 	if budget := p.ClientTimeout + rootWait/2; took > budget {
 		t.Errorf("the replay took %v, over %v: it waited for a root row it already had", took, budget)
+	}
+}
+
+// deadlineAtCancel is a context whose deadline passes when it is
+// cancelled: the caller's deadline, at a moment the test chooses.
+type deadlineAtCancel struct{ context.Context }
+
+// Value holds nothing, so a context made from this one watches its Done
+// and takes its Err, not the cancellation inside.
+func (deadlineAtCancel) Value(any) any { return nil }
+
+func (c deadlineAtCancel) Err() error {
+	if c.Context.Err() != nil {
+		return context.DeadlineExceeded
+	}
+	return nil
+}
+
+// A replay its caller cuts short before the client's timeout is an error,
+// not a call the client gave up on: the recording is not what was played.
+func TestPlayCutShortByItsCallerIsAnError(t *testing.T) {
+	p := docmostPlan(t)
+	p.Upstream["search"] = upstream.Behavior{Kind: upstream.Hang}
+	p.ClientTimeout = 10 * time.Second
+	env := worldOf(t, p)
+	inner, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ctx := deadlineAtCancel{inner}
+	go func() { // the caller's deadline passes once the call hangs at the upstream
+		for env.Docmost.InFlight() == 0 && ctx.Err() == nil {
+			time.Sleep(5 * time.Millisecond)
+		}
+		cancel()
+	}()
+	res, err := Play(ctx, p, env)
+	if err == nil || !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "calling "+p.Tool) {
+		t.Fatalf("a replay cut short by its caller: %+v, %v; want the caller's error, naming the call it cut", res, err)
+	}
+	if res.Answered {
+		t.Errorf("the call was reported answered: %+v", res)
 	}
 }
 

@@ -365,7 +365,10 @@ func Play(ctx context.Context, p Plan, env *harness.Env) (Result, error) {
 				res.Text += t.Text + "\n"
 			}
 		}
-	} else if !errors.Is(err, context.DeadlineExceeded) {
+	} else if cctx.Err() == nil || ctx.Err() != nil {
+		// Only the client's own timeout makes a call unanswered as
+		// played; a transport failure, or the replay itself cut short
+		// by its caller, is an error of the replay.
 		return res, fmt.Errorf("calling %s: %w", p.Tool, err)
 	}
 	if res.Trace != "" {
