@@ -376,7 +376,9 @@ func harnessCopy(m *modcopy.Module, p *progress, releases *[]func()) (string, er
 
 // copyWith copies the module into a slot and makes the switches there: the
 // npm ones (installNPM), then the Go ones (apply).
-func copyWith(ctx context.Context, m *modcopy.Module, sw []Switch, o Options, p *progress, releases *[]func()) (string, []string, error) {
+// Every command it runs is bounded by Options.Timeout and writes to the
+// side's canary.log in out.
+func copyWith(ctx context.Context, m *modcopy.Module, sw []Switch, out string, o Options, p *progress, releases *[]func()) (string, []string, error) {
 	dir, release, err := claimSlot()
 	if err != nil {
 		return "", nil, err
@@ -385,9 +387,13 @@ func copyWith(ctx context.Context, m *modcopy.Module, sw []Switch, o Options, p 
 	if err := m.CopyTo(dir); err != nil {
 		return "", nil, fmt.Errorf("copying the module: %w", err)
 	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return "", nil, err
+	}
+	log := p.log(out)
 	// The npm switches first: they install into the copy's own
 	// node_modules, which linkNodeModules then leaves alone.
-	installed, err := installNPM(ctx, dir, m.Env, sw, o.Timeout, nil)
+	installed, err := installNPM(ctx, dir, m.Env, sw, o.Timeout, log)
 	if err != nil {
 		return "", nil, err
 	}
@@ -399,7 +405,7 @@ func copyWith(ctx context.Context, m *modcopy.Module, sw []Switch, o Options, p 
 	}
 	env := copyEnv(m)
 	p.printf("canary: %s: %s\n", dir, Describe(sw))
-	if err := apply(ctx, dir, env, sw); err != nil {
+	if err := apply(ctx, dir, env, sw, o.Timeout, log); err != nil {
 		return "", nil, err
 	}
 	return dir, env, nil
@@ -410,7 +416,7 @@ func copyWith(ctx context.Context, m *modcopy.Module, sw []Switch, o Options, p 
 func buildCandidate(ctx context.Context, m *modcopy.Module, base *side, out string, o Options, p *progress, releases *[]func()) (*side, error) {
 	var proxy *side
 	if len(o.SDK) > 0 {
-		dir, env, err := copyWith(ctx, m, o.SDK, o, p, releases)
+		dir, env, err := copyWith(ctx, m, o.SDK, out, o, p, releases)
 		if err != nil {
 			return nil, err
 		}
@@ -421,7 +427,7 @@ func buildCandidate(ctx context.Context, m *modcopy.Module, base *side, out stri
 			return proxy, nil
 		}
 	}
-	dir, env, err := copyWith(ctx, m, append(append([]Switch{}, o.SDK...), o.ClientSDK...), o, p, releases)
+	dir, env, err := copyWith(ctx, m, append(append([]Switch{}, o.SDK...), o.ClientSDK...), filepath.Join(out, "clients"), o, p, releases)
 	if err != nil {
 		return nil, err
 	}

@@ -31,6 +31,7 @@ type fakeCall struct {
 	env     []string
 	timeout time.Duration
 	args    []string
+	logged  bool // the command's output has a writer
 }
 
 // fakeWorld stands in for the go toolchain, npm, mcpchaos run and Ginkgo:
@@ -93,7 +94,7 @@ func (f *fakeWorld) execute(ctx context.Context, dir string, env []string, timeo
 	for _, nm := range nms {
 		links[filepath.Base(filepath.Dir(nm))], _ = os.Readlink(nm)
 	}
-	f.calls = append(f.calls, fakeCall{dir: dir, env: env, timeout: timeout, args: args, links: links})
+	f.calls = append(f.calls, fakeCall{dir: dir, env: env, timeout: timeout, args: args, links: links, logged: log != nil})
 	f.mu.Unlock()
 	fail := func(out string) modcopy.Result { return modcopy.Result{Exit: 1, Out: out} }
 	appendMod := func(line string) {
@@ -331,8 +332,11 @@ func TestRunPassesAnUnchangedCandidate(t *testing.T) {
 		t.Error("a checkout is switched in with go mod edit -replace")
 	}
 	for _, c := range f.calls {
-		if c.timeout != 7*time.Second && c.args[0] != "go" || c.args[0] == "go" && c.args[1] == "build" && c.timeout != 7*time.Second {
+		if c.timeout != 7*time.Second {
 			t.Errorf("%v: timeout %v, want Options.Timeout", c.args, c.timeout)
+		}
+		if !c.logged {
+			t.Errorf("%v: its output reaches no canary.log", c.args)
 		}
 	}
 	if !strings.Contains(progress.String(), "canary: candidate: the catalogue (label smoke)") {

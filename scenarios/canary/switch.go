@@ -115,14 +115,15 @@ func Describe(sw []Switch) string {
 }
 
 // apply makes every Go module switch in the module at dir, in order (npm
-// switches are installPlan's).
-func apply(ctx context.Context, dir string, env []string, sw []Switch) error {
+// switches are installPlan's), each command bounded by timeout (0: the
+// default) and writing to log.
+func apply(ctx context.Context, dir string, env []string, sw []Switch, timeout time.Duration, log io.Writer) error {
 	for _, s := range sw {
 		if s.NPM {
 			continue
 		}
 		for _, args := range s.commands() {
-			if r := runCmd(ctx, dir, env, 0, nil, args...); r.Failed() {
+			if r := runCmd(ctx, dir, env, timeout, log, args...); r.Failed() {
 				return &BuildError{Step: strings.Join(args, " "), Output: r.Out}
 			}
 		}

@@ -55,7 +55,7 @@ func TestApplyReplacesTheModuleInTheCopy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := apply(context.Background(), mod, append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod"), []Switch{sw}); err != nil {
+	if err := apply(context.Background(), mod, append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod"), []Switch{sw}, 0, nil); err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(filepath.Join(mod, "go.mod"))
