@@ -65,6 +65,10 @@ that id with a JSON-RPC message carrying its id (JSON or SSE alike).
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return fmt.Errorf("repro: unexpected argument %q", fs.Arg(0))
+	}
 	if err := checkFlags("repro", fs); err != nil {
 		return err
 	}

@@ -1,0 +1,45 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"io"
+	"strings"
+	"testing"
+)
+
+// A command that takes no arguments besides its flags refuses one, naming
+// it, before it does anything: `mcpchaos run paginate` is not a whole run
+// with the word dropped (a usage error: exit 2).
+func TestCommandsRefuseAStrayArgument(t *testing.T) {
+	for _, args := range [][]string{
+		{"run", "paginate"},
+		{"run", "--seed", "3", "paginate"},
+		{"faults", "latency"},
+		{"repro", "hang-1800s", "300"},
+		{"fake", "upstream", "docmost", "127.0.0.1:9100"},
+		{"fake", "llm", "--provider", "openai", "ok"},
+		{"soak", "100"},
+		{"bench", "mcplocal"},
+		{"canary", "--sdk", "m@v1", "x"},
+		{"mutants", "x"},
+		{"mutants", "--generic", "proxy/trace", "x"},
+	} {
+		err, _ := chaosFlags(t, args)
+		stray := args[len(args)-1]
+		if err == nil || errors.Is(err, errFlagsChecked) || !strings.Contains(err.Error(), "unexpected argument \""+stray+"\"") {
+			t.Errorf("mcpchaos %s: %v, want the argument %q refused", strings.Join(args, " "), err, stray)
+		}
+	}
+}
+
+// replay --help prints its usage and is no failure, as every command's is.
+func TestReplayHelpIsNoFailure(t *testing.T) {
+	var stderr bytes.Buffer
+	err := run(context.Background(), []string{"replay", "--help"}, io.Discard, &stderr)
+	if !errors.Is(err, flag.ErrHelp) || !strings.Contains(stderr.String(), "usage: mcpchaos replay FILE") {
+		t.Errorf("replay --help: %v, want the help exit\n%s", err, stderr.String())
+	}
+}
