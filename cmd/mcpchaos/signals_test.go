@@ -44,6 +44,9 @@ func TestASecondSignalQuitsNow(t *testing.T) {
 		if code != exitInterrupted {
 			t.Errorf("the second signal quit with status %d, want %d", code, exitInterrupted)
 		}
+		if !strings.Contains(stderr.String(), "terminated again: quitting now") {
+			t.Errorf("the second signal does not say it quits now: %q", stderr.String())
+		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("the second signal was ignored: a run stuck in a step can only be killed")
 	}
