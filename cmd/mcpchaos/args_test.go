@@ -43,3 +43,21 @@ func TestReplayHelpIsNoFailure(t *testing.T) {
 		t.Errorf("replay --help: %v, want the help exit\n%s", err, stderr.String())
 	}
 }
+
+// A flag a command does not know is refused on the command's own stderr
+// (the writer it was given), naming the flag, with exit 2.
+func TestUnknownFlagsAreToldOnTheCommandsStderr(t *testing.T) {
+	for _, args := range [][]string{
+		{"run"}, {"faults"}, {"bench"}, {"soak"}, {"canary"}, {"mutants"}, {"mutants", "--generic", "proxy/trace"},
+		{"repro", "hang-1800s"}, {"replay", "x.json"}, {"fake", "upstream", "docmost"}, {"fake", "llm"},
+	} {
+		var stdout, stderr bytes.Buffer
+		err := run(context.Background(), append(args, "--nosuchflag"), &stdout, &stderr)
+		if err == nil {
+			t.Errorf("mcpchaos %s --nosuchflag was accepted", strings.Join(args, " "))
+		}
+		if !strings.Contains(stderr.String(), "flag provided but not defined: -nosuchflag") {
+			t.Errorf("mcpchaos %s --nosuchflag: the refusal is not on its stderr: %q", strings.Join(args, " "), stderr.String())
+		}
+	}
+}
