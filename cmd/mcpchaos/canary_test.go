@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -123,4 +125,85 @@ func TestHasSlower(t *testing.T) {
 	if !hasSlower([]report.ComparedRow{{Change: canary.NewlyFailing}, {Change: canary.Slower + " by 2s"}}) {
 		t.Error("a row flagged slower is missed")
 	}
+}
+
+// After a canary run: the table, why the candidate does not build if it
+// does not, a note when a cached baseline's latencies stand beside a row
+// flagged slower, a note per --allow that matched nothing, the verdict
+// line, the report files when asked, and exit 1 when the candidate failed.
+func TestCanaryResultSaysWhatTheRunFound(t *testing.T) {
+	pass := &report.Record{Verdict: "PASS", Latency: time.Millisecond}
+	slow := report.ComparedRow{Name: "slow", Source: "catalogue", Base: pass, Cand: pass, Change: canary.Slower + " by 2s"}
+	cached := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	base := report.Comparison{Baseline: "baseline (go.mod)", Candidate: "m@v2", Seed: 9, Duration: 61 * time.Second, Verdict: "ok: 1 rows, 1 changed"}
+	for _, c := range []struct {
+		name     string
+		res      canary.Result
+		allow    map[string]string
+		report   bool
+		fails    bool
+		has, not []string
+	}{
+		{name: "slower beside a cached baseline", res: canary.Result{Comparison: withRows(base, slow), BaselineCached: cached},
+			has: []string{"note: the baseline's latencies are from a cached run (recorded 2026-12-01T10:00:00Z)", "canary: ok: 1 rows, 1 changed (baseline baseline (go.mod); candidate m@v2; seed 9, 1m1s)\n"}},
+		{name: "slower, baseline run now", res: canary.Result{Comparison: withRows(base, slow)},
+			not: []string{"cached run"}},
+		{name: "cached, nothing slower", res: canary.Result{Comparison: withRows(base, report.ComparedRow{Name: "same", Base: pass, Cand: pass}), BaselineCached: cached},
+			not: []string{"cached run"}},
+		{name: "an --allow unused", res: canary.Result{Comparison: withRows(base, slow)}, allow: map[string]string{"other": "why"},
+			has: []string{"note: --allow \"other\" matched no changed row\n"}},
+		{name: "does not build", res: canary.Result{Comparison: func() report.Comparison {
+			c := base
+			c.CandidateBuild, c.Failed, c.Verdict = "x.go:1: undefined: y", true, "FAILED: the candidate does not build"
+			return c
+		}(), Build: &canary.BuildError{Step: "go build"}}, fails: true,
+			has: []string{"the candidate (m@v2) does not build:\nx.go:1: undefined: y\n", "canary: FAILED"}},
+		{name: "a regression, reported", res: canary.Result{Comparison: func() report.Comparison {
+			c := withRows(base, report.ComparedRow{Name: "broke", Base: pass, Cand: &report.Record{Verdict: "FAIL"}, Change: canary.NewlyFailing, Regression: true})
+			c.Failed = true
+			return c
+		}()}, report: true, fails: true, not: []string{"does not build"}},
+	} {
+		var stdout, stderr bytes.Buffer
+		dir := ""
+		if c.report {
+			dir = t.TempDir()
+		}
+		err := writeCanaryResult(&stdout, &stderr, &c.res, c.allow, dir)
+		if (err != nil) != c.fails || (c.fails && err != exitError(1)) {
+			t.Errorf("%s: %v, want failing %v (exit 1)", c.name, err, c.fails)
+		}
+		out := stdout.String()
+		if !strings.HasPrefix(out, "SCENARIO ") {
+			t.Errorf("%s: the table does not come first:\n%s", c.name, out)
+		}
+		for _, w := range c.has {
+			if !strings.Contains(out, w) {
+				t.Errorf("%s: lacks %q:\n%s", c.name, w, out)
+			}
+		}
+		for _, w := range c.not {
+			if strings.Contains(out, w) {
+				t.Errorf("%s: says %q:\n%s", c.name, w, out)
+			}
+		}
+		if c.report {
+			want := "report: " + filepath.Join(dir, report.CanaryHTMLFile) + ", " + filepath.Join(dir, report.CanaryJUnitFile) + "\n"
+			if stderr.String() != want {
+				t.Errorf("%s: stderr %q, want %q", c.name, stderr.String(), want)
+			}
+			for _, f := range []string{report.CanaryHTMLFile, report.CanaryJUnitFile} {
+				if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+					t.Errorf("%s: %v", c.name, err)
+				}
+			}
+		} else if stderr.Len() != 0 {
+			t.Errorf("%s: stderr %q with no --report", c.name, stderr.String())
+		}
+	}
+}
+
+func withRows(c report.Comparison, rows ...report.ComparedRow) report.Comparison {
+	c.Rows = rows
+	return c
 }
