@@ -197,7 +197,11 @@ func TestFakeUpstreamServesTheKindAsked(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	for kind, tool := range map[string]string{"docmost": "search", "everything": "echo"} {
-		line, stop := serveFake(t, "serving MCP at", "fake", "upstream", kind, "--listen", "127.0.0.1:0")
+		args := []string{"fake", "upstream", kind}
+		if kind == "docmost" {
+			args = append(args, "--listen", "127.0.0.1:0")
+		}
+		line, stop := serveFake(t, "serving MCP at", args...)
 		prefix := "fake upstream " + kind + " serving MCP at "
 		url, ok := strings.CutPrefix(line, prefix)
 		if !ok {
