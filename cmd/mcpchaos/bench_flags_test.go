@@ -52,8 +52,12 @@ func TestBenchCurveWritesThePictureAndItsData(t *testing.T) {
 	args := []string{"--no-mcplocal", "--no-floor", "--upstream", fake.URL(), "--tool", "update_page",
 		"--args", `{"page_id":"p1"}`, "--target", "a=" + fake.URL(), "--curve", "--curve-active", "1,2",
 		"--curve-idle", "0,3", "--curve-idle-active", "1", "--duration", "50ms", "--curve-out", prefix}
-	if err := runBench(context.Background(), args, io.Discard, io.Discard); err != nil {
+	var stdout bytes.Buffer
+	if err := runBench(context.Background(), args, &stdout, io.Discard); err != nil {
 		t.Fatal(err)
+	}
+	if !strings.HasPrefix(stdout.String(), "curve: wrote "+prefix+".svg and "+prefix+".json (machine: ") {
+		t.Errorf("bench --curve does not say what it wrote:\n%s", stdout.String())
 	}
 	var c bench.Curve
 	doc, err := os.ReadFile(prefix + ".json")
@@ -123,6 +127,9 @@ func TestBenchRefusesBadValues(t *testing.T) {
 	if _, err := counts("--x", "0", 1); err == nil {
 		t.Error("counts took 0 where the least is 1")
 	}
+	if _, err := counts("--x", "1,x", 0); err == nil {
+		t.Error("counts took a word for a number")
+	}
 }
 
 // Without --curve, bench measures every target side by side: the upstream
@@ -149,6 +156,12 @@ func TestBenchMeasuresTargetsSideBySide(t *testing.T) {
 	got := map[string]string{}
 	for _, tr := range rep.Targets {
 		got[tr.Target.Name] = tr.Target.Tool
+		if tr.Target.URL != fake.URL() {
+			t.Errorf("target %s measured %s, want the --upstream %s", tr.Target.Name, tr.Target.URL, fake.URL())
+		}
+		if tr.Target.Tool == "update_page" && tr.Latency[0].Errors != 0 {
+			t.Errorf("target %s: update_page with --args failed: %+v", tr.Target.Name, tr.Latency[0])
+		}
 		if len(tr.Latency) != 2 || tr.Latency[0].Sessions != 1 || tr.Latency[1].Sessions != 2 || tr.Latency[0].Calls == 0 {
 			t.Errorf("target %s: latency %+v, want calls at 1 and 2 sessions", tr.Target.Name, tr.Latency)
 		}

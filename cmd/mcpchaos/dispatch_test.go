@@ -91,6 +91,10 @@ func TestEveryCommandHasHelp(t *testing.T) {
 		flag string
 	}{
 		{[]string{"bench", "--help"}, "-curve-timeout duration"},
+		{[]string{"bench", "--help"}, "one target's turn in one round (default 2s)"},
+		{[]string{"bench", "--help"}, "bound on the whole curve (default 15m0s)"},
+		{[]string{"canary", "--help"}, "bound on each build step and each suite run (default 15m0s)"},
+		{[]string{"mutants", "--generic", "x", "--help"}, "(a run past it kills the mutant: timed out) (default 3m0s)"},
 		{[]string{"soak", "--help"}, "-calls-per-session int"},
 		{[]string{"canary", "--help"}, "-baseline-cache string"},
 		{[]string{"mutants", "--help"}, "-find-smaller"},

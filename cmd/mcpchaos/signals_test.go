@@ -66,6 +66,9 @@ func TestAnInterruptedRunReportsWhatRan(t *testing.T) {
 	if err != exitError(exitInterrupted) {
 		t.Fatalf("an interrupted run returned %v, want exit %d\n%s\n%s", err, exitInterrupted, stdout.String(), stderr.String())
 	}
+	if !strings.Contains(stderr.String(), "] ") || !strings.HasSuffix(stderr.String(), "interrupted\n") {
+		t.Errorf("the progress does not mark the row cut as interrupted:\n%s", stderr.String())
+	}
 	out := stdout.String()
 	if !strings.Contains(out, "interrupted: 1 of 2 scenarios ran; ") || !strings.Contains(out, "was cut and is not judged") {
 		t.Errorf("the partial report does not say what ran and what was cut:\n%s", out)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpchaos/mcpchaos/scenarios/catalogue"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
 )
 
@@ -62,6 +63,7 @@ func TestTargetSpecs(t *testing.T) {
 		{spec: "cluster:0", err: "N >= 1"},
 		{spec: "cluster:-1", err: "N >= 1"},
 		{spec: "cluster:two", err: "N >= 1"},
+		{spec: "cluster:99999999999999999999", err: "N >= 1"},
 		{spec: "clusters", err: "want inprocess, binary:PATH"},
 		{spec: "", err: "want inprocess, binary:PATH"},
 	} {
@@ -184,5 +186,26 @@ func TestRunRefusesBadSelections(t *testing.T) {
 		if strings.Contains(stderr.String(), "scenarios, target") {
 			t.Errorf("run %v started a run before refusing:\n%s", c.args, stderr.String())
 		}
+	}
+}
+
+// Each row's verdict in the progress: N/A when the scenario did not apply,
+// else PASS or FAIL.
+func TestVerdictWords(t *testing.T) {
+	for _, c := range []struct {
+		r    catalogue.Result
+		want string
+	}{
+		{catalogue.Result{NotApplicable: "no LLM", Pass: true}, "N/A"},
+		{catalogue.Result{NotApplicable: "no LLM"}, "N/A"},
+		{catalogue.Result{Pass: true}, "PASS"},
+		{catalogue.Result{}, "FAIL"},
+	} {
+		if got := verdict(c.r); got != c.want {
+			t.Errorf("verdict(%+v) = %s, want %s", c.r, got, c.want)
+		}
+	}
+	if dash("") != "-" || dash("  ") != "-" || dash("x") != "x" {
+		t.Errorf("dash: %q %q %q", dash(""), dash("  "), dash("x"))
 	}
 }
