@@ -202,3 +202,46 @@ func TestBenchStartsItsOwnUpstream(t *testing.T) {
 		t.Errorf("the fake's target: %+v", tr)
 	}
 }
+
+// Unless --no-floor, bench measures the floor too: a plain reverse proxy
+// in front of the upstream, started as its own process of this binary
+// (`mcpchaos fake floor`), so its RSS is its own; every proxy is then
+// judged against it.
+func TestBenchMeasuresTheFloor(t *testing.T) {
+	fake, err := upstream.NewDocmost(upstream.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fake.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	err = runBench(ctx, []string{"--no-mcplocal", "--upstream", fake.URL(), "--tool", "update_page", "--args", `{"page_id":"p1","content":"x"}`,
+		"--target", "again=" + fake.URL(), "--sessions", "1", "--rounds", "1", "--duration", "50ms", "--idle", "0", "--json"}, &stdout, &stderr)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	var rep bench.Report
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		t.Fatalf("--json: %v\n%s", err, stdout.String())
+	}
+	var names []string
+	for _, tr := range rep.Targets {
+		names = append(names, tr.Target.Name)
+		if tr.Target.Name != bench.Floor {
+			continue
+		}
+		if tr.Target.PID <= 0 || tr.Target.PID == os.Getpid() || tr.Target.URL == fake.URL() || tr.Target.Tool != "update_page" {
+			t.Errorf("the floor: %+v, want a process of its own in front of the upstream, calling update_page", tr.Target)
+		}
+		if tr.Latency[0].Calls == 0 || tr.Latency[0].Errors != 0 {
+			t.Errorf("the floor's calls: %+v", tr.Latency[0])
+		}
+	}
+	if want := []string{bench.Direct, bench.Floor, "again"}; !slices.Equal(names, want) {
+		t.Errorf("targets %v, want %v", names, want)
+	}
+	if len(rep.AgainstFloor) == 0 {
+		t.Errorf("no target is judged against the floor: %+v", rep)
+	}
+}
