@@ -207,3 +207,21 @@ func withRows(c report.Comparison, rows ...report.ComparedRow) report.Comparison
 	c.Rows = rows
 	return c
 }
+
+// Once its flags are read, canary names the candidate and its tolerance,
+// then runs; a run the canary itself cannot make is its error, prefixed
+// canary (exit 2, not a verdict): an npm package given as the proxy's SDK.
+func TestCanaryNamesItsCandidateThenRuns(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	err := runCanary(context.Background(), []string{"--sdk", "npm:@modelcontextprotocol/sdk@1.24.3", "--client-sdk", "example.com/m@v1.0.0",
+		"--allow", "row=known", "--tolerance", "2s", "--work", t.TempDir()}, &stdout, &stderr)
+	if err == nil || !strings.HasPrefix(err.Error(), "canary: --sdk npm:@modelcontextprotocol/sdk@1.24.3: an npm package is a client's SDK") {
+		t.Errorf("canary with an npm proxy SDK: %v", err)
+	}
+	if want := "mcpchaos canary: candidate npm:@modelcontextprotocol/sdk@1.24.3 example.com/m@v1.0.0, tolerance 2s\n"; !strings.HasPrefix(stderr.String(), want) {
+		t.Errorf("canary does not name its candidate first: %q, want %q", stderr.String(), want)
+	}
+	if stdout.Len() != 0 {
+		t.Errorf("a canary that could not run printed a result:\n%s", stdout.String())
+	}
+}

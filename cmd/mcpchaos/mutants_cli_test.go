@@ -416,3 +416,21 @@ func TestSplitListAndFirstLine(t *testing.T) {
 		t.Errorf("firstLine of blanks: %q", got)
 	}
 }
+
+// A run of the known mutants cut short by its context (Ctrl-C) reports
+// nothing it did not judge: it ends with the context's error.
+func TestKnownMutantsRunCutShort(t *testing.T) {
+	all, err := mutants.Select(nil)
+	if err != nil || len(all) == 0 {
+		t.Fatalf("no known mutants: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var stdout bytes.Buffer
+	start := time.Now()
+	err = run(ctx, []string{"mutants", "--only", all[0].Name, "--parallel", "1"}, &stdout, io.Discard)
+	if !errors.Is(err, context.Canceled) || stdout.Len() != 0 {
+		t.Errorf("a cancelled run: %v, printed:\n%s", err, stdout.String())
+	}
+	t.Logf("took %v", time.Since(start))
+}
