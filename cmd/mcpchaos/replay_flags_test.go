@@ -7,8 +7,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/mcpchaos/mcpchaos/fakes/upstream"
 	"github.com/mcpchaos/mcpchaos/proxy/bundle"
+	"github.com/mcpchaos/mcpchaos/scenarios/harness"
 	"github.com/mcpchaos/mcpchaos/scenarios/replay"
 )
 
@@ -115,5 +118,33 @@ func TestKeepReplayNamesAndPins(t *testing.T) {
 	}
 	if err := keepReplay(file, "Bad Name", k.Bundle, plan, replay.Same); err == nil || !strings.HasPrefix(err.Error(), "--as-scenario: ") {
 		t.Errorf("a bad name kept: %v", err)
+	}
+}
+
+// A replay the client gives up on (--client-timeout shorter than the
+// recorded upstream's answer) says NO ANSWER and after how long, then
+// still shows both waterfalls and the verdict; with no --expect that is
+// no failure.
+func TestAReplayTheClientGivesUpOn(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	file, res := recordOne(t, ctx, harness.EnvOptions{}, "docmost_search", map[string]any{"query": "notes"}, func(env *harness.Env) error {
+		env.Docmost.Set("search", upstream.Behavior{Kind: upstream.Slow, Delay: time.Second})
+		return nil
+	})
+	if res.IsError {
+		t.Fatalf("the recorded call: %s", firstText(res))
+	}
+	out, err := replayed(ctx, file, "--client-timeout", "300ms")
+	if err != nil {
+		t.Errorf("a replay with no --expect failed: %v\n%s", err, out)
+	}
+	for _, want := range []string{"client timeout 300ms\n", "NO ANSWER: the client gave up after ", "\nrecorded:\n", "\nreplayed:\n", "\nverdict: "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the replay lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "answered in ") {
+		t.Errorf("a replay the client gave up on says it was answered:\n%s", out)
 	}
 }
