@@ -10,6 +10,15 @@ import (
 	"testing"
 )
 
+// stopped is a context already cancelled: a command a test expects to
+// refuse its input before it starts anything stops at its first step, if
+// it does not refuse, instead of running a whole catalogue, bench or build.
+func stopped() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx
+}
+
 // A command that takes no arguments besides its flags refuses one, naming
 // it, before it does anything: `mcpchaos run paginate` is not a whole run
 // with the word dropped (a usage error: exit 2).
@@ -38,7 +47,7 @@ func TestCommandsRefuseAStrayArgument(t *testing.T) {
 // replay --help prints its usage and is no failure, as every command's is.
 func TestReplayHelpIsNoFailure(t *testing.T) {
 	var stderr bytes.Buffer
-	err := run(context.Background(), []string{"replay", "--help"}, io.Discard, &stderr)
+	err := run(stopped(), []string{"replay", "--help"}, io.Discard, &stderr)
 	if !errors.Is(err, flag.ErrHelp) || !strings.Contains(stderr.String(), "usage: mcpchaos replay FILE") {
 		t.Errorf("replay --help: %v, want the help exit\n%s", err, stderr.String())
 	}
@@ -52,7 +61,7 @@ func TestUnknownFlagsAreToldOnTheCommandsStderr(t *testing.T) {
 		{"repro", "hang-1800s"}, {"replay", "x.json"}, {"fake", "upstream", "docmost"}, {"fake", "llm"},
 	} {
 		var stdout, stderr bytes.Buffer
-		err := run(context.Background(), append(args, "--nosuchflag"), &stdout, &stderr)
+		err := run(stopped(), append(args, "--nosuchflag"), &stdout, &stderr)
 		if err == nil {
 			t.Errorf("mcpchaos %s --nosuchflag was accepted", strings.Join(args, " "))
 		}

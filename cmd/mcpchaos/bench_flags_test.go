@@ -107,7 +107,7 @@ func TestBenchRefusesBadValues(t *testing.T) {
 		{[]string{"mcplocal"}, `bench: unexpected argument "mcplocal"`},
 	} {
 		var stderr bytes.Buffer
-		err := runBench(context.Background(), c.args, io.Discard, &stderr)
+		err := runBench(stopped(), c.args, io.Discard, &stderr)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("bench %v: %v, want %q", c.args, err, c.want)
 		}
@@ -116,7 +116,7 @@ func TestBenchRefusesBadValues(t *testing.T) {
 		}
 	}
 	var stderr bytes.Buffer
-	_ = runBench(context.Background(), []string{"mcplocal"}, io.Discard, &stderr)
+	_ = runBench(stopped(), []string{"mcplocal"}, io.Discard, &stderr)
 	if !strings.Contains(stderr.String(), "Usage: mcpchaos bench") || !strings.Contains(stderr.String(), "-curve-timeout") {
 		t.Errorf("an unexpected argument is answered without the usage and flags:\n%s", stderr.String())
 	}

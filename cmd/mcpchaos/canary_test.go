@@ -31,7 +31,7 @@ func TestCanaryRefusesWhatItCannotRun(t *testing.T) {
 		{args: []string{"--sdk", "m@v1", "extra"}, err: `canary: unexpected argument "extra"`, usage: true},
 	} {
 		var stdout, stderr bytes.Buffer
-		err := runCanary(context.Background(), c.args, &stdout, &stderr)
+		err := runCanary(stopped(), c.args, &stdout, &stderr)
 		if err == nil || !strings.Contains(err.Error(), c.err) {
 			t.Errorf("canary %v: %v, want %q", c.args, err, c.err)
 		}

@@ -31,7 +31,7 @@ func TestCommandDispatch(t *testing.T) {
 		{args: []string{"runn"}, err: `unknown command "runn"`, onErrs: true},
 	} {
 		var stdout, stderr bytes.Buffer
-		err := run(context.Background(), c.args, &stdout, &stderr)
+		err := run(stopped(), c.args, &stdout, &stderr)
 		switch {
 		case c.exit2:
 			if err != exitError(2) {
@@ -74,7 +74,7 @@ func TestEveryCommandHasHelp(t *testing.T) {
 		{[]string{"fake", "upstream", "docmost", "--help"}, "mcpchaos fake upstream docmost"},
 	} {
 		var stdout, stderr bytes.Buffer
-		err := run(context.Background(), c.args, &stdout, &stderr)
+		err := run(stopped(), c.args, &stdout, &stderr)
 		if !errors.Is(err, flag.ErrHelp) {
 			t.Errorf("mcpchaos %v: %v, want the help exit", c.args, err)
 		}
@@ -104,7 +104,7 @@ func TestEveryCommandHasHelp(t *testing.T) {
 		{[]string{"fake", "upstream", "docmost", "--help"}, "-listen string"},
 	} {
 		var stderr bytes.Buffer
-		_ = run(context.Background(), c.args, io.Discard, &stderr)
+		_ = run(stopped(), c.args, io.Discard, &stderr)
 		if !strings.Contains(stderr.String(), c.flag) {
 			t.Errorf("mcpchaos %v: the help does not list %q:\n%s", c.args, c.flag, stderr.String())
 		}
@@ -129,7 +129,7 @@ func TestFakeChoosesAFake(t *testing.T) {
 		{args: []string{"fake", "floor"}, err: "fake floor: --upstream"},
 	} {
 		var stdout, stderr bytes.Buffer
-		err := run(context.Background(), c.args, &stdout, &stderr)
+		err := run(stopped(), c.args, &stdout, &stderr)
 		if c.err == "" {
 			if err != exitError(2) || !strings.Contains(stderr.String(), fakeUsage) {
 				t.Errorf("mcpchaos %v: %v, want the fake usage and exit 2:\n%s", c.args, err, stderr.String())
@@ -142,7 +142,7 @@ func TestFakeChoosesAFake(t *testing.T) {
 	}
 	// An unknown provider is answered with the usage, which names both.
 	var stderr bytes.Buffer
-	_ = run(context.Background(), []string{"fake", "llm", "--provider", "gemini"}, io.Discard, &stderr)
+	_ = run(stopped(), []string{"fake", "llm", "--provider", "gemini"}, io.Discard, &stderr)
 	if !strings.Contains(stderr.String(), "--provider anthropic|openai") {
 		t.Errorf("fake llm with an unknown provider does not show the usage:\n%s", stderr.String())
 	}

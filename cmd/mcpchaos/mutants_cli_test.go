@@ -49,7 +49,7 @@ func TestMutantsGenericInAnySpelling(t *testing.T) {
 // mutants --generic needs a package: without one, it says so with the usage.
 func TestGenericMutantsNeedAPackage(t *testing.T) {
 	var stdout, stderr bytes.Buffer
-	err := run(context.Background(), []string{"mutants", "--generic", " , "}, &stdout, &stderr)
+	err := run(stopped(), []string{"mutants", "--generic", " , "}, &stdout, &stderr)
 	if err == nil || !strings.Contains(err.Error(), "name at least one package directory") || !strings.Contains(stderr.String(), "usage: mcpchaos mutants --generic") {
 		t.Errorf("mutants --generic with no package: %v\n%s", err, stderr.String())
 	}
@@ -105,7 +105,7 @@ func TestKnownMutantsListsAndChecks(t *testing.T) {
 	if n := strings.Count(strings.TrimSpace(stdout.String()), "\n"); n != 1 {
 		t.Errorf("--list --only %s lists %d rows:\n%s", all[0].Name, n, stdout.String())
 	}
-	if err := run(context.Background(), []string{"mutants", "--list", "--only", "no-such-mutant"}, io.Discard, io.Discard); err == nil || !strings.Contains(err.Error(), "no-such-mutant") {
+	if err := run(stopped(), []string{"mutants", "--list", "--only", "no-such-mutant"}, io.Discard, io.Discard); err == nil || !strings.Contains(err.Error(), "no-such-mutant") {
 		t.Errorf("--only no-such-mutant: %v", err)
 	}
 

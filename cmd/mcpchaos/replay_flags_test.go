@@ -66,7 +66,7 @@ func TestReplayRefusesWhatItCannotReplay(t *testing.T) {
 		{args: []string{"--expect", "fixed", kept, "--target", "nosuchkind"}, err: `--target "nosuchkind"`, stdout: "kept scenario seed-hang-1800s: expects fixed\n"},
 	} {
 		var stdout, stderr bytes.Buffer
-		err := run(context.Background(), append([]string{"replay"}, c.args...), &stdout, &stderr)
+		err := run(stopped(), append([]string{"replay"}, c.args...), &stdout, &stderr)
 		if c.err == "" {
 			if err != exitError(2) || !strings.Contains(stderr.String(), "usage: mcpchaos replay FILE") {
 				t.Errorf("replay %v: %v, want the usage and exit 2:\n%s", c.args, err, stderr.String())

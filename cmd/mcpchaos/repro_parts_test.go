@@ -27,7 +27,7 @@ func TestReproRefusesBadArguments(t *testing.T) {
 		{args: []string{"repro", "hang-1800s", "--compress", "-5"}, err: "--compress -5: want a whole number >= 1"},
 	} {
 		var stdout, stderr bytes.Buffer
-		err := run(context.Background(), c.args, &stdout, &stderr)
+		err := run(stopped(), c.args, &stdout, &stderr)
 		if c.err == "" {
 			if err != exitError(2) {
 				t.Errorf("mcpchaos %v: %v, want exit 2", c.args, err)

@@ -107,7 +107,7 @@ func TestSoakSummaryCountsEveryClass(t *testing.T) {
 // `mcpchaos soak` refuses an unknown target before anything starts.
 func TestSoakRefusesAnUnknownTarget(t *testing.T) {
 	var stderr bytes.Buffer
-	err := runSoak(context.Background(), []string{"--target", "nosuchkind"}, &bytes.Buffer{}, &stderr)
+	err := runSoak(stopped(), []string{"--target", "nosuchkind"}, &bytes.Buffer{}, &stderr)
 	if err == nil || !strings.Contains(err.Error(), `--target "nosuchkind"`) || strings.Contains(stderr.String(), "mcpchaos soak:") {
 		t.Errorf("soak --target nosuchkind: %v\n%s", err, stderr.String())
 	}

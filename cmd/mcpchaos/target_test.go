@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -179,7 +178,7 @@ func TestRunRefusesBadSelections(t *testing.T) {
 		{[]string{"--label", "seeded", "--focus", "^none × small tools/call$"}, `no scenario has label "seeded" and a name matching`},
 	} {
 		var stdout, stderr bytes.Buffer
-		err := runCatalogue(context.Background(), c.args, &stdout, &stderr)
+		err := runCatalogue(stopped(), c.args, &stdout, &stderr)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("run %v: err %v, want one saying %q", c.args, err, c.want)
 		}
