@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcpchaos/mcpchaos/scenarios/catalogue"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
+	"github.com/mcpchaos/mcpchaos/scenarios/report"
 )
 
 // executable writes an empty file with the given mode and returns its path.
@@ -206,5 +207,42 @@ func TestVerdictWords(t *testing.T) {
 	}
 	if dash("") != "-" || dash("  ") != "-" || dash("x") != "x" {
 		t.Errorf("dash: %q %q %q", dash(""), dash("  "), dash("x"))
+	}
+}
+
+// A target that declares no budgets runs on assumed ones, which the run
+// names before its rows and above its table; one with no audit API says
+// in its report that its rows have no waterfalls. mcplocal in process
+// declares both: no such lines. (The context is stopped: the first row is
+// cut, and the run reports what it has.)
+func TestRunSaysWhatTheTargetDoesNotDeclare(t *testing.T) {
+	for _, c := range []struct {
+		target           string
+		assumed, noAudit bool
+	}{
+		{"url:http://127.0.0.1:1/projects/docmost/mcp", true, true},
+		{"inprocess", false, false},
+	} {
+		dir := t.TempDir()
+		var stdout, stderr bytes.Buffer
+		err := runCatalogue(stopped(), []string{"--target", c.target, "--seed", "1", "--report", dir}, &stdout, &stderr)
+		if err != exitError(exitInterrupted) || !strings.Contains(stdout.String(), "interrupted: 0 of ") {
+			t.Errorf("--target %s on a stopped context: %v\n%s", c.target, err, stdout.String())
+		}
+		budgets := "budgets: not declared by target " + c.target + ": "
+		if got := strings.Contains(stderr.String(), "\n"+budgets); got != c.assumed {
+			t.Errorf("--target %s: the progress names assumed budgets %v, want %v:\n%s", c.target, got, c.assumed, stderr.String())
+		}
+		if got := strings.HasPrefix(stdout.String(), budgets); got != c.assumed {
+			t.Errorf("--target %s: the table starts with assumed budgets %v, want %v:\n%s", c.target, got, c.assumed, stdout.String())
+		}
+		html, err := os.ReadFile(filepath.Join(dir, report.HTMLFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := "target " + c.target + " offers no audit API (it does not claim "
+		if got := strings.Contains(string(html), want); got != c.noAudit {
+			t.Errorf("--target %s: the report says it has no audit API %v, want %v", c.target, got, c.noAudit)
+		}
 	}
 }
