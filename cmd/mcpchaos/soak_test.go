@@ -150,3 +150,23 @@ func TestSoakWritesItsReportAndJudgesIt(t *testing.T) {
 		t.Errorf("the report file: %v %+v", err, rep)
 	}
 }
+
+// A report --report cannot write is said on stderr; the soak's summary and
+// verdict stand.
+func TestSoakSaysItsReportCouldNotBeWritten(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	file := filepath.Join(t.TempDir(), "missing-dir", "soak.json")
+	var stdout, stderr bytes.Buffer
+	err := runSoak(ctx, []string{"--requests", "10", "--epoch", "10", "--workers", "2", "--seed", "7", "--report", file}, &stdout, &stderr)
+	if err != nil && err != exitError(1) {
+		t.Fatalf("soak: %v\n%s", err, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "mcpchaos soak: report: open "+file) {
+		t.Errorf("the soak does not say its report could not be written:\n%s", stderr.String())
+	}
+	if !strings.HasPrefix(stdout.String(), "soak: seed 7, target inprocess, 10 requests") || !strings.HasSuffix(stdout.String(), "report: "+file+"\n") {
+		t.Errorf("the summary:\n%s", stdout.String())
+	}
+}
