@@ -434,3 +434,16 @@ func TestKnownMutantsRunCutShort(t *testing.T) {
 	}
 	t.Logf("took %v", time.Since(start))
 }
+
+// A generic run that cannot run (here: its context is stopped) ends with
+// that error and prints no score, whichever way it judges.
+func TestGenericMutantsRunCutShort(t *testing.T) {
+	for _, way := range [][]string{{"--package-tests-only"}, {"--per-mutant-copy"}} {
+		var stdout bytes.Buffer
+		args := append([]string{"mutants", "--generic", "proxy/trace", "--results", ""}, way...)
+		err := run(stopped(), args, &stdout, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), "context canceled") || stdout.Len() != 0 {
+			t.Errorf("mcpchaos %s on a stopped context: %v, printed:\n%s", strings.Join(args, " "), err, stdout.String())
+		}
+	}
+}
