@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -284,5 +285,29 @@ func TestFaultsSaysHowToInject(t *testing.T) {
 	if err := run(context.Background(), []string{"faults", "--help"}, io.Discard, &stderr); !errors.Is(err, flag.ErrHelp) ||
 		!strings.Contains(stderr.String(), "mcpchaos run --fault NAME[:k=v,k=v]") {
 		t.Errorf("faults --help: %v\n%s", err, stderr.String())
+	}
+}
+
+// The process's exit status: 0 on success and for --help; a command's own
+// status (1: a promise broken, 130: interrupted) with nothing more said;
+// any other error is printed, prefixed mcpchaos, with status 2.
+func TestExitStatus(t *testing.T) {
+	for _, c := range []struct {
+		err    error
+		status int
+		says   string
+	}{
+		{nil, 0, ""},
+		{flag.ErrHelp, 0, ""},
+		{fmt.Errorf("bench: %w", flag.ErrHelp), 0, ""},
+		{exitError(1), 1, ""},
+		{exitError(exitInterrupted), 130, ""},
+		{fmt.Errorf("wrapped: %w", exitError(1)), 1, ""},
+		{errors.New(`unknown command "runn"`), 2, "mcpchaos: unknown command \"runn\"\n"},
+	} {
+		var stderr bytes.Buffer
+		if got := exitStatus(c.err, &stderr); got != c.status || stderr.String() != c.says {
+			t.Errorf("exitStatus(%v) = %d saying %q, want %d saying %q", c.err, got, stderr.String(), c.status, c.says)
+		}
 	}
 }
