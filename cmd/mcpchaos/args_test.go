@@ -70,3 +70,31 @@ func TestUnknownFlagsAreToldOnTheCommandsStderr(t *testing.T) {
 		}
 	}
 }
+
+// A stray argument is answered with the command's usage on its stderr.
+func TestAStrayArgumentShowsTheUsage(t *testing.T) {
+	old := flagsChecked
+	flagsChecked = func(string, *flag.FlagSet) error { return errFlagsChecked }
+	defer func() { flagsChecked = old }()
+	for _, c := range []struct {
+		args  []string
+		usage string
+	}{
+		{[]string{"run", "x"}, "where the proxy under test runs"},
+		{[]string{"faults", "x"}, "usage: mcpchaos faults"},
+		{[]string{"repro", "hang-1800s", "x"}, "usage: mcpchaos repro hang-1800s"},
+		{[]string{"fake", "upstream", "docmost", "x"}, "mcpchaos fake upstream everything [--listen ADDR]"},
+		{[]string{"fake", "llm", "--provider", "openai", "x"}, "mcpchaos fake llm --provider anthropic|openai"},
+		{[]string{"soak", "x"}, "Usage: mcpchaos soak"},
+		{[]string{"bench", "x"}, "Usage: mcpchaos bench"},
+		{[]string{"canary", "--sdk", "m@v1", "x"}, "usage: mcpchaos canary"},
+		{[]string{"mutants", "x"}, "usage: mcpchaos mutants [--only"},
+		{[]string{"mutants", "--generic", "proxy/trace", "x"}, "usage: mcpchaos mutants --generic"},
+	} {
+		var stderr bytes.Buffer
+		err := run(stopped(), c.args, io.Discard, &stderr)
+		if err == nil || !strings.Contains(err.Error(), "unexpected argument") || !strings.Contains(stderr.String(), c.usage) {
+			t.Errorf("mcpchaos %s: %v, want the usage (%q):\n%s", strings.Join(c.args, " "), err, c.usage, stderr.String())
+		}
+	}
+}

@@ -98,7 +98,7 @@ func TestEveryCommandHasHelp(t *testing.T) {
 		{[]string{"mutants", "--generic", "x", "--help"}, "(a run past it kills the mutant: timed out) (default 3m0s)"},
 		{[]string{"soak", "--help"}, "-calls-per-session int"},
 		{[]string{"canary", "--help"}, "-baseline-cache string"},
-		{[]string{"mutants", "--help"}, "-find-smaller"},
+		{[]string{"mutants", "--help"}, "also write each mutant's outcome and times to FILE"},
 		{[]string{"mutants", "--generic", "x", "--help"}, "-package-tests-only"},
 		{[]string{"repro", "hang-1800s", "--help"}, "-compress int"},
 		{[]string{"replay", "--help"}, "-as-scenario string"},

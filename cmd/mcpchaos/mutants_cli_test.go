@@ -163,7 +163,8 @@ func TestKnownMutantsReport(t *testing.T) {
 	check := mutants.Check{Kind: mutants.GoTest, Pkg: "./p", Run: "^T$"}
 	outcomes := []mutants.Outcome{
 		{Mutant: mutants.Mutant{Name: "dead", Kill: check, Regression: "a promise " + strings.Repeat("long ", 20)}, Verdict: mutants.Killed,
-			KilledBy: "go test ./p", ExitCode: 1, Excerpt: "--- FAIL: T\nline 2\nline 3\nline 4", CheckDuration: 1500 * time.Millisecond, Shared: true},
+			KilledBy: "go test ./p", ExitCode: 1, Excerpt: "--- FAIL: T\nline 2\nline 3\nline 4", Shared: true,
+			Duration: 4567*time.Millisecond + 89, BuildDuration: 3210*time.Millisecond + 7, CheckDuration: 1543 * time.Millisecond},
 		{Mutant: mutants.Mutant{Name: "slow", Kill: check, Regression: "r"}, Verdict: mutants.Killed, KilledBy: "go test ./p", TimedOut: true},
 		{Mutant: mutants.Mutant{Name: "alive", Kill: check, Regression: "answers in budget"}, Verdict: mutants.Survived},
 		{Mutant: mutants.Mutant{Name: "broken", Kill: check}, Verdict: mutants.Errored, Err: errors.New("does not build"), Excerpt: "x.go:1: oops"},
@@ -183,7 +184,7 @@ func TestKnownMutantsReport(t *testing.T) {
 		return ""
 	}
 	for name, want := range map[string][]string{
-		"dead":  {"a promise long", "…", "killed", "yes", "go test ./p", "1.5s"},
+		"dead":  {"a promise long", "…", "killed", "yes", "go test ./p", "4.6s", "3.2s", "1.5s"},
 		"slow":  {"go test ./p (timed out)"},
 		"alive": {"SURVIVED", "no", " -"},
 	} {
@@ -193,12 +194,16 @@ func TestKnownMutantsReport(t *testing.T) {
 			}
 		}
 	}
+	if f := strings.Fields(strings.SplitN(out, "\n", 2)[0]); strings.Join(f, " ") != "MUTANT REGRESSION VERDICT SHARED KILLED BY DURATION BUILD CHECK" {
+		t.Errorf("the report's header: %q", f)
+	}
 	for _, want := range []string{
-		"killed   dead (check 1.5s, exit 1):\n         | --- FAIL: T\n         | line 2\n         | line 3\n",
+		"\n\nkilled   dead (check 1.5s, exit 1):\n         | --- FAIL: T\n         | line 2\n         | line 3\n",
 		"SURVIVED alive: `go test -count=1 -failfast ./p -run '^T$'` passed with the mutant applied, so the suite no longer guards against this regression: answers in budget\n",
 		"ERROR    broken: does not build\n         | x.go:1: oops\n",
 		"ERROR    quiet: no output\nERROR    stale",
 		"ERROR    stale: patches/stale.patch no longer applies.",
+		"\n\nCHECK KIND",
 		"\nshared tree: 1 verdict(s) from it",
 		"CHECK KIND",
 	} {
@@ -241,7 +246,7 @@ func TestKnownMutantsTimesByKind(t *testing.T) {
 	writeTimes(&b, []mutants.Outcome{
 		{Mutant: mutants.Mutant{Kill: goTest}, SetupDuration: time.Second, BuildDuration: 4 * time.Second, CheckDuration: 2 * time.Second, Duration: 7 * time.Second},
 		{Mutant: mutants.Mutant{Kill: cat}, BuildDuration: 10 * time.Second, CheckDuration: 30 * time.Second, Duration: 40 * time.Second},
-		{Mutant: mutants.Mutant{Kill: goTest}, SetupDuration: time.Second, BuildDuration: 2 * time.Second, CheckDuration: time.Second, Duration: 4 * time.Second},
+		{Mutant: mutants.Mutant{Kill: goTest}, SetupDuration: time.Second, BuildDuration: 2 * time.Second, CheckDuration: 1333 * time.Millisecond, Duration: 4 * time.Second},
 	})
 	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
 	if len(lines) != 3 {
@@ -250,7 +255,7 @@ func TestKnownMutantsTimesByKind(t *testing.T) {
 	want := [][]string{
 		{"CHECK", "KIND", "MUTANTS", "COPY+PATCH", "BUILD", "CHECK", "WHOLE", "MEAN", "BUILD", "MEAN", "CHECK"},
 		{"catalogue", "1", "0s", "10s", "30s", "40s", "10s", "30s"},
-		{"go", "test", "2", "2s", "6s", "3s", "11s", "3s", "1.5s"},
+		{"go", "test", "2", "2s", "6s", "3s", "11s", "3s", "1.7s"},
 	}
 	for i, l := range lines {
 		if got := strings.Fields(l); strings.Join(got, " ") != strings.Join(want[i], " ") {
@@ -281,6 +286,9 @@ func TestFindSmallerSaysWhatToChange(t *testing.T) {
 			}
 		}
 		return ""
+	}
+	if f := strings.Fields(strings.SplitN(out, "\n", 2)[0]); strings.Join(f, " ") != "MUTANT CHECK NOW SMALLER CHECK FAILED TESTS" {
+		t.Errorf("--find-smaller's header: %q", f)
 	}
 	if r := row("m1"); !strings.Contains(r, "go test -count=1 -failfast ./proxy/stage -run '^TestA$'") || !strings.Contains(r, "./proxy/stage TestA (1s), ./proxy/stage TestB (2s)") {
 		t.Errorf("m1: %q", r)
@@ -339,6 +347,7 @@ func TestMutantsReportHelpers(t *testing.T) {
 		"it changes proxy/a.go outside function bodies": "it changes a Go file outside function bodies",
 		"it patches a file that is not Go (docs/x.cfg)": "it patches a file that is not Go",
 		"(leading) no split":                            "(leading) no split",
+		" (a leading space)":                            " (a leading space)",
 		"its check: go test":                            "its check",
 		": leading colon":                               ": leading colon",
 	} {
@@ -367,6 +376,9 @@ func TestGenericMutantsReport(t *testing.T) {
 	out := b.String()
 	if err == nil || err.Error() != "2 generic mutant(s) survived, 0 could not be judged" {
 		t.Errorf("a run with survivors: %v", err)
+	}
+	if f := strings.Fields(strings.SplitN(out, "\n", 2)[0]); strings.Join(f, " ") != "MUTANT CHANGE VERDICT WHY" {
+		t.Errorf("the report's header: %q", f)
 	}
 	for _, want := range []string{
 		"p/p.go:3:2  drop !  survived  ran TestA\n",
