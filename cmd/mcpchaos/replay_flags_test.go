@@ -148,4 +148,7 @@ func TestAReplayTheClientGivesUpOn(t *testing.T) {
 	if strings.Contains(out, "answered in ") {
 		t.Errorf("a replay the client gave up on says it was answered:\n%s", out)
 	}
+	if !strings.Contains(out, "REPLAYED\n") || !strings.Contains(out, "\n\n  different outcome") {
+		t.Errorf("the side by side and the differences are not apart:\n%s", out)
+	}
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -52,8 +54,11 @@ func TestReproSaysItsCompressedTimes(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	for _, c := range []struct{ compress, timeout string }{{"1", "30m0s"}, {"2", "15m0s"}, {"300", "6s"}} {
-		var stdout bytes.Buffer
-		err := run(ctx, []string{"repro", "hang-1800s", "--compress", c.compress}, &stdout, &bytes.Buffer{})
+		var stdout, stderr bytes.Buffer
+		err := run(ctx, []string{"repro", "hang-1800s", "--compress", c.compress}, &stdout, &stderr)
+		if !strings.HasPrefix(stderr.String(), "building mcplocal with the seed's two bugs (mutants unbounded-paginate and bare-404)...\n") {
+			t.Errorf("repro does not say what it builds: %q", stderr.String())
+		}
 		if err == nil || !strings.Contains(err.Error(), "building the mutant") {
 			t.Errorf("--compress %s with the context cancelled: %v, want the build cut short", c.compress, err)
 		}
@@ -139,7 +144,8 @@ func TestReproHalfOnMcplocal(t *testing.T) {
 		"docmost_update_page  answered in ",
 		"on the same session id, trace " + r.stale.trace + "\n  ⚠ Session state unavailable (",
 		"raw tools/call on the id answered 200 ",
-		": a JSON-RPC message the client can correlate\n",
+		": a JSON-RPC message the client can correlate\n\ntrace " + r.stale.trace + "  total ",
+		"\n\ntrace " + r.trace + "  total ",
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the output lacks %q:\n%s", want, text)
@@ -178,6 +184,22 @@ func TestReproReportsAHang(t *testing.T) {
 			t.Errorf("the output lacks %q:\n%s", want, text)
 		}
 	}
+	// Every trace code of the session is counted once and drawn once, each
+	// waterfall after a blank line.
+	_, trail, _ := strings.Cut(text, "The proxy's audit trail for the session (")
+	trail, _, _ = strings.Cut(trail, "-- the proxy restarts")
+	var n int
+	if _, err := fmt.Sscanf(trail, "%d trace codes", &n); err != nil {
+		t.Fatalf("the audit trail does not count its trace codes: %v\n%s", err, text)
+	}
+	drawn := regexp.MustCompile(`\n\ntrace (\w+)  total`).FindAllStringSubmatch(trail, -1)
+	codes := map[string]bool{}
+	for _, d := range drawn {
+		codes[d[1]] = true
+	}
+	if n < 2 || len(drawn) != n || len(codes) != n {
+		t.Errorf("the audit trail counts %d trace codes and draws %d (%d distinct), want the same, at least 2:\n%s", n, len(drawn), len(codes), text)
+	}
 	if err := judgeRepro(r, reproResult{answered: true, bounded: true, noticed: true, stale: staleResult{recreated: true, correlated: true}}); err == nil ||
 		!strings.Contains(err.Error(), "(a) did not answer the stale session id with a bare 404") {
 		t.Errorf("mcplocal recreates the stale session, so (a) is no incident: %v", err)
@@ -191,5 +213,10 @@ func TestReproClipAndFirstText(t *testing.T) {
 	}
 	if firstText(nil) != "" {
 		t.Error("firstText(nil) is not empty")
+	}
+	// An SSE stream cut before its blank line still ends its last event,
+	// which answers another id.
+	if answersID("text/event-stream", []byte(`data: {"jsonrpc":"2.0","id":8,"result":{}}`), "7") {
+		t.Error("an unterminated event answering id 8 is read as the answer to 7")
 	}
 }
