@@ -133,6 +133,14 @@ func runCanary(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return fmt.Errorf("canary: %w", err)
 	}
+	return writeCanaryResult(stdout, stderr, res, o.Allow, *reportDir)
+}
+
+// writeCanaryResult prints the comparison, why the candidate does not
+// build, the notes (a cached baseline's latencies beside a slower row, an
+// --allow that matched nothing) and the verdict, writes the report when
+// reportDir is set, and fails (exit 1) when the candidate regressed.
+func writeCanaryResult(stdout, stderr io.Writer, res *canary.Result, allow map[string]string, reportDir string) error {
 	c := res.Comparison
 	printComparison(stdout, c)
 	if res.Build != nil {
@@ -142,15 +150,15 @@ func runCanary(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		fmt.Fprintf(stdout, "note: the baseline's latencies are from a cached run (recorded %s), under another load than the candidate's: a row flagged slower may be the machine, not the SDK; --rerun-baseline measures both sides in one run\n",
 			res.BaselineCached.Format(time.RFC3339))
 	}
-	for _, n := range canary.UnusedAllows(c.Rows, o.Allow) {
+	for _, n := range canary.UnusedAllows(c.Rows, allow) {
 		fmt.Fprintf(stdout, "note: --allow %q matched no changed row\n", n)
 	}
 	fmt.Fprintf(stdout, "canary: %s (baseline %s; candidate %s; seed %d, %v)\n", c.Verdict, c.Baseline, c.Candidate, c.Seed, c.Duration.Round(time.Second))
-	if *reportDir != "" {
-		if err := report.WriteComparison(*reportDir, c); err != nil {
+	if reportDir != "" {
+		if err := report.WriteComparison(reportDir, c); err != nil {
 			return err
 		}
-		fmt.Fprintf(stderr, "report: %s, %s\n", filepath.Join(*reportDir, report.CanaryHTMLFile), filepath.Join(*reportDir, report.CanaryJUnitFile))
+		fmt.Fprintf(stderr, "report: %s, %s\n", filepath.Join(reportDir, report.CanaryHTMLFile), filepath.Join(reportDir, report.CanaryJUnitFile))
 	}
 	if c.Failed {
 		return exitError(1)

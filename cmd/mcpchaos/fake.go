@@ -69,6 +69,10 @@ func fakeUpstream(ctx context.Context, kind string, args []string, stdout, stder
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return fmt.Errorf("fake upstream: unexpected argument %q", fs.Arg(0))
+	}
 	if err := checkFlags("fake upstream", fs); err != nil {
 		return err
 	}
@@ -94,6 +98,10 @@ func fakeLLM(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	oauthGate := fs.Bool("oauth-gate", false, "anthropic: gate subscription OAuth tokens (sk-ant-oat…) as Anthropic does outside Claude Code: 404 on unlisted models, 429 on listed ones")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprint(stderr, fakeUsage)
+		return fmt.Errorf("fake llm: unexpected argument %q", fs.Arg(0))
 	}
 	if err := checkFlags("fake llm", fs); err != nil {
 		return err

@@ -25,6 +25,10 @@ selected scenario with: mcpchaos run --fault NAME[:k=v,k=v] (docs/faults.md).
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return fmt.Errorf("faults: unexpected argument %q", fs.Arg(0))
+	}
 	if err := checkFlags("faults", fs); err != nil {
 		return err
 	}

@@ -117,6 +117,13 @@ Exit 1 if any mutant survived.
 	if err != nil {
 		return err
 	}
+	return writeGenericReport(stdout, dirs, outs, time.Since(start))
+}
+
+// writeGenericReport prints every mutant not killed with why, then the
+// counts of each verdict and the score; it fails when a mutant survived
+// (covered or not) or could not be judged.
+func writeGenericReport(stdout io.Writer, dirs []string, outs []mutants.GenericOutcome, took time.Duration) error {
 	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "MUTANT\tCHANGE\tVERDICT\tWHY")
 	counts := map[mutants.GenericVerdict]int{}
@@ -137,7 +144,7 @@ Exit 1 if any mutant survived.
 	fmt.Fprintf(stdout, "generic mutants of %s: %d mutants, %d killed (%d by timeout), %d survived, %d not covered, %d not viable, %d not expressible, %d errors; score %.1f%% (%d/%d) in %v\n",
 		strings.Join(dirs, ","), len(outs), counts[mutants.GKilled]+counts[mutants.GTimedOut], counts[mutants.GTimedOut],
 		counts[mutants.GSurvived], counts[mutants.GNotCovered], counts[mutants.GNotViable], counts[mutants.GNotExpressible],
-		counts[mutants.GError], score, killed, judged, time.Since(start).Round(time.Second))
+		counts[mutants.GError], score, killed, judged, took.Round(time.Second))
 	if counts[mutants.GSurvived]+counts[mutants.GNotCovered] > 0 || counts[mutants.GError] > 0 {
 		return fmt.Errorf("%d generic mutant(s) survived, %d could not be judged", counts[mutants.GSurvived]+counts[mutants.GNotCovered], counts[mutants.GError])
 	}

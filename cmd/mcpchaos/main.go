@@ -21,15 +21,25 @@ func main() {
 	ctx, cancel := watchSignals(context.Background(), sigs, os.Stderr, os.Exit)
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	cancel()
+	if code := exitStatus(err, os.Stderr); code != 0 {
+		os.Exit(code)
+	}
+}
+
+// exitStatus is the status a command's error ends the process with: 0 for
+// none or a help request, an exitError's own status (its message was
+// printed already), else 2 (a usage error or a command that could not run)
+// with the error on stderr.
+func exitStatus(err error, stderr io.Writer) int {
 	var exit exitError
 	switch {
 	case err == nil, errors.Is(err, flag.ErrHelp):
+		return 0
 	case errors.As(err, &exit):
-		os.Exit(int(exit))
-	default:
-		fmt.Fprintln(os.Stderr, "mcpchaos:", err)
-		os.Exit(2)
+		return int(exit)
 	}
+	fmt.Fprintln(stderr, "mcpchaos:", err)
+	return 2
 }
 
 // exitError ends the process with a status and no further message.

@@ -128,6 +128,19 @@ judged. --touching and
 		return ctx.Err()
 	}
 
+	counts := writeOutcomes(stdout, outcomes)
+	if *jsonOut != "" {
+		if err := writeOutcomesJSON(*jsonOut, outcomes); err != nil {
+			return err
+		}
+	}
+	return writeMutantsVerdict(stdout, counts, len(outcomes), time.Since(start), *parallel)
+}
+
+// writeOutcomes prints one row per mutant, then what killed each (or why
+// it survived or could not be judged), where the time went and what the
+// shared tree judged, and returns how many mutants got each verdict.
+func writeOutcomes(stdout io.Writer, outcomes []mutants.Outcome) map[mutants.Verdict]int {
 	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "MUTANT\tREGRESSION\tVERDICT\tSHARED\tKILLED BY\tDURATION\tBUILD\tCHECK")
 	counts := map[mutants.Verdict]int{}
@@ -165,14 +178,15 @@ judged. --touching and
 	fmt.Fprintln(stdout)
 	writeTimes(stdout, outcomes)
 	writeShared(stdout, outcomes)
-	if *jsonOut != "" {
-		if err := writeOutcomesJSON(*jsonOut, outcomes); err != nil {
-			return err
-		}
-	}
+	return counts
+}
+
+// writeMutantsVerdict prints the run's last line, the count of each
+// verdict, and fails (exit 1) if any mutant survived or could not be judged.
+func writeMutantsVerdict(stdout io.Writer, counts map[mutants.Verdict]int, n int, took time.Duration, parallel int) error {
 	fmt.Fprintf(stdout, "\n%d killed, %d survived, %d errors, of %d mutants in %v (parallel %d)\n",
-		counts[mutants.Killed], counts[mutants.Survived], counts[mutants.Errored], len(outcomes),
-		time.Since(start).Round(time.Second), *parallel)
+		counts[mutants.Killed], counts[mutants.Survived], counts[mutants.Errored], n,
+		took.Round(time.Second), parallel)
 	if counts[mutants.Survived]+counts[mutants.Errored] > 0 {
 		return exitError(1)
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -53,6 +54,9 @@ scenarios/catalogue/kept/, it runs with the catalogue (label replay).
 	var pos []string
 	for rest := args; len(rest) > 0; {
 		if err := fs.Parse(rest); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return err
+			}
 			return exitError(2)
 		}
 		rest = fs.Args()

@@ -336,8 +336,33 @@ func TestAKeptFileIsJudgedByItsPinnedVerdict(t *testing.T) {
 		return file
 	}
 	var out, errOut bytes.Buffer
-	if err := run(ctx, []string{"replay", write(k)}, &out, &errOut); err != nil || !strings.Contains(out.String(), "verdict: fixed") {
+	again := filepath.Join(dir, "again.json")
+	if err := run(ctx, []string{"replay", write(k), "--as-scenario", again}, &out, &errOut); err != nil || !strings.Contains(out.String(), "verdict: fixed") {
 		t.Errorf("the seed incident kept as fixed, on mcplocal: %v\n%s%s", err, out.String(), errOut.String())
+	}
+	// The output: what is replayed, both waterfalls, the two side by side,
+	// the differences and the verdict, in that order.
+	var at []int
+	for _, part := range []string{
+		"kept scenario seed-hang-1800s: expects fixed\n",
+		"replaying trace " + k.Bundle.Trace + " (recorded by ",
+		"\nrecorded:\n", "\nreplayed:\n", "\n\n  SPAN ", "RECORDED", "REPLAYED",
+		"\nverdict: fixed\n", "kept as " + again + ": it expects fixed\n",
+	} {
+		i := strings.Index(out.String(), part)
+		if i < 0 || len(at) > 0 && i < at[len(at)-1] {
+			t.Errorf("the replay's output lacks %q where it belongs:\n%s", part, out.String())
+		}
+		at = append(at, i)
+	}
+	if !strings.Contains(out.String(), "tool_call_trace docmost docmost_search: recorded cancelled, replayed ok") {
+		t.Errorf("the replay's differences are not named:\n%s", out.String())
+	}
+	// Kept again without --name, it keeps the kept scenario's own name.
+	if data, err := os.ReadFile(again); err != nil {
+		t.Error(err)
+	} else if k2, err := replay.UnmarshalKept(data); err != nil || k2.Name != "seed-hang-1800s" || k2.Expect != replay.Fixed {
+		t.Errorf("kept again as %q expecting %s (%v), want seed-hang-1800s, fixed", k2.Name, k2.Expect, err)
 	}
 	k.Expect = replay.Same
 	out.Reset()

@@ -65,6 +65,10 @@ that id with a JSON-RPC message carrying its id (JSON or SSE alike).
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return fmt.Errorf("repro: unexpected argument %q", fs.Arg(0))
+	}
 	if err := checkFlags("repro", fs); err != nil {
 		return err
 	}
@@ -100,6 +104,19 @@ that id with a JSON-RPC message carrying its id (JSON or SSE alike).
 	fmt.Fprintf(stdout, "(a) runs with MCPCTL_REQUEST_DEADLINE_MS=%d, past the client's timeout: the seed's proxy had no outer deadline.\n", seedKnobs.RequestDeadline.Milliseconds())
 	a := reproduce(ctx, stdout, "(a) mcplocal with the seed's bugs (unbounded pagination, bare 404)", &harness.Binary{Path: mutant}, seedKnobs, clientTimeout)
 	b := reproduce(ctx, stdout, "(b) mcplocal", &harness.InProcess{}, kv, clientTimeout)
+	if err := judgeRepro(a, b); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "\nReproduced: (a) never answered within the compressed client timeout (%v, the incident's 1800 s), and after a restart answered the client's session id with a bare 404 carrying no JSON-RPC id; (b) answered in %v with the ⚠ notice and trace %s, and after a restart recreated the session under the client's id with the ⚠ Session state unavailable notice (trace %s).\n",
+		clientTimeout, b.latency.Round(time.Millisecond), b.trace, b.stale.trace)
+	return nil
+}
+
+// judgeRepro says whether the incident was reproduced, as the usage
+// promises: (a) hangs past the client timeout and answers the stale id with
+// a bare 404; (b) answers in budget with the notice, recreates the session
+// with its notice and answers a raw request on that id inside the envelope.
+func judgeRepro(a, b reproResult) error {
 	switch {
 	case a.err != nil:
 		return fmt.Errorf("(a): %w", a.err)
@@ -116,8 +133,6 @@ that id with a JSON-RPC message carrying its id (JSON or SSE alike).
 	case !b.stale.correlated:
 		return fmt.Errorf("(b) answered a raw request on the recreated id outside the JSON-RPC envelope: %s", b.stale.wire)
 	}
-	fmt.Fprintf(stdout, "\nReproduced: (a) never answered within the compressed client timeout (%v, the incident's 1800 s), and after a restart answered the client's session id with a bare 404 carrying no JSON-RPC id; (b) answered in %v with the ⚠ notice and trace %s, and after a restart recreated the session under the client's id with the ⚠ Session state unavailable notice (trace %s).\n",
-		clientTimeout, b.latency.Round(time.Millisecond), b.trace, b.stale.trace)
 	return nil
 }
 

@@ -33,6 +33,10 @@ func runCatalogue(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return fmt.Errorf("run: unexpected argument %q", fs.Arg(0))
+	}
 	if err := checkFlags("run", fs); err != nil {
 		return err
 	}

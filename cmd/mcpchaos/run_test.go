@@ -21,13 +21,21 @@ import (
 // table (stdout) and the progress (stderr).
 func runJSON(t *testing.T, args ...string) ([]report.Record, string, string) {
 	t.Helper()
+	recs, stdout, stderr, _ := runJSONStatus(t, args...)
+	return recs, stdout, stderr
+}
+
+// runJSONStatus is runJSON that also returns the run's error: nil, or
+// exit 1 when a scenario failed or none could run.
+func runJSONStatus(t *testing.T, args ...string) ([]report.Record, string, string, error) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	path := filepath.Join(t.TempDir(), "run.json")
 	var stdout, stderr bytes.Buffer
-	err := runCatalogue(ctx, append(args, "--json", path), &stdout, &stderr)
-	if err != nil && err != exitError(1) {
-		t.Fatalf("mcpchaos run %v: %v\n%s", args, err, stderr.String())
+	runErr := runCatalogue(ctx, append(args, "--json", path), &stdout, &stderr)
+	if runErr != nil && runErr != exitError(1) {
+		t.Fatalf("mcpchaos run %v: %v\n%s", args, runErr, stderr.String())
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -38,7 +46,7 @@ func runJSON(t *testing.T, args ...string) ([]report.Record, string, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return recs, stdout.String(), stderr.String()
+	return recs, stdout.String(), stderr.String(), runErr
 }
 
 // outcome is what a replay must reproduce: each scenario's draws and verdict.
@@ -86,7 +94,12 @@ func TestRunFault(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `--fault: unknown fault "latensy"`) {
 		t.Fatalf("--fault latensy: %v", err)
 	}
-	recs, stdout2, _ := runJSON(t, "--fault", "llm-not_found", "--focus", "^none × small tools/call$", "--seed", "3")
+	recs, stdout2, stderr2, err := runJSONStatus(t, "--fault", "llm-not_found", "--focus", "^none × small tools/call$", "--seed", "3")
+	// A run where no scenario applies fails: it showed nothing.
+	if err != exitError(1) || !strings.Contains(stdout2, "\n0 passed, 0 failed, 1 not applicable (seed 3,") ||
+		!strings.Contains(stderr2, "mcpchaos run: no scenario could run against this target") {
+		t.Errorf("a run where nothing applies: %v, want exit 1 saying so:\n%s\n%s", err, stdout2, stderr2)
+	}
 	if len(recs) != 1 || recs[0].Name != "llm-not_found × small tools/call in place of none" || recs[0].Verdict != "N/A" ||
 		!strings.Contains(recs[0].Reason, "the scenario's world lacks LLM fake") {
 		t.Fatalf("llm-not_found on a world with no LLM: %+v", recs)
@@ -94,9 +107,12 @@ func TestRunFault(t *testing.T) {
 	if !strings.Contains(stdout2, "--focus '^none × small tools/call$' --fault llm-not_found") {
 		t.Errorf("the replay command lacks the focus and fault:\n%s", stdout2)
 	}
-	recs, stdout3, _ := runJSON(t, "--fault", "upstream-restart", "--focus", "^none × small tools/call$", "--seed", "3")
+	recs, stdout3, _, err := runJSONStatus(t, "--fault", "upstream-restart", "--focus", "^none × small tools/call$", "--seed", "3")
 	if len(recs) != 1 || recs[0].Verdict != "FAIL" || !strings.Contains(recs[0].Reason, "never struck") {
 		t.Fatalf("a midway fault the operation never strikes: %+v", recs)
+	}
+	if err != exitError(1) || !strings.Contains(stdout3, "\n0 passed, 1 failed, 0 not applicable (seed 3,") {
+		t.Errorf("a run with a failing scenario: %v, want exit 1 and the count:\n%s", err, stdout3)
 	}
 	replay := "--seed 3 --focus '^upstream-restart × small tools/call in place of none$' --fault upstream-restart"
 	if !strings.Contains(stdout3, "replay: mcpchaos run --target inprocess "+replay) {
@@ -114,9 +130,26 @@ func TestRunFault(t *testing.T) {
 // replay command of a cold run is cold too.
 func TestRunIsWarmUnlessCold(t *testing.T) {
 	focus := "^(none|latency|blackhole) × small tools/call$"
-	recs, stdout, stderr := runJSON(t, "--focus", focus, "--seed", "2")
+	dir := t.TempDir()
+	recs, stdout, stderr, err := runJSONStatus(t, "--focus", focus, "--seed", "2", "--report", dir)
 	if len(recs) != 3 {
 		t.Fatalf("ran %+v", recs)
+	}
+	if err != nil || !strings.Contains(stdout, "\n3 passed, 0 failed, 0 not applicable (seed 2,") {
+		t.Errorf("a passing run: %v, want success and the count:\n%s", err, stdout)
+	}
+	// --report DIR writes the waterfalls and JUnit there and says where.
+	for _, f := range []string{report.HTMLFile, report.JUnitFile} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("--report %s: %v", dir, err)
+		}
+	}
+	if want := "report: " + filepath.Join(dir, report.HTMLFile) + ", " + filepath.Join(dir, report.JUnitFile) + "\n"; !strings.Contains(stderr, want) {
+		t.Errorf("the run does not say where its report is (%q):\n%s", want, stderr)
+	}
+	// The progress numbers the rows from 1.
+	if !strings.Contains(stderr, "[ 1/3] ") || !strings.Contains(stderr, "[ 3/3] ") || strings.Contains(stderr, "[ 0/3]") {
+		t.Errorf("the progress does not number the rows 1 to 3:\n%s", stderr)
 	}
 	// blackhole may break an upstream session: it gets its own proxy.
 	if !strings.Contains(stdout, "scenarios ran warm") || !regexp.MustCompile(`wall time [0-9.]+m?s: 1 scenarios ran warm .*, 2 cold`).MatchString(stdout) {

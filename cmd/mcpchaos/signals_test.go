@@ -44,6 +44,9 @@ func TestASecondSignalQuitsNow(t *testing.T) {
 		if code != exitInterrupted {
 			t.Errorf("the second signal quit with status %d, want %d", code, exitInterrupted)
 		}
+		if !strings.Contains(stderr.String(), "terminated again: quitting now") {
+			t.Errorf("the second signal does not say it quits now: %q", stderr.String())
+		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("the second signal was ignored: a run stuck in a step can only be killed")
 	}
@@ -62,6 +65,9 @@ func TestAnInterruptedRunReportsWhatRan(t *testing.T) {
 	err := runCatalogue(ctx, []string{"--focus", focus, "--seed", "5"}, &stdout, stderr)
 	if err != exitError(exitInterrupted) {
 		t.Fatalf("an interrupted run returned %v, want exit %d\n%s\n%s", err, exitInterrupted, stdout.String(), stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "] ") || !strings.HasSuffix(stderr.String(), "interrupted\n") {
+		t.Errorf("the progress does not mark the row cut as interrupted:\n%s", stderr.String())
 	}
 	out := stdout.String()
 	if !strings.Contains(out, "interrupted: 1 of 2 scenarios ran; ") || !strings.Contains(out, "was cut and is not judged") {
