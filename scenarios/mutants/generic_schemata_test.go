@@ -357,10 +357,7 @@ func TestFailedTestIsNamed(t *testing.T) {
 // dependencies (a hook that does not build fails every scenarios run).
 func TestWrittenSourcesCompile(t *testing.T) {
 	ctx := context.Background()
-	m, err := findModule(ctx, ".")
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := moduleForTest(t)
 	tc, err := newTypeChecker(ctx, m, []string{"scenarios/mutants"}, "github.com/onsi/ginkgo/v2", "github.com/onsi/ginkgo/v2/types", "runtime/coverage", "fmt", "path/filepath")
 	if err != nil {
 		t.Fatal(err)
