@@ -352,9 +352,15 @@ func judgeGeneric(ctx context.Context, w *workspace, mu GenericMutant, opts Gene
 	}
 	pkg := "./" + filepath.ToSlash(filepath.Dir(mu.File))
 	if r := w.run(ctx, opts.Timeout, nil, "go", "vet", pkg); r.exit != 0 {
-		o.Verdict, o.Detail = GNotViable, excerpt(r.out)
-		if r.err != nil {
+		// Only a vet that ended says whether the mutant builds: one that
+		// could not start or was stopped at the bound is no verdict.
+		switch {
+		case r.err != nil:
 			o.Verdict, o.Detail = GError, r.err.Error()
+		case r.timedOut:
+			o.Verdict, o.Detail = GError, fmt.Sprintf("go vet %s still running after %v", pkg, opts.Timeout)
+		default:
+			o.Verdict, o.Detail = GNotViable, excerpt(r.out)
 		}
 		return o
 	}
