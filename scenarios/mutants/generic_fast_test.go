@@ -1,0 +1,161 @@
+package mutants
+
+import (
+	"bytes"
+	"context"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpchaos/mcpchaos/internal/testtree"
+)
+
+// schemataModule writes a module whose package p has one mutant of each
+// verdict a schemata run gives: Less's < to >= (killed by TestLess) and
+// to <= (survives: no test compares equal numbers), Untested's * (no test
+// runs it: not covered), Size's + (an array length: builds alone, but no
+// guard can stand in a constant: not expressible) and Cat's + (on
+// strings: not viable). TestBroken fails with no mutant on: it judges
+// nothing. It returns the module's root.
+func schemataModule(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	testtree.Write(t, dir, map[string]string{
+		"go.mod": "module example.com/sch\n\ngo 1.22\n",
+		"p/p.go": `package p
+
+// Less reports a < b.
+func Less(a, b int) bool { return a < b }
+
+// Untested doubles a; no test runs it.
+func Untested(a int) int { return a * 2 }
+
+// Size is the length of an array of 2+1 ints.
+func Size() int { return len([2 + 1]int{}) }
+
+// Cat joins a and b.
+func Cat(a, b string) string { return a + b }
+`,
+		"p/p_test.go": `package p
+
+import "testing"
+
+func TestLess(t *testing.T) {
+	if !Less(1, 2) || Less(2, 1) {
+		t.Fatal("Less is wrong")
+	}
+}
+
+func TestBroken(t *testing.T) { t.Fatal("fails with no mutant on") }
+`,
+	})
+	if out, err := exec.Command("git", "init", "-q", dir).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v: %s", err, out)
+	}
+	return dir
+}
+
+// TestRunSchemataGivesEachVerdict is the schemata run end to end on a
+// small module: each mutant type-checked alone (not viable), written into
+// one guarded build (not expressible), selected by the coverage of each
+// test run once with no mutant on (not covered; a test failing there
+// judges nothing) and judged by the tests that cover it (killed, failing
+// twice, or survived). The verdicts go to the results file, and a rerun of
+// the unchanged package resumes every one without a build.
+func TestRunSchemataGivesEachVerdict(t *testing.T) {
+	dir := schemataModule(t)
+	results := filepath.Join(t.TempDir(), "r.jsonl")
+	var progress bytes.Buffer
+	opts := SchemataOptions{
+		Pkgs:     []string{"./p"},
+		TestPkgs: []string{"./..."},
+		Timeout:  time.Minute,
+		Results:  results,
+		Dir:      dir,
+		Progress: &progress,
+	}
+	outs, err := RunSchemata(context.Background(), opts)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, progress.String())
+	}
+	want := []string{
+		"p/p.go:4:37 < → <=: survived",
+		"p/p.go:4:37 < → >=: killed by p TestLess (failed twice)",
+		"p/p.go:7:37 * → /: not covered",
+		"p/p.go:10:33 + → -: not expressible",
+		"p/p.go:13:41 + → -: not viable",
+	}
+	verdicts := func(outs []GenericOutcome) string {
+		var got []string
+		for _, o := range outs {
+			s := o.Mutant.ID() + " " + o.Mutant.Op + ": " + string(o.Verdict)
+			if o.KilledBy != "" {
+				s += " by " + o.KilledBy
+			}
+			got = append(got, s)
+		}
+		return strings.Join(got, "\n")
+	}
+	if got := verdicts(outs); got != strings.Join(want, "\n") {
+		t.Fatalf("verdicts\n%s\nwant\n%s\nprogress:\n%s", got, strings.Join(want, "\n"), progress.String())
+	}
+	for _, d := range []struct {
+		i    int
+		want string
+	}{
+		{0, "passed p: TestLess"},
+		{1, "Less is wrong"},
+		{2, "no test or spec runs this code"},
+		{3, "not expressible in the schemata"},
+		{4, "does not compile"},
+	} {
+		if !strings.Contains(outs[d.i].Detail, d.want) {
+			t.Errorf("%s %s: detail %q, want it to say %q", outs[d.i].Mutant.ID(), outs[d.i].Mutant.Op, outs[d.i].Detail, d.want)
+		}
+	}
+	if strings.Contains(outs[0].Detail, "TestBroken") {
+		t.Errorf("a test that fails with no mutant on judged: %s", outs[0].Detail)
+	}
+	for _, w := range []string{
+		"generic: 5 mutants in p\n",
+		"generic: 0 resumed from " + results + ", 1 not viable, 4 to judge\n",
+		"(1 not expressible)",
+		"generic: p TestBroken fails with no mutant on: it judges nothing",
+		"[1/3] p/p.go:4:37 < → <=: survived",
+		"[3/3] p/p.go:7:37 * → /: not covered",
+	} {
+		if !strings.Contains(progress.String(), w) {
+			t.Errorf("progress lacks %q:\n%s", w, progress.String())
+		}
+	}
+
+	// The rerun: the same verdicts, every one read back, nothing built.
+	progress.Reset()
+	again, err := RunSchemata(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := verdicts(again); got != strings.Join(want, "\n") {
+		t.Errorf("resumed verdicts\n%s\nwant\n%s", got, strings.Join(want, "\n"))
+	}
+	for _, o := range again {
+		if !o.Resumed {
+			t.Errorf("%s %s judged again", o.Mutant.ID(), o.Mutant.Op)
+		}
+	}
+	if !strings.Contains(progress.String(), "5 resumed") || strings.Contains(progress.String(), "built") {
+		t.Errorf("the rerun's progress:\n%s", progress.String())
+	}
+
+	// --at and --limit: only the mutants asked for, nothing else judged.
+	one, err := RunSchemata(context.Background(), SchemataOptions{Pkgs: []string{"p"}, TestPkgs: []string{"./..."}, Results: results,
+		Dir: dir, IDs: []string{"p/p.go:7:37", "p/p.go:4:37"}, Limit: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := verdicts(one); got != strings.Join(want[:2], "\n") {
+		t.Errorf("--at 7:37,4:37 --limit 2 gave\n%s\nwant\n%s", got, strings.Join(want[:2], "\n"))
+	}
+}
