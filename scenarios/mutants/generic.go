@@ -71,12 +71,11 @@ func FindMutants(path string, src []byte) ([]GenericMutant, error) {
 		pos := fset.Position(p)
 		return pos.Offset, pos.Line, pos.Column
 	}
+	data := dataDecls(f)
 	ast.Inspect(f, func(n ast.Node) bool {
 		switch n := n.(type) {
 		case *ast.GenDecl:
-			// Constants and package variables are data, not logic: a
-			// changed table entry is a different program, not a slip.
-			return n.Tok != token.CONST && n.Tok != token.VAR
+			return !data(n)
 		case *ast.BinaryExpr:
 			if isStringConcat(n) {
 				return true
@@ -105,6 +104,20 @@ func FindMutants(path string, src []byte) ([]GenericMutant, error) {
 	})
 	sort.SliceStable(out, func(i, j int) bool { return out[i].from < out[j].from })
 	return out, nil
+}
+
+// dataDecls reports the declarations of f that have no generic mutants:
+// constants, wherever they are, and package variables are data, not
+// logic (a changed table entry is a different program, not a slip); a
+// variable a function declares is computed there like any assignment.
+func dataDecls(f *ast.File) func(*ast.GenDecl) bool {
+	pkgVars := map[*ast.GenDecl]bool{}
+	for _, d := range f.Decls {
+		if g, ok := d.(*ast.GenDecl); ok && g.Tok == token.VAR {
+			pkgVars[g] = true
+		}
+	}
+	return func(g *ast.GenDecl) bool { return g.Tok == token.CONST || pkgVars[g] }
 }
 
 // isStringConcat reports a + between string literals or with one: swapping

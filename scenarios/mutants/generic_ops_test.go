@@ -114,6 +114,26 @@ func TestWhatIsNoSlip(t *testing.T) {
 	}
 }
 
+// TestAFunctionsVariablesAreLogic: constants and package variables are
+// data, not mutated; a variable declared in a function is computed there
+// like any assignment, and its slips are mutants.
+func TestAFunctionsVariablesAreLogic(t *testing.T) {
+	src := "package p\n\nconst k = 1 + 2\n\nvar v = k < 3\n\nvar (\n\tw = !v\n)\n\n" +
+		"func f(a, b int) int {\n\tconst c = 2 * 3\n\tvar n = a - b\n\tvar (\n\t\tm, o = a < b, b == c\n\t)\n\t_, _ = m, o\n\treturn n\n}\n"
+	ms, err := FindMutants("p/p.go", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, m := range ms {
+		got = append(got, m.ID()+" "+m.Op)
+	}
+	want := []string{"p/p.go:13:12 - → +", "p/p.go:15:12 < → <=", "p/p.go:15:12 < → >=", "p/p.go:15:19 == → !="}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("mutants\n got %q\nwant %q", got, want)
+	}
+}
+
 // TestARemovedCallIsNamedShortly: the Op of a removed call is its text on
 // one line, clipped to 60 characters.
 func TestARemovedCallIsNamedShortly(t *testing.T) {

@@ -186,10 +186,11 @@ func Schemata(modPath, path string, src []byte, muts []GenericMutant, ids []int,
 	}
 	inList := map[ast.Stmt]bool{}
 	q := strconv.Quote
+	data := dataDecls(f)
 	ast.Inspect(f, func(n ast.Node) bool {
 		switch n := n.(type) {
 		case *ast.GenDecl:
-			return n.Tok != token.CONST && n.Tok != token.VAR
+			return !data(n)
 		case *ast.BlockStmt:
 			for _, s := range n.List {
 				inList[s] = true

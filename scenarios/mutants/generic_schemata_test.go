@@ -48,7 +48,8 @@ func f(a, b int, ok bool) string {
 		c.bump()
 	}
 	y := float64(a) * 2.5 / 1.25
-	return fmt.Sprint(r, " ", c.n, " ", y)
+	var d = a - b
+	return fmt.Sprint(r, " ", c.n, " ", y, " ", d)
 }
 
 func main() {
