@@ -1,6 +1,8 @@
 package mutants
 
 import (
+	"errors"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -89,8 +91,18 @@ func TestAGuardInOverlappingBlocksRanIfAnyRan(t *testing.T) {
 		{file: f, line: 30, col: 5, ids: []int{6}},                                              // in no block, no function known
 		{file: "example.com/m/p/q.go", line: 4, col: 5, ids: []int{7}, fn: [4]int{1, 1, 99, 1}}, // no block of its file
 	}
+	// A function whose blocks, as profiles give them, follow each other:
+	// an if-branch that did not run between two blocks that did.
+	g := "example.com/m/p/g.go"
+	blocks = append(blocks,
+		coverBlock{file: g, line0: 2, col0: 20, line1: 4, col1: 3, ran: true},
+		coverBlock{file: g, line0: 4, col0: 3, line1: 6, col1: 4, ran: false},
+		coverBlock{file: g, line0: 6, col0: 4, line1: 9, col1: 2, ran: true})
+	guards = append(guards,
+		guard{file: g, line: 5, col: 5, ids: []int{8}, fn: [4]int{2, 20, 10, 2}}, // in the branch not taken
+		guard{file: g, line: 7, col: 5, ids: []int{9}, fn: [4]int{2, 20, 10, 2}}) // after it
 	got := coveredIDs(blocks, guards)
-	want := map[int]bool{1: true, 5: true}
+	want := map[int]bool{1: true, 5: true, 9: true}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("covered %v, want %v", got, want)
 	}
@@ -155,5 +167,59 @@ func TestRanNothingReadsTheCount(t *testing.T) {
 		if got := ranNothing(out); got != want {
 			t.Errorf("ranNothing(%q) = %v, want %v", out, got, want)
 		}
+	}
+}
+
+// TestATestsCoverageIsItsOwnRun: testCoverage hands the run the flags that
+// write a profile and read it back: a test that failed judges nothing
+// (nil), even when it wrote a profile; one that passed and ran no block
+// covers nothing but still judges (empty, not nil); an error of the run
+// is the caller's.
+func TestATestsCoverageIsItsOwnRun(t *testing.T) {
+	covTmp := t.TempDir()
+	profile := func(args []string) string {
+		for _, a := range args {
+			if p, ok := strings.CutPrefix(a, "-test.coverprofile="); ok {
+				return p
+			}
+		}
+		t.Fatalf("no -test.coverprofile in %q", args)
+		return ""
+	}
+	write := func(args []string, s string) {
+		if err := os.WriteFile(profile(args), []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	prof := "mode: atomic\nexample.com/m/p/p.go:3.1,4.2 1 1\n"
+	for _, c := range []struct {
+		name    string
+		run     func(args ...string) (bool, error)
+		blocks  int // -1: nil
+		wantErr bool
+	}{
+		{"passed", func(args ...string) (bool, error) { write(args, prof); return true, nil }, 1, false},
+		{"passed, no block", func(args ...string) (bool, error) { write(args, "mode: atomic\n"); return true, nil }, 0, false},
+		{"failed", func(args ...string) (bool, error) { write(args, prof); return false, nil }, -1, false},
+		{"could not run", func(args ...string) (bool, error) { write(args, prof); return true, errors.New("no such binary") }, -1, true},
+		{"passed, no profile", func(args ...string) (bool, error) { return true, nil }, -1, true},
+	} {
+		blocks, err := testCoverage(covTmp, c.run)
+		if (err != nil) != c.wantErr || (blocks == nil) != (c.blocks < 0) || (c.blocks >= 0 && len(blocks) != c.blocks) {
+			t.Errorf("%s: %d blocks (nil %v), err %v; want %d blocks (-1: nil), err %v", c.name, len(blocks), blocks == nil, err, c.blocks, c.wantErr)
+		}
+	}
+	if ents, _ := os.ReadDir(covTmp); len(ents) != 0 {
+		t.Errorf("the runs left %d entries in the scratch directory", len(ents))
+	}
+}
+
+// TestALongProfileLineParses: a block line longer than a scanner's
+// default buffer (a long import path) is read like any other.
+func TestALongProfileLineParses(t *testing.T) {
+	file := "example.com/" + strings.Repeat("d/", 40_000) + "p.go"
+	blocks, err := parseProfile(strings.NewReader("mode: set\n" + file + ":1.1,2.2 1 1\n"))
+	if err != nil || len(blocks) != 1 || blocks[0].file != file {
+		t.Fatalf("%d blocks, %v", len(blocks), err)
 	}
 }

@@ -193,6 +193,7 @@ func TestBlameTheInnermostGuardBeforeTheError(t *testing.T) {
 		{3, 10, 1, nil},
 		{3, 25, 1, map[int]bool{2: true}},
 		{6, 1, 3, nil},
+		{3, 20, 2, nil}, // at the guard itself
 	} {
 		s, ok := blame(sites, c.line, c.col, c.disabled)
 		if !ok || s.IDs[0] != c.want {
@@ -201,6 +202,14 @@ func TestBlameTheInnermostGuardBeforeTheError(t *testing.T) {
 	}
 	if _, ok := blame(sites, 2, 1, nil); ok {
 		t.Error("an error before every guard was blamed on one")
+	}
+	// The order of the sites does not matter: the nearest guard before
+	// the error is blamed.
+	shuffled := []SchemataSite{sites[2], sites[1], sites[0]}
+	for _, c := range []struct{ line, col, want int }{{3, 25, 2}, {3, 10, 1}, {6, 1, 3}} {
+		if s, ok := blame(shuffled, c.line, c.col, nil); !ok || s.IDs[0] != c.want {
+			t.Errorf("sites out of order, error at %d:%d: blamed %+v, want site %d", c.line, c.col, s, c.want)
+		}
 	}
 }
 
