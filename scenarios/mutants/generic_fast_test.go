@@ -40,7 +40,11 @@ func Cat(a, b string) string { return a + b }
 `,
 		"p/p_test.go": `package p
 
-import "testing"
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
 
 func TestLess(t *testing.T) {
 	if !Less(1, 2) || Less(2, 1) {
@@ -49,6 +53,20 @@ func TestLess(t *testing.T) {
 }
 
 func TestBroken(t *testing.T) { t.Fatal("fails with no mutant on") }
+
+// TestFlaky fails the first time it runs with a mutant on, whatever
+// the mutant.
+func TestFlaky(t *testing.T) {
+	Less(1, 2)
+	if os.Getenv("MCPCHAOS_MUTANT") == "" {
+		return
+	}
+	marker := filepath.Join(os.Getenv("SCH_MARKER_DIR"), "ran")
+	if _, err := os.Stat(marker); err != nil {
+		_ = os.WriteFile(marker, nil, 0o644)
+		t.Fatal("a flake")
+	}
+}
 `,
 	})
 	if out, err := exec.Command("git", "init", "-q", dir).CombinedOutput(); err != nil {
@@ -62,10 +80,13 @@ func TestBroken(t *testing.T) { t.Fatal("fails with no mutant on") }
 // one guarded build (not expressible), selected by the coverage of each
 // test run once with no mutant on (not covered; a test failing there
 // judges nothing) and judged by the tests that cover it (killed, failing
-// twice, or survived). The verdicts go to the results file, and a rerun of
-// the unchanged package resumes every one without a build.
+// twice, or survived; a test that fails once and passes when run again
+// kills nothing, and the others still judge). The verdicts go to the
+// results file, and a rerun of the unchanged package resumes every one
+// without a build.
 func TestRunSchemataGivesEachVerdict(t *testing.T) {
 	dir := schemataModule(t)
+	t.Setenv("SCH_MARKER_DIR", t.TempDir())
 	results := filepath.Join(t.TempDir(), "r.jsonl")
 	var progress bytes.Buffer
 	opts := SchemataOptions{
@@ -105,7 +126,7 @@ func TestRunSchemataGivesEachVerdict(t *testing.T) {
 		i    int
 		want string
 	}{
-		{0, "passed p: TestLess"},
+		{0, "failed once, passed when run again (not a kill): p TestFlaky; passed p: TestLess TestFlaky"},
 		{1, "Less is wrong"},
 		{2, "no test or spec runs this code"},
 		{3, "not expressible in the schemata"},
