@@ -13,7 +13,8 @@ import (
 )
 
 // schemataModule writes a module whose package p has one mutant of each
-// verdict a schemata run gives: Less's < to >= (killed by TestLess) and
+// verdict a schemata run gives: dec's - (in a file this build leaves
+// out: not viable), Less's < to >= (killed by TestLess) and
 // to <= (survives: no test compares equal numbers), Untested's * (no test
 // runs it: not covered), Size's + (an array length: builds alone, but no
 // guard can stand in a constant: not expressible) and Cat's + (on
@@ -38,6 +39,7 @@ func Size() int { return len([2 + 1]int{}) }
 // Cat joins a and b.
 func Cat(a, b string) string { return a + b }
 `,
+		"p/ignored.go": "//go:build ignore\n\npackage p\n\nfunc dec(a int) int { return a - 1 }\n",
 		"p/p_test.go": `package p
 
 import (
@@ -102,6 +104,7 @@ func TestRunSchemataGivesEachVerdict(t *testing.T) {
 		t.Fatalf("%v\n%s", err, progress.String())
 	}
 	want := []string{
+		"p/ignored.go:5:32 - → +: not viable",
 		"p/p.go:4:37 < → <=: survived",
 		"p/p.go:4:37 < → >=: killed by p TestLess (failed twice)",
 		"p/p.go:7:37 * → /: not covered",
@@ -126,22 +129,23 @@ func TestRunSchemataGivesEachVerdict(t *testing.T) {
 		i    int
 		want string
 	}{
-		{0, "failed once, passed when run again (not a kill): p TestFlaky; passed p: TestLess TestFlaky"},
-		{1, "Less is wrong"},
-		{2, "no test or spec runs this code"},
-		{3, "not expressible in the schemata"},
-		{4, "does not compile"},
+		{0, "not compiled in this build"},
+		{1, "failed once, passed when run again (not a kill): p TestFlaky; passed p: TestLess TestFlaky"},
+		{2, "Less is wrong"},
+		{3, "no test or spec runs this code"},
+		{4, "not expressible in the schemata"},
+		{5, "does not compile"},
 	} {
 		if !strings.Contains(outs[d.i].Detail, d.want) {
 			t.Errorf("%s %s: detail %q, want it to say %q", outs[d.i].Mutant.ID(), outs[d.i].Mutant.Op, outs[d.i].Detail, d.want)
 		}
 	}
-	if strings.Contains(outs[0].Detail, "TestBroken") {
-		t.Errorf("a test that fails with no mutant on judged: %s", outs[0].Detail)
+	if strings.Contains(outs[1].Detail, "TestBroken") {
+		t.Errorf("a test that fails with no mutant on judged: %s", outs[1].Detail)
 	}
 	for _, w := range []string{
-		"generic: 5 mutants in p\n",
-		"generic: 0 resumed from " + results + ", 1 not viable, 4 to judge\n",
+		"generic: 6 mutants in p\n",
+		"generic: 0 resumed from " + results + ", 2 not viable, 4 to judge\n",
 		"(1 not expressible)",
 		"generic: p TestBroken fails with no mutant on: it judges nothing",
 		"[1/3] p/p.go:4:37 < → <=: survived",
@@ -166,7 +170,7 @@ func TestRunSchemataGivesEachVerdict(t *testing.T) {
 			t.Errorf("%s %s judged again", o.Mutant.ID(), o.Mutant.Op)
 		}
 	}
-	if !strings.Contains(progress.String(), "5 resumed") || strings.Contains(progress.String(), "built") {
+	if !strings.Contains(progress.String(), "6 resumed") || strings.Contains(progress.String(), "built") {
 		t.Errorf("the rerun's progress:\n%s", progress.String())
 	}
 
@@ -176,7 +180,7 @@ func TestRunSchemataGivesEachVerdict(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := verdicts(one); got != strings.Join(want[:2], "\n") {
-		t.Errorf("--at 7:37,4:37 --limit 2 gave\n%s\nwant\n%s", got, strings.Join(want[:2], "\n"))
+	if got := verdicts(one); got != strings.Join(want[1:3], "\n") {
+		t.Errorf("--at 7:37,4:37 --limit 2 gave\n%s\nwant\n%s", got, strings.Join(want[1:3], "\n"))
 	}
 }
