@@ -19,7 +19,8 @@ import (
 // runs it: not covered), Size's + (an array length: builds alone, but no
 // guard can stand in a constant: not expressible) and Cat's + (on
 // strings: not viable). TestBroken fails with no mutant on: it judges
-// nothing. It returns the module's root.
+// nothing; TestFlaky fails the first time it runs with any mutant on,
+// then passes. It returns the module's root.
 func schemataModule(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
