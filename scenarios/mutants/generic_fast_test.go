@@ -20,7 +20,8 @@ import (
 // guard can stand in a constant: not expressible) and Cat's + (on
 // strings: not viable). TestBroken fails with no mutant on: it judges
 // nothing; TestFlaky fails the first time it runs with any mutant on,
-// then passes. It returns the module's root.
+// then passes. Package q's test sees Less's mutants too. It returns the
+// module's root.
 func schemataModule(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
@@ -39,6 +40,20 @@ func Size() int { return len([2 + 1]int{}) }
 
 // Cat joins a and b.
 func Cat(a, b string) string { return a + b }
+`,
+		"q/q_test.go": `package q
+
+import (
+	"testing"
+
+	"example.com/sch/p"
+)
+
+func TestQ(t *testing.T) {
+	if !p.Less(1, 2) || p.Less(2, 1) {
+		t.Fatal("q sees Less wrong")
+	}
+}
 `,
 		"p/ignored.go": "//go:build ignore\n\npackage p\n\nfunc dec(a int) int { return a - 1 }\n",
 		"p/p_test.go": `package p
@@ -84,7 +99,8 @@ func TestFlaky(t *testing.T) {
 // test run once with no mutant on (not covered; a test failing there
 // judges nothing) and judged by the tests that cover it (killed, failing
 // twice, or survived; a test that fails once and passes when run again
-// kills nothing, and the others still judge). The verdicts go to the
+// kills nothing, and the others still judge; the mutated package's own
+// tests judge first). The verdicts go to the
 // results file, and a rerun of the unchanged package resumes every one
 // without a build.
 func TestRunSchemataGivesEachVerdict(t *testing.T) {
@@ -131,7 +147,7 @@ func TestRunSchemataGivesEachVerdict(t *testing.T) {
 		want string
 	}{
 		{0, "not compiled in this build"},
-		{1, "failed once, passed when run again (not a kill): p TestFlaky; passed p: TestLess TestFlaky"},
+		{1, "failed once, passed when run again (not a kill): p TestFlaky; passed p: TestLess TestFlaky; q: TestQ"},
 		{2, "Less is wrong"},
 		{3, "no test or spec runs this code"},
 		{4, "not expressible in the schemata"},
