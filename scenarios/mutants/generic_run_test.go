@@ -3,6 +3,7 @@ package mutants
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os/exec"
 	"strings"
 	"testing"
@@ -119,5 +120,31 @@ func TestRunGenericJudgesEachMutantInACopy(t *testing.T) {
 	}
 	if len(outs) != 1 || outs[0].Mutant.Op != "< → <=" || outs[0].Verdict != GError || !strings.Contains(outs[0].Detail, "still running") {
 		t.Fatalf("a vet past its bound: %+v, want the first mutant at 4:37 in error, still running", outs)
+	}
+}
+
+// cancelOnWrite cancels a run at its first progress line.
+type cancelOnWrite struct{ cancel context.CancelFunc }
+
+func (c cancelOnWrite) Write(p []byte) (int, error) { c.cancel(); return len(p), nil }
+
+// TestRunGenericStopsWhenCancelled: a cancelled run hands out no more
+// mutants, returns what it judged and says it was cancelled.
+func TestRunGenericStopsWhenCancelled(t *testing.T) {
+	dir := lessModule(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	outs, err := RunGeneric(ctx, GenericOptions{
+		Pkgs:     []string{"p"},
+		Checks:   [][]string{{"go", "test", "-count=1", "{pkg}"}},
+		Dir:      dir,
+		Timeout:  2 * time.Minute,
+		Progress: cancelOnWrite{cancel},
+	})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err %v, want context.Canceled", err)
+	}
+	if len(outs) != 3 || outs[0].Verdict != GSurvived || outs[2].Verdict != "" {
+		t.Fatalf("outcomes %+v: want the first judged and the last never started", outs)
 	}
 }
