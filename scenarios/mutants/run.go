@@ -360,6 +360,11 @@ func runMutants(ctx context.Context, opts Options, muts []Mutant) []Outcome {
 		}
 		return out
 	}
+	return runMutantsIn(ctx, m, opts, muts)
+}
+
+// runMutantsIn is runMutants in the module m (opts.Dir aside).
+func runMutantsIn(ctx context.Context, m *module, opts Options, muts []Mutant) []Outcome {
 	p := &progress{w: opts.Progress, total: len(muts)}
 	p.printf("mutants: %d mutant(s), %d at a time, module %s, %d files per copy, timeout %v per step\n",
 		len(muts), opts.Parallel, m.root, len(m.files), opts.Timeout)
