@@ -324,10 +324,16 @@ func (w *workspace) runIn(ctx context.Context, dir string, timeout time.Duration
 	return w.runEnv(ctx, dir, nil, timeout, log, args...)
 }
 
+// noMutantOn starts the environment of every command run in a copy: no
+// generic and no known mutant switched on, whatever the environment
+// mcpchaos was started in (a mutation run of this package sets MutantEnv
+// for the tests it judges by). A run that judges a mutant names it after.
+var noMutantOn = []string{MutantEnv + "=", KnownMutantEnv + "="}
+
 // runEnv is runIn with extra added to the module's environment (a check's
 // Env; later entries win).
 func (w *workspace) runEnv(ctx context.Context, dir string, extra []string, timeout time.Duration, log io.Writer, args ...string) result {
-	env := append(slices.Clip(w.m.env), extra...)
+	env := slices.Concat(w.m.env, noMutantOn, extra)
 	if log != nil && len(extra) > 0 {
 		fmt.Fprintf(log, "\n$ export %s", strings.Join(extra, " "))
 	}
