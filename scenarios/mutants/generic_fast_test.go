@@ -20,7 +20,8 @@ import (
 // guard can stand in a constant: not expressible) and Cat's + (on
 // strings: not viable). TestBroken fails with no mutant on: it judges
 // nothing; TestFlaky fails the first time it runs with any mutant on,
-// then passes. Package q's test sees Less's mutants too. It returns the
+// then passes; an example runs Less too, a benchmark judges nothing.
+// Package q's test sees Less's mutants too. It returns the
 // module's root.
 func schemataModule(t *testing.T) string {
 	t.Helper()
@@ -59,10 +60,22 @@ func TestQ(t *testing.T) {
 		"p/p_test.go": `package p
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
 )
+
+func ExampleLess() {
+	fmt.Println(Less(1, 2))
+	// Output: true
+}
+
+func BenchmarkLess(b *testing.B) {
+	for range b.N {
+		Less(1, 2)
+	}
+}
 
 func TestLess(t *testing.T) {
 	if !Less(1, 2) || Less(2, 1) {
@@ -151,7 +164,7 @@ func TestRunSchemataGivesEachVerdict(t *testing.T) {
 		want string
 	}{
 		{0, "not compiled in this build"},
-		{1, "failed once, passed when run again (not a kill): p TestFlaky; passed p: TestLess TestFlaky; q: TestQ"},
+		{1, "failed once, passed when run again (not a kill): p TestFlaky; passed p: TestLess TestFlaky ExampleLess; q: TestQ"},
 		{2, "Less is wrong"},
 		{3, "no test or spec runs this code"},
 		{4, "not expressible in the schemata"},
