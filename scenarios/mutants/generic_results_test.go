@@ -24,6 +24,7 @@ func TestResultsFileKeepsTheLastWordOfEachMutant(t *testing.T) {
 		`{"key":"` + resultKey(muts[0]) + `","hash":"h","verdict":"survived","judges":"tests","detail":"` + long + `"}`,
 		`not json`,
 		`{"hash":"h","verdict":"killed","judges":"tests"}`,
+		`{"key":"` + resultKey(muts[3]) + `","hash":"h","verdict":"killed","took_ms":"soon","judges":"tests"}`,
 		`{"key":"` + resultKey(muts[0]) + `","hash":"h","verdict":"killed","killed_by":"p TestY","took_ms":20,"judges":"tests"}`,
 		`{"key":"` + resultKey(muts[1]) + `","hash":"h","verdict":"survived","judges":"tests","detail":"` + long + `"}`,
 	}
@@ -40,10 +41,16 @@ func TestResultsFileKeepsTheLastWordOfEachMutant(t *testing.T) {
 	if o, ok := r.lookup(muts[1], "h", "tests"); !ok || o.Detail != long {
 		t.Errorf("a long line: resumed %v, detail of %d bytes", ok, len(o.Detail))
 	}
+	if o, ok := r.lookup(muts[3], "h", "tests"); ok {
+		t.Errorf("a line that does not decode as a record was resumed: %+v", o)
+	}
 	if err := r.add(GenericOutcome{Mutant: muts[2], Verdict: GNotCovered, Detail: "d", Took: 3 * time.Second}, "h2", "tests/v2"); err != nil {
 		t.Fatal(err)
 	}
 	r.close()
+	if err := r.add(GenericOutcome{Mutant: muts[2], Verdict: GKilled}, "h2", "tests/v2"); err == nil {
+		t.Error("a verdict was written after the file was closed")
+	}
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
