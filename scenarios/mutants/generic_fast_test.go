@@ -208,7 +208,21 @@ func TestRunSchemataGivesEachVerdict(t *testing.T) {
 		t.Errorf("the rerun's progress:\n%s", progress.String())
 	}
 
-	// --at and --limit: only the mutants asked for, nothing else judged.
+	// --at and --limit: only the mutants asked for. The second of Less's
+	// two mutants ended in an error, which is no verdict: it alone is
+	// judged again, its pair's verdict resumed, and still killed.
+	r, err := openResults(results)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hash, err := packageHash(dir, "p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.add(GenericOutcome{Mutant: outs[2].Mutant, Verdict: GError}, hash, "tests/v2"); err != nil {
+		t.Fatal(err)
+	}
+	r.close()
 	one, err := RunSchemata(context.Background(), SchemataOptions{Pkgs: []string{"p"}, TestPkgs: []string{"./..."}, Results: results,
 		Dir: dir, IDs: []string{"p/p.go:7:37", "p/p.go:4:37"}, Limit: 2})
 	if err != nil {
@@ -216,5 +230,8 @@ func TestRunSchemataGivesEachVerdict(t *testing.T) {
 	}
 	if got := verdicts(one); got != strings.Join(want[1:3], "\n") {
 		t.Errorf("--at 7:37,4:37 --limit 2 gave\n%s\nwant\n%s", got, strings.Join(want[1:3], "\n"))
+	}
+	if len(one) == 2 && (!one[0].Resumed || one[1].Resumed) {
+		t.Errorf("resumed: %v and %v; want the first resumed, the second judged again", one[0].Resumed, one[1].Resumed)
 	}
 }

@@ -93,10 +93,32 @@ func TestSchemataOfAFileWithoutMutants(t *testing.T) {
 // included, and ignores guards of numbers that are no site's first.
 func TestEachGuardIsFoundWhereItIs(t *testing.T) {
 	out := []byte("__mcpchaosm.Not(1, x)\n\ny := __mcpchaosm.Cmp(2, \"<\", a, b) && __mcpchaosm.Flip(9, c)\n")
-	found := []site{{ids: []int{1}}, {ids: []int{2, 3}}}
+	found := []site{{ids: []int{1}, guard: 1}, {ids: []int{2, 3}, guard: 2}}
 	got := siteAt(out, found)
 	want := []SchemataSite{{IDs: []int{1}, Line: 1, Col: 1}, {IDs: []int{2, 3}, Line: 3, Col: 6}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("sites %+v, want %+v", got, want)
+	}
+}
+
+// TestHalfAComparisonIsGuarded: when only one of a comparison's two
+// mutants is to be judged (a rerun resumed the other's verdict), its site
+// is still guarded, by the numbers of the pair (consecutive), so the
+// mutant is judged like any other, never left unguarded and reported as
+// not covered.
+func TestHalfAComparisonIsGuarded(t *testing.T) {
+	src := "package p\n\nfunc f(a, b int) bool { return a < b }\n"
+	muts, err := FindMutants("p/p.go", []byte(src))
+	if err != nil || len(muts) != 2 {
+		t.Fatalf("%d mutants, %v", len(muts), err)
+	}
+	for i, want := range []string{"__mcpchaosm.Cmp(4, \"<\", a, b)", "__mcpchaosm.Cmp(4, \"<\", a, b)"} {
+		out, sites, skipped, err := Schemata("example.com/m", "p/p.go", []byte(src), muts[i:i+1], []int{4 + i}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(out), want) || len(skipped) != 0 || len(sites) != 1 || !reflect.DeepEqual(sites[0].IDs, []int{4 + i}) {
+			t.Errorf("only %s (number %d): sites %+v, skipped %v:\n%s", muts[i].Op, 4+i, sites, skipped, out)
+		}
 	}
 }
