@@ -122,3 +122,18 @@ func TestHalfAComparisonIsGuarded(t *testing.T) {
 		}
 	}
 }
+
+// TestAGuardsFunctionIsTheOneAroundIt: one-line functions one after the
+// other each hold their own guard, whatever the columns.
+func TestAGuardsFunctionIsTheOneAroundIt(t *testing.T) {
+	src := "package p\n\nfunc a(x, y int) bool { return x < y }\n\nfunc b(x, y int) int { return x + y }\n"
+	out, sites, _, _ := schemataOf(t, src)
+	if len(sites) != 2 {
+		t.Fatalf("sites %+v:\n%s", sites, out)
+	}
+	for i, line := range []int{3, 5} {
+		if f := sites[i].Func; f[0] != line || f[2] != line || sites[i].Line != line {
+			t.Errorf("the guard at %d:%d: function body %v, want the one on line %d", sites[i].Line, sites[i].Col, f, line)
+		}
+	}
+}
