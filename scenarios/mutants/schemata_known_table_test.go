@@ -1,0 +1,126 @@
+package mutants
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// TestPatchHeadersSayWhatEachFileUndergoes: each file of a git diff with
+// its old and new path, and whether the patch adds, removes, renames,
+// copies or re-modes it, or patches it as binary.
+func TestPatchHeadersSayWhatEachFileUndergoes(t *testing.T) {
+	patch := "" +
+		"--- a/stray.go\n" + // before any diff header: no file
+		"diff --git a/p/x.go b/p/x.go\n--- a/p/x.go\n+++ b/p/x.go\n@@ -1 +1 @@\n-a\n+b\n" +
+		"diff --git a/p/new.go b/p/new.go\nnew file mode 100644\n--- /dev/null\n+++ b/p/new.go\n" +
+		"diff --git a/p/old.go b/p/old.go\ndeleted file mode 100644\n--- a/p/old.go\n+++ /dev/null\n" +
+		"diff --git a/p/a.go b/p/b.go\nrename from p/a.go\nrename to p/b.go\n" +
+		"diff --git a/p/c.go b/p/d.go\ncopy from p/c.go\ncopy to p/d.go\n" +
+		"diff --git a/p/e.sh b/p/e.sh\nold mode 100644\nnew mode 100755\n" +
+		"diff --git a/p/f.png b/p/f.png\nBinary files a/p/f.png and b/p/f.png differ\n" +
+		"diff --git a/p/g.bin b/p/g.bin\nGIT binary patch\n"
+	want := []patchHeader{
+		{from: "p/x.go", to: "p/x.go"},
+		{to: "p/new.go", lifecycle: true},
+		{from: "p/old.go", lifecycle: true},
+		{lifecycle: true},
+		{lifecycle: true},
+		{lifecycle: true},
+		{binary: true},
+		{binary: true},
+	}
+	if got := patchFiles(patch); !reflect.DeepEqual(got, want) {
+		t.Errorf("headers\n got %+v\nwant %+v", got, want)
+	}
+}
+
+// TestImportChangesTheSharedTreeTakes: what a patch adds to and removes
+// from a file's imports, named or not; a blank, dot or cgo import that
+// changes, or one path imported under two names, is refused.
+func TestImportChangesTheSharedTreeTakes(t *testing.T) {
+	parse := func(imports string) *ast.File {
+		f, err := parser.ParseFile(token.NewFileSet(), "x.go", "package p\n\nimport (\n"+imports+")\n", parser.ImportsOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	for _, c := range []struct {
+		orig, patched  string
+		added, removed []string
+		err            string
+	}{
+		{"\"fmt\"\n\"os\"\n", "\"fmt\"\n\"strings\"\n", []string{` "strings"`}, []string{` "os"`}, ""},
+		{"\"fmt\"\n", "\"fmt\"\nstr \"strings\"\n", []string{`str "strings"`}, nil, ""},
+		{"\"fmt\"\n", "\"fmt\"\n", nil, nil, ""},
+		{"\"fmt\"\n", "\"fmt\"\n_ \"embed\"\n", nil, nil, "a _ import"},
+		{"\"fmt\"\n. \"strings\"\n", "\"fmt\"\n", nil, nil, "a . import"},
+		{"\"fmt\"\n", "\"fmt\"\n\"C\"\n", nil, nil, "cgo import"},
+		{"\"strings\"\n", "s \"strings\"\n", nil, nil, "under another name"},
+	} {
+		got, err := compareImports(parse(c.orig), parse(c.patched))
+		if (err == nil) != (c.err == "") || (err != nil && !strings.Contains(err.Error(), c.err)) {
+			t.Errorf("%q → %q: err %v, want %q", c.orig, c.patched, err, c.err)
+			continue
+		}
+		if c.err == "" && (!reflect.DeepEqual(got.added, c.added) || !reflect.DeepEqual(got.removed, c.removed)) {
+			t.Errorf("%q → %q: added %q removed %q, want %q and %q", c.orig, c.patched, got.added, got.removed, c.added, c.removed)
+		}
+	}
+	if got := importText([]string{`str "strings"`, ` "os"`}); got != `; import str "strings"; import  "os"` {
+		t.Errorf("importText = %q", got)
+	}
+	if got := importText(nil); got != "" {
+		t.Errorf("importText of none = %q", got)
+	}
+}
+
+// TestEditsApplyFromTheEnd: edits given in any order land at their own
+// offsets in the original text.
+func TestEditsApplyFromTheEnd(t *testing.T) {
+	src := []byte("abcdef")
+	got := applyEdits(src, []textEdit{{1, 2, "B"}, {4, 4, "_"}, {0, 0, "<"}, {5, 6, ""}})
+	if string(got) != "<aBcd_e" || string(src) != "abcdef" {
+		t.Errorf("edits gave %q (source now %q)", got, src)
+	}
+}
+
+// TestASiblingIsNamedAndItsParametersToo: a patched declaration renamed
+// for its sibling, its unnamed and blank receiver and parameters named
+// as the dispatch passes them, variadic ones passed on with "...".
+func TestASiblingIsNamedAndItsParametersToo(t *testing.T) {
+	for _, c := range []struct{ decl, want string }{
+		{"func f(a int, b string) int { return a }", "func f__known_m(a int, b string) int { return a }"},
+		{"func (s *S) f(int, string) {}", "func (s *S) f__known_m(__mcpchaosp0 int, __mcpchaosp1 string) {}"},
+		{"func f(_ int, b int) {}", "func f__known_m(__mcpchaosp0 int, b int) {}"},
+		{"func (*S) f(xs ...int) {}", "func (__mcpchaosr0 *S) f__known_m(xs ...int) {}"},
+	} {
+		got, err := renameSibling(c.decl, "f__known_m")
+		if err != nil || got != c.want {
+			t.Errorf("renameSibling(%q) = %q, %v; want %q", c.decl, got, err, c.want)
+		}
+	}
+	if _, err := renameSibling("func f() {}\nfunc g() {}", "x"); err == nil {
+		t.Error("two declarations renamed as one")
+	}
+	if _, err := renameSibling("func f( {", "x"); err == nil {
+		t.Error("no error for a declaration that does not parse")
+	}
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "x.go", "package p\n\nfunc (_ *S) f(a, _ int, xs ...string) {}\n", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fd := f.Decls[0].(*ast.FuncDecl)
+	_, recv, args := signatureEdits(fset, fd.Recv, fd.Type, 0)
+	if recv != "__mcpchaosr0" || strings.Join(args, ", ") != "a, __mcpchaosp1, xs..." {
+		t.Errorf("the dispatch passes %q to %q", args, recv)
+	}
+	if got := funcName(fd, []byte("package p\n\nfunc (_ *S) f(a, _ int, xs ...string) {}\n"), fset); got != "(*S).f" {
+		t.Errorf("funcName = %q", got)
+	}
+}
