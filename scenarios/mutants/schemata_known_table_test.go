@@ -1,16 +1,20 @@
 package mutants
 
 import (
+	"context"
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 )
 
 // TestPatchHeadersSayWhatEachFileUndergoes: each file of a git diff with
-// its old and new path, and whether the patch adds, removes, renames,
+// its old and new path (from its diff line when it has no ---/+++ lines:
+// a binary file, a rename), and whether the patch adds, removes, renames,
 // copies or re-modes it, or patches it as binary.
 func TestPatchHeadersSayWhatEachFileUndergoes(t *testing.T) {
 	patch := "" +
@@ -27,11 +31,11 @@ func TestPatchHeadersSayWhatEachFileUndergoes(t *testing.T) {
 		{from: "p/x.go", to: "p/x.go"},
 		{to: "p/new.go", lifecycle: true},
 		{from: "p/old.go", lifecycle: true},
-		{lifecycle: true},
-		{lifecycle: true},
-		{lifecycle: true},
-		{binary: true},
-		{binary: true},
+		{from: "p/a.go", to: "p/b.go", lifecycle: true},
+		{from: "p/c.go", to: "p/d.go", lifecycle: true},
+		{from: "p/e.sh", to: "p/e.sh", lifecycle: true},
+		{from: "p/f.png", to: "p/f.png", binary: true},
+		{from: "p/g.bin", to: "p/g.bin", binary: true},
 	}
 	if got := patchFiles(patch); !reflect.DeepEqual(got, want) {
 		t.Errorf("headers\n got %+v\nwant %+v", got, want)
@@ -122,5 +126,46 @@ func TestASiblingIsNamedAndItsParametersToo(t *testing.T) {
 	}
 	if got := funcName(fd, []byte("package p\n\nfunc (_ *S) f(a, _ int, xs ...string) {}\n"), fset); got != "(*S).f" {
 		t.Errorf("funcName = %q", got)
+	}
+}
+
+// TestWhyAPatchIsNotShared: a patch the shared tree cannot take says
+// why, before anything is applied: it names no file, it adds, removes or
+// renames one, it patches a binary or a file that is not Go, or the file
+// it patches is not there.
+func TestWhyAPatchIsNotShared(t *testing.T) {
+	root := t.TempDir()
+	if err := os.WriteFile(filepath.Join(root, "go.mod"), []byte("module example.com/k\n\ngo 1.22\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	hdr := func(from, to string, extra ...string) string {
+		return "diff --git a/" + from + " b/" + to + "\n" + strings.Join(extra, "") + "--- a/" + from + "\n+++ b/" + to + "\n@@ -1 +1 @@\n-a\n+b\n"
+	}
+	muts := []Mutant{
+		{Name: "none", Patch: "just words\n"},
+		{Name: "added", Patch: "diff --git a/p/n.go b/p/n.go\nnew file mode 100644\n--- /dev/null\n+++ b/p/n.go\n"},
+		{Name: "removed", Patch: "diff --git a/p/o.go b/p/o.go\ndeleted file mode 100644\n--- a/p/o.go\n+++ /dev/null\n"},
+		{Name: "binary", Patch: "diff --git a/p/f.png b/p/f.png\nBinary files a/p/f.png and b/p/f.png differ\n"},
+		{Name: "docs", Patch: hdr("README.md", "README.md")},
+		{Name: "missing", Patch: hdr("p/x.go", "p/x.go")},
+	}
+	k, err := PlanKnownSchemata(context.Background(), root, muts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{
+		"none":    "its patch names no file",
+		"added":   "it adds, removes or renames a file (p/n.go)",
+		"removed": "it adds, removes or renames a file (p/o.go)",
+		"binary":  "it patches a binary file (p/f.png)",
+		"docs":    "it patches a file that is not Go (README.md)",
+		"missing": "reading p/x.go",
+	} {
+		if why := k.NotShared[name]; !strings.Contains(why, want) || k.Shared(name) {
+			t.Errorf("%s: not shared because %q, want %q", name, why, want)
+		}
+	}
+	if len(k.Placed) != 0 || len(k.Files) != 0 {
+		t.Errorf("placed %v, files %d", k.Placed, len(k.Files))
 	}
 }
