@@ -274,3 +274,51 @@ func TestLogsGoToTheLogDir(t *testing.T) {
 		t.Errorf("the log holds %q, %v", b, err)
 	}
 }
+
+// TestOptionsDefaults: what is not set takes its default; what is set
+// stays.
+func TestOptionsDefaults(t *testing.T) {
+	d := Options{}.withDefaults()
+	if d.Parallel != DefaultParallel || d.Timeout != DefaultTimeout || d.Dir != "." {
+		t.Errorf("defaults %+v", d)
+	}
+	if d := (Options{Parallel: -1, Timeout: -time.Second}).withDefaults(); d.Parallel != DefaultParallel || d.Timeout != DefaultTimeout {
+		t.Errorf("negative values: %+v", d)
+	}
+	set := Options{Parallel: 1, Timeout: time.Second, Dir: "x"}
+	if d := set.withDefaults(); d.Parallel != 1 || d.Timeout != time.Second || d.Dir != "x" {
+		t.Errorf("set values changed: %+v", d)
+	}
+}
+
+// TestSmallerSaysWhatItFound: the smaller check is the fastest test that
+// failed, in its package, with the mutant's environment; without one the
+// summary says why there is none.
+func TestSmallerSaysWhatItFound(t *testing.T) {
+	mu := Mutant{Name: "m", Kill: Check{Kind: Ginkgo, Label: "l", SDKPath: true}}
+	s := Smaller{Mutant: mu, Packages: []string{"./p"}, Failed: []FailedTest{{"./p", "TestA(x)", time.Second}, {"./p", "TestB", 2 * time.Second}}}
+	c, ok := s.Kill()
+	want := goTest("./p", `^TestA\(x\)$`)
+	want.SDKPath = true
+	if !ok || c != want {
+		t.Errorf("Kill() = %v, %v; want %v", c, ok, want)
+	}
+	if got := s.summary(); got != "killed by "+want.String() {
+		t.Errorf("summary %q", got)
+	}
+	for _, c := range []struct {
+		s    Smaller
+		want string
+	}{
+		{Smaller{Mutant: mu, Err: errors.New("no build")}, "no smaller check: no build"},
+		{Smaller{Mutant: mu}, "no smaller check: its patch changes no package with tests"},
+		{Smaller{Mutant: mu, Packages: []string{"./p", "./q"}}, "no smaller check: the tests of ./p, ./q pass with it"},
+	} {
+		if _, ok := c.s.Kill(); ok {
+			t.Errorf("%+v: a smaller check without a failed test", c.s)
+		}
+		if got := c.s.summary(); got != c.want {
+			t.Errorf("summary %q, want %q", got, c.want)
+		}
+	}
+}
