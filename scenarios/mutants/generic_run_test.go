@@ -121,6 +121,22 @@ func TestRunGenericJudgesEachMutantInACopy(t *testing.T) {
 	if len(outs) != 1 || outs[0].Mutant.Op != "< → <=" || outs[0].Verdict != GError || !strings.Contains(outs[0].Detail, "still running") {
 		t.Fatalf("a vet past its bound: %+v, want the first mutant at 4:37 in error, still running", outs)
 	}
+
+	// A check that cannot start is no verdict either.
+	outs, err = RunGeneric(ctx, GenericOptions{
+		Pkgs:    []string{"p"},
+		Checks:  [][]string{{"./no-such-check"}},
+		Dir:     dir,
+		Timeout: 2 * time.Minute,
+		IDs:     []string{"p/p.go:4:37"},
+		Limit:   1,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(outs) != 1 || outs[0].Verdict != GError || outs[0].Detail == "" {
+		t.Fatalf("a check that cannot start: %+v, want an error saying why", outs)
+	}
 }
 
 // cancelOnWrite cancels a run at its first progress line.
