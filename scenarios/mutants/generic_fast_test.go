@@ -180,8 +180,14 @@ func TestRunSchemataGivesEachVerdict(t *testing.T) {
 	for _, w := range []string{
 		"generic: 6 mutants in p\n",
 		"generic: 0 resumed from " + results + ", 2 not viable, 4 to judge\n",
-		"(1 not expressible)",
+		"generic: schemata written (1 not expressible)",
+		"generic: built p\n",
+		"generic: built q\n",
+		"generic: 2 test binaries built in",
 		"generic: p TestBroken fails with no mutant on: it judges nothing",
+		"generic: coverage of p's tests recorded\n",
+		"generic: coverage of q's tests recorded\n",
+		"generic: coverage recorded in",
 		"[1/3] p/p.go:4:37 < → <=: survived",
 		"[3/3] p/p.go:7:37 * → /: not covered",
 	} {
