@@ -99,6 +99,9 @@ func TestRunGenericJudgesEachMutantInACopy(t *testing.T) {
 	if nv := outs[2]; !strings.Contains(nv.Detail, "mismatched types") && !strings.Contains(nv.Detail, "operator - not defined") {
 		t.Errorf("not viable, detail %q: want the compiler's reason", nv.Detail)
 	}
+	if n := strings.Count(progress.String(), "\n        "); n != 1 {
+		t.Errorf("%d detail lines, want the kill's alone:\n%s", n, progress.String())
+	}
 	for _, w := range []string{"[1/3] p/p.go:4:37 < → <=: survived", "[2/3] p/p.go:4:37 < → >=: killed go test -count=1 ./p", "        --- FAIL: TestLess", "[3/3] p/p.go:7:41 + → -: not viable"} {
 		if !strings.Contains(progress.String(), w) {
 			t.Errorf("progress lacks %q:\n%s", w, progress.String())
