@@ -18,7 +18,8 @@ import (
 // by TestLess), Untested's * (no test runs it: not covered), Size's +
 // (an array length: builds alone, but no guard can stand in a constant:
 // not expressible), Cat's + (on strings: not viable) and dec's - (in a
-// file this build leaves out: not viable). TestBroken fails with no mutant on: it judges
+// file this build leaves out: not viable), and Neg's ! in a file of its
+// own (killed by TestNeg). TestBroken fails with no mutant on: it judges
 // nothing; TestFlaky fails the first time it runs with any mutant on,
 // then passes; an example runs Less too, a benchmark judges nothing.
 // Package q's test sees Less's mutants too. It returns the
@@ -56,6 +57,8 @@ func TestQ(t *testing.T) {
 	}
 }
 `,
+		"p/r.go":         "package p\n\n// Neg is not b.\nfunc Neg(b bool) bool { return !b }\n",
+		"p/r_test.go":    "package p\n\nimport \"testing\"\n\nfunc TestNeg(t *testing.T) {\n\tif Neg(true) {\n\t\tt.Fatal(\"Neg is wrong\")\n\t}\n}\n",
 		"p/z_ignored.go": "//go:build ignore\n\npackage p\n\nfunc dec(a int) int { return a - 1 }\n",
 		"p/p_test.go": `package p
 
@@ -143,6 +146,7 @@ func TestRunSchemataGivesEachVerdict(t *testing.T) {
 		"p/p.go:7:37 * → /: not covered",
 		"p/p.go:10:33 + → -: not expressible",
 		"p/p.go:13:41 + → -: not viable",
+		"p/r.go:4:32 drop !: killed by p TestNeg (failed twice)",
 		"p/z_ignored.go:5:32 - → +: not viable",
 	}
 	verdicts := func(outs []GenericOutcome) string {
@@ -168,7 +172,7 @@ func TestRunSchemataGivesEachVerdict(t *testing.T) {
 		{2, "no test or spec runs this code"},
 		{3, "not expressible in the schemata"},
 		{4, "does not compile"},
-		{5, "not compiled in this build"},
+		{6, "not compiled in this build"},
 	} {
 		if !strings.Contains(outs[d.i].Detail, d.want) {
 			t.Errorf("%s %s: detail %q, want it to say %q", outs[d.i].Mutant.ID(), outs[d.i].Mutant.Op, outs[d.i].Detail, d.want)
@@ -178,8 +182,8 @@ func TestRunSchemataGivesEachVerdict(t *testing.T) {
 		t.Errorf("a test that fails with no mutant on judged: %s", outs[0].Detail)
 	}
 	for _, w := range []string{
-		"generic: 6 mutants in p\n",
-		"generic: 0 resumed from " + results + ", 2 not viable, 4 to judge\n",
+		"generic: 7 mutants in p\n",
+		"generic: 0 resumed from " + results + ", 2 not viable, 5 to judge\n",
 		"generic: schemata written (1 not expressible)",
 		"generic: built p\n",
 		"generic: built q\n",
@@ -188,8 +192,8 @@ func TestRunSchemataGivesEachVerdict(t *testing.T) {
 		"generic: coverage of p's tests recorded\n",
 		"generic: coverage of q's tests recorded\n",
 		"generic: coverage recorded in",
-		"[1/3] p/p.go:4:37 < → <=: survived",
-		"[3/3] p/p.go:7:37 * → /: not covered",
+		"[1/4] p/p.go:4:37 < → <=: survived",
+		"[3/4] p/p.go:7:37 * → /: not covered",
 	} {
 		if !strings.Contains(progress.String(), w) {
 			t.Errorf("progress lacks %q:\n%s", w, progress.String())
@@ -210,7 +214,7 @@ func TestRunSchemataGivesEachVerdict(t *testing.T) {
 			t.Errorf("%s %s judged again", o.Mutant.ID(), o.Mutant.Op)
 		}
 	}
-	if !strings.Contains(progress.String(), "6 resumed") || strings.Contains(progress.String(), "built") {
+	if !strings.Contains(progress.String(), "7 resumed") || strings.Contains(progress.String(), "built") {
 		t.Errorf("the rerun's progress:\n%s", progress.String())
 	}
 
