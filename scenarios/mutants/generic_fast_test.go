@@ -245,3 +245,20 @@ func TestRunSchemataGivesEachVerdict(t *testing.T) {
 		t.Errorf("resumed: %v and %v; want the first resumed, the second judged again", one[0].Resumed, one[1].Resumed)
 	}
 }
+
+// TestRunSchemataStopsAtTestsItCannotList: a test pattern go list cannot
+// resolve, or a test package that does not build on the schemata, is an
+// error of the run, not a run whose mutants no test covers.
+func TestRunSchemataStopsAtTestsItCannotList(t *testing.T) {
+	dir := schemataModule(t)
+	testtree.Write(t, dir, map[string]string{"bad/bad_test.go": "package bad\n\nimport \"testing\"\n\nfunc TestBad(t *testing.T) { undefined() }\n"})
+	for _, c := range []struct{ pkgs, want string }{
+		{"./nope", "go list ./nope"},
+		{"./bad", "building the tests of bad on the schemata"},
+	} {
+		outs, err := RunSchemata(context.Background(), SchemataOptions{Pkgs: []string{"p"}, TestPkgs: []string{c.pkgs}, Timeout: time.Minute, Dir: dir})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("tests %s: %v (%d outcomes), want an error saying %q", c.pkgs, err, len(outs), c.want)
+		}
+	}
+}
