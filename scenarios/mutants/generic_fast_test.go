@@ -18,8 +18,9 @@ import (
 // by TestLess), Untested's * (no test runs it: not covered), Size's +
 // (an array length: builds alone, but no guard can stand in a constant:
 // not expressible), Cat's + (on strings: not viable) and dec's - (in a
-// file this build leaves out: not viable), and Neg's ! in a file of its
-// own (killed by TestNeg). TestBroken fails with no mutant on: it judges
+// file this build leaves out: not viable), and in a file of their own
+// Neg's ! (killed by TestNeg) and Pos's > (a fuzz test's seed kills the
+// <= and misses the >=). TestBroken fails with no mutant on: it judges
 // nothing; TestFlaky fails the first time it runs with any mutant on,
 // then passes; an example runs Less too, a benchmark judges nothing.
 // Package q's test sees Less's mutants too. It returns the
@@ -57,8 +58,8 @@ func TestQ(t *testing.T) {
 	}
 }
 `,
-		"p/r.go":         "package p\n\n// Neg is not b.\nfunc Neg(b bool) bool { return !b }\n",
-		"p/r_test.go":    "package p\n\nimport \"testing\"\n\nfunc TestNeg(t *testing.T) {\n\tif Neg(true) {\n\t\tt.Fatal(\"Neg is wrong\")\n\t}\n}\n",
+		"p/r.go":         "package p\n\n// Neg is not b.\nfunc Neg(b bool) bool { return !b }\n\n// Pos reports n > 0.\nfunc Pos(n int) bool { return n > 0 }\n",
+		"p/r_test.go":    "package p\n\nimport \"testing\"\n\nfunc TestNeg(t *testing.T) {\n\tif Neg(true) {\n\t\tt.Fatal(\"Neg is wrong\")\n\t}\n}\n\nfunc FuzzPos(f *testing.F) {\n\tf.Add(5)\n\tf.Fuzz(func(t *testing.T, n int) {\n\t\tif !Pos(n) || Pos(-n) {\n\t\t\tt.Fatal(\"Pos is wrong\")\n\t\t}\n\t})\n}\n",
 		"p/z_ignored.go": "//go:build ignore\n\npackage p\n\nfunc dec(a int) int { return a - 1 }\n",
 		"p/p_test.go": `package p
 
@@ -147,6 +148,8 @@ func TestRunSchemataGivesEachVerdict(t *testing.T) {
 		"p/p.go:10:33 + → -: not expressible",
 		"p/p.go:13:41 + → -: not viable",
 		"p/r.go:4:32 drop !: killed by p TestNeg (failed twice)",
+		"p/r.go:7:33 > → >=: survived",
+		"p/r.go:7:33 > → <=: killed by p FuzzPos (failed twice)",
 		"p/z_ignored.go:5:32 - → +: not viable",
 	}
 	verdicts := func(outs []GenericOutcome) string {
@@ -172,18 +175,22 @@ func TestRunSchemataGivesEachVerdict(t *testing.T) {
 		{2, "no test or spec runs this code"},
 		{3, "not expressible in the schemata"},
 		{4, "does not compile"},
-		{6, "not compiled in this build"},
+		{6, "passed p: FuzzPos"},
+		{8, "not compiled in this build"},
 	} {
 		if !strings.Contains(outs[d.i].Detail, d.want) {
 			t.Errorf("%s %s: detail %q, want it to say %q", outs[d.i].Mutant.ID(), outs[d.i].Mutant.Op, outs[d.i].Detail, d.want)
 		}
 	}
+	if d := outs[6].Detail; d != "passed p: FuzzPos" {
+		t.Errorf("a survivor no test failed under: detail %q, want what passed alone", d)
+	}
 	if strings.Contains(outs[0].Detail, "TestBroken") {
 		t.Errorf("a test that fails with no mutant on judged: %s", outs[0].Detail)
 	}
 	for _, w := range []string{
-		"generic: 7 mutants in p\n",
-		"generic: 0 resumed from " + results + ", 2 not viable, 5 to judge\n",
+		"generic: 9 mutants in p\n",
+		"generic: 0 resumed from " + results + ", 2 not viable, 7 to judge\n",
 		"generic: schemata written (1 not expressible)",
 		"generic: built p\n",
 		"generic: built q\n",
@@ -192,8 +199,8 @@ func TestRunSchemataGivesEachVerdict(t *testing.T) {
 		"generic: coverage of p's tests recorded\n",
 		"generic: coverage of q's tests recorded\n",
 		"generic: coverage recorded in",
-		"[1/4] p/p.go:4:37 < → <=: survived",
-		"[3/4] p/p.go:7:37 * → /: not covered",
+		"[1/6] p/p.go:4:37 < → <=: survived",
+		"[3/6] p/p.go:7:37 * → /: not covered",
 	} {
 		if !strings.Contains(progress.String(), w) {
 			t.Errorf("progress lacks %q:\n%s", w, progress.String())
@@ -214,7 +221,7 @@ func TestRunSchemataGivesEachVerdict(t *testing.T) {
 			t.Errorf("%s %s judged again", o.Mutant.ID(), o.Mutant.Op)
 		}
 	}
-	if !strings.Contains(progress.String(), "7 resumed") || strings.Contains(progress.String(), "built") {
+	if !strings.Contains(progress.String(), "9 resumed") || strings.Contains(progress.String(), "built") {
 		t.Errorf("the rerun's progress:\n%s", progress.String())
 	}
 
