@@ -169,3 +169,37 @@ func TestWhyAPatchIsNotShared(t *testing.T) {
 		t.Errorf("placed %v, files %d", k.Placed, len(k.Files))
 	}
 }
+
+// TestTheSharedTreeIsWrittenWithItsSwitch: Write puts each rewritten file
+// at its place in the copy and the switch package beside them; a copy it
+// cannot write into is an error.
+func TestTheSharedTreeIsWrittenWithItsSwitch(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "p", "q"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	k := &KnownSchemata{Files: map[string][]byte{"p/a.go": []byte("package p // a\n"), "p/q/b.go": []byte("package q // b\n")},
+		Placed: map[string][]string{"m": {"p/a.go:f"}}}
+	if err := k.Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	for rel, want := range map[string]string{"p/a.go": "package p // a\n", "p/q/b.go": "package q // b\n", SwitchDir + "/switch.go": switchSource} {
+		if b, err := os.ReadFile(filepath.Join(dir, rel)); err != nil || string(b) != want {
+			t.Errorf("%s: %v, holds %.40q", rel, err, b)
+		}
+	}
+	if !k.Shared("m") || k.Shared("n") {
+		t.Errorf("Shared(m) = %v, Shared(n) = %v", k.Shared("m"), k.Shared("n"))
+	}
+	blocked := t.TempDir()
+	if err := os.WriteFile(filepath.Join(blocked, SwitchDir), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := k.Write(blocked); err == nil {
+		t.Error("no error writing the switch where a file is in the way")
+	}
+	missing := &KnownSchemata{Files: map[string][]byte{"nodir/a.go": nil}}
+	if err := missing.Write(t.TempDir()); err == nil {
+		t.Error("no error writing a file into a directory the copy lacks")
+	}
+}
