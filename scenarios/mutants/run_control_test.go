@@ -85,3 +85,25 @@ func TestNoModuleNoVerdicts(t *testing.T) {
 		t.Errorf("FindSmaller outside a module: %+v", s)
 	}
 }
+
+// TestASharedTreeThatCannotBePlannedLeavesEveryMutantToItsCopy: when the
+// shared tree cannot be planned (here: no go.mod), no mutant is placed and
+// each says why; a mutant whose check failed the control is left to its
+// own copy too.
+func TestASharedTreeThatCannotBePlannedLeavesEveryMutantToItsCopy(t *testing.T) {
+	muts := []Mutant{{Name: "a", Kill: goTest("./p", "^A$")}, {Name: "b", Kill: goTest("./p", "^B$")}}
+	var b bytes.Buffer
+	plan, shared, why := planShared(context.Background(), &module{root: t.TempDir()}, muts, nil, &progress{w: &b})
+	if plan != nil || len(shared) != 0 || len(why) != 2 || !strings.Contains(why[0], "the shared tree could not be planned") || why[0] != why[1] {
+		t.Errorf("plan %v, shared %v, why %v", plan, shared, why)
+	}
+	if !strings.Contains(b.String(), "shared tree: not planned") {
+		t.Errorf("progress: %q", b.String())
+	}
+	if got := indentLines("a\nb\n", "  "); got != "  a\n  b" {
+		t.Errorf("indentLines = %q", got)
+	}
+	if n := countChecks([]*sharedGroup{{checks: make([]Check, 2)}, {checks: make([]Check, 3)}}); n != 5 {
+		t.Errorf("countChecks = %d, want 5", n)
+	}
+}
