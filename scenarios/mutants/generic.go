@@ -71,12 +71,11 @@ func FindMutants(path string, src []byte) ([]GenericMutant, error) {
 		pos := fset.Position(p)
 		return pos.Offset, pos.Line, pos.Column
 	}
+	data := dataDecls(f)
 	ast.Inspect(f, func(n ast.Node) bool {
 		switch n := n.(type) {
 		case *ast.GenDecl:
-			// Constants and package variables are data, not logic: a
-			// changed table entry is a different program, not a slip.
-			return n.Tok != token.CONST && n.Tok != token.VAR
+			return !data(n)
 		case *ast.BinaryExpr:
 			if isStringConcat(n) {
 				return true
@@ -105,6 +104,20 @@ func FindMutants(path string, src []byte) ([]GenericMutant, error) {
 	})
 	sort.SliceStable(out, func(i, j int) bool { return out[i].from < out[j].from })
 	return out, nil
+}
+
+// dataDecls reports the declarations of f that have no generic mutants:
+// constants, wherever they are, and package variables are data, not
+// logic (a changed table entry is a different program, not a slip); a
+// variable a function declares is computed there like any assignment.
+func dataDecls(f *ast.File) func(*ast.GenDecl) bool {
+	pkgVars := map[*ast.GenDecl]bool{}
+	for _, d := range f.Decls {
+		if g, ok := d.(*ast.GenDecl); ok && g.Tok == token.VAR {
+			pkgVars[g] = true
+		}
+	}
+	return func(g *ast.GenDecl) bool { return g.Tok == token.CONST || pkgVars[g] }
 }
 
 // isStringConcat reports a + between string literals or with one: swapping
@@ -352,9 +365,15 @@ func judgeGeneric(ctx context.Context, w *workspace, mu GenericMutant, opts Gene
 	}
 	pkg := "./" + filepath.ToSlash(filepath.Dir(mu.File))
 	if r := w.run(ctx, opts.Timeout, nil, "go", "vet", pkg); r.exit != 0 {
-		o.Verdict, o.Detail = GNotViable, excerpt(r.out)
-		if r.err != nil {
+		// Only a vet that ended says whether the mutant builds: one that
+		// could not start or was stopped at the bound is no verdict.
+		switch {
+		case r.err != nil:
 			o.Verdict, o.Detail = GError, r.err.Error()
+		case r.timedOut:
+			o.Verdict, o.Detail = GError, fmt.Sprintf("go vet %s still running after %v", pkg, opts.Timeout)
+		default:
+			o.Verdict, o.Detail = GNotViable, excerpt(r.out)
 		}
 		return o
 	}

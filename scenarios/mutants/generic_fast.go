@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -451,7 +452,7 @@ func (r *schemataRun) build(ctx context.Context) error {
 // exec runs a test binary of the copy in its package directory, in its
 // own process group, bounded by timeout (modcopy.Run).
 func (r *schemataRun) exec(ctx context.Context, b *testBin, timeout time.Duration, env []string, args ...string) result {
-	cmdEnv := append(append([]string{}, r.m.env...), env...)
+	cmdEnv := slices.Concat(r.m.env, noMutantOn, env)
 	if b.ginkgo {
 		cmdEnv = append(cmdEnv, "MCPCHAOS_MCPLOCAL="+r.mcpl)
 	}

@@ -147,6 +147,7 @@ type SchemataSite struct {
 type site struct {
 	from, to int // byte range of the node in the original file
 	ids      []int
+	guard    int // the number its guard is called with: ids[0] but for half a comparison
 	render   func(sub func(from, to int) string) string
 }
 
@@ -186,10 +187,11 @@ func Schemata(modPath, path string, src []byte, muts []GenericMutant, ids []int,
 	}
 	inList := map[ast.Stmt]bool{}
 	q := strconv.Quote
+	data := dataDecls(f)
 	ast.Inspect(f, func(n ast.Node) bool {
 		switch n := n.(type) {
 		case *ast.GenDecl:
-			return n.Tok != token.CONST && n.Tok != token.VAR
+			return !data(n)
 		case *ast.BlockStmt:
 			for _, s := range n.List {
 				inList[s] = true
@@ -208,16 +210,24 @@ func Schemata(modPath, path string, src []byte, muts []GenericMutant, ids []int,
 			op := n.Op.String()
 			s := site{from: off(n.Pos()), to: off(n.End())}
 			var got []int
-			for _, to := range swaps[n.Op] {
+			first := -1 // the index in swaps of the first mutant here
+			for i, to := range swaps[n.Op] {
 				if id, ok := idOf(opOff, op+" → "+to.String()); ok {
+					if first < 0 {
+						first = i
+					}
 					got = append(got, id)
 				}
 			}
-			if len(got) == 0 || len(got) != len(swaps[n.Op]) {
+			if len(got) == 0 {
 				return true
 			}
 			s.ids = got
-			id := got[0]
+			// A comparison's two mutants have consecutive numbers; when
+			// only the second is here (the first's verdict was resumed),
+			// the helper is still given the pair's first number.
+			id := got[0] - first
+			s.guard = id
 			switch n.Op {
 			case token.EQL, token.NEQ:
 				s.render = func(sub func(int, int) string) string {
@@ -229,7 +239,7 @@ func Schemata(modPath, path string, src []byte, muts []GenericMutant, ids []int,
 					return fmt.Sprintf("%s.%s(%d, %s, func() bool { return %s })", switchName, fn, id, sub(x[0], x[1]), sub(y[0], y[1]))
 				}
 			case token.LSS, token.LEQ, token.GTR, token.GEQ:
-				if got[1] != id+1 {
+				if len(got) == 2 && got[1] != id+1 {
 					return true // the helper needs consecutive numbers
 				}
 				s.render = func(sub func(int, int) string) string {
@@ -250,7 +260,7 @@ func Schemata(modPath, path string, src []byte, muts []GenericMutant, ids []int,
 				return true
 			}
 			x := [2]int{off(n.X.Pos()), off(n.X.End())}
-			found = append(found, site{from: off(n.Pos()), to: off(n.End()), ids: []int{id},
+			found = append(found, site{from: off(n.Pos()), to: off(n.End()), ids: []int{id}, guard: id,
 				render: func(sub func(int, int) string) string {
 					return fmt.Sprintf("%s.Not(%d, %s)", switchName, id, sub(x[0], x[1]))
 				}})
@@ -264,7 +274,7 @@ func Schemata(modPath, path string, src []byte, muts []GenericMutant, ids []int,
 			if !ok {
 				return true
 			}
-			found = append(found, site{from: from, to: to, ids: []int{id},
+			found = append(found, site{from: from, to: to, ids: []int{id}, guard: id,
 				render: func(sub func(int, int) string) string {
 					return fmt.Sprintf("if !%s.On(%d) { %s }", switchName, id, sub(from, to))
 				}})
@@ -338,9 +348,9 @@ var guardRe = regexp.MustCompile(regexp.QuoteMeta(switchName) + `\.[A-Za-z]+\((\
 // siteAt finds each site's guard in the rewritten text. A site copied
 // twice is found twice; each copy counts as the site's guard.
 func siteAt(out []byte, found []site) []SchemataSite {
-	byFirst := map[int][]int{}
+	byGuard := map[int][]int{}
 	for _, s := range found {
-		byFirst[s.ids[0]] = s.ids
+		byGuard[s.guard] = s.ids
 	}
 	lineStarts := []int{0}
 	for i, c := range out {
@@ -351,7 +361,7 @@ func siteAt(out []byte, found []site) []SchemataSite {
 	var sites []SchemataSite
 	for _, m := range guardRe.FindAllSubmatchIndex(out, -1) {
 		id, _ := strconv.Atoi(string(out[m[2]:m[3]]))
-		ids, ok := byFirst[id]
+		ids, ok := byGuard[id]
 		if !ok {
 			continue
 		}

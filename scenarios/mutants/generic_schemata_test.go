@@ -48,7 +48,8 @@ func f(a, b int, ok bool) string {
 		c.bump()
 	}
 	y := float64(a) * 2.5 / 1.25
-	return fmt.Sprint(r, " ", c.n, " ", y)
+	var d = a - b
+	return fmt.Sprint(r, " ", c.n, " ", y, " ", d)
 }
 
 func main() {
@@ -63,78 +64,6 @@ func main() {
 	fmt.Println(lines)
 }
 `
-
-// TestSchemataBehaveLikeEachMutantAlone is the promise of the schemata:
-// with no mutant on, the rewritten program is the original; with mutant N
-// on, it is the program with N alone applied, for every kind of mutant.
-func TestSchemataBehaveLikeEachMutantAlone(t *testing.T) {
-	muts, err := FindMutants("main.go", []byte(schemataProg))
-	if err != nil {
-		t.Fatal(err)
-	}
-	kinds := map[string]bool{}
-	for _, m := range muts {
-		kinds[strings.Fields(m.Op)[0]] = true
-	}
-	for _, k := range []string{"<", "<=", ">", ">=", "==", "!=", "&&", "||", "drop", "+", "-", "*", "/", "remove"} {
-		if !kinds[k] {
-			t.Fatalf("the program has no %q mutant: it no longer covers every kind (%v)", k, kinds)
-		}
-	}
-	ids := make([]int, len(muts))
-	for i := range muts {
-		ids[i] = i + 1
-	}
-	out, sites, skipped, err := Schemata("example.com/m", "main.go", []byte(schemataProg), muts, ids, nil)
-	if err != nil || len(skipped) > 0 {
-		t.Fatalf("schemata: skipped %v, %v", skipped, err)
-	}
-	if len(sites) == 0 {
-		t.Fatal("no site guards found in the rewritten program")
-	}
-	dir := t.TempDir()
-	write := func(rel, src string) { testtree.Write(t, dir, map[string]string{rel: src}) }
-	write("go.mod", "module example.com/m\n\ngo 1.24\n")
-	write(SwitchDir+"/switch.go", switchSource)
-	run := func(src string, env ...string) string {
-		t.Helper()
-		write("main.go", src)
-		bin := filepath.Join(dir, "prog")
-		build := exec.Command("go", "build", "-o", bin, ".")
-		build.Dir, build.Env = dir, append(os.Environ(), "GOWORK=off", "GOFLAGS=")
-		if b, err := build.CombinedOutput(); err != nil {
-			t.Fatalf("build: %v\n%s\n%s", err, b, src)
-		}
-		cmd := exec.Command(bin)
-		cmd.Env = append(os.Environ(), env...)
-		b, _ := cmd.CombinedOutput() // a mutant may panic: its output still compares
-		return string(b)
-	}
-	orig := run(schemataProg)
-	if got := run(string(out)); got != orig {
-		t.Fatalf("with no mutant on the schemata differ from the original:\n got %s\nwant %s", got, orig)
-	}
-	// One build of the schemata, then every mutant by switch.
-	write("main.go", string(out))
-	schemataBin := filepath.Join(dir, "schemata")
-	build := exec.Command("go", "build", "-o", schemataBin, ".")
-	build.Dir, build.Env = dir, append(os.Environ(), "GOWORK=off", "GOFLAGS=")
-	if b, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, b)
-	}
-	for i, m := range muts {
-		want := run(string(m.apply([]byte(schemataProg))))
-		cmd := exec.Command(schemataBin)
-		cmd.Env = append(os.Environ(), MutantEnv+"="+strconv.Itoa(ids[i]))
-		got, _ := cmd.CombinedOutput()
-		if string(got) != want {
-			t.Errorf("mutant %d (%s %s): schemata give\n%s\nthe mutant alone gives\n%s", ids[i], m.ID(), m.Op, got, want)
-		}
-		if want == orig {
-			t.Errorf("mutant %s %s does not change the program's output: the test cannot tell it", m.ID(), m.Op)
-		}
-	}
-}
 
 // TestSchemataShapes: what each kind of site is rewritten to, nested
 // sites inside their outer site, and line numbers kept.
@@ -192,6 +121,7 @@ func TestBlameTheInnermostGuardBeforeTheError(t *testing.T) {
 		{3, 10, 1, nil},
 		{3, 25, 1, map[int]bool{2: true}},
 		{6, 1, 3, nil},
+		{3, 20, 2, nil}, // at the guard itself
 	} {
 		s, ok := blame(sites, c.line, c.col, c.disabled)
 		if !ok || s.IDs[0] != c.want {
@@ -200,6 +130,14 @@ func TestBlameTheInnermostGuardBeforeTheError(t *testing.T) {
 	}
 	if _, ok := blame(sites, 2, 1, nil); ok {
 		t.Error("an error before every guard was blamed on one")
+	}
+	// The order of the sites does not matter: the nearest guard before
+	// the error is blamed.
+	shuffled := []SchemataSite{sites[2], sites[1], sites[0]}
+	for _, c := range []struct{ line, col, want int }{{3, 25, 2}, {3, 10, 1}, {6, 1, 3}} {
+		if s, ok := blame(shuffled, c.line, c.col, nil); !ok || s.IDs[0] != c.want {
+			t.Errorf("sites out of order, error at %d:%d: blamed %+v, want site %d", c.line, c.col, s, c.want)
+		}
 	}
 }
 
@@ -357,10 +295,7 @@ func TestFailedTestIsNamed(t *testing.T) {
 // dependencies (a hook that does not build fails every scenarios run).
 func TestWrittenSourcesCompile(t *testing.T) {
 	ctx := context.Background()
-	m, err := findModule(ctx, ".")
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := moduleForTest(t)
 	tc, err := newTypeChecker(ctx, m, []string{"scenarios/mutants"}, "github.com/onsi/ginkgo/v2", "github.com/onsi/ginkgo/v2/types", "runtime/coverage", "fmt", "path/filepath")
 	if err != nil {
 		t.Fatal(err)
@@ -399,5 +334,78 @@ func TestWithoutDropsTheFlakyTestOnly(t *testing.T) {
 	}
 	if _, _, ok := without([]string{"TestA"}, nil, "TestZ", false); ok {
 		t.Fatal("a test not in the selection was dropped")
+	}
+}
+
+// TestSchemataBehaveLikeEachMutantAlone is the promise of the schemata:
+// with no mutant on, the rewritten program is the original; with mutant N
+// on, it is the program with N alone applied, for every kind of mutant.
+func TestSchemataBehaveLikeEachMutantAlone(t *testing.T) {
+	muts, err := FindMutants("main.go", []byte(schemataProg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]bool{}
+	for _, m := range muts {
+		kinds[strings.Fields(m.Op)[0]] = true
+	}
+	for _, k := range []string{"<", "<=", ">", ">=", "==", "!=", "&&", "||", "drop", "+", "-", "*", "/", "remove"} {
+		if !kinds[k] {
+			t.Fatalf("the program has no %q mutant: it no longer covers every kind (%v)", k, kinds)
+		}
+	}
+	ids := make([]int, len(muts))
+	for i := range muts {
+		ids[i] = i + 1
+	}
+	out, sites, skipped, err := Schemata("example.com/m", "main.go", []byte(schemataProg), muts, ids, nil)
+	if err != nil || len(skipped) > 0 {
+		t.Fatalf("schemata: skipped %v, %v", skipped, err)
+	}
+	if len(sites) == 0 {
+		t.Fatal("no site guards found in the rewritten program")
+	}
+	dir := t.TempDir()
+	write := func(rel, src string) { testtree.Write(t, dir, map[string]string{rel: src}) }
+	write("go.mod", "module example.com/m\n\ngo 1.24\n")
+	write(SwitchDir+"/switch.go", switchSource)
+	run := func(src string, env ...string) string {
+		t.Helper()
+		write("main.go", src)
+		bin := filepath.Join(dir, "prog")
+		build := exec.Command("go", "build", "-o", bin, ".")
+		build.Dir, build.Env = dir, append(os.Environ(), "GOWORK=off", "GOFLAGS=")
+		if b, err := build.CombinedOutput(); err != nil {
+			t.Fatalf("build: %v\n%s\n%s", err, b, src)
+		}
+		cmd := exec.Command(bin)
+		// No mutant on unless env names one, whatever this test runs in.
+		cmd.Env = append(append(os.Environ(), MutantEnv+"="), env...)
+		b, _ := cmd.CombinedOutput() // a mutant may panic: its output still compares
+		return string(b)
+	}
+	orig := run(schemataProg)
+	if got := run(string(out)); got != orig {
+		t.Fatalf("with no mutant on the schemata differ from the original:\n got %s\nwant %s", got, orig)
+	}
+	// One build of the schemata, then every mutant by switch.
+	write("main.go", string(out))
+	schemataBin := filepath.Join(dir, "schemata")
+	build := exec.Command("go", "build", "-o", schemataBin, ".")
+	build.Dir, build.Env = dir, append(os.Environ(), "GOWORK=off", "GOFLAGS=")
+	if b, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, b)
+	}
+	for i, m := range muts {
+		want := run(string(m.apply([]byte(schemataProg))))
+		cmd := exec.Command(schemataBin)
+		cmd.Env = append(os.Environ(), MutantEnv+"="+strconv.Itoa(ids[i]))
+		got, _ := cmd.CombinedOutput()
+		if string(got) != want {
+			t.Errorf("mutant %d (%s %s): schemata give\n%s\nthe mutant alone gives\n%s", ids[i], m.ID(), m.Op, got, want)
+		}
+		if want == orig {
+			t.Errorf("mutant %s %s does not change the program's output: the test cannot tell it", m.ID(), m.Op)
+		}
 	}
 }

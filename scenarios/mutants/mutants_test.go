@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcpchaos/mcpchaos/scenarios/catalogue"
+	"github.com/mcpchaos/mcpchaos/scenarios/modcopy"
 )
 
 // These tests keep the mutants in step with the code without running the
@@ -26,11 +27,45 @@ func moduleForTest(t *testing.T) *module {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	if m, ok := copyForTest(ctx, t); ok {
+		return m
+	}
 	m, err := findModule(ctx, ".")
 	if err != nil {
 		t.Fatal(err)
 	}
 	return m
+}
+
+// copyForTest is the module when the tests run in a copy of it, as a
+// mutation run judges them: a copy holds what git lists and is no
+// repository itself, so every file under its root is one of the module's.
+// ok is false in a work tree of git.
+func copyForTest(ctx context.Context, t *testing.T) (*module, bool) {
+	t.Helper()
+	if exec.CommandContext(ctx, "git", "rev-parse", "--git-dir").Run() == nil {
+		return nil, false
+	}
+	out, err := exec.CommandContext(ctx, "go", "env", "GOMOD").Output()
+	if err != nil {
+		t.Fatalf("go env GOMOD: %v", err)
+	}
+	root := filepath.Dir(strings.TrimSpace(string(out)))
+	var files []string
+	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, err := filepath.Rel(root, p)
+		files = append(files, filepath.ToSlash(rel))
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := append(os.Environ(), "GOWORK=off")
+	mc := &modcopy.Module{Root: root, Files: files, Env: env}
+	return &module{Module: mc, root: root, files: files, env: env}, true
 }
 
 var patchName = regexp.MustCompile(`^(\d{2,3})-([a-z0-9-]+)\.patch$`) // numbers past 99 have three digits

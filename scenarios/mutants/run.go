@@ -324,10 +324,16 @@ func (w *workspace) runIn(ctx context.Context, dir string, timeout time.Duration
 	return w.runEnv(ctx, dir, nil, timeout, log, args...)
 }
 
+// noMutantOn starts the environment of every command run in a copy: no
+// generic and no known mutant switched on, whatever the environment
+// mcpchaos was started in (a mutation run of this package sets MutantEnv
+// for the tests it judges by). A run that judges a mutant names it after.
+var noMutantOn = []string{MutantEnv + "=", KnownMutantEnv + "="}
+
 // runEnv is runIn with extra added to the module's environment (a check's
 // Env; later entries win).
 func (w *workspace) runEnv(ctx context.Context, dir string, extra []string, timeout time.Duration, log io.Writer, args ...string) result {
-	env := append(slices.Clip(w.m.env), extra...)
+	env := slices.Concat(w.m.env, noMutantOn, extra)
 	if log != nil && len(extra) > 0 {
 		fmt.Fprintf(log, "\n$ export %s", strings.Join(extra, " "))
 	}
@@ -360,6 +366,11 @@ func runMutants(ctx context.Context, opts Options, muts []Mutant) []Outcome {
 		}
 		return out
 	}
+	return runMutantsIn(ctx, m, opts, muts)
+}
+
+// runMutantsIn is runMutants in the module m (opts.Dir aside).
+func runMutantsIn(ctx context.Context, m *module, opts Options, muts []Mutant) []Outcome {
 	p := &progress{w: opts.Progress, total: len(muts)}
 	p.printf("mutants: %d mutant(s), %d at a time, module %s, %d files per copy, timeout %v per step\n",
 		len(muts), opts.Parallel, m.root, len(m.files), opts.Timeout)

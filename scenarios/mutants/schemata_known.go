@@ -205,7 +205,10 @@ func patchFiles(patch string) []patchHeader {
 	for _, l := range strings.Split(patch, "\n") {
 		switch {
 		case strings.HasPrefix(l, "diff --git "):
-			out = append(out, patchHeader{})
+			// The file's paths, which the ---/+++ lines, when there are
+			// any (not for a binary file or a pure rename), say again.
+			from, to, _ := strings.Cut(strings.TrimPrefix(l, "diff --git "), " b/")
+			out = append(out, patchHeader{from: strings.TrimPrefix(from, "a/"), to: to})
 		case len(out) == 0:
 		case strings.HasPrefix(l, "--- "):
 			out[len(out)-1].from = strings.TrimPrefix(strings.TrimSpace(strings.TrimPrefix(l, "--- ")), "a/")

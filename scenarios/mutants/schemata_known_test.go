@@ -514,10 +514,7 @@ func TestASharedCheckThatFailsUnmutatedProvesNothing(t *testing.T) {
 // as it was: judged here from the patch's own line numbers and
 // the original files' function bodies, apart from how the plan decides.
 func TestEveryKnownPatchIsPlacedOrSaysWhyNot(t *testing.T) {
-	m, err := findModule(context.Background(), ".")
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := moduleForTest(t)
 	all := All()
 	k, err := PlanKnownSchemata(context.Background(), m.root, all)
 	if err != nil {
@@ -777,10 +774,11 @@ func TestPlacedMutantsBehaveAsTheirOwnCopies(t *testing.T) {
 		pick("sessions-uncapped", other), // its own copy passes that check
 	}
 	muts[4].Name = "sessions-uncapped" // same patch, same switch name: another check
+	m := moduleForTest(t)
 	opts := Options{Timeout: 3 * time.Minute}.withDefaults()
-	shared := runMutants(context.Background(), opts, muts)
+	shared := runMutantsIn(context.Background(), m, opts, muts)
 	opts.OwnCopies = true
-	own := runMutants(context.Background(), opts, muts)
+	own := runMutantsIn(context.Background(), m, opts, muts)
 	survived := 0
 	for i := range muts {
 		s, o := shared[i], own[i]
