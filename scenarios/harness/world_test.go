@@ -382,3 +382,28 @@ func TestDrawsListTheStepsTheLLMsPlayed(t *testing.T) {
 		t.Errorf("draws %v, want the primary's not_found, then the fallback's", d)
 	}
 }
+
+// Once the hairpin's closer returns, its address is free again, however
+// soon after the fault struck: a reused world brings its link up there.
+func TestAStoppedHairpinFreesItsAddressAtOnce(t *testing.T) {
+	e := newWorld(t, EnvOptions{})
+	for i := range 20 {
+		if err := e.Arm(context.Background(), IngressHairpin{}); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range e.closers {
+			if err := c(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		e.closers = nil
+		ln, err := net.Listen("tcp", e.DocmostLink.Addr())
+		if err != nil {
+			t.Fatalf("try %d: the hairpin's address is still taken once it stopped: %v", i, err)
+		}
+		_ = ln.Close()
+		if err := e.DocmostLink.Up(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
