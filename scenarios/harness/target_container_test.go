@@ -1,0 +1,113 @@
+package harness
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// What a container is given is what a process is given: the spec's bounds,
+// failpoints with their switch, and the variables its config names; the
+// known mutant switched on follows it in.
+func TestAContainerIsGivenWhatAProcessIs(t *testing.T) {
+	fps := NewFailpoints()
+	fps.HangToolCall("docmost_search")
+	b := CompressedBounds().With(BoundSessions, 3)
+	env := specEnv(Spec{Bounds: b, Failpoints: fps, Env: map[string]string{"B_KEY": "b", "A_KEY": "a"}})
+	want := append(b.Environ(), failpointsEnv+"="+fps.String(), "MCPLOCAL_ENABLE_FAILPOINTS=1", "A_KEY=a", "B_KEY=b")
+	if !slices.Equal(env, want) {
+		t.Errorf("spec env\n%v\nwant\n%v", env, want)
+	}
+	if env := specEnv(Spec{}); len(env) != 0 {
+		t.Errorf("an empty spec gives %v", env)
+	}
+	t.Setenv(KnownMutantEnv, "some-mutant")
+	got := containerEnv([]string{"A=1", "B=x=y", "A=2"})
+	if got["A"] != "2" || got["B"] != "x=y" || got[KnownMutantEnv] != "some-mutant" || len(got) != 3 {
+		t.Errorf("container env %v", got)
+	}
+	os.Unsetenv(KnownMutantEnv)
+	if _, ok := containerEnv(nil)[KnownMutantEnv]; ok {
+		t.Error("a known mutant not switched on is passed in")
+	}
+}
+
+// A proxy may take its stop drain and its shutdown grace to stop (the
+// grace's default when the bounds have none).
+func TestShutdownGraceIsTheDrainAndTheGrace(t *testing.T) {
+	b := CompressedBounds().WithD(BoundStopDrain, 300*time.Millisecond).WithD(BoundShutdownGrace, time.Second)
+	if got := shutdownGrace(b); got != 1300*time.Millisecond {
+		t.Errorf("grace %v, want 1.3s", got)
+	}
+	b = b.With(BoundShutdownGrace, 0)
+	if got, want := shutdownGrace(b), 300*time.Millisecond+DefaultBounds().D(BoundShutdownGrace); got != want {
+		t.Errorf("grace %v, want the default grace and the drain, %v", got, want)
+	}
+	if tail("abc", 3) != "abc" || tail("abcd", 3) != "[...]\nbcd" {
+		t.Errorf("tail %q %q", tail("abc", 3), tail("abcd", 3))
+	}
+}
+
+// A sqlite store is bound into the container at its absolute path; other
+// stores are reached as they are.
+func TestAuditBindMountsASqliteStoreAtItsPath(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	store := "sqlite:sub/audit.db"
+	binds, err := auditBind(&store)
+	abs := filepath.Join(dir, "sub")
+	if err != nil || store != "sqlite:"+filepath.Join(abs, "audit.db") || !slices.Equal(binds, []string{abs + ":" + abs}) {
+		t.Errorf("store %q binds %v, %v", store, binds, err)
+	}
+	if _, err := os.Stat(abs); err != nil {
+		t.Errorf("the store's directory is not made: %v", err)
+	}
+	for _, s := range []string{"postgres://h/db", "memory", "sqlite:", "sqlite::memory:"} {
+		was := s
+		if binds, err := auditBind(&s); binds != nil || err != nil || s != was {
+			t.Errorf("%q: binds %v, store %q, %v", was, binds, s, err)
+		}
+	}
+	file := filepath.Join(dir, "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := "sqlite:" + filepath.Join(file, "audit.db")
+	if _, err := auditBind(&s); err == nil {
+		t.Error("a store under a file bound")
+	}
+}
+
+// A container target refuses what it cannot do before it reaches Docker.
+func TestAContainerRefusesBeforeDocker(t *testing.T) {
+	ctx := context.Background()
+	c := &Container{Image: "mcpchaos/mcplocal:none"}
+	if c.Name() != "container:mcpchaos/mcplocal:none" || c.URL() != "http://" || c.Logs(ctx) != "" {
+		t.Errorf("name %q url %q", c.Name(), c.URL())
+	}
+	if err := c.Start(ctx, Spec{}); err == nil || !strings.Contains(err.Error(), "no world") {
+		t.Errorf("start without a world: %v", err)
+	}
+	if err := c.Restart(ctx); err == nil || !strings.Contains(err.Error(), "restart before start") {
+		t.Errorf("restart before start: %v", err)
+	}
+	if err := c.KillRestart(ctx); err == nil || !strings.Contains(err.Error(), "kill-restart before start") {
+		t.Errorf("kill-restart before start: %v", err)
+	}
+	if err := c.Stop(ctx); err != nil {
+		t.Errorf("stop before start: %v", err)
+	}
+	if err := c.Ready(ctx); err == nil || !strings.Contains(err.Error(), "not running") {
+		t.Errorf("ready before start: %v", err)
+	}
+	if err := (&Service{r: &containerRun{}}).Stop(ctx); err != nil {
+		t.Errorf("stop of a service never created: %v", err)
+	}
+	if id := (&containerRun{}).id(); id != "not created" {
+		t.Errorf("id %q", id)
+	}
+}
