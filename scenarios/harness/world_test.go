@@ -7,6 +7,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -405,5 +407,34 @@ func TestAStoppedHairpinFreesItsAddressAtOnce(t *testing.T) {
 		if err := e.DocmostLink.Up(); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// A world that cannot start says why and leaves nothing behind.
+func TestAWorldThatCannotStartLeavesNothing(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	e, err := NewEnv(ctx, EnvOptions{Target: &Binary{Path: "/no/such/mcplocal"}, Dir: filepath.Join(dir, "scratch")})
+	if err == nil || !strings.HasPrefix(err.Error(), "target binary:/no/such/mcplocal: ") {
+		t.Fatalf("a target that cannot start: %v", err)
+	}
+	if !refused(e.Docmost.Addr()) || !refused(e.DocmostLink.Addr()) {
+		t.Error("the fake or its link still runs")
+	}
+	if _, err := os.Stat(e.Dir); !os.IsNotExist(err) {
+		t.Errorf("the scratch dir is left: %v", err)
+	}
+	if _, err := NewEnv(ctx, EnvOptions{Pipeline: []Stage{{Name: "no-such-stage"}}}); err == nil || !strings.Contains(err.Error(), "harness config") {
+		t.Errorf("a config the proxy refuses: %v", err)
+	}
+	if _, err := (&Env{}).link("bogus"); err == nil || !strings.Contains(err.Error(), "unknown link") {
+		t.Errorf("an unknown link: %v", err)
+	}
+	w := newWorld(t, EnvOptions{})
+	if err := w.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(ctx); err != nil {
+		t.Errorf("a second close: %v", err)
 	}
 }
