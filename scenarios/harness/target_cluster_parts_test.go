@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -126,5 +128,40 @@ func TestAMcplocalReplicaSharesTheStoreAndDrains(t *testing.T) {
 	}
 	if r, _ := f.replica(spec, ""); r.(*Foreign).Spec != f.Spec() {
 		t.Error("a foreign replica runs another spec")
+	}
+}
+
+// HAProxy is found on PATH, else as /usr/sbin/haproxy if it is an
+// executable file there.
+func TestHAProxyIsFoundOnPathOrInSbin(t *testing.T) {
+	dir := t.TempDir()
+	exe, plain := filepath.Join(dir, "exe"), filepath.Join(dir, "plain")
+	if err := os.WriteFile(exe, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(plain, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if !isExec(exe) || isExec(plain) || isExec(dir) || isExec(filepath.Join(dir, "none")) {
+		t.Errorf("isExec: exe %v plain %v dir %v missing %v", isExec(exe), isExec(plain), isExec(dir), isExec(filepath.Join(dir, "none")))
+	}
+	if err := os.WriteFile(filepath.Join(dir, "haproxy"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", dir)
+	if p, err := (&Cluster{}).haproxyPath(); err != nil || p != filepath.Join(dir, "haproxy") {
+		t.Errorf("haproxy on PATH: %q, %v", p, err)
+	}
+	t.Setenv("PATH", t.TempDir())
+	p, err := (&Cluster{}).haproxyPath()
+	if isExec("/usr/sbin/haproxy") {
+		if err != nil || p != "/usr/sbin/haproxy" {
+			t.Errorf("haproxy in /usr/sbin: %q, %v", p, err)
+		}
+	} else if err == nil || !strings.Contains(err.Error(), "haproxy not found") {
+		t.Errorf("no haproxy: %q, %v", p, err)
+	}
+	if why := OneProcess(&InProcess{}); why != "" {
+		t.Errorf("one process: %q", why)
 	}
 }

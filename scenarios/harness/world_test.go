@@ -241,6 +241,9 @@ func TestFaultsActOnTheWorld(t *testing.T) {
 	if err := (ProxyKill{}).Inject(ctx, e); err == nil || !strings.Contains(err.Error(), "cannot be killed") {
 		t.Errorf("proxy-kill in process: %v", err)
 	}
+	if err := e.DocmostLink.Toxic("odd", "no_such_toxic", "downstream", nil); err == nil || !strings.Contains(err.Error(), "toxic odd (no_such_toxic) on docmost") {
+		t.Errorf("a toxic toxiproxy has not: %v", err)
+	}
 }
 
 // A handshake stall answers initialize with a session id and holds what
