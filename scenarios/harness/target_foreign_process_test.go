@@ -255,6 +255,26 @@ func TestAForeignProxyThatExitsIsAnError(t *testing.T) {
 		t.Errorf("stop after the proxy died: %v", err)
 	}
 
+	// A restart of a proxy that died says so, and stops nothing more.
+	g := standInSpec(t, "", "").Target(nil).(*Foreign)
+	if err := g.Start(ctx, foreignWorld(t)); err != nil {
+		t.Fatal(err)
+	}
+	pid = g.PID()
+	q, _ := os.FindProcess(pid)
+	_ = q.Kill()
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if err := g.Ready(ctx); err != nil && strings.Contains(err.Error(), "exited") {
+			break
+		}
+	}
+	if err := g.Restart(ctx); err == nil || !strings.Contains(err.Error(), "foreign:stand-in: restart: pid") || !strings.Contains(err.Error(), "exited on its own") {
+		t.Errorf("a restart after the proxy died: %v", err)
+	}
+	if err := g.Stop(ctx); err != nil {
+		t.Errorf("stop after a failed restart: %v", err)
+	}
+
 	dead := mustParseForeign(t, "name: dead\ncommand: [/bin/sh, -c, 'echo no config here >&2; exit 3']").Target(nil).(*Foreign)
 	err := dead.Start(ctx, foreignWorld(t))
 	if err == nil || !strings.Contains(err.Error(), "no config here") || !strings.HasPrefix(err.Error(), "foreign:dead: ") {

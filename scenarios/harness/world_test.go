@@ -116,6 +116,9 @@ func TestAWorldHasWhatItsOptionsAskFor(t *testing.T) {
 	if err := e.GetJSON(context.Background(), "/api/v1/audit?trace=ABCDEFGH", &status, &status.Error); err != nil {
 		t.Errorf("the auditor's read: %v", err)
 	}
+	if l, err := e.link(LinkController); err != nil || l != e.ControllerLink {
+		t.Errorf("the controller's link: %v, %v", l, err)
+	}
 	if n, ok := e.LiveSessions(); !ok || n != 0 {
 		t.Errorf("live sessions %d, %v", n, ok)
 	}
@@ -126,6 +129,13 @@ func TestAWorldHasWhatItsOptionsAskFor(t *testing.T) {
 	}
 	if plain.AdminToken() != "" {
 		t.Errorf("a world without users has an admin token %q", plain.AdminToken())
+	}
+	keyed := newWorld(t, EnvOptions{UpstreamKey: true})
+	if len(keyed.SecretEnv) != 1 || keyed.SecretEnv[UpstreamKeyEnv] != UpstreamKeyValue {
+		t.Errorf("a world with the upstream key alone: %v", keyed.SecretEnv)
+	}
+	if d := (&Env{}).Draws(); d != nil {
+		t.Errorf("a world without LLMs drew %v", d)
 	}
 }
 
@@ -434,8 +444,14 @@ func TestAWorldThatCannotStartLeavesNothing(t *testing.T) {
 		t.Errorf("an unknown link: %v", err)
 	}
 	w := newWorld(t, EnvOptions{})
+	if err := w.Arm(ctx, IngressHairpin{}); err != nil {
+		t.Fatal(err)
+	}
 	if err := w.Close(ctx); err != nil {
 		t.Fatal(err)
+	}
+	if !refused(w.DocmostLink.Addr()) {
+		t.Error("the hairpin outlived its world")
 	}
 	if err := w.Close(ctx); err != nil {
 		t.Errorf("a second close: %v", err)
