@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -30,6 +31,12 @@ func TestABinaryRunsUnderItsLimitsAndCleansAfterAKill(t *testing.T) {
 	b := &Binary{Path: standInMcplocal(t), FDLimit: 512, MaxLog: 100}
 	if err := b.Ready(ctx); err == nil || !strings.Contains(err.Error(), "not running") {
 		t.Errorf("ready before start: %v", err)
+	}
+	if err := b.Restart(ctx); err == nil || !strings.Contains(err.Error(), ": restart before start") {
+		t.Errorf("restart before start: %v", err)
+	}
+	if err := b.KillRestart(ctx); err == nil || !strings.Contains(err.Error(), ": kill-restart before start") {
+		t.Errorf("kill-restart before start: %v", err)
 	}
 	spec := foreignWorld(t)
 	if err := b.Start(ctx, spec); err != nil {
@@ -84,7 +91,19 @@ func TestABinaryKeepsAMebibyteOfLogsByDefault(t *testing.T) {
 		t.Errorf("kept %d bytes of 1 MiB written", len(logs))
 	}
 	_, _ = b.logs().Write([]byte(line))
-	if logs := b.Logs(); !strings.HasPrefix(logs, "[... ") || !strings.HasSuffix(logs, line) || len(logs) > 1<<20+64 {
-		t.Errorf("past 1 MiB: %d bytes, starting %q", len(logs), logs[:40])
+	logs := b.Logs()
+	note, kept, _ := strings.Cut(logs, "\n")
+	var dropped int
+	if _, err := fmt.Sscanf(note, "[... %d earlier bytes dropped]", &dropped); err != nil || !strings.HasSuffix(kept, line) {
+		t.Fatalf("past 1 MiB: %q... (%v)", logs[:40], err)
+	}
+	// What the note says was dropped and what is kept are all that was written.
+	if total := 1025 * len(line); dropped+len(kept) != total || len(kept) > 1<<20 {
+		t.Errorf("dropped %d and kept %d bytes of %d", dropped, len(kept), total)
+	}
+	tb := newTailBuffer(10)
+	fmt.Fprint(tb, "0123456789abcdefghij")
+	if got := tb.String(); got != "[... 10 earlier bytes dropped]\nabcdefghij" {
+		t.Errorf("a tail without a line boundary: %q", got)
 	}
 }

@@ -23,6 +23,9 @@ func pids(c *Cluster) []int {
 // each of its faults acts on the replica it names, HAProxy sees them all UP
 // again before the next, and Stop leaves nothing running.
 func TestAClusterOfStandInsTakesEveryFault(t *testing.T) {
+	// The shipped config's variables in this process's environment are not
+	// HAProxy's: a third server there would take the cluster's clients.
+	t.Setenv("MCPLOCAL_REPLICA_3", "127.0.0.1:1")
 	spec := standInSpec(t, "", "ready: /healthz\nheaders: {X-Replica-Port: '{{.Port}}'}")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -191,6 +194,12 @@ func TestAClusterRefusesWhatItCannotRun(t *testing.T) {
 	ctx := context.Background()
 	if got := (&Cluster{}).Name(); got != "cluster:2" {
 		t.Errorf("a cluster of default size is %q", got)
+	}
+	if got := (&Cluster{Replicas: 3}).Name(); got != "cluster:3" {
+		t.Errorf("a cluster of 3 is %q", got)
+	}
+	if err := (&Cluster{Replicas: clusterMaxReplicas}).Start(ctx, Spec{}); err == nil || !strings.Contains(err.Error(), "no world") {
+		t.Errorf("%d replicas are refused: %v", clusterMaxReplicas, err)
 	}
 	c := &Cluster{Replicas: clusterMaxReplicas + 1}
 	if err := c.Start(ctx, foreignWorld(t)); err == nil || !strings.Contains(err.Error(), "at most 5 replicas") {
