@@ -345,3 +345,32 @@ func TestAForeignSpecRendersItsCommandFromItsDirectory(t *testing.T) {
 		t.Errorf("a bad spec file: %v, want its path in the error", err)
 	}
 }
+
+// The variables of a world with one LLM, or none, or without the harness
+// project, are empty where the world has nothing; failpoints are passed
+// only when some are armed.
+func TestForeignVarsAreEmptyWhereTheWorldHasNothing(t *testing.T) {
+	f := mustParseForeign(t, "name: v\ncommand: [x]\ncapabilities: [failpoints]").Target(nil).(*Foreign)
+	f.dir = t.TempDir()
+	w := foreignWorld(t).World
+	w.LLMs = w.LLMs[:1]
+	if err := f.prepareLocked(w, Spec{}, "127.0.0.1:5"); err != nil {
+		t.Fatal(err)
+	}
+	if v := f.vars; v.LLMURL != "http://127.0.0.1:3/v1" || v.LLMModel != "m1" || v.FallbackURL != "" || v.FallbackModel != "" {
+		t.Errorf("one LLM: %q %q, fallback %q %q", v.LLMURL, v.LLMModel, v.FallbackURL, v.FallbackModel)
+	}
+	for _, kv := range f.env {
+		if strings.HasPrefix(kv, failpointsEnv) || strings.HasPrefix(kv, "MCPLOCAL_ENABLE_FAILPOINTS") {
+			t.Errorf("no failpoint is armed, yet the proxy gets %s", kv)
+		}
+	}
+	w.LLMs = nil
+	w.Projects = map[string]*WorldProject{OtherProject: w.Projects[Project]}
+	if err := f.prepareLocked(w, Spec{}, "127.0.0.1:5"); err != nil {
+		t.Fatal(err)
+	}
+	if v := f.vars; v.LLMURL != "" || v.DocmostURL != "" || v.EverythingURL != "" {
+		t.Errorf("no LLM and no harness project: LLM %q docmost %q everything %q", v.LLMURL, v.DocmostURL, v.EverythingURL)
+	}
+}
