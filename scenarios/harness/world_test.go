@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	fakellm "github.com/mcpchaos/mcpchaos/fakes/llm"
 	"github.com/mcpchaos/mcpchaos/fakes/upstream"
 )
@@ -455,5 +457,23 @@ func TestAWorldThatCannotStartLeavesNothing(t *testing.T) {
 	}
 	if err := w.Close(ctx); err != nil {
 		t.Errorf("a second close: %v", err)
+	}
+}
+
+// Under the slicer, answers arrive whole, in small pieces.
+func TestASlicedLinkStillDeliversWholeAnswers(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	e := newWorld(t, EnvOptions{Fault: Slicer{AvgBytes: 8, DelayUs: 1}})
+	cs, err := SDKClient(ctx, e.ProjectURL(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	for range 3 {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: e.Tool("search"), Arguments: map[string]any{"query": "backup"}})
+		if err != nil || res.IsError || len(res.Content) == 0 {
+			t.Fatalf("a call through the sliced link: %v %+v", err, res)
+		}
 	}
 }
