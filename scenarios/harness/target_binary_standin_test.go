@@ -107,3 +107,13 @@ func TestABinaryKeepsAMebibyteOfLogsByDefault(t *testing.T) {
 		t.Errorf("a tail without a line boundary: %q", got)
 	}
 }
+
+// A command that does not build is an error quoting the build's output.
+func TestBuildCommandQuotesAFailedBuild(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	_, err := BuildCommand(ctx, t.TempDir(), "no-such-command")
+	if err == nil || !strings.Contains(err.Error(), "cmd/no-such-command") || !strings.Contains(err.Error(), "go build -o") {
+		t.Errorf("a command that does not exist: %v", err)
+	}
+}

@@ -253,6 +253,9 @@ func TestFaultsActOnTheWorld(t *testing.T) {
 	if err := (ProxyKill{}).Inject(ctx, e); err == nil || !strings.Contains(err.Error(), "cannot be killed") {
 		t.Errorf("proxy-kill in process: %v", err)
 	}
+	if _, err := e.Toxi.Link("docmost", e.Docmost.Addr()); err == nil || !strings.Contains(err.Error(), "toxiproxy link docmost") {
+		t.Errorf("a second link of one name: %v", err)
+	}
 	if err := e.DocmostLink.Toxic("odd", "no_such_toxic", "downstream", nil); err == nil || !strings.Contains(err.Error(), "toxic odd (no_such_toxic) on docmost") {
 		t.Errorf("a toxic toxiproxy has not: %v", err)
 	}
