@@ -106,3 +106,24 @@ func TestDelayInOutlastsTheRequestBudget(t *testing.T) {
 		t.Errorf("params %q", got)
 	}
 }
+
+// A target's declared budgets replace the harness's bounds; mcplocal reads
+// the bounds themselves.
+func TestBudgetsOfTakeTheTargetsDeclaredBudgets(t *testing.T) {
+	b := CompressedBounds()
+	f := mustParseForeign(t, "name: d\ncommand: [x]\nbudgets: {request: 7s}").Target(nil)
+	if got := BudgetsOf(f, b); got.D(BoundRequest) != 7*time.Second || got.D(BoundGate) != b.D(BoundGate) {
+		t.Errorf("declared: request %v gate %v", got.D(BoundRequest), got.D(BoundGate))
+	}
+	if got := BudgetsOf(&InProcess{}, b); got.D(BoundRequest) != b.D(BoundRequest) {
+		t.Errorf("mcplocal: request %v", got.D(BoundRequest))
+	}
+	fc := NewForeignCluster(mustParseForeign(t, "name: d\ncommand: [x]\nbudgets: {gate: 3s}\ntoolName: '{{.Tool}}'\nstateless: true"), 2, nil)
+	if got := BudgetsOf(fc, b); got.D(BoundGate) != 3*time.Second {
+		t.Errorf("a foreign cluster: gate %v", got.D(BoundGate))
+	}
+	if ToolName(fc, "docmost", "search") != "search" || PromptName(fc, "docmost", "p") != "p" || !IsStateless(fc) || fc.Protocol() != "" ||
+		Claims(fc, MethodPing) || fc.FrontsEverything() || len(fc.UndeclaredBudgets()) != 3 || fc.Has(CapKill) {
+		t.Error("a foreign cluster does not adapt as its spec says")
+	}
+}
