@@ -114,3 +114,39 @@ func TestTheTypeScriptClientsFailuresAreErrors(t *testing.T) {
 		t.Error("a directory without client.mjs started a client")
 	}
 }
+
+// The TypeScript client's directory is tools/tsclient of the module above
+// the working directory, used as it is once its dependencies are there;
+// without node or a module there is none.
+func TestTSClientDirIsTheModulesToolsTsclient(t *testing.T) {
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("node is not installed")
+	}
+	ctx := context.Background()
+	root := t.TempDir()
+	sdk := filepath.Join(root, "tools", "tsclient", "node_modules", "@modelcontextprotocol", "sdk")
+	if err := os.MkdirAll(sdk, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{filepath.Join(root, "go.mod"), filepath.Join(sdk, "package.json")} {
+		if err := os.WriteFile(f, []byte("\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deep := filepath.Join(root, "a", "b")
+	if err := os.MkdirAll(deep, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(deep)
+	if dir, err := TSClientDir(ctx); err != nil || dir != filepath.Join(root, "tools", "tsclient") {
+		t.Errorf("dir %q, %v", dir, err)
+	}
+	t.Chdir(t.TempDir())
+	if _, err := TSClientDir(ctx); err == nil || !strings.Contains(err.Error(), "no go.mod above") {
+		t.Errorf("outside a module: %v", err)
+	}
+	t.Setenv("PATH", t.TempDir())
+	if _, err := TSClientDir(ctx); err == nil || !strings.Contains(err.Error(), "node is not installed") {
+		t.Errorf("without node: %v", err)
+	}
+}
