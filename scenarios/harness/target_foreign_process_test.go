@@ -182,6 +182,12 @@ func TestAForeignProxyRestartsAndIsKilledOnItsAddress(t *testing.T) {
 	if err := fo.Ready(ctx); err != nil {
 		t.Errorf("ready: %v", err)
 	}
+	// Between scenarios, readiness is the spec's own probe answering.
+	fo.Spec.Ready = "tcp:1"
+	if err := fo.Ready(ctx); err == nil || !strings.Contains(err.Error(), "tcp 127.0.0.1:1 did not answer") {
+		t.Errorf("ready by a probe that does not answer: %v", err)
+	}
+	fo.Spec.Ready = "tcp"
 	if err := f.Restart(ctx); err != nil {
 		t.Fatal(err)
 	}

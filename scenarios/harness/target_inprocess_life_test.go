@@ -35,6 +35,9 @@ func TestTheInProcessTargetsLifecycle(t *testing.T) {
 	if !in.stalled.Load() {
 		t.Error("StallAudit did not stall the store")
 	}
+	if err := in.Ready(ctx); err == nil || !strings.Contains(err.Error(), "/readyz did not answer 200") {
+		t.Errorf("ready with its audit store stalled: %v", err)
+	}
 	p := in.Proxy()
 	if err := in.Restart(ctx); err != nil {
 		t.Fatal(err)
