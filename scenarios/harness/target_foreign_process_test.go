@@ -323,6 +323,11 @@ func TestAForeignSpecRendersItsCommandFromItsDirectory(t *testing.T) {
 	if err := f.prepareLocked(w, Spec{}, "127.0.0.1:5"); err != nil || f.argv[0] != "/abs/proxy" {
 		t.Errorf("an absolute path: %q, %v", f.argv, err)
 	}
+	img := mustParseForeign(t, "name: img\nimage: some/image:tag\nargs: [serve, '{{.Listen}}']").Target(nil).(*Foreign)
+	img.Spec.Dir, img.dir = dir, t.TempDir()
+	if err := img.prepareLocked(w, Spec{}, "127.0.0.1:5"); err != nil || !slices.Equal(img.argv, []string{"some/image:tag", "serve", "127.0.0.1:5"}) {
+		t.Errorf("an image spec: %q, %v; want the image as it is, then its args", img.argv, err)
+	}
 	for _, name := range []string{"../x", "sub/x", ".", ".."} {
 		f.Spec.Files = map[string]string{name: "x"}
 		if err := f.prepareLocked(w, Spec{}, "127.0.0.1:5"); err == nil {
