@@ -229,6 +229,10 @@ func TestAForeignProxyRestartsAndIsKilledOnItsAddress(t *testing.T) {
 		t.Fatal(err)
 	}
 	requireGone(t, pid)
+	// Each run's end is marked too.
+	if got := strings.Count(fo.Logs(), " ended: "); got != 4 {
+		t.Errorf("%d ends in the logs, want 4:\n%s", got, fo.Logs())
+	}
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Errorf("the temp dir %s is left: %v", dir, err)
 	}
