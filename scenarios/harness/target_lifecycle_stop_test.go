@@ -80,6 +80,12 @@ func TestAGracefulStopIsBoundedAndSaysHowItEnded(t *testing.T) {
 	if err := p.kill(); err != nil {
 		t.Errorf("a kill of a process already reaped: %v", err)
 	}
+
+	p = shell(t, "echo up $((1+1)); sleep 0.3; exit 0")
+	<-p.done
+	if err := p.stop(ctx, true, time.Second, true); err == nil || !strings.Contains(err.Error(), "had exited on its own: exit status 0") {
+		t.Errorf("a stop of a process that ended well on its own: %v", err)
+	}
 }
 
 // The readiness wait ends when the probe answers, when the process dies,
