@@ -38,6 +38,13 @@ func TestAClusterOfStandInsTakesEveryFault(t *testing.T) {
 	if _, err := c.KeptTraces(); err == nil {
 		t.Error("kept traces before Stop")
 	}
+	// Before the start there is no replica to render the spec as.
+	if got := fc.Endpoint(Project); !strings.HasSuffix(got, "/projects/"+Project+"/mcp") {
+		t.Errorf("endpoint before start %q", got)
+	}
+	if got, ok := fc.Headers()["X-Replica-Port"]; !ok || got != "" {
+		t.Errorf("headers before start: %v", fc.Headers())
+	}
 	if err := c.Start(ctx, foreignWorld(t)); err != nil {
 		t.Fatal(err)
 	}

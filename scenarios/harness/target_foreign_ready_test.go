@@ -99,7 +99,11 @@ func TestTheInitializeProbeActsAsAClient(t *testing.T) {
 		defer mu.Unlock()
 		return append([]hit(nil), hits...)
 	}
-	got := run("name: a\ncommand: [x]\nheaders: {x-key: k}", map[string]string{"bob": "bob-token", "alice": "alice-token"})
+	users := map[string]string{"alice": "alice-token"}
+	for _, name := range []string{"bob", "carol", "dave", "erin", "frank", "grace", "heidi", "ivan", "judy"} {
+		users[name] = name + "-token"
+	}
+	got := run("name: a\ncommand: [x]\nheaders: {x-key: k}", users)
 	want := []hit{{"POST", "Bearer alice-token", "k", ""}, {"DELETE", "Bearer alice-token", "k", "s-1"}}
 	if len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
 		t.Errorf("with users: %+v, want %+v", got, want)
