@@ -68,12 +68,19 @@ func refused(addr string) bool {
 // links, in the project the proxy serves, with the keys, users and second
 // project asked for.
 func TestAWorldHasWhatItsOptionsAskFor(t *testing.T) {
+	fps := PanicInToolCall("docmost_search")
+	if !strings.Contains(fps.String(), "docmost_search:panic") {
+		t.Errorf("PanicInToolCall armed %q", fps.String())
+	}
 	e := newWorld(t, EnvOptions{
-		LLM: true, Fallback: true, LLMKeys: true, UpstreamKey: true, Everything: true,
+		Failpoints: fps, LLM: true, Fallback: true, LLMKeys: true, UpstreamKey: true, Everything: true,
 		Unifi: &HealthCheck{}, Users: map[string]string{"alice": "alice-token"},
 		SecondProject: true, SecondProjectOpen: true, DocmostQuery: "apikey=s3cret", Strict: true, Seed: 42,
 	})
 	w := e.World
+	if e.Failpoints != fps {
+		t.Error("the world does not arm the failpoints it was given")
+	}
 	if !w.Strict || e.Seed != 42 {
 		t.Errorf("strict %v seed %d", w.Strict, e.Seed)
 	}
