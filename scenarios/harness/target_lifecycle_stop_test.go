@@ -196,7 +196,13 @@ func TestListeningInodesAreTheListenersAlone(t *testing.T) {
 	if who, known := squatter(ln.Addr().String(), 1<<30); !known || !strings.Contains(who, "listens on port") {
 		t.Errorf("another process's listener: %q, %v", who, known)
 	}
-	if _, known := squatter("no port", 1); known {
-		t.Error("an address without a port is known")
+	for _, addr := range []string{"no port", "127.0.0.1:http"} {
+		if _, known := squatter(addr, 1); known {
+			t.Errorf("an address without a port number (%q) is known", addr)
+		}
+	}
+	free, _ := freeLoopbackAddr()
+	if who, known := squatter(free, 1<<30); !known || who != "" {
+		t.Errorf("a port nobody listens on: %q, %v", who, known)
 	}
 }
