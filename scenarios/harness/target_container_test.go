@@ -111,3 +111,23 @@ func TestAContainerRefusesBeforeDocker(t *testing.T) {
 		t.Errorf("id %q", id)
 	}
 }
+
+// A container that cannot be run (no Docker here, or an image never built)
+// fails its start saying what to do, and leaves no config behind.
+func TestAContainerThatCannotRunSaysWhatToDo(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c := &Container{Image: "mcpchaos/mcplocal:never-built-" + NewImageSet().Tag()}
+	err := c.Start(ctx, foreignWorld(t))
+	if err == nil {
+		_ = c.Stop(ctx)
+		t.Fatal("a container of an image never built started")
+	}
+	if msg := err.Error(); !strings.HasPrefix(msg, c.Name()+": ") ||
+		!strings.Contains(msg, dockerScriptPath+" start") && !strings.Contains(msg, "never pulled: build it first") {
+		t.Errorf("the error does not say what to do: %v", err)
+	}
+	if c.dir != "" || c.URL() != "http://" {
+		t.Errorf("a failed start left dir %q, URL %q", c.dir, c.URL())
+	}
+}
