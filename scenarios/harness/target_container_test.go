@@ -131,3 +131,23 @@ func TestAContainerThatCannotRunSaysWhatToDo(t *testing.T) {
 		t.Errorf("a failed start left dir %q, URL %q", c.dir, c.URL())
 	}
 }
+
+// So does a foreign image spec, its output note included.
+func TestAForeignImageThatCannotRunSaysWhatToDo(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var out syncBuffer
+	f := mustParseForeign(t, "name: img\nimage: 'mcpchaos/none:never-built-"+NewImageSet().Tag()+"'\nargs: [serve, '{{.Listen}}']").Target(&out).(*Foreign)
+	err := f.Start(ctx, foreignWorld(t))
+	if err == nil {
+		_ = f.Stop(ctx)
+		t.Fatal("an image never built started")
+	}
+	if msg := err.Error(); !strings.HasPrefix(msg, "foreign:img: ") ||
+		!strings.Contains(msg, dockerScriptPath+" start") && !strings.Contains(msg, "never pulled: build it first") {
+		t.Errorf("the error does not say what to do: %v", err)
+	}
+	if f.dir != "" || f.run != nil {
+		t.Errorf("a failed start left dir %q, run %v", f.dir, f.run)
+	}
+}
