@@ -151,3 +151,22 @@ func TestAForeignImageThatCannotRunSaysWhatToDo(t *testing.T) {
 		t.Errorf("a failed start left dir %q, run %v", f.dir, f.run)
 	}
 }
+
+// A service of an image never built does not start, and says what to do.
+func TestAServiceThatCannotRunSaysWhatToDo(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	addr, err := FreeLoopbackAddr()
+	if err != nil || !strings.HasPrefix(addr, "127.0.0.1:") {
+		t.Fatalf("a free address %q, %v", addr, err)
+	}
+	s, err := StartService(ctx, "mcpchaos/none:never-built-"+NewImageSet().Tag(), nil, addr, "/healthz", nil)
+	if err == nil {
+		_ = s.Stop(ctx)
+		t.Fatal("a service of an image never built started")
+	}
+	if !strings.HasPrefix(err.Error(), "service:mcpchaos/none:") ||
+		!strings.Contains(err.Error(), dockerScriptPath+" start") && !strings.Contains(err.Error(), "never pulled: build it first") {
+		t.Errorf("the error does not say what to do: %v", err)
+	}
+}
