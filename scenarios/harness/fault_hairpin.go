@@ -52,10 +52,16 @@ func (f IngressHairpin) Inject(_ context.Context, e *Env) error {
 	}
 	go func() { _ = srv.Serve(ln) }()
 	e.closers = append(e.closers, func() error {
-		if err := srv.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
-			return err
+		// The listener is closed here too: Serve may not have taken it yet,
+		// and a server closed first leaves it open until Serve gets to it,
+		// while the link wants its address back now.
+		var errs []error
+		for _, err := range []error{srv.Close(), ln.Close()} {
+			if err != nil && !errors.Is(err, net.ErrClosed) {
+				errs = append(errs, err)
+			}
 		}
-		return nil
+		return errors.Join(errs...)
 	})
 	return nil
 }

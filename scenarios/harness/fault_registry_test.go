@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -134,5 +135,124 @@ func TestArmRefusesABeforeStartFault(t *testing.T) {
 	}
 	if err := e.Arm(context.Background(), ProxyRestart{}); err != nil || e.Struck() {
 		t.Fatalf("a midway fault armed: err %v, struck %v (want not yet)", err, e.Struck())
+	}
+}
+
+// Usage renders a kind as --fault takes it, its defaults filled in.
+func TestUsageRendersTheDefaults(t *testing.T) {
+	want := map[string]string{
+		"none":          "none",
+		"latency":       "latency:link=docmost,latencyMs=100",
+		"tool-hang":     "tool-hang:tool=search,server=",
+		"llm-slow":      "llm-slow:delay=5s",
+		"llm-not_found": "llm-not_found:delay=0s",
+	}
+	for _, k := range Faults() {
+		if w, ok := want[k.Name]; ok {
+			if got := k.Usage(); got != w {
+				t.Errorf("Usage() = %q, want %q", got, w)
+			}
+			delete(want, k.Name)
+		}
+		// Every usage parses back to the kind's default fault.
+		f, err := ParseFault(k.Usage())
+		if err != nil {
+			t.Errorf("ParseFault(%q): %v", k.Usage(), err)
+			continue
+		}
+		if f.Params() != k.Default().Params() {
+			t.Errorf("%s: usage builds %q, default %q", k.Name, f.Params(), k.Default().Params())
+		}
+	}
+	if len(want) != 0 {
+		t.Errorf("kinds not registered: %v", want)
+	}
+}
+
+// A kind whose defaults do not build is a registry bug: Default panics.
+func TestDefaultPanicsOnABrokenKind(t *testing.T) {
+	k := FaultKind{Name: "broken", Params: []Param{{"n", "many", ""}}, Build: func(a *Args) Fault { return Latency{Ms: a.Int("n")} }}
+	defer func() {
+		if r := recover(); r == nil || !strings.Contains(r.(string), "fault broken") {
+			t.Errorf("recovered %v, want a panic naming the kind", r)
+		}
+	}()
+	k.Default()
+	t.Error("Default built a kind whose defaults do not parse")
+}
+
+// Zero is a value like any other; a value left empty or a second error
+// keeps the first error.
+func TestParseFaultTakesZeroAndReportsTheFirstError(t *testing.T) {
+	for spec, want := range map[string]Fault{
+		"latency:latencyMs=0":            Latency{Link: LinkDocmost, Ms: 0},
+		"tool-slow:delay=0s":             ToolSlow{Tool: "search", Delay: 0},
+		"down:link=everything":           LinkDown{Link: LinkEverything},
+		"blackhole:link=llm":             Blackhole{Link: LinkLLM},
+		"limit-data:bytes=1":             LimitData{Link: LinkDocmost, Bytes: 1},
+		"tool-hang:server=":              ToolHang{Tool: "search"},
+		" reset-peer:timeoutMs=":         nil,
+		"tool-slow:delay=-1s":            nil,
+		"tool-hang:server=other":         nil,
+		"latency:=5":                     nil,
+		"latency: =5":                    nil,
+		"slicer:averageSize=x,delayUs=y": nil,
+	} {
+		got, err := ParseFault(spec)
+		if want == nil {
+			if err == nil {
+				t.Errorf("ParseFault(%q) = %#v, want an error", spec, got)
+			}
+			continue
+		}
+		if err != nil || got != want {
+			t.Errorf("ParseFault(%q) = %#v, %v; want %#v", spec, got, err, want)
+		}
+	}
+	_, err := ParseFault("slicer:averageSize=x,delayUs=y")
+	if err == nil || !strings.Contains(err.Error(), "averageSize") || strings.Contains(err.Error(), "delayUs") {
+		t.Errorf("two bad values: %v, want the first one's error alone", err)
+	}
+	r, err := ParseFault("llm-random:choices=ok+not_found")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ch := r.(LLMRandom).Choices; ch[0].Step.Text != LLMTitles || ch[1].Step.Text != "" || ch[0].Weight != 1 {
+		t.Errorf("ok draws answer %q, not_found %q (weight %v): want the titles on ok alone", ch[0].Step.Text, ch[1].Step.Text, ch[0].Weight)
+	}
+}
+
+// Each fault says what it needs of the world by the link or server it acts on.
+func TestFaultsRequireWhatTheirLinkOrServerNeeds(t *testing.T) {
+	for _, c := range []struct {
+		f    Fault
+		want []string
+	}{
+		{Latency{}, []string{NeedToxiproxy}},
+		{Latency{Link: LinkDocmost}, []string{NeedToxiproxy}},
+		{Bandwidth{Link: LinkLLM}, []string{NeedToxiproxy, NeedLLM}},
+		{Blackhole{Link: LinkEverything}, []string{NeedToxiproxy, NeedEverything}},
+		{ResetPeer{Link: LinkController}, []string{NeedToxiproxy, NeedUnifi}},
+		{IngressHairpin{Link: LinkLLM}, []string{NeedToxiproxy, NeedLLM, CapAuditAPI}},
+		{ToolHang{}, []string{NeedUpstreamFake}},
+		{ToolHang{Server: LinkEverything}, []string{NeedUpstreamFake, NeedEverything}},
+		{ProxyKill{}, []string{CapKill}},
+		{HandlerHang{}, []string{CapFailpoints}},
+	} {
+		if got := c.f.Requires(); !slices.Equal(got, c.want) {
+			t.Errorf("%s %s requires %v, want %v", c.f.Name(), c.f.Params(), got, c.want)
+		}
+	}
+	for f, want := range map[Fault]string{
+		Latency{Ms: 5}: "link=docmost latency=5ms",
+		Slicer{Link: LinkLLM, AvgBytes: 8, DelayUs: 3}: "link=llm size=8B delay=3µs",
+		ToolHang{Tool: "t"}:                            "tool=t",
+		ToolHang{Tool: "t", Server: LinkEverything}:    "server=everything tool=t",
+		ToolSlow{Tool: "t", Delay: time.Second}:        "tool=t delay=1s",
+		IngressHairpin{}:                               `link=docmost answers 403 text/plain "Access denied"`,
+	} {
+		if got := f.Params(); got != want {
+			t.Errorf("%s: params %q, want %q", f.Name(), got, want)
+		}
 	}
 }

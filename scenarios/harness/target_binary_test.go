@@ -90,6 +90,8 @@ func newBinary(t *testing.T) *Binary {
 	return b
 }
 
+// testCtx bounds one test's work; take it after newBinary, whose build of
+// mcplocal (minutes on a loaded machine) is not the test's to spend.
 func testCtx(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
@@ -176,10 +178,10 @@ func waitForLog(t *testing.T, b *Binary, substr string) {
 type syncBuffer = syncbuf.Buffer
 
 func TestBinaryStartRestartKillRestartStop(t *testing.T) {
+	b := newBinary(t) // built before the test's own time starts
 	ctx := testCtx(t)
 	up := newDocmost(t)
 	tee := &syncBuffer{}
-	b := newBinary(t)
 	b.Stderr = tee
 	if got, want := b.Name(), "binary:"+b.Path; got != want {
 		t.Fatalf("Name() = %q, want %q", got, want)
@@ -242,8 +244,8 @@ func TestBinaryStartRestartKillRestartStop(t *testing.T) {
 }
 
 func TestBinaryRestartWaitsForTheAddressToFree(t *testing.T) {
+	b := newBinary(t) // built before the test's own time starts
 	ctx := testCtx(t)
-	b := newBinary(t)
 	if err := b.Start(ctx, binarySpec(t, newDocmost(t))); err != nil {
 		t.Fatal(err)
 	}
@@ -281,8 +283,8 @@ func TestBinaryRestartWaitsForTheAddressToFree(t *testing.T) {
 }
 
 func TestBinaryDeliversFailpointsAtEachStart(t *testing.T) {
+	b := newBinary(t) // built before the test's own time starts
 	ctx := testCtx(t)
-	b := newBinary(t)
 	spec := binarySpec(t, newDocmost(t))
 	spec.Failpoints.PanicToolCall("docmost_update_page")
 	if err := b.Start(ctx, spec); err != nil {
@@ -304,8 +306,8 @@ func TestBinaryDeliversFailpointsAtEachStart(t *testing.T) {
 }
 
 func TestBinaryStartFailsWithTheProcessOutput(t *testing.T) {
+	b := newBinary(t) // built before the test's own time starts
 	ctx := testCtx(t)
-	b := newBinary(t)
 	spec := binarySpec(t, newDocmost(t))
 	spec.Bounds = spec.Bounds.With("MCPCTL_LLM_PROVIDER_TIMEOUT_MS", 2*spec.Bounds.N("MCPCTL_LLM_CALL_BUDGET_MS")) // mcplocal refuses these knobs
 	err := b.Start(ctx, spec)

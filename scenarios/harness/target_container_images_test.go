@@ -2,6 +2,8 @@ package harness
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -124,5 +126,43 @@ func TestRemoveImagesRemovesOnlyItsOwnRunsImages(t *testing.T) {
 	}
 	if n != 6 {
 		t.Errorf("%d of the other run's 6 images are left (removed: %v)", n, store.removed)
+	}
+}
+
+// Build refuses a reference that is not one of the set's images before it
+// builds anything.
+func TestBuildRefusesAnImageNotOfTheSet(t *testing.T) {
+	s := NewImageSet()
+	err := s.Build(context.Background(), nil, s.Mcplocal(), "mcpchaos/other:"+s.Tag())
+	if err == nil || !strings.Contains(err.Error(), "want some of") {
+		t.Errorf("an image not of the set: %v", err)
+	}
+}
+
+// testcontainers' chatter goes to the writer given, one line each, or
+// nowhere.
+func TestQuietLoggerWritesLinesOrNothing(t *testing.T) {
+	var b strings.Builder
+	quietLogger{&b}.Printf("pulling %s\n", "x")
+	quietLogger{nil}.Printf("dropped %s", "y")
+	if b.String() != "testcontainers: pulling x\n" {
+		t.Errorf("logged %q", b.String())
+	}
+}
+
+// The module root is where go.mod is; outside a module there is none.
+func TestModuleRootIsWhereGoModIs(t *testing.T) {
+	ctx := context.Background()
+	root, err := moduleRoot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
+		t.Errorf("no go.mod in %s: %v", root, err)
+	}
+	t.Chdir(t.TempDir())
+	t.Setenv("GO111MODULE", "")
+	if _, err := moduleRoot(ctx); err == nil || !strings.Contains(err.Error(), "not inside the mcpchaos module") {
+		t.Errorf("outside a module: %v", err)
 	}
 }

@@ -15,12 +15,15 @@ type Replicated interface {
 var _ Replicated = (*Cluster)(nil)
 
 // ReplicaURLs implements Replicated: the base URL of each replica running
-// now (a killed one, until started again, has nothing to answer).
+// now (a killed one, until started again, has nothing to answer; none
+// before Start or after Stop).
 func (c *Cluster) ReplicaURLs() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	var out []string
-	for i := range c.ReplicaCount() {
-		if c.ReplicaPID(i) != 0 {
-			out = append(out, c.ReplicaURL(i))
+	for _, r := range c.replicas {
+		if r.PID() != 0 {
+			out = append(out, r.URL())
 		}
 	}
 	return out
