@@ -71,3 +71,27 @@ func TestLargeTextIsLargeAndVaried(t *testing.T) {
 		t.Errorf("largeText: %d bytes, %d lines", len(s), strings.Count(s, "\n"))
 	}
 }
+
+// The version an initialize's answer chose is read from its result, JSON or
+// SSE; an answer that is no result (an error, an HTTP failure, no
+// response) chose none.
+func TestNegotiatedVersionIsTheResults(t *testing.T) {
+	result := `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"s","version":"0"}}}`
+	for _, c := range []struct {
+		name   string
+		status int
+		body   string
+		want   string
+	}{
+		{"a JSON result", 200, result, "2025-06-18"},
+		{"an SSE result", 200, "event: message\ndata: " + result + "\n\n", "2025-06-18"},
+		{"a result naming none", 200, `{"jsonrpc":"2.0","id":1,"result":{}}`, ""},
+		{"an error", 200, `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"unsupported"}}`, ""},
+		{"an HTTP failure", 500, result, ""},
+		{"no response", 200, "", ""},
+	} {
+		if got := negotiatedVersion(c.status, c.body); got != c.want {
+			t.Errorf("%s: negotiated %q, want %q", c.name, got, c.want)
+		}
+	}
+}
