@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	fakellm "github.com/mcpchaos/mcpchaos/fakes/llm"
 	"github.com/mcpchaos/mcpchaos/proxy/audit"
 	"github.com/mcpchaos/mcpchaos/scenarios/evidence"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
@@ -185,5 +186,25 @@ func TestExcerptQuotesShortTextsWhole(t *testing.T) {
 	long := short + "y"
 	if got := excerpt(long); got != short+"…" {
 		t.Errorf("a 161-byte text was quoted as %q, want its first 160 bytes and …", got)
+	}
+}
+
+// The slow LLM of the degraded-titles rows answers after the pagination
+// budget of the bounds a world runs under, too late for its titles to be
+// used: it is a fault the row can only survive by falling back.
+func TestTheSlowLLMOfTheFallbackRowsOutlastsThePaginationBudget(t *testing.T) {
+	rows := 0
+	for _, s := range All() {
+		f, ok := s.Fault.(harness.LLMFault)
+		if !ok || f.Step.Kind != fakellm.Slow || checkerName(s.Expect) != "degradedTitles" {
+			continue
+		}
+		rows++
+		if budget := s.Budget(harness.CompressedBounds()); f.Step.Delay <= budget+Tolerance {
+			t.Errorf("%s: the LLM answers after %v, within the budget %v + tolerance: its titles could arrive in time", s.Name(), f.Step.Delay, budget)
+		}
+	}
+	if rows == 0 {
+		t.Fatal("no degraded-titles row has a slow LLM")
 	}
 }
