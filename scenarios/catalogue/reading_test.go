@@ -1,12 +1,16 @@
 package catalogue
 
 import (
+	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 // rpcError passes only an answer of the status asked for whose body is a
@@ -153,5 +157,53 @@ func TestReadMessagesReadsJSONAndSSE(t *testing.T) {
 	}
 	if err := readMessages(respOf("application/json", "not json"), each); err == nil {
 		t.Error("a JSON answer that is no JSON was read without an error")
+	}
+}
+
+// healthzWithin reads /healthz's status and whole text on a connection of
+// its own; an answer that is no HTTP is an error, not a status.
+func TestHealthzWithinReadsTheStatusAndText(t *testing.T) {
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/healthz" {
+			http.NotFound(w, r)
+			return
+		}
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = io.WriteString(w, "MCPCTL_CONNS_MAX reached\nsecond line\n")
+	}))
+	defer ts.Close()
+	status, text, err := healthzWithin(context.Background(), ts.Listener.Addr().String(), 5*time.Second)
+	if err != nil || status != http.StatusServiceUnavailable || !strings.HasSuffix(text, "\n\nMCPCTL_CONNS_MAX reached\nsecond line\n") {
+		t.Errorf("healthz: %d %q %v; want 503 and its whole text", status, text, err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		_, _ = io.WriteString(c, "SSH-2.0-not-http\r\n")
+		_ = c.Close()
+	}()
+	if status, _, err := healthzWithin(context.Background(), ln.Addr().String(), 5*time.Second); err == nil || status != 0 {
+		t.Errorf("an answer that is no HTTP: status %d, err %v; want an error", status, err)
+	}
+}
+
+// lastLine is the last line of a process's output, trailing blank lines
+// aside.
+func TestLastLineIsTheLastWithText(t *testing.T) {
+	for in, want := range map[string]string{
+		"starting\nrefused: use --allow-anonymous-network\n\n": "refused: use --allow-anonymous-network",
+		"one line":  "one line",
+		"a\nb\nc\n": "c",
+	} {
+		if got := lastLine(in); got != want {
+			t.Errorf("lastLine(%q) = %q, want %q", in, got, want)
+		}
 	}
 }
