@@ -1,0 +1,74 @@
+package catalogue
+
+import (
+	"io"
+	"net"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// pipe is both ends of a connection: the client's and the proxy's.
+func pipe(t *testing.T) (client, proxy net.Conn) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		c, _ := ln.Accept()
+		accepted <- c
+	}()
+	client, err = net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy = <-accepted
+	t.Cleanup(func() { client.Close(); proxy.Close() })
+	return client, proxy
+}
+
+// closedWithin tells a connection the proxy closed (what it sent before
+// read and passed over) from one still open when the limit passed.
+func TestClosedWithinTellsClosedFromOpen(t *testing.T) {
+	client, proxy := pipe(t)
+	go func() {
+		_, _ = io.WriteString(proxy, "HTTP/1.1 408 Request Timeout\r\n\r\n")
+		time.Sleep(50 * time.Millisecond)
+		proxy.Close()
+	}()
+	if took, closed := closedWithin(client, 5*time.Second); !closed || took >= 5*time.Second {
+		t.Errorf("a connection the proxy closed: closed=%v after %v", closed, took)
+	}
+	open, _ := pipe(t)
+	if took, closed := closedWithin(open, 100*time.Millisecond); closed || took < 100*time.Millisecond {
+		t.Errorf("a connection left open: closed=%v after %v, want open past the 100ms limit", closed, took)
+	}
+}
+
+// connRefused reads the answer a proxy sent a connection unasked (its
+// status and body), and nothing from one that waits for a request.
+func TestConnRefusedReadsAnAnswerSentUnasked(t *testing.T) {
+	client, proxy := pipe(t)
+	const body = `{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"MCPCTL_CONNS_MAX reached"}}`
+	go func() {
+		_, _ = io.WriteString(proxy, "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: "+
+			strconv.Itoa(len(body))+"\r\nConnection: close\r\n\r\n"+body)
+	}()
+	status, got, err := connRefused(client, 5*time.Second)
+	if err != nil || status != 503 || got != body {
+		t.Errorf("a 503 sent unasked: %d %q %v", status, got, err)
+	}
+	waiting, _ := pipe(t)
+	if status, got, err := connRefused(waiting, 100*time.Millisecond); err != nil || status != 0 || got != "" {
+		t.Errorf("a connection waiting for a request: %d %q %v, want nothing read and no error", status, got, err)
+	}
+	garbled, proxyEnd := pipe(t)
+	go func() { _, _ = io.WriteString(proxyEnd, "not an HTTP answer\r\n\r\n"); proxyEnd.Close() }()
+	if _, _, err := connRefused(garbled, 5*time.Second); err == nil || strings.Contains(err.Error(), "timeout") {
+		t.Errorf("an answer that is no HTTP: %v, want an error", err)
+	}
+}
