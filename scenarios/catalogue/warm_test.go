@@ -147,3 +147,18 @@ func promises(r Result) []string {
 	}
 	return out
 }
+
+// A world of bounds of its own, or that arms failpoints, is cold, as one
+// that sets knobs by name is: the proxy it drives would carry them into
+// the next row.
+func TestAWorldOfItsOwnBoundsOrFailpointsIsCold(t *testing.T) {
+	none := byName(t, "none × small tools/call")
+	for want, s := range map[string]Scenario{
+		"knobs of its own": withEnv(none, func(o *harness.EnvOptions) { o.Bounds = harness.CompressedBounds() }),
+		"arms failpoints":  withEnv(none, func(o *harness.EnvOptions) { o.Failpoints = harness.NewFailpoints() }),
+	} {
+		if got := ColdReason(s); !strings.Contains(got, want) {
+			t.Errorf("cold reason %q, want %q", got, want)
+		}
+	}
+}
