@@ -9,6 +9,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -130,5 +131,39 @@ func TestWireOperationsFailAProxyThatBreaksThem(t *testing.T) {
 				t.Errorf("passed a front that breaks it: %+v", o)
 			}
 		})
+	}
+}
+
+// A wire row ends the session it opened (a DELETE naming its id), so no
+// session of it outlives the row.
+func TestWireOperationsEndTheirSessions(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var mu sync.Mutex
+	used, deleted := map[string]bool{}, map[string]bool{}
+	env := inFront(t, func(_ http.ResponseWriter, r *http.Request, _ *[]byte) bool {
+		if id := r.Header.Get("Mcp-Session-Id"); id != "" {
+			mu.Lock()
+			defer mu.Unlock()
+			if r.Method == http.MethodDelete {
+				deleted[id] = true
+			} else {
+				used[id] = true
+			}
+		}
+		return false
+	})
+	if o := InvalidParams.Do(ctx, env); o.Err != nil || len(o.Broken) > 0 {
+		t.Fatalf("the row failed: %v %v", o.Err, o.Broken)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(used) == 0 {
+		t.Fatal("no request named a session")
+	}
+	for id := range used {
+		if !deleted[id] {
+			t.Errorf("session %s outlived the row: never DELETEd", id)
+		}
 	}
 }
