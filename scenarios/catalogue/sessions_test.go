@@ -113,3 +113,24 @@ func TestADeletedIDsNotFoundBodyIsMcplocalsShape(t *testing.T) {
 		t.Errorf("mcplocal's 404 must carry a JSON-RPC error body: got %s", r.Reason)
 	}
 }
+
+// A stateless proxy may refuse the DELETE with 405, as the MCP spec lets a
+// server: that passes, as a 2xx does.
+func TestAStatelessProxyRefusingDeleteWith405Passes(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	inner := sdkServer(t, true)
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodDelete {
+			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+			return
+		}
+		httputil.NewSingleHostReverseProxy(mustParse(t, inner.URL)).ServeHTTP(w, r)
+	}))
+	t.Cleanup(proxy.Close)
+	s := byName(t, "none × DELETE with empty JSON body")
+	o := DeleteEmptyJSON.Do(ctx, &harness.Env{Target: served{url: proxy.URL}})
+	if r := s.JudgeOn(shape(t, "stateless: true\n"), harness.DefaultBounds(), o); !r.Pass || !strings.Contains(o.Text, "405") {
+		t.Errorf("a stateless proxy answering its DELETE 405: want a pass saying so, got %q (%s)", r.Reason, o.Text)
+	}
+}
