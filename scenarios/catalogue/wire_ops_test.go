@@ -167,3 +167,28 @@ func TestWireOperationsEndTheirSessions(t *testing.T) {
 		}
 	}
 }
+
+// A wire row opens its session as a client does: an initialize answered
+// other than 200, or its notifications/initialized refused, fails the row
+// before its timed part, naming which.
+func TestAWireRowFailsASessionThatDoesNotOpen(t *testing.T) {
+	s := byName(t, "none × "+InvalidParams.Name)
+	for step, refuse := range map[string]string{"initialize": `"method":"initialize"`, "notifications/initialized": `"method":"notifications/initialized"`} {
+		t.Run(step, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			env := inFront(t, func(w http.ResponseWriter, _ *http.Request, b *[]byte) bool {
+				if bytes.Contains(*b, []byte(refuse)) {
+					http.Error(w, "refused", http.StatusInternalServerError)
+					return true
+				}
+				return false
+			})
+			o := InvalidParams.Do(ctx, env)
+			r := s.JudgeOn(bare{}, harness.DefaultBounds(), o)
+			if o.Err == nil || !strings.Contains(o.Err.Error(), step) || r.Pass {
+				t.Errorf("a session whose %s is refused: err %v, verdict %s", step, o.Err, r.Reason)
+			}
+		})
+	}
+}
