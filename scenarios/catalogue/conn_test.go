@@ -1,6 +1,7 @@
 package catalogue
 
 import (
+	"context"
 	"io"
 	"net"
 	"strconv"
@@ -70,5 +71,33 @@ func TestConnRefusedReadsAnAnswerSentUnasked(t *testing.T) {
 	go func() { _, _ = io.WriteString(proxyEnd, "not an HTTP answer\r\n\r\n"); proxyEnd.Close() }()
 	if _, _, err := connRefused(garbled, 5*time.Second); err == nil || strings.Contains(err.Error(), "timeout") {
 		t.Errorf("an answer that is no HTTP: %v, want an error", err)
+	}
+}
+
+// waitForWithin waits for a notification at most its bound, however long
+// the operation may still run, and no longer than the operation may; it
+// returns as soon as the condition holds.
+func TestWaitForWithinIsBounded(t *testing.T) {
+	s := &surfaceSession{}
+	start := time.Now()
+	if s.waitForWithin(context.Background(), 100*time.Millisecond, func() bool { return false }) {
+		t.Error("a condition that never held was said to hold")
+	}
+	if took := time.Since(start); took < 100*time.Millisecond || took > 5*time.Second {
+		t.Errorf("waited %v for a 100ms bound", took)
+	}
+	start = time.Now()
+	if !s.waitForWithin(context.Background(), time.Minute, func() bool { return true }) || time.Since(start) > 5*time.Second {
+		t.Errorf("a condition that held at once took %v", time.Since(start))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	start = time.Now()
+	if s.waitForWithin(ctx, time.Minute, func() bool { return false }) || time.Since(start) > 5*time.Second {
+		t.Errorf("the wait outlived its operation's context: %v", time.Since(start))
+	}
+	calls := 0
+	if !s.waitForWithin(context.Background(), 5*time.Second, func() bool { calls++; return calls == 3 }) || calls != 3 {
+		t.Errorf("a condition that held on its third look: %d looks", calls)
 	}
 }
