@@ -1,6 +1,8 @@
 package catalogue
 
 import (
+	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -67,5 +69,25 @@ func TestTheChatSecretsRowsBudgetTwoTurns(t *testing.T) {
 	}
 	if rows == 0 {
 		t.Fatal("no chat secrets row")
+	}
+}
+
+// The session records are read from the world's SQLite store on the
+// targets that use it, and from no other: a target whose store is
+// elsewhere says it cannot be read, rather than reading nothing.
+func TestSessionRecordsAreReadFromTheWorldsSQLiteStore(t *testing.T) {
+	ctx := context.Background()
+	sqlite := &harness.World{Store: "sqlite:" + filepath.Join(t.TempDir(), "audit.db")}
+	recs, readable, err := sessionRecords(ctx, &harness.Env{Target: &harness.InProcess{}, World: sqlite}, "SID")
+	if !readable || err != nil || len(recs) != 0 {
+		t.Errorf("an in-process proxy's SQLite store: readable=%v, %d records, %v; want it read, empty", readable, len(recs), err)
+	}
+	for name, env := range map[string]*harness.Env{
+		"a foreign proxy":            {Target: bare{}, World: sqlite},
+		"a store that is not SQLite": {Target: &harness.InProcess{}, World: &harness.World{Store: "postgres://db/audit"}},
+	} {
+		if _, readable, err := sessionRecords(ctx, env, "SID"); readable || err != nil {
+			t.Errorf("%s: readable=%v %v, want not readable", name, readable, err)
+		}
 	}
 }
