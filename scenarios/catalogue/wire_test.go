@@ -95,3 +95,44 @@ func TestNegotiatedVersionIsTheResults(t *testing.T) {
 		}
 	}
 }
+
+// responseOf finds the one JSON-RPC response of an answer: a result under
+// a 200, an error under a 200 or a 4xx (MCP has a refusal carry one);
+// requests and notifications the answer carries along are not it, and a
+// result under a 4xx, another status or no response at all is no answer.
+func TestResponseOfFindsTheResponse(t *testing.T) {
+	const (
+		result = `{"jsonrpc":"2.0","id":1,"result":{"ok":true}}`
+		rpcErr = `{"jsonrpc":"2.0","id":1,"error":{"code":-32600,"message":"refused"}}`
+		note   = `{"jsonrpc":"2.0","method":"notifications/message","params":{}}`
+		req    = `{"jsonrpc":"2.0","id":1,"method":"sampling/createMessage","params":{},"result":{}}`
+	)
+	for _, c := range []struct {
+		name    string
+		status  int
+		body    string
+		answer  bool
+		isError bool
+	}{
+		{"a result", 200, result, true, false},
+		{"an error", 200, rpcErr, true, true},
+		{"an error under a 400", 400, rpcErr, true, true},
+		{"an error under a 404", 404, rpcErr, true, true},
+		{"a result after a notification and a request", 200, "data: " + note + "\n\ndata: " + req + "\n\ndata: " + result + "\n\n", true, false},
+		{"a result under a 400", 400, result, false, false},
+		{"an error under a 500", 500, rpcErr, false, false},
+		{"an error under a 302", 302, rpcErr, false, false},
+		{"only a notification", 200, note, false, false},
+		{"a response that is neither", 200, `{"jsonrpc":"2.0","id":1}`, false, false},
+		{"no body", 200, "", false, false},
+	} {
+		a, why := responseOf(c.status, c.body)
+		if got := why == ""; got != c.answer {
+			t.Errorf("%s: answered=%v (%s), want %v", c.name, got, why, c.answer)
+			continue
+		}
+		if c.answer && (a.Error != nil) != c.isError {
+			t.Errorf("%s: error %v, want an error: %v", c.name, a.Error, c.isError)
+		}
+	}
+}
