@@ -136,3 +136,14 @@ func TestResponseOfFindsTheResponse(t *testing.T) {
 		}
 	}
 }
+
+// errText says a response's error, and nothing of a response without one.
+func TestErrTextSaysTheError(t *testing.T) {
+	a, _ := responseOf(200, `{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"no such method"}}`)
+	if got := errText(a); got != "error -32601: no such method" {
+		t.Errorf("errText of an error: %q", got)
+	}
+	if got := errText(wireAnswer{}); got != "" {
+		t.Errorf("errText without an error: %q", got)
+	}
+}
