@@ -251,3 +251,40 @@ func TestAWireSessionSendsUnderItsID(t *testing.T) {
 		t.Error("the edit was not applied")
 	}
 }
+
+// The API requests of the security rows go to the proxy's API as the user
+// (or with the token) given: a chat turn POSTs JSON asking for a stream or
+// not; a GET reads the path asked for; each gives back status and body.
+func TestAPIRequestsGoAsTheUser(t *testing.T) {
+	ctx := context.Background()
+	rec := newRecorder(t, func(w http.ResponseWriter, r *http.Request, _ string) {
+		w.WriteHeader(http.StatusTeapot)
+		_, _ = io.WriteString(w, r.Method+" "+r.URL.Path)
+	})
+	env := rec.env()
+	for _, stream := range []bool{false, true} {
+		status, body, err := chatTurn(ctx, env, "alice", stream)
+		if err != nil || status != http.StatusTeapot || body != "POST /api/v1/chat" {
+			t.Errorf("chatTurn: %d %q %v", status, body, err)
+		}
+	}
+	if status, body, err := apiGet(ctx, env, "alice", "/api/v1/audit?trace=X"); err != nil || status != http.StatusTeapot || body != "GET /api/v1/audit" {
+		t.Errorf("apiGet: %d %q %v", status, body, err)
+	}
+	if status, body, err := apiGetWith(ctx, env, "admin-token", "/api/v1/instances"); err != nil || status != http.StatusTeapot || body != "GET /api/v1/instances" {
+		t.Errorf("apiGetWith: %d %q %v", status, body, err)
+	}
+	got := rec.requests()
+	if len(got) != 4 {
+		t.Fatalf("%d requests, want 4", len(got))
+	}
+	for i, stream := range []string{"false", "true"} {
+		r := got[i]
+		if r.header.Get("Content-Type") != "application/json" || r.header.Get("Authorization") != "Bearer alice-token" || !strings.Contains(r.body, `"stream":`+stream) {
+			t.Errorf("chat turn %d: %v %q", i, r.header, r.body)
+		}
+	}
+	if got[2].header.Get("Authorization") != "Bearer alice-token" || got[3].header.Get("Authorization") != "Bearer admin-token" {
+		t.Errorf("the GETs' tokens: %q, %q", got[2].header.Get("Authorization"), got[3].header.Get("Authorization"))
+	}
+}
