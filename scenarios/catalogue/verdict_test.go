@@ -91,6 +91,7 @@ func TestLastBytesIsTheEndFromALineBoundary(t *testing.T) {
 		{"exactly the bound", "ab\ncd\n", 6, "ab\ncd\n"},
 		{"cut inside a line", "first line\nsecond\nthird\n", 10, "third\n"},
 		{"cut just before a newline", "0123\n5678\nabc\n", 10, "5678\nabc\n"},
+		{"cut at the start of a line", "0123\n5678\n", 5, "5678\n"},
 		{"cut inside the one line", "a long line without a break", 6, " break"},
 	} {
 		got := lastBytes(c.s, c.n)
