@@ -209,3 +209,27 @@ func TestTheSlowLLMOfTheFallbackRowsOutlastsThePaginationBudget(t *testing.T) {
 		t.Fatal("no degraded-titles row has a slow LLM")
 	}
 }
+
+// withRows reads the audit rows of an answer's trace code as its spans;
+// an operation that failed, or whose answer has no code, asks nothing,
+// and rows that cannot be read are a promise the row sees broken.
+func TestWithRowsReadsTheAnswersRows(t *testing.T) {
+	url, asked := auditServer(t, tc, []audit.Row{{ID: 1, Kind: audit.KindToolCallTrace, CorrelationID: tc, SpanID: "root"}})
+	env := harness.JudgedOn(served{url: url}, harness.DefaultBounds())
+	observing := func(o Observation) Operation {
+		return withRows(Operation{Name: "op", Do: func(context.Context, *harness.Env) Observation { return o }})
+	}
+	ctx := context.Background()
+	if o := observing(Observation{Trace: tc}).Do(ctx, env); len(o.Spans) != 1 || o.Spans[0].ID != "root" || len(o.Broken) != 0 {
+		t.Errorf("an answer with its code: spans %+v, broken %v", o.Spans, o.Broken)
+	}
+	asked.Store(0)
+	for name, o := range map[string]Observation{"a failed operation": {Trace: tc, Err: context.DeadlineExceeded}, "an answer without a code": {}} {
+		if got := observing(o).Do(ctx, env); asked.Load() != 0 || len(got.Spans) != 0 || len(got.Broken) != 0 {
+			t.Errorf("%s: asked %d times, spans %+v, broken %v", name, asked.Load(), got.Spans, got.Broken)
+		}
+	}
+	if o := observing(Observation{Trace: "HGFEDCBA"}).Do(ctx, env); len(o.Broken) != 1 || !strings.HasPrefix(o.Broken[0], "audit: ") {
+		t.Errorf("rows that cannot be read: broken %v, want the audit's error", o.Broken)
+	}
+}
