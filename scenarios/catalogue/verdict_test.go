@@ -13,6 +13,7 @@ import (
 	fakellm "github.com/mcpchaos/mcpchaos/fakes/llm"
 	"github.com/mcpchaos/mcpchaos/proxy/audit"
 	"github.com/mcpchaos/mcpchaos/scenarios/evidence"
+	"github.com/mcpchaos/mcpchaos/scenarios/evidence/mcplocal"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
 )
 
@@ -231,5 +232,32 @@ func TestWithRowsReadsTheAnswersRows(t *testing.T) {
 	}
 	if o := observing(Observation{Trace: "HGFEDCBA"}).Do(ctx, env); len(o.Broken) != 1 || !strings.HasPrefix(o.Broken[0], "audit: ") {
 		t.Errorf("rows that cannot be read: broken %v, want the audit's error", o.Broken)
+	}
+}
+
+// The rows a check looks for are found by kind and status (hasRow), by
+// kind (gateRow), by kind and stage (stageRow), and by nothing less.
+func TestRowsAreFoundByWhatNamesThem(t *testing.T) {
+	rows := []evidence.Span{
+		{ID: "a", Kind: mcplocal.KindToolCall, Status: evidence.StatusOK},
+		{ID: "b", Kind: mcplocal.KindUpstreamCall, Status: evidence.StatusRefused},
+		{ID: "c", Kind: mcplocal.KindStage, Attrs: map[string]string{mcplocal.AttrStage: "summarize-tree"}},
+		{ID: "d", Kind: mcplocal.KindGateDecision},
+		{ID: "e", Kind: mcplocal.KindStage, Attrs: map[string]string{mcplocal.AttrStage: "paginate"}},
+	}
+	if hasRow(rows, mcplocal.KindToolCall, evidence.StatusRefused) || !hasRow(rows, mcplocal.KindToolCall, evidence.StatusOK) || !hasRow(rows, mcplocal.KindUpstreamCall, evidence.StatusRefused) {
+		t.Error("hasRow does not find rows by kind and status together")
+	}
+	if r, ok := gateRow(rows); !ok || r.ID != "d" {
+		t.Errorf("gateRow: %+v %v", r, ok)
+	}
+	if _, ok := gateRow(rows[:3]); ok {
+		t.Error("gateRow found a row where there is none")
+	}
+	if r, ok := stageRow(rows, "paginate"); !ok || r.ID != "e" {
+		t.Errorf("stageRow(paginate): %+v %v", r, ok)
+	}
+	if _, ok := stageRow(rows, "gate"); ok {
+		t.Error("stageRow found a stage that has no row")
 	}
 }
