@@ -35,8 +35,9 @@ func rewritingLines(body io.ReadCloser, r *strings.Replacer) io.ReadCloser {
 }
 
 // routingFront serves the everything fake under mcplocal's tool names,
-// rewriting what its answers' streams carry with streams.
-func routingFront(t *testing.T, streams *strings.Replacer) *harness.Env {
+// rewriting what its answers' streams carry with streams; a standalone
+// message, if given, is sent on the session's standalone stream.
+func routingFront(t *testing.T, streams *strings.Replacer, standalone string) *harness.Env {
 	t.Helper()
 	up, err := upstream.NewEverything(upstream.Options{})
 	if err != nil {
@@ -52,6 +53,13 @@ func routingFront(t *testing.T, streams *strings.Replacer) *harness.Env {
 		return nil
 	}
 	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet && standalone != "" {
+			w.Header().Set("Content-Type", "text/event-stream")
+			_, _ = io.WriteString(w, "event: message\ndata: "+standalone+"\n\n")
+			w.(http.Flusher).Flush()
+			<-r.Context().Done()
+			return
+		}
 		b, _ := io.ReadAll(r.Body)
 		b = bytes.ReplaceAll(b, []byte(`"name":"everything_`), []byte(`"name":"`))
 		r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(b)), int64(len(b))
@@ -63,23 +71,31 @@ func routingFront(t *testing.T, streams *strings.Replacer) *harness.Env {
 
 // The routing row passes a proxy that routes each message to its call's
 // stream, and fails one that delivers another call's sampling request or
-// log message on a call's stream, naming what went astray.
+// log message on a call's stream, or a call's message on the standalone
+// stream, naming what went astray.
 func TestRoutingFailsAProxyThatCrossesTheStreams(t *testing.T) {
 	for _, c := range []struct {
-		name    string
-		streams *strings.Replacer
-		says    []string
+		name       string
+		streams    *strings.Replacer
+		standalone string
+		says       []string
 	}{
 		{name: "routed", streams: nil},
 		{name: "a sampling request crossed", streams: strings.NewReplacer("route-sample-0", "route-sample-1"),
 			says: []string{"the sampling request of the call for", "did not get its own sampling answer"}},
 		{name: "a log message crossed", streams: strings.NewReplacer("route-log-0", "route-log-1"),
 			says: []string{`the log message "`, `no log message of the call for "route-log-0"`}},
+		{name: "a call's log message on the standalone stream",
+			standalone: `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x: route-log-3"}}`,
+			says:       []string{"notifications/message caused by a call came on the standalone stream"}},
+		{name: "a sampling request on the standalone stream",
+			standalone: `{"jsonrpc":"2.0","id":"astray","method":"sampling/createMessage","params":{"messages":[{"role":"user","content":{"type":"text","text":"hello"}}]}}`,
+			says:       []string{"sampling/createMessage caused by a call came on the standalone stream"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
-			o := RoutingByCall.Do(ctx, routingFront(t, c.streams))
+			o := RoutingByCall.Do(ctx, routingFront(t, c.streams, c.standalone))
 			if o.Err != nil {
 				t.Fatalf("the row could not run: %v", o.Err)
 			}
