@@ -111,3 +111,21 @@ func TestRoutingFailsAProxyThatCrossesTheStreams(t *testing.T) {
 		})
 	}
 }
+
+// A proxy that refuses the session's standalone stream cannot be judged on
+// where messages go: the row says why it could not run.
+func TestRoutingSaysAStandaloneStreamRefused(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	env := inFront(t, func(w http.ResponseWriter, r *http.Request, b *[]byte) bool {
+		if r.Method == http.MethodGet {
+			http.Error(w, "no standalone stream", http.StatusMethodNotAllowed)
+			return true
+		}
+		*b = bytes.ReplaceAll(*b, []byte(`"name":"everything_`), []byte(`"name":"`))
+		return false
+	})
+	if o := RoutingByCall.Do(ctx, env); o.Err == nil || !strings.Contains(o.Err.Error(), "standalone stream was refused") {
+		t.Errorf("a refused standalone stream: %v, broken %v", o.Err, o.Broken)
+	}
+}
