@@ -266,11 +266,11 @@ func lastBytes(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	s = s[len(s)-n:]
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[i+1:]
-	}
-	return s
+	// The byte before the cut too: a newline there is a line boundary;
+	// without one, the last n bytes.
+	s = s[len(s)-n-1:]
+	i := max(strings.IndexByte(s, '\n'), 0)
+	return s[i+1:]
 }
 
 // WithFault is s with its fault replaced by f (`mcpchaos run --fault`); its

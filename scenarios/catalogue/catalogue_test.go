@@ -147,7 +147,9 @@ func TestLabelsAreOneFrozenList(t *testing.T) {
 // late proxy). With every meter reporting an hour of stalls more than it
 // saw, each operation, run once in process, must report at least that hour:
 // one timed on the wall clock alone reports none (an operation with no timed
-// part reports neither latency nor stalls).
+// part reports neither latency nor stalls). mcplocal keeps every one of
+// these promises, so each row also passes: an operation that sees a promise
+// broken where none is fails a proxy for nothing.
 func TestSurfaceAndSecurityOperationsAreJudgedThroughTheStallMeter(t *testing.T) {
 	const simulated = time.Hour
 	restore := harness.SimulateStalls(simulated)
@@ -172,6 +174,9 @@ func TestSurfaceAndSecurityOperationsAreJudgedThroughTheStallMeter(t *testing.T)
 				// The loop kept only scenarios applicable in process: one
 				// that says otherwise once run is not judged at all.
 				t.Fatalf("said applicable in process, then ran as not applicable: %s", r.NotApplicable)
+			}
+			if !r.Pass {
+				t.Errorf("mcplocal in process failed the row: %s", r.Reason)
 			}
 			if r.Latency == 0 && r.Stalled == 0 {
 				return // nothing of it is timed (a config check): no budget verdict to excuse

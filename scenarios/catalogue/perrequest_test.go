@@ -44,7 +44,7 @@ func (perRequestTarget) FrontsEverything() bool             { return true }
 // for and the update a listen stream waits for (the fake proxy's stateless
 // mode), and fails them when it drops the level (a proxy rebuilding _meta
 // without it) or the update (a proxy that passes a listen stream's
-// acknowledgement but not what follows).
+// acknowledgement but not what follows, as the verdict says).
 func TestAStatelessProxyDroppingTheLevelOrTheUpdateFails(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -70,12 +70,13 @@ func TestAStatelessProxyDroppingTheLevelOrTheUpdateFails(t *testing.T) {
 		level      string // what the proxy passes for the call's level
 		dropUpdate bool
 		pass       bool
+		says       string // what a failing verdict names
 	}{
 		{name: "carried", row: "log", pass: true},
 		{name: "carried", row: "subscribe", pass: true},
 		{name: "the level dropped", row: "log", level: `"x-dropped":"error"`},
 		{name: "the level ignored", row: "log", level: `"io.modelcontextprotocol/logLevel":"debug"`},
-		{name: "the update dropped", row: "subscribe", dropUpdate: true},
+		{name: "the update dropped", row: "subscribe", dropUpdate: true, says: "never reached the subscriptions/listen stream"},
 	} {
 		t.Run(c.row+" "+c.name, func(t *testing.T) {
 			front := httptest.NewServer(dropping(t, base, c.level, c.dropUpdate))
@@ -86,6 +87,9 @@ func TestAStatelessProxyDroppingTheLevelOrTheUpdateFails(t *testing.T) {
 			r := s.JudgeOn(spec, harness.DefaultBounds(), o)
 			if r.Pass != c.pass {
 				t.Errorf("%s with %s: pass=%v, want %v: %s %v", s.Name(), c.name, r.Pass, c.pass, r.Reason, o.Err)
+			}
+			if !strings.Contains(r.Reason, c.says) {
+				t.Errorf("%s with %s: the verdict does not say %q: %s", s.Name(), c.name, c.says, r.Reason)
 			}
 			t.Logf("%s: %s", c.name, r.Reason)
 		})

@@ -2,6 +2,7 @@ package catalogue
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -111,5 +112,28 @@ func TestADeletedIDsNotFoundBodyIsMcplocalsShape(t *testing.T) {
 	r := s.JudgeOn(nil, harness.DefaultBounds(), o)
 	if r.Pass || r.Breaches[0].Tier != Own || !strings.Contains(r.Reason, "not a JSON-RPC error") {
 		t.Errorf("mcplocal's 404 must carry a JSON-RPC error body: got %s", r.Reason)
+	}
+}
+
+// A stateless proxy may answer the DELETE with a 2xx, or refuse it with
+// 405 as the MCP spec lets a server: either passes, and the row says which.
+func TestAStatelessProxyAnsweringDeleteWith2xxOr405Passes(t *testing.T) {
+	for _, status := range []int{http.StatusNoContent, http.StatusMethodNotAllowed} {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		inner := sdkServer(t, true)
+		proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method == http.MethodDelete {
+				w.WriteHeader(status)
+				return
+			}
+			httputil.NewSingleHostReverseProxy(mustParse(t, inner.URL)).ServeHTTP(w, r)
+		}))
+		t.Cleanup(proxy.Close)
+		s := byName(t, "none × DELETE with empty JSON body")
+		o := DeleteEmptyJSON.Do(ctx, &harness.Env{Target: served{url: proxy.URL}})
+		if r := s.JudgeOn(shape(t, "stateless: true\n"), harness.DefaultBounds(), o); !r.Pass || !strings.Contains(o.Text, fmt.Sprint(status)) {
+			t.Errorf("a stateless proxy answering its DELETE %d: want a pass saying so, got %q (%s)", status, r.Reason, o.Text)
+		}
 	}
 }

@@ -147,3 +147,67 @@ func promises(r Result) []string {
 	}
 	return out
 }
+
+// A world of bounds of its own, or that arms failpoints, is cold, as one
+// that sets knobs by name is: the proxy it drives would carry them into
+// the next row.
+func TestAWorldOfItsOwnBoundsOrFailpointsIsCold(t *testing.T) {
+	none := byName(t, "none × small tools/call")
+	for want, s := range map[string]Scenario{
+		"knobs of its own": withEnv(none, func(o *harness.EnvOptions) { o.Bounds = harness.CompressedBounds() }),
+		"arms failpoints":  withEnv(none, func(o *harness.EnvOptions) { o.Failpoints = harness.NewFailpoints() }),
+	} {
+		if got := ColdReason(s); !strings.Contains(got, want) {
+			t.Errorf("cold reason %q, want %q", got, want)
+		}
+	}
+}
+
+// With Off, every row runs cold, on a proxy of its own; a row the target
+// cannot run is not run at all, warm or cold.
+func TestWarmOffRunsEveryRowCold(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	none := byName(t, "none × small tools/call")
+	w := &Warm{NewTarget: func() harness.Target { return &harness.InProcess{} }, Off: true}
+	defer w.Close()
+	for i := range 2 {
+		if r := w.Run(ctx, none, 1); r.Warm || !r.Pass {
+			t.Errorf("run %d with Off: warm=%v pass=%v %s", i, r.Warm, r.Pass, r.Reason)
+		}
+	}
+	na := byName(t, "none × mcplocal serve on a non-loopback address with no users")
+	if r := w.Run(ctx, na, 1); r.NotApplicable == "" || r.Pass {
+		t.Errorf("a row in-process cannot run: not applicable %q, pass %v", r.NotApplicable, r.Pass)
+	}
+	if w.ColdRows != 2 || w.WarmRows != 0 || len(w.worlds) != 0 {
+		t.Errorf("with Off: %d cold, %d warm, %d worlds kept; want 2 cold and none kept", w.ColdRows, w.WarmRows, len(w.worlds))
+	}
+}
+
+// Without a plan, a warm world is kept to the end of the run, for every
+// row of its options, and Close stops it.
+func TestWarmCloseStopsTheWorldsItKept(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	none := byName(t, "none × small tools/call")
+	w := &Warm{NewTarget: func() harness.Target { return &harness.InProcess{} }}
+	first, second := w.Run(ctx, none, 1), w.Run(ctx, none, 2)
+	if first.Warm || !second.Warm || !first.Pass || !second.Pass {
+		t.Errorf("two rows of one world: warm %v then %v, pass %v %v", first.Warm, second.Warm, first.Pass, second.Pass)
+	}
+	if len(w.worlds) != 1 {
+		t.Fatalf("%d worlds kept, want the one", len(w.worlds))
+	}
+	var kept *harness.Env
+	for _, env := range w.worlds {
+		kept = env
+	}
+	w.Close()
+	if len(w.worlds) != 0 {
+		t.Errorf("%d worlds kept after Close", len(w.worlds))
+	}
+	if err := kept.Reuse(ctx, 3); err == nil {
+		t.Error("the world Close stopped can still be reused")
+	}
+}

@@ -38,3 +38,11 @@ func TestOutlastsReportsAWindowOutrunAsATestDefect(t *testing.T) {
 		t.Errorf("a 440ms restart inside a 2s window was reported: %v", err)
 	}
 }
+
+// A window the action took exactly is not outlasted: the action could
+// have run past it by a hair.
+func TestAWindowTheActionFilledExactlyIsOutrun(t *testing.T) {
+	if err := Outlasts("MCPCTL_SESSION_IDLE_MS", 400*time.Millisecond, ActionCall, 400*time.Millisecond); err == nil {
+		t.Error("a 400ms call in a 400ms window was not reported")
+	}
+}

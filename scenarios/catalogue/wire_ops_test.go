@@ -9,6 +9,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -128,6 +129,65 @@ func TestWireOperationsFailAProxyThatBreaksThem(t *testing.T) {
 			}
 			if o := c.op.Do(ctx, inFront(t, c.breaking)); o.Err == nil && len(o.Broken) == 0 {
 				t.Errorf("passed a front that breaks it: %+v", o)
+			}
+		})
+	}
+}
+
+// A wire row ends the session it opened (a DELETE naming its id), so no
+// session of it outlives the row.
+func TestWireOperationsEndTheirSessions(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var mu sync.Mutex
+	used, deleted := map[string]bool{}, map[string]bool{}
+	env := inFront(t, func(_ http.ResponseWriter, r *http.Request, _ *[]byte) bool {
+		if id := r.Header.Get("Mcp-Session-Id"); id != "" {
+			mu.Lock()
+			defer mu.Unlock()
+			if r.Method == http.MethodDelete {
+				deleted[id] = true
+			} else {
+				used[id] = true
+			}
+		}
+		return false
+	})
+	if o := InvalidParams.Do(ctx, env); o.Err != nil || len(o.Broken) > 0 {
+		t.Fatalf("the row failed: %v %v", o.Err, o.Broken)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(used) == 0 {
+		t.Fatal("no request named a session")
+	}
+	for id := range used {
+		if !deleted[id] {
+			t.Errorf("session %s outlived the row: never DELETEd", id)
+		}
+	}
+}
+
+// A wire row opens its session as a client does: an initialize answered
+// other than 200, or its notifications/initialized refused, fails the row
+// before its timed part, naming which.
+func TestAWireRowFailsASessionThatDoesNotOpen(t *testing.T) {
+	s := byName(t, "none × "+InvalidParams.Name)
+	for step, refuse := range map[string]string{"initialize": `"method":"initialize"`, "notifications/initialized": `"method":"notifications/initialized"`} {
+		t.Run(step, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			env := inFront(t, func(w http.ResponseWriter, _ *http.Request, b *[]byte) bool {
+				if bytes.Contains(*b, []byte(refuse)) {
+					http.Error(w, "refused", http.StatusInternalServerError)
+					return true
+				}
+				return false
+			})
+			o := InvalidParams.Do(ctx, env)
+			r := s.JudgeOn(bare{}, harness.DefaultBounds(), o)
+			if o.Err == nil || !strings.Contains(o.Err.Error(), step) || r.Pass {
+				t.Errorf("a session whose %s is refused: err %v, verdict %s", step, o.Err, r.Reason)
 			}
 		})
 	}

@@ -71,3 +71,79 @@ func TestLargeTextIsLargeAndVaried(t *testing.T) {
 		t.Errorf("largeText: %d bytes, %d lines", len(s), strings.Count(s, "\n"))
 	}
 }
+
+// The version an initialize's answer chose is read from its result, JSON or
+// SSE; an answer that is no result (an error, an HTTP failure, no
+// response) chose none.
+func TestNegotiatedVersionIsTheResults(t *testing.T) {
+	result := `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"s","version":"0"}}}`
+	for _, c := range []struct {
+		name   string
+		status int
+		body   string
+		want   string
+	}{
+		{"a JSON result", 200, result, "2025-06-18"},
+		{"an SSE result", 200, "event: message\ndata: " + result + "\n\n", "2025-06-18"},
+		{"a result naming none", 200, `{"jsonrpc":"2.0","id":1,"result":{}}`, ""},
+		{"an error", 200, `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"unsupported"}}`, ""},
+		{"an HTTP failure", 500, result, ""},
+		{"no response", 200, "", ""},
+	} {
+		if got := negotiatedVersion(c.status, c.body); got != c.want {
+			t.Errorf("%s: negotiated %q, want %q", c.name, got, c.want)
+		}
+	}
+}
+
+// responseOf finds the one JSON-RPC response of an answer: a result under
+// a 200, an error under a 200 or a 4xx (MCP has a refusal carry one);
+// requests and notifications the answer carries along are not it, and a
+// result under a 4xx, another status or no response at all is no answer.
+func TestResponseOfFindsTheResponse(t *testing.T) {
+	const (
+		result = `{"jsonrpc":"2.0","id":1,"result":{"ok":true}}`
+		rpcErr = `{"jsonrpc":"2.0","id":1,"error":{"code":-32600,"message":"refused"}}`
+		note   = `{"jsonrpc":"2.0","method":"notifications/message","params":{}}`
+		req    = `{"jsonrpc":"2.0","id":1,"method":"sampling/createMessage","params":{},"result":{}}`
+	)
+	for _, c := range []struct {
+		name    string
+		status  int
+		body    string
+		answer  bool
+		isError bool
+	}{
+		{"a result", 200, result, true, false},
+		{"an error", 200, rpcErr, true, true},
+		{"an error under a 400", 400, rpcErr, true, true},
+		{"an error under a 404", 404, rpcErr, true, true},
+		{"a result after a notification and a request", 200, "data: " + note + "\n\ndata: " + req + "\n\ndata: " + result + "\n\n", true, false},
+		{"a result under a 400", 400, result, false, false},
+		{"an error under a 500", 500, rpcErr, false, false},
+		{"an error under a 302", 302, rpcErr, false, false},
+		{"only a notification", 200, note, false, false},
+		{"a response that is neither", 200, `{"jsonrpc":"2.0","id":1}`, false, false},
+		{"no body", 200, "", false, false},
+	} {
+		a, why := responseOf(c.status, c.body)
+		if got := why == ""; got != c.answer {
+			t.Errorf("%s: answered=%v (%s), want %v", c.name, got, why, c.answer)
+			continue
+		}
+		if c.answer && (a.Error != nil) != c.isError {
+			t.Errorf("%s: error %v, want an error: %v", c.name, a.Error, c.isError)
+		}
+	}
+}
+
+// errText says a response's error, and nothing of a response without one.
+func TestErrTextSaysTheError(t *testing.T) {
+	a, _ := responseOf(200, `{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"no such method"}}`)
+	if got := errText(a); got != "error -32601: no such method" {
+		t.Errorf("errText of an error: %q", got)
+	}
+	if got := errText(wireAnswer{}); got != "" {
+		t.Errorf("errText without an error: %q", got)
+	}
+}
