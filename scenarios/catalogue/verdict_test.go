@@ -11,7 +11,6 @@ import (
 	"time"
 
 	fakellm "github.com/mcpchaos/mcpchaos/fakes/llm"
-	"github.com/mcpchaos/mcpchaos/proxy/audit"
 	"github.com/mcpchaos/mcpchaos/scenarios/evidence"
 	"github.com/mcpchaos/mcpchaos/scenarios/evidence/mcplocal"
 	"github.com/mcpchaos/mcpchaos/scenarios/harness"
@@ -135,9 +134,19 @@ func TestOperationLimitIsFarPastTheBudget(t *testing.T) {
 	}
 }
 
+// auditRow is one row as an audit API serves it: the fields the report's
+// spans are read from.
+type auditRow struct {
+	ID            int64  `json:"id"`
+	Kind          string `json:"kind"`
+	CorrelationID string `json:"correlationId"`
+	SpanID        string `json:"spanId"`
+	Tool          string `json:"tool,omitempty"`
+}
+
 // auditServer serves an audit API with rows for one trace code, counting
 // what it is asked.
-func auditServer(t *testing.T, code string, rows []audit.Row) (string, *atomic.Int32) {
+func auditServer(t *testing.T, code string, rows []auditRow) (string, *atomic.Int32) {
 	t.Helper()
 	var asked atomic.Int32
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -159,7 +168,7 @@ func auditServer(t *testing.T, code string, rows []audit.Row) (string, *atomic.I
 // trace code asks nothing, and spans the operation read are kept as read.
 func TestRunReadsTheSpansOfTheAnswersTraceCode(t *testing.T) {
 	s := byName(t, "none × small tools/call")
-	url, asked := auditServer(t, tc, []audit.Row{{ID: 1, Kind: audit.KindToolCallTrace, CorrelationID: tc, SpanID: "root", Tool: "docmost_update_page"}})
+	url, asked := auditServer(t, tc, []auditRow{{ID: 1, Kind: "tool_call_trace", CorrelationID: tc, SpanID: "root", Tool: "docmost_update_page"}})
 	env := harness.JudgedOn(served{url: url}, harness.DefaultBounds())
 
 	r := withObservation(s, Observation{Trace: tc, Text: "updated"}).runIn(context.Background(), env)
@@ -215,7 +224,7 @@ func TestTheSlowLLMOfTheFallbackRowsOutlastsThePaginationBudget(t *testing.T) {
 // an operation that failed, or whose answer has no code, asks nothing,
 // and rows that cannot be read are a promise the row sees broken.
 func TestWithRowsReadsTheAnswersRows(t *testing.T) {
-	url, asked := auditServer(t, tc, []audit.Row{{ID: 1, Kind: audit.KindToolCallTrace, CorrelationID: tc, SpanID: "root"}})
+	url, asked := auditServer(t, tc, []auditRow{{ID: 1, Kind: "tool_call_trace", CorrelationID: tc, SpanID: "root"}})
 	env := harness.JudgedOn(served{url: url}, harness.DefaultBounds())
 	observing := func(o Observation) Operation {
 		return withRows(Operation{Name: "op", Do: func(context.Context, *harness.Env) Observation { return o }})
