@@ -301,7 +301,7 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 // session behind them exists), measures the growth, and closes them.
 func idle(ctx context.Context, hc *http.Client, t Target, o Options, kind string) Idle {
 	r := Idle{Kind: kind, Sessions: o.Idle, HeapPerSession: -1, RSSPerSession: -1, GoroutinesPerSession: -1}
-	before := Snapshot(ctx, hc, t)
+	before := settledSnapshot(ctx, hc, t)
 	var open []*load.Session
 	defer func() {
 		for _, s := range open {
@@ -319,7 +319,7 @@ func idle(ctx context.Context, hc *http.Client, t Target, o Options, kind string
 		open = append(open, s)
 	}
 	hc.CloseIdleConnections() // idle sessions hold no connection but their stream
-	after := Snapshot(ctx, hc, t)
+	after := settledSnapshot(ctx, hc, t)
 	r.Opened = len(open)
 	if len(open) == 0 {
 		return r
@@ -356,6 +356,34 @@ func openIdle(ctx context.Context, hc *http.Client, t Target, args map[string]an
 		return nil, err
 	}
 	return s, nil
+}
+
+// settleReads and settleGap bound how long settledSnapshot waits for a
+// process's goroutine count to hold still.
+const (
+	settleReads = 25
+	settleGap   = 20 * time.Millisecond
+)
+
+// settledSnapshot is t's Snapshot once its goroutine count is the same in
+// two readings settleGap apart (at most settleReads readings): a
+// connection the client has just closed is still served for a moment on a
+// busy machine, and its goroutines belong to no session.
+func settledSnapshot(ctx context.Context, hc *http.Client, t Target) Process {
+	last := Snapshot(ctx, hc, t)
+	for range settleReads {
+		select {
+		case <-ctx.Done():
+			return last
+		case <-time.After(settleGap):
+		}
+		next := Snapshot(ctx, hc, t)
+		if next.Goroutines == last.Goroutines {
+			return next
+		}
+		last = next
+	}
+	return last
 }
 
 // Snapshot reads the target's RSS (from /proc, when PID is known) and its

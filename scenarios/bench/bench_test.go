@@ -2,12 +2,14 @@ package bench
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -177,5 +179,41 @@ func TestRunMeasuresAStatelessTarget(t *testing.T) {
 	}
 	if id := tr.Idle[0]; id.Kind != IdleNoStream || id.Opened != 3 {
 		t.Errorf("stateless target, idle sessions without a stream: %+v", id)
+	}
+}
+
+// countsServer is a pprof endpoint whose goroutine count is the next of
+// counts at each reading (the last one once they run out).
+func countsServer(t *testing.T, counts ...int) (string, *atomic.Int32) {
+	t.Helper()
+	var reads atomic.Int32
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.HasSuffix(r.URL.Path, "/goroutine") {
+			http.NotFound(w, r)
+			return
+		}
+		i := min(int(reads.Add(1))-1, len(counts)-1)
+		fmt.Fprintf(w, "goroutine profile: total %d\n", counts[i])
+	}))
+	t.Cleanup(ts.Close)
+	return ts.URL + "/debug/pprof", &reads
+}
+
+// A settled snapshot waits out goroutines that are still going away (a
+// connection the client just closed) and reads the count once it holds
+// still; a count that never holds still is read at the bound.
+func TestASettledSnapshotWaitsForTheGoroutinesToHoldStill(t *testing.T) {
+	ctx := context.Background()
+	url, reads := countsServer(t, 16, 12, 10, 10, 3)
+	if got := settledSnapshot(ctx, http.DefaultClient, Target{Pprof: url}).Goroutines; got != 10 || reads.Load() != 4 {
+		t.Errorf("counts 16, 12, 10, 10: read %d after %d readings, want 10 after 4", got, reads.Load())
+	}
+	moving := make([]int, settleReads+5)
+	for i := range moving {
+		moving[i] = 100 - i
+	}
+	url, reads = countsServer(t, moving...)
+	if got := settledSnapshot(ctx, http.DefaultClient, Target{Pprof: url}).Goroutines; got != 100-settleReads || int(reads.Load()) != settleReads+1 {
+		t.Errorf("a count that never holds still: read %d after %d readings, want %d after %d", got, reads.Load(), 100-settleReads, settleReads+1)
 	}
 }
