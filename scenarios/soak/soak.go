@@ -482,23 +482,33 @@ const (
 func (w *worker) do(ctx context.Context) call {
 	if w.s == nil || w.calls >= w.every {
 		w.close()
-		s := &load.Session{HTTP: w.hc, URL: w.url}
-		c, stalled := call{start: time.Now()}, w.clock.Stalled()
+		var (
+			s       *load.Session
+			c       call
+			stalled time.Duration
+		)
 		for try := 0; ; try++ {
+			// Each try is a session of its own: one whose initialize
+			// was answered but whose notifications/initialized was cut
+			// holds an id the proxy would take for a second initialize.
+			s = &load.Session{HTTP: w.hc, URL: w.url}
+			c, stalled = call{start: time.Now()}, w.clock.Stalled()
 			ictx, cancel := context.WithTimeout(ctx, w.giveUp)
 			c.err = s.Initialize(ictx)
 			cancel()
 			if c.err == nil || try >= initRetries || ctx.Err() != nil {
 				break
 			}
+			w.drop(s)
 			time.Sleep(initRetryDelay)
 		}
 		if c.err != nil {
 			// The session could not be opened: this request is the
-			// initialize that failed, classified as its error says. A
+			// last initialize tried, classified as its error says. A
 			// tools/call sent without a session would be refused for
 			// that, an answer that hides how the initialize ended.
 			c.end, c.stalled = time.Now(), w.clock.Stalled()-stalled
+			w.drop(s)
 			return c
 		}
 		w.s = s
@@ -516,6 +526,17 @@ func (w *worker) do(ctx context.Context) call {
 	c.res, c.err = w.s.CallTool(cctx, tool, args)
 	c.end, c.stalled = time.Now(), w.clock.Stalled()-stalled
 	return c
+}
+
+// drop closes a session a failed initialize left open on the proxy (one
+// answered before its notifications/initialized failed).
+func (w *worker) drop(s *load.Session) {
+	if s.ID == "" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), w.giveUp)
+	_ = s.Close(ctx)
+	cancel()
 }
 
 func (w *worker) close() {
