@@ -37,7 +37,7 @@ else {
 func standInClientDir(t *testing.T) string {
 	t.Helper()
 	if _, err := exec.LookPath("node"); err != nil {
-		t.Skip("node is not installed")
+		t.Fatal("node is not on PATH: the TypeScript client needs Node.js 20+ (run `make deps`)")
 	}
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "client.mjs"), []byte(standInClient), 0o644); err != nil {
@@ -120,7 +120,7 @@ func TestTheTypeScriptClientsFailuresAreErrors(t *testing.T) {
 // without node or a module there is none.
 func TestTSClientDirIsTheModulesToolsTsclient(t *testing.T) {
 	if _, err := exec.LookPath("node"); err != nil {
-		t.Skip("node is not installed")
+		t.Fatal("node is not on PATH: the TypeScript client needs Node.js 20+ (run `make deps`)")
 	}
 	ctx := context.Background()
 	root := t.TempDir()
